@@ -1,0 +1,109 @@
+//! JSON Lines of `{name, description, parameters}`: the format of the evaluation data
+//! in `shared/data/*/tools.jsonl` (extra keys `source` and `meta` are read when present).
+//!
+//! Names that break the naming rules are repaired with
+//! [`sanitize_name`](crate::name::sanitize_name); apply the same function to names that
+//! refer to those tools (e.g. a query's expected tools).
+
+use serde_json::{Map, Value, json};
+
+use super::{derive_summary, str_field};
+use crate::name::sanitize_name;
+use crate::{Error, Result, ToolSpec};
+
+/// Reads one line into a spec. `line_no` (from 1) only labels errors.
+///
+/// The summary is the description's first sentence; `meta.tags` become tags and
+/// `meta.api` the category, when present.
+///
+/// ```
+/// let spec = toolscout_spec::adapters::jsonl::from_line(
+///     r#"{"name":"math.factorial","description":"Calculate the factorial. Uses integers.","parameters":{"type":"object","properties":{"number":{"type":"integer"}},"required":["number"]}}"#,
+///     1,
+/// )?;
+/// assert_eq!(spec.summary, "Calculate the factorial.");
+/// # Ok::<(), toolscout_spec::Error>(())
+/// ```
+pub fn from_line(line: &str, line_no: usize) -> Result<ToolSpec> {
+    let where_ = || format!("jsonl line {line_no}");
+    let value: Value = serde_json::from_str(line).map_err(|e| Error::format(where_(), e))?;
+    from_value(&value).map_err(|e| match e {
+        Error::Format { reason, .. } => Error::format(where_(), reason),
+        other => Error::format(where_(), other),
+    })
+}
+
+/// Reads one parsed JSONL object into a spec.
+pub fn from_value(value: &Value) -> Result<ToolSpec> {
+    let raw = str_field(value, "name")
+        .ok_or_else(|| Error::format("jsonl", "\"name\" is missing or not a string"))?;
+    let name = sanitize_name(raw);
+    let description = str_field(value, "description").unwrap_or("");
+    let mut b =
+        ToolSpec::builder(&name, derive_summary(&name, description)).description(description);
+    if let Some(p) = value.get("parameters") {
+        b = b.parameters(normalise_parameters(p));
+    }
+    if let Some(meta) = value.get("meta") {
+        if let Some(api) = str_field(meta, "api") {
+            b = b.category(api);
+        }
+        for tag in meta
+            .get("tags")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = tag.as_str() {
+                b = b.tag(t);
+            }
+        }
+    }
+    b.build()
+}
+
+/// Real catalogs sometimes omit `"type":"object"` or send `"dict"` (Python-style); both
+/// mean an object schema.
+fn normalise_parameters(p: &Value) -> Value {
+    let mut p = p.clone();
+    if let Some(obj) = p.as_object_mut()
+        && obj.get("type").and_then(Value::as_str) == Some("dict")
+    {
+        obj.insert("type".to_owned(), json!("object"));
+    }
+    p
+}
+
+/// Reads a whole JSONL text: the specs of the good lines, and an error for each bad one
+/// (blank lines are skipped). One bad line never loses the rest.
+pub fn from_str(text: &str) -> (Vec<ToolSpec>, Vec<Error>) {
+    let mut specs = Vec::new();
+    let mut errors = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match from_line(line, i + 1) {
+            Ok(s) => specs.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    (specs, errors)
+}
+
+/// The JSONL object of a spec: `{name, description, parameters}`.
+pub fn to_value(spec: &ToolSpec) -> Value {
+    let mut obj = Map::new();
+    obj.insert("name".to_owned(), json!(spec.name.as_str()));
+    obj.insert(
+        "description".to_owned(),
+        json!(spec.description_or_summary()),
+    );
+    obj.insert("parameters".to_owned(), spec.parameters.clone());
+    Value::Object(obj)
+}
+
+/// One JSONL line (no trailing newline).
+pub fn to_line(spec: &ToolSpec) -> String {
+    to_value(spec).to_string()
+}

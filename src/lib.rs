@@ -1,0 +1,2 @@
+//! toolscout
+pub use toolscout_spec as spec;
