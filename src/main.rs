@@ -1,1 +1,47 @@
-fn main() {}
+//! The `toolscout` command-line tool.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// Find and use the right tool in a catalog of thousands.
+#[derive(Debug, Parser)]
+#[command(name = "toolscout", version, about, propagate_version = true)]
+struct Cli {
+    /// Print JSON instead of text (read commands).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show one tool at a disclosure level, or one of its parameters.
+    Describe(cmd::describe::Args),
+    /// List the tools of the catalog (level 1).
+    List(cmd::list::Args),
+    /// Print the catalog's identity: a UUID that changes whenever its tools change.
+    Identity,
+    /// Print the catalog in another format (openai, mcp, manifest, jsonl).
+    Export(cmd::export::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Describe(args) => cmd::describe::run(&args, cli.json),
+        Command::List(args) => cmd::list::run(&args, cli.json),
+        Command::Identity => cmd::identity::run(cli.json),
+        Command::Export(args) => cmd::export::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

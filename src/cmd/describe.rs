@@ -1,0 +1,49 @@
+//! `toolscout describe TOOL [--level N] [--parameter P]`.
+
+use anyhow::{Result, anyhow};
+use toolscout_spec::{Disclosure, Level};
+
+/// Arguments of `describe`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Tool name.
+    tool: String,
+    /// Disclosure level: 1 (summary), 2 (usage), 3 (full schemas, examples, errors, notes).
+    #[arg(long, short, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=3))]
+    level: u8,
+    /// Show one parameter in detail instead.
+    #[arg(long, short)]
+    parameter: Option<String>,
+    /// Also print the size of the output in tokens (o200k).
+    #[arg(long)]
+    tokens: bool,
+}
+
+pub(crate) fn run(args: &Args, json: bool) -> Result<()> {
+    let tools = super::catalog();
+    let tool = super::find(&tools, &args.tool)?;
+    let disclosure = match &args.parameter {
+        Some(p) => Disclosure::Parameter(tool.parameter(p)?),
+        None => {
+            let level =
+                Level::from_number(args.level).ok_or_else(|| anyhow!("level must be 1, 2 or 3"))?;
+            tool.disclose(level)
+        }
+    };
+    if json {
+        super::print_json(&disclosure.to_json())?;
+    } else {
+        print!("{}", disclosure.to_text());
+        if !disclosure.to_text().ends_with('\n') {
+            println!();
+        }
+    }
+    if args.tokens {
+        eprintln!(
+            "tokens: {} (text), {} (json)",
+            disclosure.tokens(),
+            disclosure.json_tokens()
+        );
+    }
+    Ok(())
+}

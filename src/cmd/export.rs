@@ -1,0 +1,60 @@
+//! `toolscout export --format F`: the catalog in another format.
+
+use anyhow::Result;
+use serde_json::{Value, json};
+use toolscout_spec::adapters::{jsonl, manifest, mcp, openai};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// OpenAI function-calling tools array (names mapped to legal aliases).
+    Openai,
+    /// Model Context Protocol tools.
+    Mcp,
+    /// Tool-discovery manifest definitions.
+    Manifest,
+    /// One `{name, description, parameters}` object a line.
+    Jsonl,
+}
+
+/// Arguments of `export`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The format to print.
+    #[arg(long, short, value_enum)]
+    format: Format,
+    /// With `--format openai`: rewrite schemas for OpenAI's strict mode.
+    #[arg(long)]
+    strict: bool,
+}
+
+pub(crate) fn run(args: &Args) -> Result<()> {
+    let tools = super::catalog();
+    let value: Value = match args.format {
+        Format::Openai => {
+            let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));
+            let items: Vec<Value> = tools
+                .iter()
+                .map(|t| {
+                    let alias = names.alias(&t.name).unwrap_or(&t.name);
+                    openai::to_openai_named(t, alias, args.strict)
+                })
+                .collect();
+            Value::Array(items)
+        }
+        Format::Mcp => json!({ "tools": tools.iter().map(mcp::to_mcp).collect::<Vec<_>>() }),
+        Format::Manifest => serde_json::to_value(
+            tools
+                .iter()
+                .map(manifest::to_definition)
+                .collect::<Vec<_>>(),
+        )?,
+        Format::Jsonl => {
+            for t in &tools {
+                println!("{}", jsonl::to_line(t));
+            }
+            return Ok(());
+        }
+    };
+    super::print_json(&value)
+}

@@ -1,0 +1,41 @@
+//! One module per subcommand; each has an `Args` (clap) and a `run`.
+
+pub(crate) mod describe;
+pub(crate) mod export;
+pub(crate) mod identity;
+pub(crate) mod list;
+
+use anyhow::{Result, bail};
+use toolscout_spec::ToolSpec;
+
+/// The catalog the commands read: the embedded default catalog.
+pub(crate) fn catalog() -> Vec<ToolSpec> {
+    toolscout_spec::sample::catalog()
+}
+
+/// The tool called `name`, or an error that suggests the closest names.
+pub(crate) fn find<'a>(tools: &'a [ToolSpec], name: &str) -> Result<&'a ToolSpec> {
+    if let Some(t) = tools.iter().find(|t| t.name == name) {
+        return Ok(t);
+    }
+    let mut close: Vec<(f64, &str)> = tools
+        .iter()
+        .map(|t| (strsim::jaro_winkler(name, &t.name), t.name.as_str()))
+        .filter(|(score, _)| *score > 0.7)
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    let names: Vec<&str> = close.iter().take(3).map(|(_, n)| *n).collect();
+    if names.is_empty() {
+        bail!("no tool named '{name}' (try `toolscout list`)");
+    }
+    bail!(
+        "no tool named '{name}'; did you mean: {}?",
+        names.join(", ")
+    )
+}
+
+/// Prints a JSON value, pretty.
+pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
