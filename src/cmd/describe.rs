@@ -33,10 +33,7 @@ pub(crate) fn run(args: &Args, json: bool) -> Result<()> {
     if json {
         super::print_json(&disclosure.to_json())?;
     } else {
-        print!("{}", disclosure.to_text());
-        if !disclosure.to_text().ends_with('\n') {
-            println!();
-        }
+        super::emit(disclosure.to_text().trim_end())?;
     }
     if args.tokens {
         eprintln!(

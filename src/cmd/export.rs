@@ -51,7 +51,7 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         )?,
         Format::Jsonl => {
             for t in &tools {
-                println!("{}", jsonl::to_line(t));
+                super::emit(jsonl::to_line(t))?;
             }
             return Ok(());
         }

@@ -15,7 +15,7 @@ pub(crate) fn run(json: bool) -> Result<()> {
             "protocol_version": PROTOCOL_VERSION,
         }))
     } else {
-        println!("{id}  ({} tools)", tools.len());
+        super::emit(format!("{id}  ({} tools)", tools.len()))?;
         Ok(())
     }
 }

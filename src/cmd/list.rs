@@ -33,9 +33,9 @@ pub(crate) fn run(args: &Args, json: bool) -> Result<()> {
         return super::print_json(&json!({ "tools": items }));
     }
     for t in selected {
-        println!("{}", t.disclose(Level::L1).to_text());
+        super::emit(t.disclose(Level::L1).to_text())?;
         if args.schemas {
-            println!("  {}", t.parameters);
+            super::emit(format!("  {}", t.parameters))?;
         }
     }
     Ok(())

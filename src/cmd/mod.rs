@@ -36,6 +36,14 @@ pub(crate) fn find<'a>(tools: &'a [ToolSpec], name: &str) -> Result<&'a ToolSpec
 
 /// Prints a JSON value, pretty.
 pub(crate) fn print_json(value: &serde_json::Value) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    emit(serde_json::to_string_pretty(value)?)
+}
+
+/// Prints a line to stdout. Unlike `println!`, a closed pipe (`toolscout list | head`) is
+/// an error the caller can return, not a panic; `main` treats it as success.
+pub(crate) fn emit(text: impl std::fmt::Display) -> Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}")?;
     Ok(())
 }
