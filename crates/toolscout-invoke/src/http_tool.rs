@@ -1,0 +1,232 @@
+//! Running an HTTP tool: expand the templates, authenticate, send with retries, check
+//! the status, decode and extract.
+
+use std::time::Duration;
+
+use reqwest::{Method, Url};
+use serde_json::{Map, Value, json};
+
+use crate::auth::{self, AuthConfig, TokenCache};
+use crate::extract::Extractor;
+use crate::hosts::display_url;
+use crate::http::{HttpConfig, HttpRequest, HttpResponse, send_with_retry};
+use crate::template::{Target, expand};
+use crate::tool::{ErrorMode, HttpImpl, ResponseEncoding};
+use crate::{ErrorKind, SecretStore, Tool, ToolError};
+
+/// Longest excerpt of a response body quoted in an error.
+const EXCERPT: usize = 500;
+
+/// What an HTTP tool needs from the invoker.
+pub(crate) struct HttpContext<'a> {
+    pub(crate) config: &'a HttpConfig,
+    pub(crate) secrets: &'a SecretStore,
+    pub(crate) tokens: &'a TokenCache,
+}
+
+pub(crate) async fn run(
+    cx: &HttpContext<'_>,
+    tool: &Tool,
+    http: &HttpImpl,
+    args: &Value,
+) -> Result<Value, ToolError> {
+    let empty = Map::new();
+    let args = args.as_object().unwrap_or(&empty);
+    let timeout = http
+        .timeout_ms
+        .map(Duration::from_millis)
+        .unwrap_or(cx.config.default_timeout);
+    let retries = if tool.spec.metadata.idempotent {
+        cx.config.retry.max_retries
+    } else {
+        0
+    };
+    let mut req = build_request(cx, http, args)?;
+    let mut oauth_token_used = false;
+    match &http.auth {
+        Some(AuthConfig::Hmac(h)) => auth::sign(h, &mut req, cx.secrets)?,
+        Some(AuthConfig::OAuth2(o)) => {
+            let token = cx.tokens.token(o, cx.secrets, cx.config, timeout).await?;
+            req.headers
+                .push(("Authorization".to_owned(), format!("Bearer {token}")));
+            oauth_token_used = true;
+        }
+        None => {}
+    }
+    let mut resp = send_with_retry(
+        cx.config,
+        &req,
+        timeout,
+        cx.config.max_response_bytes,
+        retries,
+    )
+    .await?;
+    if resp.status == 401
+        && oauth_token_used
+        && let Some(AuthConfig::OAuth2(o)) = &http.auth
+    {
+        // The token may have been revoked early: fetch a fresh one and try once more.
+        cx.tokens.invalidate(o, cx.secrets).await;
+        let token = cx.tokens.token(o, cx.secrets, cx.config, timeout).await?;
+        req.headers
+            .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+        req.headers
+            .push(("Authorization".to_owned(), format!("Bearer {token}")));
+        resp = send_with_retry(cx.config, &req, timeout, cx.config.max_response_bytes, 0).await?;
+    }
+    if !http.is_success(resp.status) {
+        return empty_or(http.error_mode, status_error(&req.method, http, &resp));
+    }
+    decode(http, &resp)
+}
+
+fn build_request(
+    cx: &HttpContext<'_>,
+    http: &HttpImpl,
+    args: &Map<String, Value>,
+) -> Result<HttpRequest, ToolError> {
+    let url_text = expand(
+        &http.url_template,
+        Target::Url,
+        "urlTemplate",
+        args,
+        cx.secrets,
+    )?;
+    let url = Url::parse(&url_text).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Misconfigured,
+            format!("the urlTemplate does not expand to a valid URL: {e}"),
+        )
+    })?;
+    let method = Method::from_bytes(http.method.to_ascii_uppercase().as_bytes()).map_err(|_| {
+        ToolError::new(
+            ErrorKind::Misconfigured,
+            format!("invalid HTTP method {:?}", http.method),
+        )
+    })?;
+    let mut headers = Vec::with_capacity(http.headers.len());
+    for (name, template) in &http.headers {
+        let field = format!("headers.{name}");
+        headers.push((
+            name.clone(),
+            expand(template, Target::Header, &field, args, cx.secrets)?,
+        ));
+    }
+    let body = if http.body_template.is_empty() {
+        Vec::new()
+    } else {
+        let target = if http.body_is_json() {
+            if !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
+            }
+            Target::Json
+        } else {
+            Target::Text
+        };
+        expand(
+            &http.body_template,
+            target,
+            "bodyTemplate",
+            args,
+            cx.secrets,
+        )?
+        .into_bytes()
+    };
+    Ok(HttpRequest {
+        method,
+        url,
+        headers,
+        body,
+    })
+}
+
+fn status_error(method: &Method, http: &HttpImpl, resp: &HttpResponse) -> ToolError {
+    let expected = if http.success_codes.is_empty() {
+        "a 2xx status".to_owned()
+    } else {
+        format!("one of {:?}", http.success_codes)
+    };
+    let excerpt = excerpt(&resp.body);
+    let hint = match resp.status {
+        400 | 404 | 409 | 422 => " Check the arguments.",
+        401 | 403 => " The credentials were refused; this is not fixable by changing arguments.",
+        429 => " The service is rate-limiting; try again later.",
+        s if s >= 500 => " The service failed; try again later.",
+        _ => "",
+    };
+    ToolError::new(
+        ErrorKind::HttpStatus,
+        format!(
+            "{method} {} answered {}, expected {expected}.{hint}",
+            display_url(&resp.url),
+            resp.status
+        ),
+    )
+    .with_details(json!({"status": resp.status, "body": excerpt}))
+}
+
+fn decode(http: &HttpImpl, resp: &HttpResponse) -> Result<Value, ToolError> {
+    let text = String::from_utf8_lossy(&resp.body);
+    let extractor = match &http.extract_expr {
+        Some(expr) => Some(Extractor::parse(expr).map_err(|reason| {
+            ToolError::new(ErrorKind::Misconfigured, format!("extractExpr: {reason}"))
+        })?),
+        None => None,
+    };
+    let wants_json = http.response_encoding == ResponseEncoding::Json
+        || extractor.as_ref().is_some_and(Extractor::needs_json);
+    let body = if wants_json {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) => v,
+            Err(e) => {
+                return empty_or(
+                    http.error_mode,
+                    ToolError::failed(format!(
+                        "the response of {} is not valid JSON ({e}); the tool expects JSON",
+                        display_url(&resp.url)
+                    ))
+                    .with_details(json!({"status": resp.status, "body": excerpt(&resp.body)})),
+                );
+            }
+        }
+    } else {
+        Value::String(text.clone().into_owned())
+    };
+    let Some(extractor) = extractor else {
+        return Ok(body);
+    };
+    match extractor.apply(&body, &text) {
+        Some(v) => Ok(v),
+        None => empty_or(
+            http.error_mode,
+            ToolError::failed(format!(
+                "the response of {} has nothing at {}",
+                display_url(&resp.url),
+                http.extract_expr.as_deref().unwrap_or_default()
+            ))
+            .with_details(json!({
+                "extract_expr": http.extract_expr,
+                "body": excerpt(&resp.body),
+            })),
+        ),
+    }
+}
+
+fn empty_or(mode: ErrorMode, e: ToolError) -> Result<Value, ToolError> {
+    match mode {
+        ErrorMode::Fail => Err(e),
+        ErrorMode::Empty => Ok(Value::Null),
+    }
+}
+
+fn excerpt(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    if text.chars().count() <= EXCERPT {
+        text.into_owned()
+    } else {
+        text.chars().take(EXCERPT).collect::<String>() + "…"
+    }
+}

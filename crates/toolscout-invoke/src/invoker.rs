@@ -1,0 +1,346 @@
+//! [`Invoker`]: validate, dispatch, validate again, report.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolscout_spec::ToolSpec;
+
+use crate::approval::{Approval, ApprovalRequest, Approver};
+use crate::auth::TokenCache;
+use crate::http_tool::{self, HttpContext};
+use crate::native::DynTool;
+use crate::ratelimit::RateLimiter;
+use crate::tool::Implementation;
+use crate::usage::{UsageEvent, UsageSink};
+use crate::validate::{check_arguments, check_output};
+use crate::{
+    Error, ErrorKind, HttpConfig, NativeTool, Outcome, Result, SecretStore, Tool, ToolError,
+};
+
+/// Calls tools: native ones registered on it, and HTTP ones described by their `impl`
+/// block.
+///
+/// Each [`Invoker::invoke`] runs these steps and never panics or returns `Err`; a
+/// failure at any step is an [`Outcome::Err`] for the model:
+///
+/// 1. refuse a disabled tool (`disabled`);
+/// 2. validate the arguments against the tool's schema (`invalid_arguments`, naming each
+///    failing path and what was expected);
+/// 3. take a slot of the tool's calls-per-minute limit (`rate_limited`);
+/// 4. ask the [`Approver`] when the tool requires approval (`approval_refused`);
+/// 5. dispatch within the tool's timeout (`timeout`, and the dispatch's own kinds);
+/// 6. validate the result against the output schema (`output_invalid`);
+/// 7. redact secrets from the error, and send a [`UsageEvent`] off the call's path.
+///
+/// Cloning is cheap and shares the rate limits, token cache and sinks.
+#[derive(Clone)]
+pub struct Invoker {
+    natives: BTreeMap<String, Registered>,
+    http: Arc<HttpConfig>,
+    secrets: Arc<SecretStore>,
+    approver: Option<Arc<dyn Approver>>,
+    usage: Option<Arc<dyn UsageSink>>,
+    limiter: Arc<RateLimiter>,
+    tokens: Arc<TokenCache>,
+    native_timeout: Duration,
+}
+
+#[derive(Clone)]
+struct Registered {
+    tool: Arc<dyn DynTool>,
+    spec: ToolSpec,
+}
+
+impl Default for Invoker {
+    fn default() -> Self {
+        Invoker {
+            natives: BTreeMap::new(),
+            http: Arc::new(HttpConfig::default()),
+            secrets: Arc::new(SecretStore::default()),
+            approver: None,
+            usage: None,
+            limiter: Arc::default(),
+            tokens: Arc::default(),
+            native_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+impl fmt::Debug for Invoker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Invoker")
+            .field("natives", &self.natives.keys().collect::<Vec<_>>())
+            .field("http", &self.http)
+            .field("secrets", &self.secrets)
+            .field("approver", &self.approver.is_some())
+            .field("usage", &self.usage.is_some())
+            .field("native_timeout", &self.native_timeout)
+            .finish()
+    }
+}
+
+impl Invoker {
+    /// Sets the HTTP policy and limits (allowed hosts, sizes, retries).
+    #[must_use]
+    pub fn with_http_config(mut self, config: HttpConfig) -> Self {
+        self.http = Arc::new(config);
+        self
+    }
+
+    /// Sets the secrets that `${NAME}` placeholders may use.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: SecretStore) -> Self {
+        self.secrets = Arc::new(secrets);
+        self
+    }
+
+    /// Sets who approves calls to tools with `requires_approval`. Without one, such
+    /// calls are refused.
+    #[must_use]
+    pub fn with_approver(mut self, approver: impl Approver + 'static) -> Self {
+        self.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// Sets where usage events go.
+    #[must_use]
+    pub fn with_usage_sink(mut self, sink: impl UsageSink) -> Self {
+        self.usage = Some(Arc::new(sink));
+        self
+    }
+
+    /// Sets the timeout of native calls whose spec has no `timeout_seconds` (60 s by default).
+    #[must_use]
+    pub fn with_native_timeout(mut self, timeout: Duration) -> Self {
+        self.native_timeout = timeout;
+        self
+    }
+
+    /// The HTTP policy.
+    pub fn http_config(&self) -> &HttpConfig {
+        &self.http
+    }
+
+    /// Registers a typed native tool; returns its spec.
+    pub fn register<T: NativeTool>(&mut self, tool: T) -> Result<ToolSpec> {
+        self.register_dyn(Arc::new(tool))
+    }
+
+    /// Registers an object-safe native tool; returns its spec.
+    pub fn register_dyn(&mut self, tool: Arc<dyn DynTool>) -> Result<ToolSpec> {
+        let name = tool.name().to_owned();
+        if self.natives.contains_key(&name) {
+            return Err(Error::DuplicateTool { name });
+        }
+        let spec = tool.spec()?;
+        self.natives.insert(
+            name,
+            Registered {
+                tool,
+                spec: spec.clone(),
+            },
+        );
+        Ok(spec)
+    }
+
+    /// Whether a native function of this name is registered.
+    pub fn is_registered(&self, func: &str) -> bool {
+        self.natives.contains_key(func)
+    }
+
+    /// The specs of the registered native tools, by name.
+    pub fn native_specs(&self) -> Vec<ToolSpec> {
+        self.natives.values().map(|r| r.spec.clone()).collect()
+    }
+
+    /// A registered native tool as a [`Tool`], with the spec it registered with.
+    pub fn native_tool(&self, name: &str) -> Option<Tool> {
+        self.natives.get(name).map(|r| Tool::native(r.spec.clone()))
+    }
+
+    /// Calls a registered native tool by name (`unknown_tool` when there is none).
+    pub async fn invoke_native(&self, name: &str, args: Value) -> Outcome {
+        match self.native_tool(name) {
+            Some(tool) => self.invoke(&tool, args).await,
+            None => {
+                let known: Vec<&String> = self.natives.keys().collect();
+                let e = ToolError::new(
+                    ErrorKind::UnknownTool,
+                    format!(
+                        "there is no tool named '{name}'; check the name against the tool list"
+                    ),
+                )
+                .with_details(json!({"tool": name, "registered": known}));
+                self.report(name, chrono::Utc::now(), Duration::ZERO, &Err(e.clone()));
+                Outcome::Err(e)
+            }
+        }
+    }
+
+    /// Calls `tool` with `args` (a JSON object; `null` reads as `{}`).
+    pub async fn invoke(&self, tool: &Tool, args: Value) -> Outcome {
+        let at = chrono::Utc::now();
+        let started = Instant::now();
+        let result = self.run(tool, args).await.map_err(|e| self.redact(e));
+        let elapsed = started.elapsed();
+        match &result {
+            Ok(_) => tracing::debug!(tool = %tool.spec.name, ?elapsed, "tool call succeeded"),
+            Err(e) => {
+                tracing::debug!(tool = %tool.spec.name, kind = %e.kind, message = %e.message, "tool call failed")
+            }
+        }
+        self.report(tool.name(), at, elapsed, &result);
+        Outcome::from(result)
+    }
+
+    async fn run(&self, tool: &Tool, args: Value) -> std::result::Result<Value, ToolError> {
+        let spec = &tool.spec;
+        let name = spec.name.as_str();
+        if !tool.enabled {
+            return Err(ToolError::new(
+                ErrorKind::Disabled,
+                format!("tool '{name}' is disabled; use another tool or ask the user to enable it"),
+            )
+            .with_details(json!({"tool": name})));
+        }
+        let args = if args.is_null() { json!({}) } else { args };
+        check_arguments(spec, &args)?;
+        if let Some(limit) = spec.metadata.rate_limit_per_minute
+            && let Err(wait) = self.limiter.acquire(name, limit)
+        {
+            let secs = wait.as_secs() + 1;
+            return Err(ToolError::new(
+                ErrorKind::RateLimited,
+                format!("tool '{name}' allows {limit} calls per minute; try again in {secs} s"),
+            )
+            .with_details(json!({"limit_per_minute": limit, "retry_after_seconds": secs})));
+        }
+        if spec.metadata.requires_approval {
+            self.approve(tool, &args).await?;
+        }
+        let timeout = spec
+            .metadata
+            .timeout_seconds
+            .map(|s| Duration::from_secs(u64::from(s)));
+        let value = match &tool.implementation {
+            Implementation::Native(native) => {
+                let registered = self.natives.get(&native.func).ok_or_else(|| {
+                    ToolError::new(
+                        ErrorKind::NotRegistered,
+                        format!(
+                            "tool '{name}' needs the native function '{}', which is not available \
+                             in this process; use another tool",
+                            native.func
+                        ),
+                    )
+                    .with_details(json!({"tool": name, "func": native.func}))
+                })?;
+                let timeout = timeout.unwrap_or(self.native_timeout);
+                with_timeout(name, timeout, registered.tool.call_json(args)).await?
+            }
+            Implementation::Http(http) => {
+                let cx = HttpContext {
+                    config: &self.http,
+                    secrets: &self.secrets,
+                    tokens: &self.tokens,
+                };
+                let call = http_tool::run(&cx, tool, http, &args);
+                match timeout {
+                    Some(t) => with_timeout(name, t, call).await?,
+                    None => call.await?,
+                }
+            }
+        };
+        check_output(spec, &value)?;
+        Ok(value)
+    }
+
+    async fn approve(&self, tool: &Tool, args: &Value) -> std::result::Result<(), ToolError> {
+        let name = tool.name();
+        let Some(approver) = &self.approver else {
+            return Err(ToolError::new(
+                ErrorKind::ApprovalRefused,
+                format!("tool '{name}' requires approval and no approver is configured; the call was not made"),
+            )
+            .with_details(json!({"tool": name})));
+        };
+        let request = ApprovalRequest {
+            tool: name.to_owned(),
+            arguments: args.clone(),
+            summary: tool.spec.summary.clone(),
+        };
+        match approver.approve(&request).await {
+            Approval::Approved => Ok(()),
+            Approval::Refused(reason) => {
+                let mut message = format!("the call to '{name}' was refused by the approver");
+                if let Some(r) = &reason {
+                    message.push_str(": ");
+                    message.push_str(r);
+                }
+                message.push_str("; do not retry the same call");
+                Err(ToolError::new(ErrorKind::ApprovalRefused, message)
+                    .with_details(json!({"tool": name, "reason": reason})))
+            }
+        }
+    }
+
+    fn redact(&self, mut e: ToolError) -> ToolError {
+        if !self.secrets.is_empty() {
+            e.message = self.secrets.redact(&e.message);
+            e.details = self.secrets.redact_value(&e.details);
+        }
+        e
+    }
+
+    fn report(
+        &self,
+        tool: &str,
+        at: chrono::DateTime<chrono::Utc>,
+        duration: Duration,
+        result: &std::result::Result<Value, ToolError>,
+    ) {
+        let Some(sink) = self.usage.clone() else {
+            return;
+        };
+        let event = UsageEvent {
+            tool: tool.to_owned(),
+            at,
+            ok: result.is_ok(),
+            error_kind: result.as_ref().err().map(|e| e.kind),
+            duration,
+        };
+        // Off the call's path: a slow sink never delays the answer to the model.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move { sink.record(event) });
+            }
+            Err(_) => sink.record(event),
+        }
+    }
+}
+
+async fn with_timeout<F>(
+    name: &str,
+    timeout: Duration,
+    call: F,
+) -> std::result::Result<Value, ToolError>
+where
+    F: std::future::Future<Output = std::result::Result<Value, ToolError>>,
+{
+    match tokio::time::timeout(timeout, call).await {
+        Ok(r) => r,
+        Err(_) => Err(ToolError::new(
+            ErrorKind::Timeout,
+            format!(
+                "tool '{name}' did not finish within {} ms; try a smaller request or try later",
+                timeout.as_millis()
+            ),
+        )
+        .with_details(
+            json!({"timeout_ms": u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)}),
+        )),
+    }
+}

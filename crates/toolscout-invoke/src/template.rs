@@ -1,0 +1,168 @@
+//! `${var}` templates of HTTP tools: values from the call's arguments or from secrets,
+//! encoded for where they land (URL, header, JSON body, text body).
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value, json};
+
+use crate::{ErrorKind, SecretStore, ToolError};
+
+/// Where an expanded value lands, which decides its encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// A URL: values are percent-encoded as one component.
+    Url,
+    /// A header value: raw, but CR and LF are refused.
+    Header,
+    /// A JSON body: strings are JSON-escaped (without quotes), other values written as JSON.
+    Json,
+    /// Any other body: raw.
+    Text,
+}
+
+/// Everything but RFC 3986's unreserved characters is encoded.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// `s` percent-encoded as one URL component.
+pub(crate) fn url_encode(s: &str) -> String {
+    utf8_percent_encode(s, COMPONENT).to_string()
+}
+
+/// `s` escaped for the inside of a JSON string (no surrounding quotes).
+pub(crate) fn json_escape(s: &str) -> String {
+    let quoted = Value::String(s.to_owned()).to_string();
+    quoted[1..quoted.len() - 1].to_owned()
+}
+
+/// Expands `template` for `target`. `field` names the template in errors
+/// (`urlTemplate`, `headers.User-Agent`, `bodyTemplate`).
+pub(crate) fn expand(
+    template: &str,
+    target: Target,
+    field: &str,
+    args: &Map<String, Value>,
+    secrets: &SecretStore,
+) -> Result<String, ToolError> {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            // An unterminated placeholder is kept as text.
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        out.push_str(&render(name, target, field, args, secrets)?);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn render(
+    name: &str,
+    target: Target,
+    field: &str,
+    args: &Map<String, Value>,
+    secrets: &SecretStore,
+) -> Result<String, ToolError> {
+    if let Some(value) = args.get(name).filter(|v| !v.is_null()) {
+        let raw = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return match target {
+            Target::Url => Ok(url_encode(&raw)),
+            Target::Header => {
+                if raw.contains(['\r', '\n']) {
+                    Err(ToolError::invalid_arguments(format!(
+                        "argument '{name}' goes into a header ({field}) and must not contain line breaks"
+                    ))
+                    .with_details(json!({"argument": name, "template": field})))
+                } else {
+                    Ok(raw)
+                }
+            }
+            Target::Json => Ok(match value {
+                Value::String(s) => json_escape(s),
+                other => other.to_string(),
+            }),
+            Target::Text => Ok(raw),
+        };
+    }
+    if let Some(secret) = secrets.get(name) {
+        return match target {
+            Target::Url => Ok(url_encode(secret)),
+            Target::Json => Ok(json_escape(secret)),
+            Target::Header if secret.contains(['\r', '\n']) => Err(ToolError::new(
+                ErrorKind::Misconfigured,
+                format!(
+                    "secret '{name}' contains a line break and cannot go into a header ({field})"
+                ),
+            )),
+            Target::Header | Target::Text => Ok(secret.to_owned()),
+        };
+    }
+    Err(ToolError::new(
+        ErrorKind::InvalidArguments,
+        format!(
+            "the template {field} needs '${{{name}}}', which is neither an argument of this call \
+             nor a configured secret; pass '{name}' as an argument"
+        ),
+    )
+    .with_details(json!({"missing": name, "template": field})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(template: &str, target: Target, args: Value) -> String {
+        let mut secrets = SecretStore::default();
+        secrets.insert("KEY", "k&y=1");
+        let args = args.as_object().cloned().unwrap_or_default();
+        match expand(template, target, "t", &args, &secrets) {
+            Ok(s) => s,
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn url_values_are_encoded() {
+        assert_eq!(
+            check(
+                "https://h/q?city=${city}&key=${KEY}",
+                Target::Url,
+                json!({"city": "São Paulo/&x"})
+            ),
+            "https://h/q?city=S%C3%A3o%20Paulo%2F%26x&key=k%26y%3D1"
+        );
+    }
+
+    #[test]
+    fn json_values_are_escaped() {
+        assert_eq!(
+            check(
+                r#"{"q":"${q}","n":${n}}"#,
+                Target::Json,
+                json!({"q": "a\"b\n", "n": 3})
+            ),
+            r#"{"q":"a\"b\n","n":3}"#
+        );
+    }
+
+    #[test]
+    fn header_refuses_line_breaks() {
+        insta::assert_snapshot!(check("x ${v}", Target::Header, json!({"v": "a\r\nEvil: 1"})), @"error: invalid_arguments: argument 'v' goes into a header (t) and must not contain line breaks");
+    }
+
+    #[test]
+    fn missing_variable() {
+        insta::assert_snapshot!(check("${nope} ${", Target::Text, json!({})), @"error: invalid_arguments: the template t needs '${nope}', which is neither an argument of this call nor a configured secret; pass 'nope' as an argument");
+    }
+}

@@ -1,0 +1,143 @@
+//! Argument and output validation with `jsonschema`, phrased for the model: which path
+//! failed and what was expected.
+
+use serde_json::{Value, json};
+use toolscout_spec::ToolSpec;
+
+use crate::{ErrorKind, ToolError};
+
+/// At most this many problems are reported at once.
+const MAX_PROBLEMS: usize = 8;
+/// Messages longer than this are cut (a message may quote the whole offending value).
+const MAX_MESSAGE: usize = 300;
+
+/// Checks `args` against the tool's parameter schema.
+pub(crate) fn check_arguments(spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
+    let problems = problems(&spec.parameters, args).map_err(|reason| {
+        ToolError::new(
+            ErrorKind::Misconfigured,
+            format!(
+                "the argument schema of '{}' is not a valid JSON Schema: {reason}",
+                spec.name
+            ),
+        )
+    })?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut message = format!("invalid arguments for '{}':", spec.name);
+    for p in &problems {
+        message.push_str(&format!("\n- {}: {}", p.shown_path, p.message));
+    }
+    message.push_str(&format!("\nExpected: {}", spec.usage()));
+    Err(
+        ToolError::new(ErrorKind::InvalidArguments, message).with_details(json!({
+            "errors": problems.iter().map(Problem::to_json).collect::<Vec<_>>(),
+            "usage": spec.usage(),
+        })),
+    )
+}
+
+/// Checks a result against the tool's output schema, when it has one.
+pub(crate) fn check_output(spec: &ToolSpec, value: &Value) -> Result<(), ToolError> {
+    let Some(schema) = &spec.output_schema else {
+        return Ok(());
+    };
+    let problems = problems(schema, value).map_err(|reason| {
+        ToolError::new(
+            ErrorKind::Misconfigured,
+            format!(
+                "the output schema of '{}' is not a valid JSON Schema: {reason}",
+                spec.name
+            ),
+        )
+    })?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let mut message = format!(
+        "'{}' returned a result that does not match its output schema (the tool or the service \
+         behind it misbehaved; retrying with other arguments will not help):",
+        spec.name
+    );
+    for p in &problems {
+        message.push_str(&format!("\n- {}: {}", p.shown_path, p.message));
+    }
+    Err(
+        ToolError::new(ErrorKind::OutputInvalid, message).with_details(json!({
+            "errors": problems.iter().map(Problem::to_json).collect::<Vec<_>>(),
+        })),
+    )
+}
+
+struct Problem {
+    pointer: String,
+    shown_path: String,
+    message: String,
+    schema_path: String,
+}
+
+impl Problem {
+    fn to_json(&self) -> Value {
+        json!({"path": self.pointer, "message": self.message, "schema_path": self.schema_path})
+    }
+}
+
+fn problems(schema: &Value, instance: &Value) -> Result<Vec<Problem>, String> {
+    let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+    let mut out: Vec<Problem> = validator
+        .iter_errors(instance)
+        .take(MAX_PROBLEMS)
+        .map(|e| {
+            let pointer = e.instance_path().as_str().to_owned();
+            Problem {
+                shown_path: shown_path(&pointer),
+                message: cut(&e.to_string()),
+                schema_path: e.schema_path().as_str().to_owned(),
+                pointer,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+    Ok(out)
+}
+
+/// `/items/0/name` → `items[0].name`; the root is `(arguments)`.
+fn shown_path(pointer: &str) -> String {
+    if pointer.is_empty() {
+        return "(arguments)".to_owned();
+    }
+    let mut out = String::new();
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        }
+    }
+    out
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() <= MAX_MESSAGE {
+        s.to_owned()
+    } else {
+        s.chars().take(MAX_MESSAGE - 1).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_readable() {
+        assert_eq!(shown_path(""), "(arguments)");
+        assert_eq!(shown_path("/items/0/name"), "items[0].name");
+        assert_eq!(shown_path("/a~1b"), "a/b");
+    }
+}
