@@ -1,0 +1,275 @@
+//! Import and export of one bundle as a ZIP file.
+//!
+//! ```text
+//! manifest.json                  {"format", "bundle": {…}, "tools": ["tools/<slug>@<version>.json", …]}
+//! tools/<slug>@<version>.json    one tool.json per tool version, as stored
+//! ```
+//!
+//! An import goes through the checks of a PUT, all of them before anything is written:
+//! one bad tool or one conflicting `<slug, version>` and nothing is imported.
+
+use std::collections::HashSet;
+use std::io::{Read, Seek, Write};
+
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use uuid::Uuid;
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+use crate::catalog::Catalog;
+use crate::events::CatalogEvent;
+use crate::model::{Bundle, Tool};
+use crate::ops::{check_conflict, writable_bundle};
+use crate::validate::{check_id, check_slug, check_tool_file};
+use crate::{Error, Result};
+
+/// The `format` of `manifest.json`.
+pub const ARCHIVE_FORMAT: &str = "toolscout.bundle-archive/1";
+
+/// The largest entry an import reads, in bytes.
+pub const MAX_ENTRY_BYTES: u64 = 4 << 20;
+
+/// The most tools an archive may hold.
+pub const MAX_TOOLS: usize = 10_000;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    format: String,
+    bundle: ManifestBundle,
+    tools: Vec<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ManifestBundle {
+    #[serde(rename = "bundleID")]
+    bundle_id: Uuid,
+    slug: String,
+    #[serde(default)]
+    display_name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default = "yes")]
+    is_enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What [`Catalog::import_bundle`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    /// The bundle, as it is now.
+    pub bundle: Bundle,
+    /// Whether the import created the bundle (otherwise it added to an existing one).
+    pub created: bool,
+    /// The tools added.
+    pub tools: Vec<Tool>,
+}
+
+fn zip_err(entry: &str) -> impl Fn(zip::result::ZipError) -> Error + '_ {
+    move |e| Error::archive(entry, e)
+}
+
+fn read_entry<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str) -> Result<Vec<u8>> {
+    let entry = zip.by_name(name).map_err(zip_err(name))?;
+    let mut bytes = Vec::new();
+    entry
+        .take(MAX_ENTRY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::archive(name, e))?;
+    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+        return Err(Error::archive(
+            name,
+            format!("larger than {MAX_ENTRY_BYTES} bytes"),
+        ));
+    }
+    Ok(bytes)
+}
+
+impl Catalog {
+    /// Writes a bundle (built-in ones too) and all its tools as a ZIP archive.
+    pub fn export_bundle<W: Write + Seek>(&self, id: Uuid, writer: W) -> Result<()> {
+        let (bundle, files) = {
+            let state = self.lock_state();
+            let bundle = state
+                .bundles
+                .get(&id)
+                .cloned()
+                .ok_or(Error::BundleNotFound { bundle: id })?;
+            let files: Vec<ToolFile> = state
+                .tools
+                .values()
+                .filter(|raw| raw.tool.bundle_id == id)
+                .map(|raw| match &raw.file {
+                    Some(f) => f.clone(),
+                    None => {
+                        let t = &raw.tool;
+                        let mut f = ToolFile::from_spec(
+                            &t.spec,
+                            FileInfo {
+                                bundle_id: id,
+                                tool_id: Some(t.id),
+                                tool_type: t.tool_type,
+                                implementation: t.implementation.clone(),
+                                is_enabled: t.is_enabled,
+                                is_built_in: true,
+                                created_at: t.created_at,
+                                modified_at: t.modified_at,
+                            },
+                        );
+                        f.slug = t.slug.clone();
+                        f.version = t.version.clone();
+                        f
+                    }
+                })
+                .collect();
+            (bundle, files)
+        };
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| format!("tools/{}@{}.json", f.slug, f.version))
+            .collect();
+        let manifest = Manifest {
+            format: ARCHIVE_FORMAT.to_owned(),
+            bundle: ManifestBundle {
+                bundle_id: bundle.id,
+                slug: bundle.slug,
+                display_name: bundle.display_name,
+                description: bundle.description,
+                is_enabled: bundle.is_enabled,
+            },
+            tools: names.clone(),
+        };
+        let mut zip = ZipWriter::new(writer);
+        let options = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+        let mut add = |name: &str, bytes: Vec<u8>| -> Result<()> {
+            zip.start_file(name, options).map_err(zip_err(name))?;
+            zip.write_all(&bytes).map_err(|e| Error::archive(name, e))
+        };
+        add("manifest.json", to_json(&manifest)?)?;
+        for (name, file) in names.iter().zip(&files) {
+            add(name, to_json(file)?)?;
+        }
+        zip.finish().map_err(zip_err("archive"))?;
+        Ok(())
+    }
+
+    /// Imports a bundle archive written by [`Catalog::export_bundle`].
+    ///
+    /// The bundle is created when missing; otherwise the tools are added to it, with the
+    /// rules of [`Catalog::put_tool`]. Tools keep their ids unless another tool has it.
+    pub fn import_bundle<R: Read + Seek>(&self, reader: R) -> Result<Imported> {
+        let mut zip = ZipArchive::new(reader).map_err(zip_err("archive"))?;
+        let manifest: Manifest = serde_json::from_slice(&read_entry(&mut zip, "manifest.json")?)
+            .map_err(|e| Error::archive("manifest.json", e))?;
+        if manifest.format != ARCHIVE_FORMAT {
+            return Err(Error::archive(
+                "manifest.json",
+                format!(
+                    "unknown format {:?}, expected {ARCHIVE_FORMAT:?}",
+                    manifest.format
+                ),
+            ));
+        }
+        if manifest.tools.len() > MAX_TOOLS {
+            return Err(Error::archive(
+                "manifest.json",
+                format!(
+                    "{} tools, at most {MAX_TOOLS} are allowed",
+                    manifest.tools.len()
+                ),
+            ));
+        }
+        let mb = &manifest.bundle;
+        check_id("bundle", mb.bundle_id)?;
+        check_slug(&mb.slug)?;
+        let mut tools = Vec::new();
+        let mut seen = HashSet::new();
+        for name in &manifest.tools {
+            let mut file: ToolFile = serde_json::from_slice(&read_entry(&mut zip, name)?)
+                .map_err(|e| Error::archive(name.as_str(), e))?;
+            file.bundle_id = mb.bundle_id;
+            file.is_built_in = false;
+            let spec = check_tool_file(&file)?;
+            if !seen.insert((file.slug.clone(), file.version.clone())) {
+                return Err(Error::archive(
+                    name.as_str(),
+                    format!("{}@{} is in the archive twice", file.slug, file.version),
+                ));
+            }
+            tools.push((file, spec));
+        }
+        let now = Utc::now();
+        self.write(|tx| {
+            let created = match tx.state.bundles.get(&mb.bundle_id) {
+                Some(b) if b.is_built_in => {
+                    return Err(Error::BuiltIn {
+                        what: "bundle",
+                        slug: b.slug.clone(),
+                    });
+                }
+                Some(_) => {
+                    writable_bundle(tx.state, mb.bundle_id)?;
+                    false
+                }
+                None => true,
+            };
+            for (file, _) in &tools {
+                check_conflict(tx.state, mb.bundle_id, &file.slug, &file.version)?;
+            }
+            if created {
+                tx.save_bundle(Bundle {
+                    id: mb.bundle_id,
+                    slug: mb.slug.clone(),
+                    display_name: if mb.display_name.is_empty() {
+                        mb.slug.clone()
+                    } else {
+                        mb.display_name.clone()
+                    },
+                    description: mb.description.clone(),
+                    is_enabled: mb.is_enabled,
+                    is_built_in: false,
+                    soft_deleted_at: None,
+                    created_at: now,
+                    modified_at: now,
+                })?;
+                tx.events.push(CatalogEvent::BundlePut {
+                    bundle: mb.bundle_id,
+                });
+            }
+            let mut added = Vec::new();
+            for (mut file, spec) in tools {
+                let id = match file.tool_id {
+                    Some(id) if id.get_version_num() == 7 && !tx.state.tools.contains_key(&id) => {
+                        id
+                    }
+                    _ => Uuid::now_v7(),
+                };
+                file.tool_id = Some(id);
+                added.push(tx.insert_new_tool(id, file, spec)?);
+            }
+            let bundle =
+                tx.state
+                    .bundles
+                    .get(&mb.bundle_id)
+                    .cloned()
+                    .ok_or(Error::BundleNotFound {
+                        bundle: mb.bundle_id,
+                    })?;
+            Ok(Imported {
+                bundle,
+                created,
+                tools: added,
+            })
+        })
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec_pretty(value).map_err(|e| Error::archive("archive", e))
+}

@@ -1,0 +1,355 @@
+//! [`Catalog`]: opening, reading, listing, subscribing and reloading.
+//! The writes are in `ops.rs`, import and export in `archive.rs`.
+
+use std::collections::BTreeSet;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use uuid::Uuid;
+
+use crate::events::{CatalogChange, CatalogEvent, Subscribers, Subscription};
+use crate::model::{Bundle, BundleQuery, DEFAULT_PAGE_SIZE, LoadIssue, Page, Tool, ToolQuery};
+use crate::state::State;
+use crate::store::Store;
+use crate::{Error, Result};
+
+/// How to open a [`Catalog`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct CatalogOptions {
+    natives: BTreeSet<String>,
+    builtins: bool,
+}
+
+impl Default for CatalogOptions {
+    fn default() -> Self {
+        CatalogOptions {
+            natives: BTreeSet::new(),
+            builtins: true,
+        }
+    }
+}
+
+impl CatalogOptions {
+    /// The native functions this binary registers. A native tool whose function is not
+    /// among them is listed as disabled ([`crate::DisabledReason::NativeNotRegistered`]).
+    pub fn with_natives(mut self, natives: &[&str]) -> Self {
+        self.natives = natives.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
+    /// Whether to serve the built-in bundles (on by default).
+    pub fn with_builtins(mut self, builtins: bool) -> Self {
+        self.builtins = builtins;
+        self
+    }
+}
+
+/// The tool catalog: bundles and tools stored as flat-file JSON under one directory,
+/// plus the built-in bundles.
+///
+/// A `Catalog` is `Send + Sync`; share it with an `Arc`. Every write takes an exclusive
+/// file lock on the directory, first reads what other processes wrote since, checks,
+/// writes atomically, and then tells the subscribers. Reads are served from memory;
+/// [`Catalog::reload`] picks up other processes' writes.
+#[derive(Debug)]
+pub struct Catalog {
+    pub(crate) store: Store,
+    pub(crate) options: CatalogOptions,
+    pub(crate) state: Mutex<State>,
+    pub(crate) subscribers: Subscribers,
+}
+
+/// One write in progress: the state under both locks, and the events it produced.
+pub(crate) struct Tx<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) state: &'a mut State,
+    pub(crate) events: Vec<CatalogEvent>,
+    bumped: bool,
+}
+
+impl Tx<'_> {
+    /// Moves the generation on before the first file changes, so that a writer killed
+    /// half-way still makes every other process read the directory again.
+    pub(crate) fn begin(&mut self) -> Result<()> {
+        if !self.bumped {
+            let (stamp, counter) = self.store.bump_stamp(self.state.stamp.as_deref())?;
+            self.state.stamp = Some(stamp);
+            self.state.generation = counter;
+            self.bumped = true;
+        }
+        Ok(())
+    }
+}
+
+impl Catalog {
+    /// Opens (creating when missing) the catalog in `root`, for a binary that registers
+    /// the native functions `natives`.
+    pub fn open(root: impl AsRef<Path>, natives: &[&str]) -> Result<Catalog> {
+        Catalog::open_with(root, CatalogOptions::default().with_natives(natives))
+    }
+
+    /// Opens the catalog in `root` with `options`.
+    ///
+    /// Files that cannot be used are skipped and reported by [`Catalog::issues`].
+    pub fn open_with(root: impl AsRef<Path>, options: CatalogOptions) -> Result<Catalog> {
+        let store = Store::open(root.as_ref())?;
+        let loaded = {
+            let _lock = store.lock_shared()?;
+            store.load()?
+        };
+        let state = State::build(loaded, &options.natives, options.builtins);
+        Ok(Catalog {
+            store,
+            options,
+            state: Mutex::new(state),
+            subscribers: Subscribers::default(),
+        })
+    }
+
+    /// The catalog directory.
+    pub fn root(&self) -> &Path {
+        self.store.root()
+    }
+
+    pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
+        // A panic in a subscriber never happens under this lock; the state stays usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tool-set identity of the tools that can be called now (see
+    /// [`toolscout_spec::identity::toolset_id`]): it changes whenever a tool is added,
+    /// removed, changed, enabled or disabled.
+    pub fn identity(&self) -> Uuid {
+        self.lock_state().identity
+    }
+
+    /// How many writes the directory has seen: it grows with every committed change,
+    /// whichever process made it.
+    pub fn generation(&self) -> u64 {
+        self.lock_state().generation
+    }
+
+    /// Files found at the last load that could not be used; they were skipped and left
+    /// as they are.
+    pub fn issues(&self) -> Vec<LoadIssue> {
+        self.lock_state().issues.clone()
+    }
+
+    /// Calls `f` after every committed change, with what changed and the new identity.
+    ///
+    /// `f` runs on the thread that made the change, after the catalog's locks are
+    /// released, so it may read the catalog. To receive changes on another thread, send
+    /// them down a channel: `catalog.subscribe(move |c| { let _ = tx.send(c.clone()); })`.
+    pub fn subscribe(&self, f: impl Fn(&CatalogChange) + Send + Sync + 'static) -> Subscription {
+        self.subscribers.add(std::sync::Arc::new(f))
+    }
+
+    /// Stops a subscription; returns whether it was there.
+    pub fn unsubscribe(&self, subscription: Subscription) -> bool {
+        self.subscribers.remove(subscription)
+    }
+
+    /// Reads what other processes wrote since the last read, if anything (a cheap check
+    /// of the generation file first). Subscribers hear of each change. Returns whether
+    /// anything changed.
+    pub fn reload(&self) -> Result<bool> {
+        self.reload_inner(false)
+    }
+
+    /// Reads the whole directory again, even if no writer announced a change (for files
+    /// edited by hand).
+    pub fn rescan(&self) -> Result<bool> {
+        self.reload_inner(true)
+    }
+
+    fn reload_inner(&self, force: bool) -> Result<bool> {
+        let mut state = self.lock_state();
+        let events = {
+            let _lock = self.store.lock_shared()?;
+            self.refresh(&mut state, force)?
+        };
+        let change = CatalogChange {
+            events,
+            identity: state.identity,
+            generation: state.generation,
+        };
+        drop(state);
+        self.subscribers.notify(&change);
+        Ok(!change.events.is_empty())
+    }
+
+    /// Re-reads the directory if its generation moved (or `force`); returns the events
+    /// that bring this process up to date. Call with a file lock held.
+    fn refresh(&self, state: &mut State, force: bool) -> Result<Vec<CatalogEvent>> {
+        let stamp = self.store.stamp()?;
+        if !force && stamp == state.stamp {
+            return Ok(Vec::new());
+        }
+        let loaded = self.store.load()?;
+        let mut new = State::build(loaded, &self.options.natives, self.options.builtins);
+        new.pending = std::mem::take(&mut state.pending);
+        new.pending_since = state.pending_since.take();
+        let events = state.diff(&new);
+        *state = new;
+        Ok(events)
+    }
+
+    /// Runs one write under both locks, after catching up with other processes, and
+    /// tells the subscribers once it is committed.
+    pub(crate) fn write<R>(&self, op: impl FnOnce(&mut Tx<'_>) -> Result<R>) -> Result<R> {
+        let mut state = self.lock_state();
+        let lock = self.store.lock_exclusive()?;
+        let mut events = self.refresh(&mut state, false)?;
+        let mut tx = Tx {
+            store: &self.store,
+            state: &mut state,
+            events: Vec::new(),
+            bumped: false,
+        };
+        let result = op(&mut tx);
+        let (bumped, tx_events) = (tx.bumped, tx.events);
+        if result.is_err() && bumped {
+            // The files may be half changed: read them again next time.
+            state.stamp = None;
+        }
+        events.extend(tx_events);
+        if !events.is_empty() {
+            state.refresh_identity();
+        }
+        let change = CatalogChange {
+            events,
+            identity: state.identity,
+            generation: state.generation,
+        };
+        drop(lock);
+        drop(state);
+        self.subscribers.notify(&change);
+        result
+    }
+
+    /// The bundle with this id.
+    pub fn bundle(&self, id: Uuid) -> Result<Bundle> {
+        self.lock_state()
+            .bundles
+            .get(&id)
+            .cloned()
+            .ok_or(Error::BundleNotFound { bundle: id })
+    }
+
+    /// One page of bundles, ordered by id.
+    pub fn list_bundles(&self, query: &BundleQuery) -> Result<Page<Bundle>> {
+        let after = parse_token(query.page_token.as_deref())?;
+        let state = self.lock_state();
+        let items = state
+            .bundles
+            .range((bound(after), Bound::Unbounded))
+            .map(|(_, b)| b)
+            .filter(|b| query.bundle_ids.is_empty() || query.bundle_ids.contains(&b.id))
+            .filter(|b| {
+                if b.soft_deleted_at.is_some() {
+                    query.include_deleted
+                } else {
+                    b.is_enabled || query.include_disabled || query.include_deleted
+                }
+            })
+            .cloned();
+        Ok(paginate(items, query.page_size, |b| b.id))
+    }
+
+    /// The tool with this slug and version in this bundle.
+    pub fn get_tool(&self, bundle: Uuid, slug: &str, version: &str) -> Result<Tool> {
+        let state = self.lock_state();
+        if !state.bundles.contains_key(&bundle) {
+            return Err(Error::BundleNotFound { bundle });
+        }
+        let id = state
+            .find(bundle, slug, version)
+            .ok_or_else(|| Error::ToolNotFound {
+                bundle,
+                slug: slug.to_owned(),
+                version: version.to_owned(),
+            })?;
+        state
+            .tools
+            .get(&id)
+            .map(|raw| state.view(raw))
+            .ok_or(Error::ToolIdNotFound { tool: id })
+    }
+
+    /// The tool with this id.
+    pub fn tool(&self, id: Uuid) -> Result<Tool> {
+        let state = self.lock_state();
+        state
+            .tools
+            .get(&id)
+            .map(|raw| state.view(raw))
+            .ok_or(Error::ToolIdNotFound { tool: id })
+    }
+
+    /// Every tool, callable or not, ordered by id.
+    pub fn tools(&self) -> Vec<Tool> {
+        let state = self.lock_state();
+        state.tools.values().map(|raw| state.view(raw)).collect()
+    }
+
+    /// One page of tools, ordered by id (so by creation time; built-ins first).
+    ///
+    /// A tool is listed when it has every tag of `query.tags`, is in one of
+    /// `query.bundle_ids` (when given), and can be called, unless
+    /// `query.include_disabled`.
+    pub fn list_tools(&self, query: &ToolQuery) -> Result<Page<Tool>> {
+        let after = parse_token(query.page_token.as_deref())?;
+        let state = self.lock_state();
+        let items = state
+            .tools
+            .range((bound(after), Bound::Unbounded))
+            .map(|(_, raw)| raw)
+            .filter(|raw| {
+                query.bundle_ids.is_empty() || query.bundle_ids.contains(&raw.tool.bundle_id)
+            })
+            .filter(|raw| query.tags.iter().all(|t| raw.tool.spec.tags.contains(t)))
+            .map(|raw| state.view(raw))
+            .filter(|t| query.include_disabled || t.is_callable());
+        Ok(paginate(items, query.page_size, |t| t.id))
+    }
+}
+
+impl Drop for Catalog {
+    fn drop(&mut self) {
+        // Best effort: a usage count is not worth a panic, and Drop cannot return it.
+        let _ = self.flush_usage();
+    }
+}
+
+fn bound(after: Option<Uuid>) -> Bound<Uuid> {
+    match after {
+        Some(id) => Bound::Excluded(id),
+        None => Bound::Unbounded,
+    }
+}
+
+fn parse_token(token: Option<&str>) -> Result<Option<Uuid>> {
+    match token {
+        None | Some("") => Ok(None),
+        Some(t) => Uuid::try_parse(t).map(Some).map_err(|_| Error::PageToken {
+            token: t.to_owned(),
+        }),
+    }
+}
+
+fn paginate<T>(items: impl Iterator<Item = T>, size: usize, id: impl Fn(&T) -> Uuid) -> Page<T> {
+    let size = if size == 0 { DEFAULT_PAGE_SIZE } else { size };
+    let mut items: Vec<T> = items.take(size + 1).collect();
+    let next_page_token = if items.len() > size {
+        items.truncate(size);
+        items.last().map(|t| id(t).simple().to_string())
+    } else {
+        None
+    };
+    Page {
+        items,
+        next_page_token,
+    }
+}

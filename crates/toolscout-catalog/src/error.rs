@@ -1,0 +1,165 @@
+//! The one error type of `toolscout-catalog`.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// What went wrong while reading or changing a [`crate::Catalog`].
+///
+/// Variants carry the bundle, slug, version or path involved, so that a message can be
+/// shown as it is to a person or a model.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or directory of the catalog could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating-system error.
+        source: std::io::Error,
+    },
+    /// A catalog file holds JSON that does not parse.
+    #[error("{}: {source}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// A bundle slug, tool slug or version label breaks the naming rules.
+    #[error("{source}")]
+    Label {
+        /// The rule that was broken, with the rejected label.
+        source: toolscout_spec::Error,
+    },
+    /// An id is not a UUIDv7.
+    #[error("invalid {what} id {id}: expected a UUIDv7, found version {version}")]
+    Id {
+        /// `"bundle"` or `"tool"`.
+        what: &'static str,
+        /// The rejected id.
+        id: Uuid,
+        /// Its UUID version number.
+        version: usize,
+    },
+    /// A tool's definition is not a valid [`toolscout_spec::ToolSpec`].
+    #[error("tool {slug}@{version}: {source}")]
+    Spec {
+        /// The tool's slug.
+        slug: String,
+        /// The tool's version.
+        version: String,
+        /// What is wrong with the definition.
+        source: toolscout_spec::Error,
+    },
+    /// A tool's `impl` block does not fit its type.
+    #[error("tool {slug}@{version}: invalid impl block: {reason}")]
+    Implementation {
+        /// The tool's slug.
+        slug: String,
+        /// The tool's version.
+        version: String,
+        /// What is wrong with the block.
+        reason: String,
+    },
+    /// No bundle has this id.
+    #[error("bundle {bundle} not found")]
+    BundleNotFound {
+        /// The id asked for.
+        bundle: Uuid,
+    },
+    /// The bundle has no tool with this slug and version.
+    #[error("tool {slug}@{version} not found in bundle {bundle}")]
+    ToolNotFound {
+        /// The bundle searched.
+        bundle: Uuid,
+        /// The slug asked for.
+        slug: String,
+        /// The version asked for.
+        version: String,
+    },
+    /// No tool has this id.
+    #[error("tool {tool} not found")]
+    ToolIdNotFound {
+        /// The id asked for.
+        tool: Uuid,
+    },
+    /// A tool with this slug and version already exists in the bundle.
+    #[error(
+        "tool {slug}@{version} already exists in bundle '{bundle_slug}' ({bundle}) as {existing}; \
+         versions are immutable: put a new version instead"
+    )]
+    Conflict {
+        /// The bundle.
+        bundle: Uuid,
+        /// The bundle's slug.
+        bundle_slug: String,
+        /// The slug.
+        slug: String,
+        /// The version.
+        version: String,
+        /// The id of the tool that holds the pair.
+        existing: Uuid,
+    },
+    /// A write inside a disabled bundle.
+    #[error("bundle '{slug}' ({bundle}) is disabled: enable it before changing its tools")]
+    BundleDisabled {
+        /// The bundle.
+        bundle: Uuid,
+        /// Its slug.
+        slug: String,
+    },
+    /// A write to or inside a soft-deleted bundle.
+    #[error("bundle '{slug}' ({bundle}) was deleted at {deleted_at}")]
+    BundleDeleted {
+        /// The bundle.
+        bundle: Uuid,
+        /// Its slug.
+        slug: String,
+        /// When it was soft-deleted.
+        deleted_at: DateTime<Utc>,
+    },
+    /// A change to a built-in bundle or tool other than its enabled flag.
+    #[error("{what} '{slug}' is built in: only its enabled flag can change")]
+    BuiltIn {
+        /// `"bundle"` or `"tool"`.
+        what: &'static str,
+        /// Its slug.
+        slug: String,
+    },
+    /// A page token that this catalog did not issue.
+    #[error("invalid page token {token:?}")]
+    PageToken {
+        /// The rejected token.
+        token: String,
+    },
+    /// A bundle archive that cannot be imported.
+    #[error("bundle archive: {entry}: {reason}")]
+    Archive {
+        /// The archive entry at fault, or `"archive"` for the file as a whole.
+        entry: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn archive(entry: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        Error::Archive {
+            entry: entry.into(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

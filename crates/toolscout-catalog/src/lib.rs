@@ -1,0 +1,80 @@
+//! `toolscout-catalog`: the tool catalog, stored as flat-file JSON.
+//!
+//! A [`Catalog`] holds [`Bundle`]s, named groups of tools with one on/off switch, and
+//! [`Tool`]s, one per `<slug, version>` of a bundle, each with its full
+//! [`toolscout_spec::ToolSpec`], its type (native or HTTP) and its `impl` block.
+//!
+//! * Writes: [`Catalog::put_bundle`], [`Catalog::patch_bundle`], [`Catalog::delete_bundle`]
+//!   (soft), [`Catalog::reap`]; [`Catalog::put_tool`], [`Catalog::patch_tool`],
+//!   [`Catalog::delete_tool`]; [`Catalog::import_bundle`] from a ZIP.
+//! * Reads: [`Catalog::list_bundles`] and [`Catalog::list_tools`] with a [`BundleQuery`] or
+//!   [`ToolQuery`] and page tokens, [`Catalog::get_tool`], [`Catalog::tool`],
+//!   [`Catalog::export_bundle`] to a ZIP.
+//! * Changes: [`Catalog::subscribe`] hears every committed change as a [`CatalogChange`]
+//!   with the new [`Catalog::identity`]; [`Catalog::reload`] catches up with other processes.
+//! * Usage: [`Catalog::record_call`] counts calls in a file per tool, written in batches.
+//!
+//! The [`builtin`] bundles `files`, `web` and `data` are compiled in and served through
+//! the same API; only their enabled flags change. A native tool whose function the
+//! binary does not register, or a stored tool whose file does not check out, is listed
+//! as disabled with a [`DisabledReason`]; its file is left as it is.
+//!
+//! Every write is atomic (temporary file, fsync, rename, directory fsync) and holds an
+//! exclusive file lock on the directory, so `<slug, version>` stays unique in a bundle
+//! even when several processes write at once. The crate is synchronous and does no
+//! network IO.
+//!
+//! ```
+//! use toolscout_catalog::{BundlePut, Catalog, ToolPut, ToolQuery, builtin};
+//! use toolscout_spec::ToolSpec;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let catalog = Catalog::open(dir.path(), &builtin::NATIVE_FUNCTIONS)?;
+//!
+//! let bundle = uuid::Uuid::now_v7();
+//! catalog.put_bundle(bundle, &BundlePut::new("weather").with_display_name("Weather"))?;
+//! let spec = ToolSpec::builder("get_weather", "Current weather for a city").build()?;
+//! let put = ToolPut::http(spec, serde_json::json!({
+//!     "method": "GET",
+//!     "urlTemplate": "https://api.example.com/weather?q=${city}",
+//! }));
+//! let tool = catalog.put_tool(bundle, "get-weather", "v1", &put)?;
+//! assert!(tool.is_callable());
+//!
+//! // A second PUT of the same <slug, version> is a conflict.
+//! assert!(catalog.put_tool(bundle, "get-weather", "v1", &put).is_err());
+//!
+//! // The six built-in tools and the new one.
+//! let page = catalog.list_tools(&ToolQuery::default())?;
+//! assert_eq!(page.items.len(), 7);
+//!
+//! let before = catalog.identity();
+//! catalog.patch_tool(bundle, "get-weather", "v1", false)?;
+//! assert_ne!(catalog.identity(), before);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod archive;
+pub mod builtin;
+mod catalog;
+mod error;
+mod events;
+mod model;
+mod ops;
+mod state;
+mod store;
+mod validate;
+
+pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ENTRY_BYTES, MAX_TOOLS};
+pub use catalog::{Catalog, CatalogOptions};
+pub use error::{Error, Result};
+pub use events::{CatalogChange, CatalogEvent, Subscription};
+pub use model::{
+    Bundle, BundlePut, BundleQuery, DEFAULT_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool,
+    ToolPut, ToolQuery, Usage,
+};
+pub use ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
+/// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].
+pub use toolscout_spec::adapters::tool_file::ToolType;

@@ -1,0 +1,345 @@
+//! The catalog's records and the arguments of its operations.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolscout_spec::ToolSpec;
+use toolscout_spec::adapters::tool_file::ToolType;
+use uuid::Uuid;
+
+/// A named group of tools with one on/off switch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bundle {
+    /// The bundle's id (UUIDv7).
+    pub id: Uuid,
+    /// Short identifier: Unicode letters, digits and `-`.
+    pub slug: String,
+    /// Human display name.
+    pub display_name: String,
+    /// What the bundle's tools are for.
+    pub description: String,
+    /// Whether the bundle's tools may be called.
+    pub is_enabled: bool,
+    /// Whether the bundle is compiled into the binary.
+    pub is_built_in: bool,
+    /// When the bundle was soft-deleted, if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soft_deleted_at: Option<DateTime<Utc>>,
+    /// First insertion.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub modified_at: DateTime<Utc>,
+}
+
+impl Bundle {
+    /// Whether the bundle's tools may be listed as enabled: it is enabled and not deleted.
+    pub fn is_active(&self) -> bool {
+        self.is_enabled && self.soft_deleted_at.is_none()
+    }
+}
+
+/// The body of a bundle PUT: everything but the id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct BundlePut {
+    /// Short identifier.
+    pub slug: String,
+    /// Human display name (defaults to the slug when empty).
+    pub display_name: String,
+    /// What the bundle's tools are for.
+    pub description: String,
+    /// Whether the bundle's tools may be called.
+    pub is_enabled: bool,
+}
+
+impl BundlePut {
+    /// An enabled bundle with this slug and no description.
+    pub fn new(slug: impl Into<String>) -> Self {
+        BundlePut {
+            slug: slug.into(),
+            display_name: String::new(),
+            description: String::new(),
+            is_enabled: true,
+        }
+    }
+    /// Sets the display name.
+    pub fn with_display_name(mut self, name: impl Into<String>) -> Self {
+        self.display_name = name.into();
+        self
+    }
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+    /// Sets the enabled flag.
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.is_enabled = enabled;
+        self
+    }
+}
+
+/// How often a tool was called.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Calls recorded with [`crate::Catalog::record_call`].
+    pub call_count: u64,
+    /// The latest call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_called_at: Option<DateTime<Utc>>,
+}
+
+/// Why a tool is listed as disabled. The first reason that applies is given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum DisabledReason {
+    /// The tool's own flag is off.
+    Disabled,
+    /// Its bundle is disabled.
+    BundleDisabled,
+    /// Its bundle was soft-deleted.
+    BundleDeleted,
+    /// It is a native tool whose function this binary does not register.
+    NativeNotRegistered {
+        /// The function named by the `impl` block.
+        func: String,
+    },
+    /// Its stored definition cannot be loaded; the file is left as it is.
+    InvalidDefinition {
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl fmt::Display for DisabledReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DisabledReason::Disabled => f.write_str("the tool is disabled"),
+            DisabledReason::BundleDisabled => f.write_str("its bundle is disabled"),
+            DisabledReason::BundleDeleted => f.write_str("its bundle was deleted"),
+            DisabledReason::NativeNotRegistered { func } => write!(
+                f,
+                "native function '{func}' is not registered in this binary"
+            ),
+            DisabledReason::InvalidDefinition { reason } => {
+                write!(f, "its definition cannot be loaded: {reason}")
+            }
+        }
+    }
+}
+
+/// One version of one tool, as the catalog serves it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// The tool's id (UUIDv7).
+    pub id: Uuid,
+    /// The bundle it belongs to.
+    pub bundle_id: Uuid,
+    /// Short identifier, unique with `version` inside the bundle.
+    pub slug: String,
+    /// Opaque version label.
+    pub version: String,
+    /// The full description at every disclosure level.
+    pub spec: ToolSpec,
+    /// How the tool runs.
+    #[serde(rename = "type")]
+    pub tool_type: ToolType,
+    /// The `impl` block: `{"func": …}` for native tools, the HTTP template otherwise.
+    #[serde(rename = "impl")]
+    pub implementation: Value,
+    /// The tool's own enabled flag, as stored.
+    pub is_enabled: bool,
+    /// Whether the tool is compiled into the binary.
+    pub is_built_in: bool,
+    /// First insertion (immutable).
+    pub created_at: DateTime<Utc>,
+    /// Last structural change.
+    pub modified_at: DateTime<Utc>,
+    /// Call count and latest call.
+    pub usage: Usage,
+    /// Why the tool cannot be called now; `None` when it can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<DisabledReason>,
+    /// The file the tool is stored in; `None` for built-in tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+impl Tool {
+    /// Whether the tool can be called: it, its bundle and its implementation are all there.
+    pub fn is_callable(&self) -> bool {
+        self.disabled_reason.is_none()
+    }
+
+    /// The native function of a native tool.
+    pub fn native_func(&self) -> Option<&str> {
+        match self.tool_type {
+            ToolType::Native => self.implementation.get("func").and_then(Value::as_str),
+            ToolType::Http => None,
+        }
+    }
+}
+
+/// The body of a tool PUT: the spec and how the tool runs.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct ToolPut {
+    /// The tool's description (its `version` is replaced by the PUT's version label).
+    pub spec: ToolSpec,
+    /// How the tool runs.
+    pub tool_type: ToolType,
+    /// `{"func": "<name>"}` for native tools; the HTTP template for HTTP tools.
+    pub implementation: Value,
+    /// Whether calls are allowed.
+    pub is_enabled: bool,
+}
+
+impl ToolPut {
+    /// A native tool run by the registered function `func`.
+    pub fn native(spec: ToolSpec, func: &str) -> Self {
+        ToolPut {
+            spec,
+            tool_type: ToolType::Native,
+            implementation: serde_json::json!({ "func": func }),
+            is_enabled: true,
+        }
+    }
+    /// An HTTP tool with this template (see the tools spec for its fields).
+    pub fn http(spec: ToolSpec, template: Value) -> Self {
+        ToolPut {
+            spec,
+            tool_type: ToolType::Http,
+            implementation: template,
+            is_enabled: true,
+        }
+    }
+    /// Sets the enabled flag.
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.is_enabled = enabled;
+        self
+    }
+}
+
+/// Which bundles [`crate::Catalog::list_bundles`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct BundleQuery {
+    /// Only these bundles (all when empty).
+    pub bundle_ids: Vec<Uuid>,
+    /// Include disabled bundles.
+    pub include_disabled: bool,
+    /// Include soft-deleted bundles (implies disabled ones).
+    pub include_deleted: bool,
+    /// Page size; 0 means [`DEFAULT_PAGE_SIZE`].
+    pub page_size: usize,
+    /// The `next_page_token` of the previous page.
+    pub page_token: Option<String>,
+}
+
+impl BundleQuery {
+    /// Only these bundles.
+    pub fn with_bundle_ids(mut self, ids: &[Uuid]) -> Self {
+        self.bundle_ids = ids.to_vec();
+        self
+    }
+    /// Include disabled bundles.
+    pub fn with_include_disabled(mut self, yes: bool) -> Self {
+        self.include_disabled = yes;
+        self
+    }
+    /// Include soft-deleted bundles.
+    pub fn with_include_deleted(mut self, yes: bool) -> Self {
+        self.include_deleted = yes;
+        self
+    }
+    /// Sets the page size.
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = size;
+        self
+    }
+    /// Continues after a previous page.
+    pub fn with_page_token(mut self, token: Option<&str>) -> Self {
+        self.page_token = token.map(str::to_owned);
+        self
+    }
+}
+
+/// Which tools [`crate::Catalog::list_tools`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct ToolQuery {
+    /// Only tools that carry every one of these tags.
+    pub tags: Vec<String>,
+    /// Only tools in these bundles (all when empty).
+    pub bundle_ids: Vec<Uuid>,
+    /// Include tools that cannot be called (see [`Tool::disabled_reason`]).
+    pub include_disabled: bool,
+    /// Page size; 0 means [`DEFAULT_PAGE_SIZE`].
+    pub page_size: usize,
+    /// The `next_page_token` of the previous page.
+    pub page_token: Option<String>,
+}
+
+impl ToolQuery {
+    /// Only tools with every one of these tags.
+    pub fn with_tags(mut self, tags: &[&str]) -> Self {
+        self.tags = tags.iter().map(|t| (*t).to_owned()).collect();
+        self
+    }
+    /// Only tools in these bundles.
+    pub fn with_bundle_ids(mut self, ids: &[Uuid]) -> Self {
+        self.bundle_ids = ids.to_vec();
+        self
+    }
+    /// Include tools that cannot be called.
+    pub fn with_include_disabled(mut self, yes: bool) -> Self {
+        self.include_disabled = yes;
+        self
+    }
+    /// Sets the page size.
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = size;
+        self
+    }
+    /// Continues after a previous page.
+    pub fn with_page_token(mut self, token: Option<&str>) -> Self {
+        self.page_token = token.map(str::to_owned);
+        self
+    }
+}
+
+/// The page size of queries that do not set one.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page<T> {
+    /// The items, ordered by id (so by creation time).
+    pub items: Vec<T>,
+    /// Pass this as `page_token` for the next page; `None` on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_page_token: Option<String>,
+}
+
+/// A file the catalog found but could not use; it was skipped and left as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadIssue {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+impl fmt::Display for LoadIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.reason)
+    }
+}

@@ -1,0 +1,444 @@
+//! The writes of [`Catalog`]: bundles, tools, the reaper and usage counts.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeDelta, Utc};
+use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use uuid::Uuid;
+
+use crate::catalog::{Catalog, Tx};
+use crate::events::CatalogEvent;
+use crate::model::{Bundle, BundlePut, Tool, ToolPut, Usage};
+use crate::state::{RawTool, State};
+use crate::store::{BUNDLE_SCHEMA, BundleFile};
+use crate::validate::{check_id, check_slug, check_tool_file, check_version};
+use crate::{Error, Result};
+
+/// How long a soft-deleted bundle is kept before [`Catalog::reap`] may remove it.
+pub const REAP_AFTER: TimeDelta = TimeDelta::days(2);
+
+/// How long recorded calls may wait in memory before [`Catalog::record_call`] writes them.
+pub const USAGE_FLUSH_INTERVAL: Duration = Duration::from_secs(2);
+
+pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
+    BundleFile {
+        schema_version: BUNDLE_SCHEMA.to_owned(),
+        bundle_id: b.id,
+        slug: b.slug.clone(),
+        display_name: b.display_name.clone(),
+        description: b.description.clone(),
+        is_enabled: b.is_enabled,
+        soft_deleted_at: b.soft_deleted_at,
+        created_at: b.created_at,
+        modified_at: b.modified_at,
+    }
+}
+
+/// The bundle, if tools may be put or patched inside it.
+pub(crate) fn writable_bundle(state: &State, id: Uuid) -> Result<&Bundle> {
+    let b = state
+        .bundles
+        .get(&id)
+        .ok_or(Error::BundleNotFound { bundle: id })?;
+    if let Some(at) = b.soft_deleted_at {
+        return Err(Error::BundleDeleted {
+            bundle: id,
+            slug: b.slug.clone(),
+            deleted_at: at,
+        });
+    }
+    if !b.is_enabled {
+        return Err(Error::BundleDisabled {
+            bundle: id,
+            slug: b.slug.clone(),
+        });
+    }
+    Ok(b)
+}
+
+/// The tool file a PUT writes, checked; its spec as the catalog will serve it.
+pub(crate) fn new_tool_file(
+    bundle: Uuid,
+    id: Uuid,
+    slug: &str,
+    version: &str,
+    put: &ToolPut,
+    now: DateTime<Utc>,
+) -> Result<(ToolFile, toolscout_spec::ToolSpec)> {
+    check_slug(slug)?;
+    check_version(version)?;
+    let mut spec = put.spec.clone();
+    spec.version = Some(version.to_owned());
+    let mut file = ToolFile::from_spec(
+        &spec,
+        FileInfo {
+            bundle_id: bundle,
+            tool_id: Some(id),
+            tool_type: put.tool_type,
+            implementation: put.implementation.clone(),
+            is_enabled: put.is_enabled,
+            is_built_in: false,
+            created_at: now,
+            modified_at: now,
+        },
+    );
+    file.slug = slug.to_owned();
+    file.version = version.to_owned();
+    let spec = check_tool_file(&file)?;
+    Ok((file, spec))
+}
+
+impl Tx<'_> {
+    /// Writes a checked new tool; the caller has checked the bundle and the conflict.
+    pub(crate) fn insert_new_tool(
+        &mut self,
+        id: Uuid,
+        file: ToolFile,
+        spec: toolscout_spec::ToolSpec,
+    ) -> Result<Tool> {
+        self.begin()?;
+        let path = self.store.tool_path(file.bundle_id, id);
+        self.store.write_json(&path, &file)?;
+        let raw = RawTool {
+            tool: Tool {
+                id,
+                bundle_id: file.bundle_id,
+                slug: file.slug.clone(),
+                version: file.version.clone(),
+                spec,
+                tool_type: file.tool_type,
+                implementation: file.implementation.clone(),
+                is_enabled: file.is_enabled,
+                is_built_in: false,
+                created_at: file.created_at,
+                modified_at: file.modified_at,
+                usage: Usage::default(),
+                disabled_reason: None,
+                path: Some(path),
+            },
+            file: Some(file),
+        };
+        let tool = self.state.view(&raw);
+        self.events.push(CatalogEvent::ToolPut {
+            tool: id,
+            bundle: tool.bundle_id,
+        });
+        self.state.insert_tool(raw);
+        Ok(tool)
+    }
+
+    /// Writes a bundle's file and keeps it in memory.
+    pub(crate) fn save_bundle(&mut self, bundle: Bundle) -> Result<()> {
+        self.begin()?;
+        let path = self.store.bundle_path(bundle.id);
+        self.store.write_json(&path, &bundle_file(&bundle))?;
+        self.state.bundles.insert(bundle.id, bundle);
+        Ok(())
+    }
+}
+
+fn conflict(state: &State, bundle: &Bundle, slug: &str, version: &str) -> Result<()> {
+    match state.find(bundle.id, slug, version) {
+        Some(existing) => Err(Error::Conflict {
+            bundle: bundle.id,
+            bundle_slug: bundle.slug.clone(),
+            slug: slug.to_owned(),
+            version: version.to_owned(),
+            existing,
+        }),
+        None => Ok(()),
+    }
+}
+
+pub(crate) fn check_conflict(state: &State, bundle: Uuid, slug: &str, version: &str) -> Result<()> {
+    match state.bundles.get(&bundle) {
+        Some(b) => conflict(state, b, slug, version),
+        None => Ok(()),
+    }
+}
+
+impl Catalog {
+    /// Creates or replaces a bundle. Built-in and soft-deleted bundles cannot be replaced.
+    pub fn put_bundle(&self, id: Uuid, put: &BundlePut) -> Result<Bundle> {
+        check_id("bundle", id)?;
+        check_slug(&put.slug)?;
+        let now = Utc::now();
+        self.write(|tx| {
+            let created_at = match tx.state.bundles.get(&id) {
+                Some(b) if b.is_built_in => {
+                    return Err(Error::BuiltIn {
+                        what: "bundle",
+                        slug: b.slug.clone(),
+                    });
+                }
+                Some(b) => {
+                    if let Some(at) = b.soft_deleted_at {
+                        return Err(Error::BundleDeleted {
+                            bundle: id,
+                            slug: b.slug.clone(),
+                            deleted_at: at,
+                        });
+                    }
+                    b.created_at
+                }
+                None => now,
+            };
+            let bundle = Bundle {
+                id,
+                slug: put.slug.clone(),
+                display_name: if put.display_name.is_empty() {
+                    put.slug.clone()
+                } else {
+                    put.display_name.clone()
+                },
+                description: put.description.clone(),
+                is_enabled: put.is_enabled,
+                is_built_in: false,
+                soft_deleted_at: None,
+                created_at,
+                modified_at: now,
+            };
+            tx.save_bundle(bundle.clone())?;
+            tx.events.push(CatalogEvent::BundlePut { bundle: id });
+            Ok(bundle)
+        })
+    }
+
+    /// Turns a bundle on or off (built-in bundles too).
+    pub fn patch_bundle(&self, id: Uuid, is_enabled: bool) -> Result<Bundle> {
+        self.write(|tx| {
+            let mut bundle = tx
+                .state
+                .bundles
+                .get(&id)
+                .cloned()
+                .ok_or(Error::BundleNotFound { bundle: id })?;
+            if let Some(at) = bundle.soft_deleted_at {
+                return Err(Error::BundleDeleted {
+                    bundle: id,
+                    slug: bundle.slug,
+                    deleted_at: at,
+                });
+            }
+            if bundle.is_enabled == is_enabled {
+                return Ok(bundle);
+            }
+            bundle.is_enabled = is_enabled;
+            if bundle.is_built_in {
+                tx.begin()?;
+                let mut overlay = tx.state.overlay.clone();
+                overlay.bundles.insert(id, is_enabled);
+                tx.store.write_overlay(&overlay)?;
+                tx.state.overlay = overlay;
+                tx.state.bundles.insert(id, bundle.clone());
+            } else {
+                tx.save_bundle(bundle.clone())?;
+            }
+            tx.events.push(CatalogEvent::BundleEnabled {
+                bundle: id,
+                enabled: is_enabled,
+            });
+            Ok(bundle)
+        })
+    }
+
+    /// Soft-deletes a bundle: it is marked, its tools are listed as disabled, and
+    /// [`Catalog::reap`] removes it once it is empty and [`REAP_AFTER`] has passed.
+    /// Deleting a deleted bundle changes nothing.
+    pub fn delete_bundle(&self, id: Uuid) -> Result<Bundle> {
+        let now = Utc::now();
+        self.write(|tx| {
+            let mut bundle = tx
+                .state
+                .bundles
+                .get(&id)
+                .cloned()
+                .ok_or(Error::BundleNotFound { bundle: id })?;
+            if bundle.is_built_in {
+                return Err(Error::BuiltIn {
+                    what: "bundle",
+                    slug: bundle.slug,
+                });
+            }
+            if bundle.soft_deleted_at.is_some() {
+                return Ok(bundle);
+            }
+            bundle.soft_deleted_at = Some(now);
+            tx.save_bundle(bundle.clone())?;
+            tx.events.push(CatalogEvent::BundleDeleted { bundle: id });
+            Ok(bundle)
+        })
+    }
+
+    /// Removes the bundles soft-deleted at least [`REAP_AFTER`] before `now` whose
+    /// directory holds no tool file. Returns their ids.
+    pub fn reap(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
+        self.write(|tx| {
+            let due: Vec<Uuid> = tx
+                .state
+                .bundles
+                .values()
+                .filter(|b| !b.is_built_in)
+                .filter(|b| b.soft_deleted_at.is_some_and(|at| at + REAP_AFTER <= now))
+                .map(|b| b.id)
+                .filter(|id| !tx.state.tools.values().any(|t| t.tool.bundle_id == *id))
+                .collect();
+            let mut removed = Vec::new();
+            for id in due {
+                tx.begin()?;
+                if tx.store.remove_empty_bundle(id)? {
+                    tx.state.bundles.remove(&id);
+                    tx.events.push(CatalogEvent::BundleRemoved { bundle: id });
+                    removed.push(id);
+                }
+            }
+            Ok(removed)
+        })
+    }
+
+    /// Adds a tool version to a bundle.
+    ///
+    /// Fails with [`Error::Conflict`] when the bundle already has this slug and version
+    /// (the existing tool is left as it is), and inside built-in, disabled or deleted
+    /// bundles. The spec's version becomes `version`.
+    pub fn put_tool(&self, bundle: Uuid, slug: &str, version: &str, put: &ToolPut) -> Result<Tool> {
+        let id = Uuid::now_v7();
+        let (file, spec) = new_tool_file(bundle, id, slug, version, put, Utc::now())?;
+        self.write(|tx| {
+            let b = writable_bundle(tx.state, bundle)?;
+            if b.is_built_in {
+                return Err(Error::BuiltIn {
+                    what: "bundle",
+                    slug: b.slug.clone(),
+                });
+            }
+            conflict(tx.state, b, slug, version)?;
+            tx.insert_new_tool(id, file, spec)
+        })
+    }
+
+    /// Turns a tool on or off (built-in tools too). Refused inside disabled or deleted
+    /// bundles.
+    pub fn patch_tool(
+        &self,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        is_enabled: bool,
+    ) -> Result<Tool> {
+        self.write(|tx| {
+            writable_bundle(tx.state, bundle)?;
+            let id = find(tx.state, bundle, slug, version)?;
+            let Some(raw) = tx.state.tools.get(&id).cloned() else {
+                return Err(Error::ToolIdNotFound { tool: id });
+            };
+            if raw.tool.is_enabled == is_enabled {
+                return Ok(tx.state.view(&raw));
+            }
+            tx.begin()?;
+            let mut raw = raw;
+            raw.tool.is_enabled = is_enabled;
+            match &mut raw.file {
+                None => {
+                    let mut overlay = tx.state.overlay.clone();
+                    overlay.tools.insert(id, is_enabled);
+                    tx.store.write_overlay(&overlay)?;
+                    tx.state.overlay = overlay;
+                }
+                Some(file) => {
+                    file.is_enabled = is_enabled;
+                    tx.store.write_json(&tx.store.tool_path(bundle, id), file)?;
+                }
+            }
+            let tool = tx.state.view(&raw);
+            tx.state.insert_tool(raw);
+            tx.events.push(CatalogEvent::ToolEnabled {
+                tool: id,
+                bundle,
+                enabled: is_enabled,
+            });
+            Ok(tool)
+        })
+    }
+
+    /// Deletes a tool version and its file for good (also inside disabled or deleted
+    /// bundles, so that they can be emptied). Built-in tools cannot be deleted.
+    pub fn delete_tool(&self, bundle: Uuid, slug: &str, version: &str) -> Result<Tool> {
+        self.write(|tx| {
+            let b = tx
+                .state
+                .bundles
+                .get(&bundle)
+                .ok_or(Error::BundleNotFound { bundle })?;
+            if b.is_built_in {
+                return Err(Error::BuiltIn {
+                    what: "tool",
+                    slug: slug.to_owned(),
+                });
+            }
+            let id = find(tx.state, bundle, slug, version)?;
+            tx.begin()?;
+            tx.store.remove_file(&tx.store.tool_path(bundle, id))?;
+            tx.store.remove_file(&tx.store.usage_path(id))?;
+            let raw = tx
+                .state
+                .remove_tool(id)
+                .ok_or(Error::ToolIdNotFound { tool: id })?;
+            let tool = tx.state.view(&raw);
+            tx.state.usage.remove(&id);
+            tx.state.pending.remove(&id);
+            tx.events
+                .push(CatalogEvent::ToolDeleted { tool: id, bundle });
+            Ok(tool)
+        })
+    }
+
+    /// Counts one call of a tool made at `at`. Counts are kept in memory and written at
+    /// most every [`USAGE_FLUSH_INTERVAL`], by [`Catalog::flush_usage`], or when the
+    /// catalog is dropped; the tool's own file is never rewritten for them.
+    pub fn record_call(&self, tool: Uuid, at: DateTime<Utc>) -> Result<()> {
+        let due = {
+            let mut state = self.lock_state();
+            if !state.tools.contains_key(&tool) {
+                return Err(Error::ToolIdNotFound { tool });
+            }
+            let p = state.pending.entry(tool).or_default();
+            p.call_count += 1;
+            p.last_called_at = p.last_called_at.max(Some(at));
+            let since = *state.pending_since.get_or_insert_with(Instant::now);
+            since.elapsed() >= USAGE_FLUSH_INTERVAL
+        };
+        if due { self.flush_usage() } else { Ok(()) }
+    }
+
+    /// Writes the recorded calls: each tool's usage file is read, added to and replaced
+    /// under the write lock, so that counts from several processes add up.
+    pub fn flush_usage(&self) -> Result<()> {
+        let mut state = self.lock_state();
+        if state.pending.is_empty() {
+            return Ok(());
+        }
+        let _lock = self.store.lock_exclusive()?;
+        let pending = std::mem::take(&mut state.pending);
+        state.pending_since = None;
+        for (id, delta) in pending {
+            // A usage file that cannot be read starts again from zero.
+            let mut u = self.store.read_usage(id).unwrap_or_default();
+            u.call_count += delta.call_count;
+            u.last_called_at = u.last_called_at.max(delta.last_called_at);
+            self.store.write_json(&self.store.usage_path(id), &u)?;
+            state.usage.insert(id, u);
+        }
+        Ok(())
+    }
+}
+
+fn find(state: &State, bundle: Uuid, slug: &str, version: &str) -> Result<Uuid> {
+    state
+        .find(bundle, slug, version)
+        .ok_or_else(|| Error::ToolNotFound {
+            bundle,
+            slug: slug.to_owned(),
+            version: version.to_owned(),
+        })
+}

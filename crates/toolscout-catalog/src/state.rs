@@ -1,0 +1,346 @@
+//! The catalog in memory: built from disk, kept in step with this process's writes,
+//! compared with a fresh read to tell subscribers what other processes changed.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Instant;
+
+use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
+use toolscout_spec::identity::toolset_id_of;
+use uuid::Uuid;
+
+use crate::builtin;
+use crate::events::CatalogEvent;
+use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, Usage};
+use crate::store::{BundleFile, FoundTool, Loaded, Overlay};
+use crate::validate::{check_tool_file, placeholder_spec};
+
+/// A tool as stored: its own flags, and its file when it is not built in.
+#[derive(Debug, Clone)]
+pub(crate) struct RawTool {
+    /// `disabled_reason` holds only [`DisabledReason::InvalidDefinition`] here; the other
+    /// reasons are worked out by [`State::view`].
+    pub(crate) tool: Tool,
+    pub(crate) file: Option<ToolFile>,
+}
+
+/// What the catalog knows.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// The generation stamp this state was read at (or written with).
+    pub(crate) stamp: Option<String>,
+    pub(crate) generation: u64,
+    pub(crate) natives: BTreeSet<String>,
+    pub(crate) bundles: BTreeMap<Uuid, Bundle>,
+    pub(crate) tools: BTreeMap<Uuid, RawTool>,
+    keys: HashMap<(Uuid, String, String), Uuid>,
+    pub(crate) overlay: Overlay,
+    pub(crate) usage: BTreeMap<Uuid, Usage>,
+    /// Calls recorded but not yet written: deltas.
+    pub(crate) pending: BTreeMap<Uuid, Usage>,
+    pub(crate) pending_since: Option<Instant>,
+    pub(crate) issues: Vec<LoadIssue>,
+    pub(crate) identity: Uuid,
+}
+
+pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
+    Bundle {
+        id: file.bundle_id,
+        slug: file.slug.clone(),
+        display_name: file.display_name.clone(),
+        description: file.description.clone(),
+        is_enabled: file.is_enabled,
+        is_built_in: false,
+        soft_deleted_at: file.soft_deleted_at,
+        created_at: file.created_at,
+        modified_at: file.modified_at,
+    }
+}
+
+/// The tool for a stored file; a definition that does not check out becomes a disabled
+/// placeholder. `None` when not even a placeholder can be made.
+pub(crate) fn tool_from_file(found: &FoundTool) -> Option<RawTool> {
+    let file = &found.file;
+    let (spec, invalid) = match check_tool_file(file) {
+        Ok(spec) => (spec, None),
+        Err(e) => (
+            placeholder_spec(file)?,
+            Some(DisabledReason::InvalidDefinition {
+                reason: e.to_string(),
+            }),
+        ),
+    };
+    Some(RawTool {
+        tool: Tool {
+            id: found.id,
+            bundle_id: file.bundle_id,
+            slug: file.slug.clone(),
+            version: file.version.clone(),
+            spec,
+            tool_type: file.tool_type,
+            implementation: file.implementation.clone(),
+            is_enabled: file.is_enabled,
+            is_built_in: false,
+            created_at: file.created_at,
+            modified_at: file.modified_at,
+            usage: Usage::default(),
+            disabled_reason: invalid,
+            path: Some(found.path.clone()),
+        },
+        file: Some(file.clone()),
+    })
+}
+
+impl State {
+    /// The catalog from what was read, plus the built-ins when `builtins` is set.
+    pub(crate) fn build(loaded: Loaded, natives: &BTreeSet<String>, builtins: bool) -> State {
+        let generation = counter(loaded.stamp.as_deref());
+        let mut state = State {
+            stamp: loaded.stamp,
+            generation,
+            natives: natives.clone(),
+            bundles: BTreeMap::new(),
+            tools: BTreeMap::new(),
+            keys: HashMap::new(),
+            overlay: loaded.overlay,
+            usage: loaded.usage,
+            pending: BTreeMap::new(),
+            pending_since: None,
+            issues: loaded.issues,
+            identity: Uuid::nil(),
+        };
+        if builtins {
+            state.add_builtins();
+        }
+        let mut found_tools = Vec::new();
+        for found in loaded.bundles {
+            let id = found.file.bundle_id;
+            if state.bundles.contains_key(&id) {
+                state.issues.push(LoadIssue {
+                    path: found.path.clone(),
+                    reason: format!("bundle {id} has the id of a built-in bundle; skipped"),
+                });
+                continue;
+            }
+            state.bundles.insert(id, bundle_from_file(&found.file));
+            found_tools.extend(found.tools);
+        }
+        // Oldest first, so that of two files claiming one <slug, version> the first
+        // written keeps it.
+        found_tools.sort_by_key(|t| t.id);
+        for found in found_tools {
+            let Some(raw) = tool_from_file(&found) else {
+                state.issues.push(LoadIssue {
+                    path: found.path.clone(),
+                    reason: "the tool has no usable name or summary".to_owned(),
+                });
+                continue;
+            };
+            if let Some(other) = state.find(raw.tool.bundle_id, &raw.tool.slug, &raw.tool.version) {
+                state.issues.push(LoadIssue {
+                    path: found.path.clone(),
+                    reason: format!(
+                        "duplicate {}@{}: tool {other} already holds it; skipped",
+                        raw.tool.slug, raw.tool.version
+                    ),
+                });
+                continue;
+            }
+            state.insert_tool(raw);
+        }
+        state.refresh_identity();
+        state
+    }
+
+    fn add_builtins(&mut self) {
+        let at = builtin::released_at();
+        for b in builtin::bundles() {
+            let enabled = self.overlay.bundles.get(&b.id).copied().unwrap_or(true);
+            self.bundles.insert(
+                b.id,
+                Bundle {
+                    id: b.id,
+                    slug: b.slug.clone(),
+                    display_name: b.display_name.clone(),
+                    description: b.description.clone(),
+                    is_enabled: enabled,
+                    is_built_in: true,
+                    soft_deleted_at: None,
+                    created_at: at,
+                    modified_at: at,
+                },
+            );
+            for t in b.tools {
+                let enabled = self.overlay.tools.get(&t.id).copied().unwrap_or(true);
+                let implementation = t.implementation();
+                self.insert_tool(RawTool {
+                    tool: Tool {
+                        id: t.id,
+                        bundle_id: b.id,
+                        slug: t.slug,
+                        version: builtin::VERSION.to_owned(),
+                        spec: t.spec,
+                        tool_type: ToolType::Native,
+                        implementation,
+                        is_enabled: enabled,
+                        is_built_in: true,
+                        created_at: at,
+                        modified_at: at,
+                        usage: Usage::default(),
+                        disabled_reason: None,
+                        path: None,
+                    },
+                    file: None,
+                });
+            }
+        }
+    }
+
+    pub(crate) fn find(&self, bundle: Uuid, slug: &str, version: &str) -> Option<Uuid> {
+        self.keys
+            .get(&(bundle, slug.to_owned(), version.to_owned()))
+            .copied()
+    }
+
+    pub(crate) fn insert_tool(&mut self, raw: RawTool) {
+        let t = &raw.tool;
+        self.keys
+            .insert((t.bundle_id, t.slug.clone(), t.version.clone()), t.id);
+        self.tools.insert(t.id, raw);
+    }
+
+    pub(crate) fn remove_tool(&mut self, id: Uuid) -> Option<RawTool> {
+        let raw = self.tools.remove(&id)?;
+        let t = &raw.tool;
+        self.keys
+            .remove(&(t.bundle_id, t.slug.clone(), t.version.clone()));
+        Some(raw)
+    }
+
+    /// Usage as stored plus what is pending.
+    pub(crate) fn usage_of(&self, id: Uuid) -> Usage {
+        let mut u = self.usage.get(&id).copied().unwrap_or_default();
+        if let Some(p) = self.pending.get(&id) {
+            u.call_count += p.call_count;
+            u.last_called_at = u.last_called_at.max(p.last_called_at);
+        }
+        u
+    }
+
+    /// Why the tool cannot be called now, if it cannot.
+    pub(crate) fn disabled_reason(&self, raw: &RawTool) -> Option<DisabledReason> {
+        let t = &raw.tool;
+        if let Some(r) = &t.disabled_reason {
+            return Some(r.clone());
+        }
+        match self.bundles.get(&t.bundle_id) {
+            Some(b) if b.soft_deleted_at.is_some() => return Some(DisabledReason::BundleDeleted),
+            Some(b) if !b.is_enabled => return Some(DisabledReason::BundleDisabled),
+            _ => {}
+        }
+        if !t.is_enabled {
+            return Some(DisabledReason::Disabled);
+        }
+        if t.tool_type == ToolType::Native {
+            let func = t
+                .implementation
+                .get("func")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default();
+            if !self.natives.contains(func) {
+                return Some(DisabledReason::NativeNotRegistered {
+                    func: func.to_owned(),
+                });
+            }
+        }
+        None
+    }
+
+    /// The tool as served: usage and disabled reason filled in.
+    pub(crate) fn view(&self, raw: &RawTool) -> Tool {
+        let mut t = raw.tool.clone();
+        t.usage = self.usage_of(t.id);
+        t.disabled_reason = self.disabled_reason(raw);
+        t
+    }
+
+    /// Recomputes the identity: the tool-set id of the tools that can be called.
+    pub(crate) fn refresh_identity(&mut self) {
+        let callable = self
+            .tools
+            .values()
+            .filter(|raw| self.disabled_reason(raw).is_none())
+            .map(|raw| &raw.tool.spec);
+        self.identity = toolset_id_of(callable);
+    }
+
+    /// The events that turn `self` into `new`: what another process changed.
+    pub(crate) fn diff(&self, new: &State) -> Vec<CatalogEvent> {
+        let mut events = Vec::new();
+        for (id, b) in &new.bundles {
+            match self.bundles.get(id) {
+                None => events.push(CatalogEvent::BundlePut { bundle: *id }),
+                Some(old) if old == b => {}
+                Some(old) if old.soft_deleted_at.is_none() && b.soft_deleted_at.is_some() => {
+                    events.push(CatalogEvent::BundleDeleted { bundle: *id });
+                }
+                Some(old) if old.is_enabled != b.is_enabled && old.modified_at == b.modified_at => {
+                    events.push(CatalogEvent::BundleEnabled {
+                        bundle: *id,
+                        enabled: b.is_enabled,
+                    });
+                }
+                Some(_) => events.push(CatalogEvent::BundlePut { bundle: *id }),
+            }
+        }
+        for id in self.bundles.keys() {
+            if !new.bundles.contains_key(id) {
+                events.push(CatalogEvent::BundleRemoved { bundle: *id });
+            }
+        }
+        for (id, raw) in &new.tools {
+            let t = &raw.tool;
+            match self.tools.get(id) {
+                None => events.push(CatalogEvent::ToolPut {
+                    tool: *id,
+                    bundle: t.bundle_id,
+                }),
+                Some(old) if old.file != raw.file && old.tool.is_enabled != t.is_enabled => {
+                    events.push(CatalogEvent::ToolEnabled {
+                        tool: *id,
+                        bundle: t.bundle_id,
+                        enabled: t.is_enabled,
+                    });
+                }
+                Some(old) if old.file != raw.file => events.push(CatalogEvent::ToolPut {
+                    tool: *id,
+                    bundle: t.bundle_id,
+                }),
+                Some(old) if old.tool.is_enabled != t.is_enabled => {
+                    events.push(CatalogEvent::ToolEnabled {
+                        tool: *id,
+                        bundle: t.bundle_id,
+                        enabled: t.is_enabled,
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        for (id, raw) in &self.tools {
+            if !new.tools.contains_key(id) {
+                events.push(CatalogEvent::ToolDeleted {
+                    tool: *id,
+                    bundle: raw.tool.bundle_id,
+                });
+            }
+        }
+        events
+    }
+}
+
+/// The counter of a generation stamp `"<counter> <uuid>"`.
+pub(crate) fn counter(stamp: Option<&str>) -> u64 {
+    stamp
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}

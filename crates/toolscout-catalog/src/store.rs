@@ -1,0 +1,456 @@
+//! The flat-file layout, atomic writes and the cross-process lock.
+//!
+//! ```text
+//! <root>/
+//!   catalog.lock                      lock file: shared to read, exclusive to write
+//!   generation                        "<counter> <uuid>": changes before every write
+//!   builtin-overlay.json              enabled flags of built-in bundles and tools
+//!   bundles/<bundle-id>/bundle.json   one bundle
+//!   bundles/<bundle-id>/tools/<tool-id>.json   one tool version (the spec's tool.json)
+//!   usage/<tool-id>.json              call count and latest call of one tool
+//! ```
+//!
+//! Every file is written to a temporary file in the same directory, synced, renamed over
+//! the target and the directory synced, so a reader sees the old file or the new one and a
+//! crash never leaves half a file. Temporary files start with `.` and are ignored.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use toolscout_spec::adapters::tool_file::ToolFile;
+use uuid::Uuid;
+
+use crate::model::{LoadIssue, Usage};
+use crate::{Error, Result};
+
+/// The `schemaVersion` of `bundle.json`.
+pub(crate) const BUNDLE_SCHEMA: &str = "toolscout.bundle/1";
+
+/// One `bundle.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BundleFile {
+    #[serde(default = "bundle_schema")]
+    pub(crate) schema_version: String,
+    #[serde(rename = "bundleID")]
+    pub(crate) bundle_id: Uuid,
+    pub(crate) slug: String,
+    #[serde(default)]
+    pub(crate) display_name: String,
+    #[serde(default)]
+    pub(crate) description: String,
+    #[serde(default = "yes")]
+    pub(crate) is_enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) soft_deleted_at: Option<DateTime<Utc>>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) modified_at: DateTime<Utc>,
+}
+
+fn bundle_schema() -> String {
+    BUNDLE_SCHEMA.to_owned()
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Enabled flags of built-in bundles and tools, the only part of them that changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Overlay {
+    #[serde(default)]
+    pub(crate) bundles: BTreeMap<Uuid, bool>,
+    #[serde(default)]
+    pub(crate) tools: BTreeMap<Uuid, bool>,
+}
+
+/// A tool file as found on disk.
+#[derive(Debug, Clone)]
+pub(crate) struct FoundTool {
+    pub(crate) id: Uuid,
+    pub(crate) path: PathBuf,
+    pub(crate) file: ToolFile,
+}
+
+/// A bundle directory as found on disk.
+#[derive(Debug, Clone)]
+pub(crate) struct FoundBundle {
+    pub(crate) path: PathBuf,
+    pub(crate) file: BundleFile,
+    pub(crate) tools: Vec<FoundTool>,
+}
+
+/// Everything read from disk.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    pub(crate) stamp: Option<String>,
+    pub(crate) bundles: Vec<FoundBundle>,
+    pub(crate) overlay: Overlay,
+    pub(crate) usage: BTreeMap<Uuid, Usage>,
+    pub(crate) issues: Vec<LoadIssue>,
+}
+
+/// The catalog directory.
+#[derive(Debug)]
+pub(crate) struct Store {
+    root: PathBuf,
+}
+
+/// A held file lock; dropping it releases the lock.
+#[derive(Debug)]
+pub(crate) struct LockGuard {
+    _file: File,
+}
+
+impl Store {
+    /// Opens `root`, creating it and its subdirectories when missing.
+    pub(crate) fn open(root: &Path) -> Result<Store> {
+        let store = Store {
+            root: root.to_owned(),
+        };
+        for dir in [root.to_owned(), store.bundles_dir(), store.usage_dir()] {
+            fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        Ok(store)
+    }
+
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn bundles_dir(&self) -> PathBuf {
+        self.root.join("bundles")
+    }
+
+    fn usage_dir(&self) -> PathBuf {
+        self.root.join("usage")
+    }
+
+    pub(crate) fn bundle_dir(&self, bundle: Uuid) -> PathBuf {
+        self.bundles_dir().join(bundle.to_string())
+    }
+
+    pub(crate) fn bundle_path(&self, bundle: Uuid) -> PathBuf {
+        self.bundle_dir(bundle).join("bundle.json")
+    }
+
+    pub(crate) fn tool_path(&self, bundle: Uuid, tool: Uuid) -> PathBuf {
+        self.bundle_dir(bundle)
+            .join("tools")
+            .join(format!("{tool}.json"))
+    }
+
+    pub(crate) fn usage_path(&self, tool: Uuid) -> PathBuf {
+        self.usage_dir().join(format!("{tool}.json"))
+    }
+
+    fn overlay_path(&self) -> PathBuf {
+        self.root.join("builtin-overlay.json")
+    }
+
+    fn generation_path(&self) -> PathBuf {
+        self.root.join("generation")
+    }
+
+    fn lock(&self, exclusive: bool) -> Result<LockGuard> {
+        let path = self.root.join("catalog.lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        let locked = if exclusive {
+            file.lock()
+        } else {
+            file.lock_shared()
+        };
+        locked.map_err(|e| Error::io(&path, e))?;
+        Ok(LockGuard { _file: file })
+    }
+
+    /// Blocks until no other process writes; other processes may read meanwhile.
+    pub(crate) fn lock_shared(&self) -> Result<LockGuard> {
+        self.lock(false)
+    }
+
+    /// Blocks until this process is the only one reading or writing.
+    pub(crate) fn lock_exclusive(&self) -> Result<LockGuard> {
+        self.lock(true)
+    }
+
+    /// The generation stamp, `None` before the first write.
+    pub(crate) fn stamp(&self) -> Result<Option<String>> {
+        let path = self.generation_path();
+        match fs::read_to_string(&path) {
+            Ok(s) => Ok(Some(s.trim().to_owned())),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(&path, e)),
+        }
+    }
+
+    /// Writes a new stamp after `previous` and returns it with its counter.
+    pub(crate) fn bump_stamp(&self, previous: Option<&str>) -> Result<(String, u64)> {
+        let counter = previous
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|c| c.parse::<u64>().ok())
+            .unwrap_or(0)
+            + 1;
+        let stamp = format!("{counter} {}", Uuid::now_v7());
+        write_atomic(&self.generation_path(), stamp.as_bytes())?;
+        Ok((stamp, counter))
+    }
+
+    pub(crate) fn write_json<T: Serialize>(&self, path: &Path, value: &T) -> Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Json {
+            path: path.to_owned(),
+            source: e,
+        })?;
+        bytes.push(b'\n');
+        if let Some(dir) = path.parent()
+            && !dir.exists()
+        {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            if let Some(parent) = dir.parent() {
+                sync_dir(parent)?;
+                if let Some(grand) = parent.parent() {
+                    sync_dir(grand)?;
+                }
+            }
+        }
+        write_atomic(path, &bytes)
+    }
+
+    pub(crate) fn write_overlay(&self, overlay: &Overlay) -> Result<()> {
+        self.write_json(&self.overlay_path(), overlay)
+    }
+
+    /// Removes a file and syncs its directory; a missing file is not an error.
+    pub(crate) fn remove_file(&self, path: &Path) -> Result<()> {
+        match fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(path, e)),
+        }
+        match path.parent() {
+            Some(dir) => sync_dir(dir),
+            None => Ok(()),
+        }
+    }
+
+    /// Removes a bundle directory if it holds nothing but `bundle.json` and an empty
+    /// `tools/`. Returns whether it did.
+    pub(crate) fn remove_empty_bundle(&self, bundle: Uuid) -> Result<bool> {
+        let dir = self.bundle_dir(bundle);
+        let tools = dir.join("tools");
+        for entry in read_dir_names(&dir)? {
+            if entry != "bundle.json" && entry != "tools" {
+                return Ok(false);
+            }
+        }
+        if tools.exists() {
+            if !read_dir_names(&tools)?.is_empty() {
+                return Ok(false);
+            }
+            fs::remove_dir(&tools).map_err(|e| Error::io(&tools, e))?;
+        }
+        self.remove_file(&dir.join("bundle.json"))?;
+        fs::remove_dir(&dir).map_err(|e| Error::io(&dir, e))?;
+        sync_dir(&self.bundles_dir())?;
+        Ok(true)
+    }
+
+    /// Reads one usage file; a missing one is zero.
+    pub(crate) fn read_usage(&self, tool: Uuid) -> Result<Usage> {
+        let path = self.usage_path(tool);
+        match fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|e| Error::Json { path, source: e })
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(Usage::default()),
+            Err(e) => Err(Error::io(&path, e)),
+        }
+    }
+
+    /// Reads the whole catalog. Files that cannot be used become [`LoadIssue`]s; only a
+    /// directory that cannot be listed is an error.
+    pub(crate) fn load(&self) -> Result<Loaded> {
+        let mut loaded = Loaded {
+            stamp: self.stamp()?,
+            ..Loaded::default()
+        };
+        let overlay_path = self.overlay_path();
+        if overlay_path.exists() {
+            match read_json::<Overlay>(&overlay_path) {
+                Ok(o) => loaded.overlay = o,
+                Err(reason) => loaded.issues.push(issue(&overlay_path, reason)),
+            }
+        }
+        for name in read_dir_names(&self.bundles_dir())? {
+            let path = self.bundles_dir().join(&name);
+            if let Some(b) = self.load_bundle(&name, &path, &mut loaded.issues)? {
+                loaded.bundles.push(b);
+            }
+        }
+        for name in read_dir_names(&self.usage_dir())? {
+            let path = self.usage_dir().join(&name);
+            let Some(id) = json_stem(&name) else {
+                loaded
+                    .issues
+                    .push(issue(&path, "not a usage file (<tool-id>.json)"));
+                continue;
+            };
+            match read_json::<Usage>(&path) {
+                Ok(u) => {
+                    loaded.usage.insert(id, u);
+                }
+                Err(reason) => loaded.issues.push(issue(&path, reason)),
+            }
+        }
+        Ok(loaded)
+    }
+
+    fn load_bundle(
+        &self,
+        name: &str,
+        path: &Path,
+        issues: &mut Vec<LoadIssue>,
+    ) -> Result<Option<FoundBundle>> {
+        let Ok(id) = name.parse::<Uuid>() else {
+            issues.push(issue(path, "not a bundle directory (<bundle-id>)"));
+            return Ok(None);
+        };
+        if !path.is_dir() {
+            issues.push(issue(path, "not a bundle directory (<bundle-id>)"));
+            return Ok(None);
+        }
+        let file_path = path.join("bundle.json");
+        let file = match read_json::<BundleFile>(&file_path) {
+            Ok(f) if f.bundle_id == id => f,
+            Ok(f) => {
+                issues.push(issue(
+                    &file_path,
+                    format!("bundleID {} does not match its directory", f.bundle_id),
+                ));
+                return Ok(None);
+            }
+            Err(reason) => {
+                issues.push(issue(&file_path, reason));
+                return Ok(None);
+            }
+        };
+        let mut tools = Vec::new();
+        let tools_dir = path.join("tools");
+        if tools_dir.is_dir() {
+            for name in read_dir_names(&tools_dir)? {
+                let tool_path = tools_dir.join(&name);
+                let Some(tool_id) = json_stem(&name) else {
+                    issues.push(issue(&tool_path, "not a tool file (<tool-id>.json)"));
+                    continue;
+                };
+                match read_json::<ToolFile>(&tool_path) {
+                    Ok(f) if f.bundle_id != id => issues.push(issue(
+                        &tool_path,
+                        format!("bundleID {} does not match its bundle {id}", f.bundle_id),
+                    )),
+                    Ok(f) if f.tool_id.is_some_and(|t| t != tool_id) => issues.push(issue(
+                        &tool_path,
+                        "toolID does not match the file name".to_owned(),
+                    )),
+                    Ok(f) => tools.push(FoundTool {
+                        id: tool_id,
+                        path: tool_path,
+                        file: f,
+                    }),
+                    Err(reason) => issues.push(issue(&tool_path, reason)),
+                }
+            }
+        }
+        Ok(Some(FoundBundle {
+            path: path.to_owned(),
+            file,
+            tools,
+        }))
+    }
+}
+
+fn issue(path: &Path, reason: impl Into<String>) -> LoadIssue {
+    LoadIssue {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// `<uuid>.json` → the uuid.
+fn json_stem(name: &str) -> Option<Uuid> {
+    name.strip_suffix(".json")?.parse().ok()
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> std::result::Result<T, String> {
+    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("malformed or foreign file: {e}"))
+}
+
+/// The names in `dir`, sorted, without hidden (temporary) entries. A missing directory
+/// is empty.
+fn read_dir_names(dir: &Path) -> Result<Vec<String>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Temporary file, write, fsync, rename, directory fsync.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", Uuid::now_v7().simple()));
+    let result = (|| {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+        f.sync_all().map_err(|e| Error::io(&tmp, e))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result?;
+    sync_dir(dir)
+}
+
+/// Makes a directory's entries durable (a rename or a new file in it).
+fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(dir, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
