@@ -2,7 +2,7 @@
 //! in `shared/data/*/tools.jsonl` (extra keys `source` and `meta` are read when present).
 //!
 //! Names that break the naming rules are repaired with
-//! [`sanitize_name`](crate::name::sanitize_name); apply the same function to names that
+//! [`sanitize_name`]; apply the same function to names that
 //! refer to those tools (e.g. a query's expected tools).
 
 use serde_json::{Map, Value, json};
