@@ -195,7 +195,14 @@ pub(crate) async fn send(
     let run = async {
         let mut hops = 0;
         loop {
-            let resp = send_one(config, &req, timeout, max_response_bytes).await?;
+            let resp = send_one(config, &req, timeout, max_response_bytes)
+                .await
+                .map_err(|mut e| {
+                    if hops > 0 && e.kind == ErrorKind::HostNotAllowed {
+                        e.message.push_str(" (reached through a redirect)");
+                    }
+                    e
+                })?;
             let location = resp.header("location").map(str::to_owned);
             let Some(location) = location.filter(|_| is_redirect(resp.status)) else {
                 return Ok(resp);
@@ -234,7 +241,8 @@ pub(crate) async fn send(
                 req.method = Method::GET;
                 req.body.clear();
             }
-            tracing::debug!(from = %display_url(&req.url), to = %display_url(&next), "following a redirect");
+            // No URL in the log: a path may carry a secret, and logs are not redacted here.
+            tracing::debug!(hops, "following a redirect");
             req.url = next;
         }
     };

@@ -1,0 +1,379 @@
+//! `read_file`, `write_file` and `search_files`, confined to a [`Workspace`].
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use toolscout_spec::ToolSpec;
+
+use super::workspace::{Workspace, io_error};
+use crate::{ErrorKind, NativeTool, ToolError};
+
+/// Most text `read_file` returns at once.
+const MAX_READ_BYTES: usize = 10 << 20;
+/// Most directory entries `search_files` visits.
+const MAX_VISITED: usize = 200_000;
+
+fn one() -> u32 {
+    1
+}
+
+/// Reads a file from the workspace. Supports reading a range of lines of a large file.
+/// Returns the file's contents as a string.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// Path of the file, relative to the workspace root
+    pub file_path: String,
+    /// Line to start reading from (1-indexed)
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub offset: u32,
+    /// Maximum number of lines to read
+    #[serde(default)]
+    #[schemars(with = "u32", range(min = 1), transform = super::no_default)]
+    pub limit: Option<u32>,
+}
+
+/// The `read_file` tool.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    workspace: Workspace,
+}
+
+impl ReadFile {
+    /// `read_file` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        ReadFile { workspace }
+    }
+}
+
+impl NativeTool for ReadFile {
+    const NAME: &'static str = "read_file";
+    const SUMMARY: &'static str = "Read a text file, whole or a range of lines";
+    type Args = ReadFileArgs;
+    type Output = String;
+
+    fn spec(&self) -> toolscout_spec::Result<ToolSpec> {
+        ToolSpec::from_args::<ReadFileArgs>(Self::NAME, Self::SUMMARY)
+            .title("Read file")
+            .returns("string: the lines read, line endings preserved")
+            .category("files")
+            .with_metadata(|m| {
+                m.read_only = true;
+                m.idempotent = true;
+            })
+            .build()
+    }
+
+    async fn call(&self, args: ReadFileArgs) -> Result<String, ToolError> {
+        let workspace = self.workspace.clone();
+        blocking(move || read_lines(&workspace, &args)).await
+    }
+}
+
+fn read_lines(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, ToolError> {
+    let path = workspace.existing(&args.file_path)?;
+    if path.is_dir() {
+        return Err(ToolError::invalid_arguments(format!(
+            "'{}' is a directory; use search_files to list it",
+            args.file_path
+        )));
+    }
+    let file = std::fs::File::open(&path).map_err(|e| io_error(&args.file_path, &e))?;
+    let mut reader = BufReader::new(file);
+    let mut out = Vec::new();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    let mut taken = 0u64;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_error(&args.file_path, &e))?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if number < u64::from(args.offset) {
+            continue;
+        }
+        if args.limit.is_some_and(|l| taken >= u64::from(l)) {
+            break;
+        }
+        if out.len() + line.len() > MAX_READ_BYTES {
+            return Err(ToolError::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "'{}' from line {} is over {MAX_READ_BYTES} bytes; read fewer lines with offset and limit",
+                    args.file_path, args.offset
+                ),
+            )
+            .with_details(json!({"limit_bytes": MAX_READ_BYTES, "lines_read": taken})));
+        }
+        out.extend_from_slice(&line);
+        taken += 1;
+    }
+    if args.offset > 1 && number < u64::from(args.offset) {
+        return Err(ToolError::invalid_arguments(format!(
+            "offset {} is past the end of '{}', which has {number} lines",
+            args.offset, args.file_path
+        ))
+        .with_details(json!({"lines": number})));
+    }
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Overwrite the file or append to it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(transform = super::plain_enum)]
+pub enum WriteMode {
+    /// Replace the file, atomically.
+    #[default]
+    Overwrite,
+    /// Add to its end.
+    Append,
+}
+
+/// Writes content to a file in the workspace. Creates the file if it does not exist and
+/// overwrites it by default; can append instead.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct WriteFileArgs {
+    /// Path of the file, relative to the workspace root
+    pub file_path: String,
+    /// Text to write
+    pub content: String,
+    /// Overwrite the file or append to it
+    #[serde(default)]
+    pub mode: WriteMode,
+}
+
+/// What `write_file` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct WriteOutput {
+    /// The path written, relative to the workspace root.
+    pub path: String,
+    /// The number of bytes written.
+    pub bytes: u64,
+}
+
+/// The `write_file` tool.
+#[derive(Debug, Clone)]
+pub struct WriteFile {
+    workspace: Workspace,
+}
+
+impl WriteFile {
+    /// `write_file` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        WriteFile { workspace }
+    }
+}
+
+impl NativeTool for WriteFile {
+    const NAME: &'static str = "write_file";
+    const SUMMARY: &'static str = "Write or append text to a file, atomically";
+    type Args = WriteFileArgs;
+    type Output = WriteOutput;
+
+    fn spec(&self) -> toolscout_spec::Result<ToolSpec> {
+        ToolSpec::from_args::<WriteFileArgs>(Self::NAME, Self::SUMMARY)
+            .title("Write file")
+            .returns("object: the path written and the number of bytes")
+            .category("files")
+            .with_metadata(|m| {
+                m.destructive = true;
+                m.requires_approval = true;
+            })
+            .build()?
+            .with_output::<WriteOutput>()
+    }
+
+    async fn call(&self, args: WriteFileArgs) -> Result<WriteOutput, ToolError> {
+        let workspace = self.workspace.clone();
+        blocking(move || write(&workspace, &args)).await
+    }
+}
+
+fn write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WriteOutput, ToolError> {
+    let user = args.file_path.as_str();
+    let target = workspace.writable(user)?;
+    if target.is_dir() {
+        return Err(ToolError::invalid_arguments(format!(
+            "'{user}' is a directory; give a file path"
+        )));
+    }
+    let parent = target
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| workspace.root().to_path_buf());
+    std::fs::create_dir_all(&parent).map_err(|e| io_error(user, &e))?;
+    // The parent may have been a symlink created in between; check where it really is.
+    let real_parent = parent.canonicalize().map_err(|e| io_error(user, &e))?;
+    workspace.inside(user, real_parent)?;
+    let bytes = args.content.as_bytes();
+    match args.mode {
+        WriteMode::Overwrite => {
+            let mut tmp =
+                tempfile::NamedTempFile::new_in(&parent).map_err(|e| io_error(user, &e))?;
+            tmp.write_all(bytes).map_err(|e| io_error(user, &e))?;
+            tmp.as_file().sync_all().map_err(|e| io_error(user, &e))?;
+            tmp.persist(&target).map_err(|e| io_error(user, &e.error))?;
+        }
+        WriteMode::Append => {
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&target)
+                .map_err(|e| io_error(user, &e))?;
+            f.write_all(bytes).map_err(|e| io_error(user, &e))?;
+            f.sync_all().map_err(|e| io_error(user, &e))?;
+        }
+    }
+    Ok(WriteOutput {
+        path: workspace.relative(&target),
+        bytes: bytes.len() as u64,
+    })
+}
+
+fn default_dot() -> String {
+    ".".to_owned()
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn hundred() -> u32 {
+    100
+}
+
+/// Searches the workspace for files matching a glob pattern, recursively by default.
+/// Returns the matching paths.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct SearchFilesArgs {
+    /// Glob pattern, e.g. **/*.rs
+    pub pattern: String,
+    /// Directory to search in
+    #[serde(default = "default_dot")]
+    pub path: String,
+    /// Search subdirectories too
+    #[serde(default = "yes")]
+    pub recursive: bool,
+    /// Stop after this many matches
+    #[serde(default = "hundred")]
+    #[schemars(range(min = 1, max = 10000))]
+    pub max_results: u32,
+}
+
+/// The `search_files` tool.
+#[derive(Debug, Clone)]
+pub struct SearchFiles {
+    workspace: Workspace,
+}
+
+impl SearchFiles {
+    /// `search_files` over `workspace`.
+    pub fn new(workspace: Workspace) -> Self {
+        SearchFiles { workspace }
+    }
+}
+
+impl NativeTool for SearchFiles {
+    const NAME: &'static str = "search_files";
+    const SUMMARY: &'static str = "Find files whose path matches a glob pattern";
+    type Args = SearchFilesArgs;
+    type Output = Vec<String>;
+
+    fn spec(&self) -> toolscout_spec::Result<ToolSpec> {
+        ToolSpec::from_args::<SearchFilesArgs>(Self::NAME, Self::SUMMARY)
+            .title("Search files")
+            .returns("array of strings: matching paths, relative to the workspace root")
+            .category("files")
+            .with_metadata(|m| {
+                m.read_only = true;
+                m.idempotent = true;
+            })
+            .build()
+    }
+
+    async fn call(&self, args: SearchFilesArgs) -> Result<Vec<String>, ToolError> {
+        let workspace = self.workspace.clone();
+        blocking(move || search(&workspace, &args)).await
+    }
+}
+
+fn search(workspace: &Workspace, args: &SearchFilesArgs) -> Result<Vec<String>, ToolError> {
+    let glob = globset::GlobBuilder::new(&args.pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| {
+            ToolError::invalid_arguments(format!(
+                "pattern {:?} is not a valid glob: {}; use e.g. \"**/*.rs\"",
+                args.pattern,
+                e.kind()
+            ))
+        })?
+        .compile_matcher();
+    let base = workspace.existing(&args.path)?;
+    if !base.is_dir() {
+        return Err(ToolError::invalid_arguments(format!(
+            "'{}' is not a directory",
+            args.path
+        )));
+    }
+    let mut found = Vec::new();
+    let mut stack: Vec<PathBuf> = vec![base.clone()];
+    let mut visited = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            if visited > MAX_VISITED {
+                break;
+            }
+            let path = entry.path();
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                if args.recursive && entry.file_name() != ".git" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            if ft.is_symlink() {
+                // Only links to files inside the workspace count; links to directories
+                // are not followed (no cycles, no escapes).
+                match path.canonicalize() {
+                    Ok(real) if real.starts_with(workspace.root()) && real.is_file() => {}
+                    _ => continue,
+                }
+            }
+            let Ok(rel) = path.strip_prefix(&base) else {
+                continue;
+            };
+            if glob.is_match(rel) {
+                found.push(workspace.relative(&path));
+            }
+        }
+    }
+    found.sort();
+    found.truncate(args.max_results as usize);
+    Ok(found)
+}
+
+/// Runs file-system work off the async threads.
+async fn blocking<T, F>(f: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(ToolError::failed(format!(
+            "the file operation stopped: {e}"
+        )))
+    })
+}

@@ -1,0 +1,379 @@
+//! HTTP tools against the local server: templating, secrets, allowed hosts, redirects,
+//! retries, timeouts, extraction, size limits, auth.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolscout_invoke::{
+    AllowedHosts, ErrorKind, HttpConfig, Invoker, Outcome, REDACTED, RetryPolicy, SecretStore, Tool,
+};
+use toolscout_spec::ToolSpec;
+use toolscout_spec::adapters::tool_file::ToolType;
+
+use crate::server::{self, SIGNING_KEY};
+use crate::show;
+
+const API_KEY: &str = "sk-test-9f8e7d6c";
+
+fn config() -> HttpConfig {
+    HttpConfig {
+        allowed_hosts: AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        max_response_bytes: 4096,
+        retry: RetryPolicy {
+            max_retries: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(40),
+        },
+        default_timeout: Duration::from_secs(2),
+        ..HttpConfig::default()
+    }
+}
+
+fn invoker() -> Invoker {
+    let mut secrets = SecretStore::default();
+    secrets.insert("API_KEY", API_KEY);
+    secrets.insert("SIGNING_KEY", SIGNING_KEY);
+    secrets.insert("CLIENT_ID", "client-id");
+    secrets.insert("CLIENT_SECRET", "client-secret");
+    Invoker::default()
+        .with_http_config(config())
+        .with_secrets(secrets)
+}
+
+fn tool(params: Value, block: Value) -> Tool {
+    let spec = ToolSpec::builder("test_http", "An HTTP tool under test")
+        .parameters(params)
+        .build()
+        .unwrap();
+    Tool::from_parts(spec, ToolType::Http, &block).unwrap()
+}
+
+fn city_params() -> Value {
+    json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+}
+
+fn value(outcome: &Outcome) -> &Value {
+    outcome
+        .value()
+        .unwrap_or_else(|| panic!("expected ok, got {}", show(outcome)))
+}
+
+fn kind(outcome: &Outcome) -> ErrorKind {
+    outcome
+        .error()
+        .unwrap_or_else(|| panic!("expected an error, got {}", show(outcome)))
+        .kind
+}
+
+#[tokio::test]
+async fn templates_encode_for_url_headers_and_json_bodies() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}}),
+        json!({
+            "method": "POST",
+            "urlTemplate": format!("{}/echo?q=${{q}}&key=${{API_KEY}}", s.base),
+            "headers": {"User-Agent": "MyApp/${n}", "X-Key": "${API_KEY}"},
+            "bodyTemplate": "{\"q\": \"${q}\", \"n\": ${n}}"
+        }),
+    );
+    let out = invoker()
+        .invoke(&t, json!({"q": "São Paulo & \"co\"/x", "n": 3}))
+        .await;
+    let v = value(&out);
+    assert_eq!(v["method"], "POST");
+    assert_eq!(
+        v["query"],
+        format!("q=S%C3%A3o%20Paulo%20%26%20%22co%22%2Fx&key={API_KEY}")
+    );
+    assert_eq!(v["headers"]["user-agent"], "MyApp/3");
+    assert_eq!(v["headers"]["x-key"], API_KEY);
+    assert_eq!(v["headers"]["content-type"], "application/json");
+    let body: Value = serde_json::from_str(v["body"].as_str().unwrap()).unwrap();
+    assert_eq!(body, json!({"q": "São Paulo & \"co\"/x", "n": 3}));
+}
+
+#[tokio::test]
+async fn jsonpath_extraction() {
+    let s = server::start().await;
+    let t = tool(
+        city_params(),
+        json!({
+            "urlTemplate": format!("{}/weather?q=${{city}}", s.base),
+            "extractExpr": "$.current.condition.text"
+        }),
+    );
+    let out = invoker().invoke(&t, json!({"city": "Paris"})).await;
+    assert_eq!(
+        out.to_json(),
+        json!({"ok": true, "value": "Sunny in Paris"})
+    );
+}
+
+#[tokio::test]
+async fn regex_extraction_over_text() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({
+            "urlTemplate": format!("{}/text", s.base),
+            "responseEncoding": "text",
+            "extractExpr": r"temp=(\d+)C"
+        }),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(value(&out), &json!("21"));
+}
+
+#[tokio::test]
+async fn extraction_that_finds_nothing() {
+    let s = server::start().await;
+    let block = json!({
+        "urlTemplate": format!("{}/weather?q=${{city}}", s.base),
+        "extractExpr": "$.forecast[0].text"
+    });
+    let out = invoker()
+        .invoke(&tool(city_params(), block.clone()), json!({"city": "Oslo"}))
+        .await;
+    insta::assert_snapshot!(show(&out));
+    let mut empty = block;
+    empty["errorMode"] = json!("empty");
+    let out = invoker()
+        .invoke(&tool(city_params(), empty), json!({"city": "Oslo"}))
+        .await;
+    assert_eq!(out.to_json(), json!({"ok": true, "value": null}));
+}
+
+#[tokio::test]
+async fn secrets_never_appear_in_errors() {
+    let s = server::start().await;
+    // The server answers 500 and echoes the query, key included.
+    let t = tool(
+        city_params(),
+        json!({"urlTemplate": format!("{}/status/500?city=${{city}}&key=${{API_KEY}}", s.base)}),
+    );
+    let out = invoker().invoke(&t, json!({"city": "Rome"})).await;
+    let text = show(&out);
+    assert!(!text.contains(API_KEY), "{text}");
+    assert!(text.contains(REDACTED), "{text}");
+    insta::assert_snapshot!(text);
+    assert!(!format!("{:?}", invoker()).contains(API_KEY));
+}
+
+#[tokio::test]
+async fn allowed_hosts_are_checked_after_expansion() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {"host": {"type": "string"}}}),
+        json!({"urlTemplate": format!("http://${{host}}:{}/echo", s.port)}),
+    );
+    let out = invoker().invoke(&t, json!({"host": "localhost"})).await;
+    assert_eq!(kind(&out), ErrorKind::HostNotAllowed);
+    insta::assert_snapshot!(show(&out));
+    let ok = invoker().invoke(&t, json!({"host": "127.0.0.1"})).await;
+    assert!(ok.is_ok(), "{}", show(&ok));
+}
+
+#[tokio::test]
+async fn loopback_is_refused_unless_explicitly_allowed() {
+    let s = server::start().await;
+    let strict = Invoker::default().with_http_config(HttpConfig {
+        allowed_hosts: AllowedHosts::new(["localhost", "127.0.0.1"]),
+        ..config()
+    });
+    for host in ["localhost", "127.0.0.1"] {
+        let t = tool(
+            json!({"type": "object"}),
+            json!({"urlTemplate": format!("http://{host}:{}/echo", s.port)}),
+        );
+        let out = strict.invoke(&t, json!({})).await;
+        assert_eq!(kind(&out), ErrorKind::HostNotAllowed, "{host}");
+        assert!(
+            out.error().unwrap().message.contains("non-public address"),
+            "{}",
+            show(&out)
+        );
+    }
+}
+
+#[tokio::test]
+async fn redirect_to_a_disallowed_host_is_refused() {
+    let s = server::start().await;
+    let to = format!("http://localhost:{}/echo", s.port);
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/redirect?to={}", s.base, to)}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(kind(&out), ErrorKind::HostNotAllowed);
+    insta::assert_snapshot!(show(&out));
+}
+
+#[tokio::test]
+async fn redirect_to_an_allowed_host_is_followed() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/redirect?to=/echo", s.base)}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(value(&out)["path"], "/echo");
+}
+
+#[tokio::test]
+async fn idempotent_tools_retry_transient_failures() {
+    let s = server::start().await;
+    let block = json!({"urlTemplate": format!("{}/flaky", s.base)});
+    let mut t = tool(json!({"type": "object"}), block);
+    t.spec.metadata.idempotent = true;
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(value(&out), &json!({"attempt": 3}));
+    assert_eq!(s.counters.flaky.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn other_tools_do_not_retry() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"method": "POST", "urlTemplate": format!("{}/flaky", s.base)}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(kind(&out), ErrorKind::HttpStatus);
+    assert_eq!(s.counters.flaky.load(Ordering::SeqCst), 1);
+    insta::assert_snapshot!(show(&out));
+}
+
+#[tokio::test]
+async fn retries_are_limited() {
+    let s = server::start().await;
+    let mut t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/status/503", s.base)}),
+    );
+    t.spec.metadata.idempotent = true;
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(kind(&out), ErrorKind::HttpStatus);
+    assert_eq!(out.error().unwrap().details["status"], 503);
+}
+
+#[tokio::test]
+async fn timeouts() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/slow", s.base), "timeoutMs": 150}),
+    );
+    let started = std::time::Instant::now();
+    let out = invoker().invoke(&t, json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(kind(&out), ErrorKind::Timeout);
+    insta::assert_snapshot!(show(&out));
+}
+
+#[tokio::test]
+async fn response_size_limit() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/big", s.base), "responseEncoding": "text"}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge);
+    insta::assert_snapshot!(show(&out));
+}
+
+#[tokio::test]
+async fn request_size_limit() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        json!({"method": "POST", "urlTemplate": format!("{}/echo", s.base), "bodyTemplate": "${text}"}),
+    );
+    let small = Invoker::default().with_http_config(HttpConfig {
+        max_request_bytes: 1000,
+        ..config()
+    });
+    let out = small.invoke(&t, json!({"text": "y".repeat(2000)})).await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge);
+}
+
+#[tokio::test]
+async fn hmac_signed_requests_verify() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        json!({
+            "method": "POST",
+            "urlTemplate": format!("{}/signed?x=${{x}}", s.base),
+            "bodyTemplate": "{\"x\": \"${x}\"}",
+            "auth": {"type": "hmac", "secret": "SIGNING_KEY"}
+        }),
+    );
+    let out = invoker().invoke(&t, json!({"x": "a b"})).await;
+    assert_eq!(value(&out), &json!({"valid": true}));
+}
+
+#[tokio::test]
+async fn oauth2_tokens_are_cached_and_refreshed() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({
+            "urlTemplate": format!("{}/protected", s.base),
+            "auth": {
+                "type": "oauth2",
+                "tokenUrl": format!("{}/token", s.base),
+                "clientId": "${CLIENT_ID}",
+                "clientSecret": "${CLIENT_SECRET}"
+            }
+        }),
+    );
+    let inv = invoker();
+    assert_eq!(
+        value(&inv.invoke(&t, json!({})).await)["auth"],
+        "Bearer tok-1"
+    );
+    assert_eq!(
+        value(&inv.invoke(&t, json!({})).await)["auth"],
+        "Bearer tok-1"
+    );
+    assert_eq!(s.counters.tokens.load(Ordering::SeqCst), 1);
+    // The token lives 2 s and is refreshed halfway.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(
+        value(&inv.invoke(&t, json!({})).await)["auth"],
+        "Bearer tok-2"
+    );
+}
+
+#[tokio::test]
+async fn missing_template_variable() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        json!({"urlTemplate": format!("{}/weather?q=${{city}}", s.base)}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    insta::assert_snapshot!(show(&out));
+}
+
+#[test]
+fn impl_block_validation() {
+    let spec = ToolSpec::builder("bad", "A bad tool").build().unwrap();
+    let err = Tool::from_parts(
+        spec.clone(),
+        ToolType::Http,
+        &json!({"urlTemplate": "ftp://x/${a}"}),
+    )
+    .unwrap_err();
+    insta::assert_snapshot!(err.to_string(), @r#"tool 'bad': invalid impl block: urlTemplate must start with http:// or https://, found "ftp://x/${a}""#);
+    let err = Tool::from_parts(
+        spec,
+        ToolType::Http,
+        &json!({"urlTemplate": "https://x", "extractExpr": "$["}),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("extractExpr"), "{err}");
+}
