@@ -1,0 +1,210 @@
+//! [`Agent`]: a config, a client, a tool host and an approver; [`Agent::run`] runs
+//! the loop and returns a [`RunReport`].
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+use toolscout_spec::ToolSpec;
+
+use crate::approval::{Approver, RefuseAll};
+use crate::event::Emitter;
+use crate::run::{Runtime, run_loop};
+use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, ToolHost, Usage, prompts};
+
+/// An agent ready to run.
+///
+/// Cheap to clone: the client, host and approver are shared.
+#[derive(Clone)]
+pub struct Agent {
+    config: AgentConfig,
+    client: ChatClient,
+    host: Arc<dyn ToolHost>,
+    approver: Arc<dyn Approver>,
+    subagents: Vec<AgentConfig>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("config", &self.config)
+            .field("subagents", &self.subagents)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// An agent over `host`, talking to `client`. Calls that require approval are
+    /// refused until an approver is set ([`Agent::with_approver`]).
+    pub fn new(config: AgentConfig, client: ChatClient, host: Arc<dyn ToolHost>) -> Self {
+        Agent {
+            config,
+            client,
+            host,
+            approver: Arc::new(RefuseAll),
+            subagents: Vec::new(),
+        }
+    }
+
+    /// Sets the approver of calls to tools with `metadata.requires_approval`.
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// Adds a specialist agent, offered to the model as a tool (see [`subagent_spec`]).
+    /// Calling it runs a nested loop with the specialist's prompt, model, policy and
+    /// tool scope over the same host, and returns its final answer. Specialists may
+    /// delegate to each other (and to themselves) until the top-level agent's
+    /// [`AgentConfig::max_depth`] is reached.
+    #[must_use]
+    pub fn with_subagent(mut self, config: AgentConfig) -> Self {
+        self.subagents.push(config);
+        self
+    }
+
+    /// The agent's config.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// Runs the loop on one user message.
+    pub async fn run(&self, input: &str, options: RunOptions) -> RunReport {
+        self.run_messages(vec![Message::user(input)], options).await
+    }
+
+    /// Runs the loop on a conversation (e.g. a previous run's transcript plus a new user
+    /// message). A system message is put first unless the conversation starts with one.
+    pub async fn run_messages(&self, messages: Vec<Message>, options: RunOptions) -> RunReport {
+        let rt = Runtime {
+            client: &self.client,
+            host: self.host.as_ref(),
+            approver: self.approver.as_ref(),
+            subagents: &self.subagents,
+            max_depth: self.config.max_depth,
+            emitter: Emitter::new(options.events),
+        };
+        let messages = with_system(&self.config, messages);
+        run_loop(&rt, &self.config, 0, messages, options.cancel).await
+    }
+}
+
+/// The conversation with the agent's system prompt first.
+pub(crate) fn with_system(config: &AgentConfig, mut messages: Vec<Message>) -> Vec<Message> {
+    if matches!(messages.first(), Some(Message::System { .. })) {
+        return messages;
+    }
+    let mut prompt = config.system_prompt.trim().to_owned();
+    if config.policy == Policy::Browse {
+        if !prompt.is_empty() {
+            prompt.push_str("\n\n");
+        }
+        prompt.push_str(prompts::BROWSE.trim());
+    }
+    if !prompt.is_empty() {
+        messages.insert(0, Message::system(prompt));
+    }
+    messages
+}
+
+/// The tool a specialist agent is offered as: its name, its description, and one
+/// parameter, `task`.
+pub fn subagent_spec(config: &AgentConfig) -> ToolSpec {
+    let description = if config.description.trim().is_empty() {
+        format!("Delegate a task to the {} agent", config.name)
+    } else {
+        config.description.trim().to_owned()
+    };
+    let summary = description.lines().next().unwrap_or_default().to_owned();
+    ToolSpec::builder(&config.name, summary)
+        .description(description.clone())
+        .parameters(json!({
+            "type": "object",
+            "properties": {"task": {"type": "string", "description": prompts::SUBAGENT_TASK.trim()}},
+            "required": ["task"]
+        }))
+        .returns("the agent's final answer")
+        .build()
+        .unwrap_or_else(|_| fallback_subagent_spec(&description))
+}
+
+/// A spec under a fixed name, for a config that skipped [`AgentConfig::builder`]'s
+/// checks; calls to it report an unknown tool.
+fn fallback_subagent_spec(description: &str) -> ToolSpec {
+    let mut spec = crate::host::call_tool_spec();
+    spec.name = toolscout_spec::ToolName::new("invalid_agent_name").unwrap_or(spec.name);
+    spec.summary = "An agent with an invalid name".to_owned();
+    spec.description = description.to_owned();
+    spec
+}
+
+/// How one run is watched and stopped.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Cancel it to stop the run: the current request or tool calls are abandoned and
+    /// the run ends with [`StopReason::Cancelled`].
+    pub cancel: CancellationToken,
+    /// Where [`AgentEvent`]s go, if anywhere.
+    pub events: Option<UnboundedSender<AgentEvent>>,
+}
+
+impl RunOptions {
+    /// Uses `cancel` to stop the run.
+    #[must_use]
+    pub fn with_cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Sends events to `tx`.
+    #[must_use]
+    pub fn with_events(mut self, tx: UnboundedSender<AgentEvent>) -> Self {
+        self.events = Some(tx);
+        self
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The model answered (a turn without tool calls).
+    Answer,
+    /// [`AgentConfig::max_steps`] requests were made without an answer.
+    MaxSteps,
+    /// [`AgentConfig::max_tokens`] was reached.
+    MaxTokens,
+    /// [`RunOptions::cancel`] was cancelled.
+    Cancelled,
+    /// The endpoint rejected a request or could not be read (see [`crate::Error`]).
+    EndpointError {
+        /// The HTTP status, when there was one.
+        status: Option<u16>,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The result of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    /// The agent's name.
+    pub agent: String,
+    /// The transcript, system prompt first; every assistant tool call is followed by
+    /// its `tool` message.
+    pub messages: Vec<Message>,
+    /// The final answer, when the run stopped with [`StopReason::Answer`].
+    pub answer: Option<String>,
+    /// Tokens used, sub-agents included.
+    pub usage: Usage,
+    /// Model requests made (sub-agents' not included).
+    pub steps: u32,
+    /// Why the run stopped.
+    pub stop: StopReason,
+    /// The tools array at the end, by tool name, in order.
+    pub tools: Vec<String>,
+}

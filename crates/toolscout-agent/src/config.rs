@@ -1,0 +1,188 @@
+//! [`AgentConfig`]: who an agent is and how its loop behaves.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// Which tools the model sees at the start of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Every enabled tool's schema in the tools array: the baseline.
+    Upfront,
+    /// Only the `discover_*` tools and `call_tool`. A tool the model has disclosed at
+    /// level 2 or 3 is activated: its schema is appended to the tools array (never
+    /// reordered, so a provider's prompt cache stays valid), up to
+    /// [`AgentConfig::activation_cap`] tools, least recently used evicted first.
+    #[default]
+    Browse,
+}
+
+/// Which of the host's tools an agent may use.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolScope {
+    /// All of them.
+    #[default]
+    All,
+    /// Only these tools (by tool name); the meta tools (`discover_*`, `call_tool`) stay
+    /// available, but disclosing or calling another tool is refused.
+    Only(Vec<String>),
+    /// None: the agent only talks (and delegates, when it has sub-agents).
+    None,
+}
+
+impl ToolScope {
+    /// Whether the scope lets the agent use `tool`.
+    pub fn allows(&self, tool: &str) -> bool {
+        match self {
+            ToolScope::All => true,
+            ToolScope::Only(names) => names.iter().any(|n| n == tool),
+            ToolScope::None => false,
+        }
+    }
+}
+
+/// An agent: name, instructions, model, policy and limits.
+///
+/// Build one with [`AgentConfig::builder`]. A config is also what makes a specialist
+/// agent callable as a tool (see [`crate::Agent::with_subagent`]): its name becomes the
+/// tool name and its description the tool description.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentConfig {
+    /// Name; as a sub-agent, the tool name (a-z, A-Z, 0-9, `_`, `-`, at most 64).
+    pub name: String,
+    /// What the agent is for; as a sub-agent, the tool description.
+    pub description: String,
+    /// The system prompt. Under [`Policy::Browse`] the browse-first guidance is
+    /// appended to it.
+    pub system_prompt: String,
+    /// Model name sent to the endpoint.
+    pub model: String,
+    /// Which tools the model sees first.
+    pub policy: Policy,
+    /// Which tools it may use.
+    pub tool_scope: ToolScope,
+    /// Model requests per run before the run stops with [`crate::StopReason::MaxSteps`].
+    pub max_steps: u32,
+    /// Tokens (prompt + completion, summed over steps) per run; `None` is unlimited.
+    pub max_tokens: Option<u64>,
+    /// How long one tool call may take, unless its `metadata.timeout_seconds` says.
+    pub tool_timeout: Duration,
+    /// How many tools may be activated at once under [`Policy::Browse`].
+    pub activation_cap: usize,
+    /// Whether to stream responses (server-sent events).
+    pub stream: bool,
+    /// How deep sub-agents may nest: 0 means this agent may not delegate.
+    pub max_depth: u32,
+}
+
+impl AgentConfig {
+    /// Starts a config with defaults: browse policy, 16 steps, no token limit, 60 s tool
+    /// timeout, 16 activated tools, streaming, sub-agents two deep.
+    pub fn builder(name: impl Into<String>, model: impl Into<String>) -> AgentConfigBuilder {
+        AgentConfigBuilder {
+            config: AgentConfig {
+                name: name.into(),
+                description: String::new(),
+                system_prompt: String::new(),
+                model: model.into(),
+                policy: Policy::default(),
+                tool_scope: ToolScope::default(),
+                max_steps: 16,
+                max_tokens: None,
+                tool_timeout: Duration::from_secs(60),
+                activation_cap: 16,
+                stream: true,
+                max_depth: 2,
+            },
+        }
+    }
+}
+
+/// Builds an [`AgentConfig`]; see [`AgentConfig::builder`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct AgentConfigBuilder {
+    config: AgentConfig,
+}
+
+impl AgentConfigBuilder {
+    /// Sets the description.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.config.description = description.into();
+        self
+    }
+    /// Sets the system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.config.system_prompt = prompt.into();
+        self
+    }
+    /// Sets the policy.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.config.policy = policy;
+        self
+    }
+    /// Sets the tool scope.
+    pub fn tool_scope(mut self, scope: ToolScope) -> Self {
+        self.config.tool_scope = scope;
+        self
+    }
+    /// Sets the step limit.
+    pub fn max_steps(mut self, steps: u32) -> Self {
+        self.config.max_steps = steps;
+        self
+    }
+    /// Sets the token limit per run.
+    pub fn max_tokens(mut self, tokens: u64) -> Self {
+        self.config.max_tokens = Some(tokens);
+        self
+    }
+    /// Sets the default timeout of a tool call.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.config.tool_timeout = timeout;
+        self
+    }
+    /// Sets how many tools may be activated at once.
+    pub fn activation_cap(mut self, cap: usize) -> Self {
+        self.config.activation_cap = cap;
+        self
+    }
+    /// Turns streaming on or off.
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.config.stream = stream;
+        self
+    }
+    /// Sets how deep sub-agents may nest.
+    pub fn max_depth(mut self, depth: u32) -> Self {
+        self.config.max_depth = depth;
+        self
+    }
+    /// Checks the config and returns it.
+    pub fn build(self) -> Result<AgentConfig> {
+        let c = self.config;
+        let err = |reason: &str| Error::Config {
+            agent: c.name.clone(),
+            reason: reason.to_owned(),
+        };
+        if !toolscout_spec::adapters::openai::is_legal(&c.name) {
+            return Err(err(
+                "the name must be a legal OpenAI function name (a-z, A-Z, 0-9, '_', '-', at most 64)",
+            ));
+        }
+        if c.model.trim().is_empty() {
+            return Err(err("the model must not be empty"));
+        }
+        if c.max_steps == 0 {
+            return Err(err("max_steps must be at least 1"));
+        }
+        if c.activation_cap == 0 && c.policy == Policy::Browse {
+            return Err(err(
+                "the browse policy needs an activation cap of at least 1",
+            ));
+        }
+        Ok(c)
+    }
+}

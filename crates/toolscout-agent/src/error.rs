@@ -1,0 +1,78 @@
+//! The crate's error type.
+//!
+//! Only failures of the run itself are errors: a rejected request, a broken stream, a
+//! bad configuration. A failed tool call is not an error; it goes back to the model as a
+//! tool result ([`crate::CallOutcome`]).
+
+/// What went wrong talking to the endpoint or setting up a run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The endpoint answered with an error status (context too long, bad request,
+    /// unknown model, rate limit…).
+    #[error("the endpoint rejected the request ({status}): {message}")]
+    Endpoint {
+        /// HTTP status code.
+        status: u16,
+        /// The endpoint's error message.
+        message: String,
+    },
+    /// The endpoint could not be reached, or the connection broke.
+    #[error("HTTP error talking to the endpoint: {0}")]
+    Http(String),
+    /// A streamed response broke off or was not valid server-sent events.
+    #[error("the response stream failed: {0}")]
+    Stream(String),
+    /// A response was not the chat-completions JSON the loop expects.
+    #[error("could not read the endpoint's response: {0}")]
+    Decode(String),
+    /// The response had no choices.
+    #[error("the endpoint returned no choices")]
+    NoChoices,
+    /// An agent configuration is unusable.
+    #[error("invalid agent configuration '{agent}': {reason}")]
+    Config {
+        /// Agent name.
+        agent: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// The HTTP status, when the endpoint answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Endpoint { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+impl From<async_openai::error::OpenAIError> for Error {
+    fn from(e: async_openai::error::OpenAIError) -> Self {
+        use async_openai::error::OpenAIError as E;
+        match e {
+            E::ApiError(r) => Error::Endpoint {
+                status: r.status_code.as_u16(),
+                message: r.api_error.to_string(),
+            },
+            E::Reqwest(e) => Error::Http(e.to_string()),
+            E::JSONDeserialize(e, content) => {
+                Error::Decode(format!("{e}: {}", truncate(&content, 500)))
+            }
+            E::StreamError(e) => Error::Stream(e.to_string()),
+            other => Error::Http(other.to_string()),
+        }
+    }
+}
+
+fn truncate(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

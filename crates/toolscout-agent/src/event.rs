@@ -1,0 +1,126 @@
+//! [`AgentEvent`]: what a UI shows while a run goes on.
+//!
+//! Events go to the [`tokio::sync::mpsc::UnboundedSender`] in
+//! [`RunOptions::events`](crate::RunOptions::events); sub-agents send theirs to the
+//! same channel, tagged with their own name and depth. The channel is unbounded so
+//! that a slow UI never stalls the loop; dropping the receiver is harmless.
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::Usage;
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A model request is about to be sent.
+    StepStarted {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth (0: top level).
+        depth: u32,
+        /// Step number, from 1.
+        step: u32,
+    },
+    /// Text streamed from the model.
+    TextDelta {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The new text.
+        text: String,
+    },
+    /// A model response is complete.
+    StepFinished {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// Step number.
+        step: u32,
+        /// Tokens of this request.
+        usage: Usage,
+    },
+    /// A tool call starts.
+    ToolCallStarted {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The model's call id.
+        call_id: String,
+        /// The tool name (resolved from its alias; the target of `call_tool`).
+        tool: String,
+        /// The arguments as the model wrote them.
+        arguments: String,
+    },
+    /// A tool call finished, successfully or not.
+    ToolCallFinished {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The model's call id.
+        call_id: String,
+        /// The tool name.
+        tool: String,
+        /// Whether it succeeded.
+        ok: bool,
+        /// The result the model reads.
+        result: Value,
+    },
+    /// A call disclosed tools at level 2 or 3.
+    Disclosed {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The tools disclosed.
+        tools: Vec<String>,
+    },
+    /// A tool's schema was appended to the tools array.
+    Activated {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The tool name.
+        tool: String,
+        /// Its OpenAI name.
+        alias: String,
+        /// The tool evicted to make room (least recently used), if any.
+        evicted: Option<String>,
+    },
+    /// The model answered.
+    FinalAnswer {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The answer.
+        text: String,
+    },
+}
+
+/// Sends events when the caller asked for them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Emitter {
+    tx: Option<UnboundedSender<AgentEvent>>,
+}
+
+impl Emitter {
+    pub(crate) fn new(tx: Option<UnboundedSender<AgentEvent>>) -> Self {
+        Emitter { tx }
+    }
+
+    pub(crate) fn emit(&self, event: AgentEvent) {
+        if let Some(tx) = &self.tx {
+            // A closed receiver only means nobody is watching.
+            let _ = tx.send(event);
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! One tool call: resolve, parse, check, approve, run with a timeout, report.
+//!
+//! Whatever goes wrong becomes a [`CallOutcome::error`] the model reads; nothing here
+//! returns an `Err` or panics on the model's output.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+use toolscout_spec::ToolSpec;
+use tracing::Instrument;
+use tracing::field::Empty;
+
+use crate::agent::with_system;
+use crate::approval::{ApprovalRequest, Decision};
+use crate::host::{CALL_TOOL, CallContext, kind};
+use crate::run::{Runtime, run_loop};
+use crate::toolset::ToolSet;
+use crate::{AgentConfig, AgentEvent, CallOutcome, Message, StopReason, ToolCall, Usage, validate};
+
+/// A finished call.
+pub(crate) struct Executed {
+    /// The tool that ran (resolved from its alias, unwrapped from `call_tool`).
+    pub(crate) tool: String,
+    pub(crate) outcome: CallOutcome,
+    /// Tokens a sub-agent used.
+    pub(crate) usage: Usage,
+}
+
+pub(crate) async fn execute(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &ToolSet,
+    call: &ToolCall,
+    cancel: &CancellationToken,
+) -> Executed {
+    let called = &call.function.name;
+    let mut tool = tools.original(called).unwrap_or(called).to_owned();
+    let span = tracing::info_span!(
+        "tool_call",
+        agent = %config.name,
+        depth,
+        call_id = %call.id,
+        tool = Empty,
+        ok = Empty,
+        prompt_tokens = Empty,
+        completion_tokens = Empty,
+    );
+    let parsed = parse_arguments(&call.function.arguments).and_then(|args| {
+        if tool == CALL_TOOL && tools.get(CALL_TOOL).is_some() {
+            let (name, args) = unwrap_call_tool(args)?;
+            tool = tools.original(&name).map_or(name, str::to_owned);
+            Ok(args)
+        } else {
+            Ok(args)
+        }
+    });
+    span.record("tool", tool.as_str());
+    rt.emitter.emit(AgentEvent::ToolCallStarted {
+        agent: config.name.clone(),
+        depth,
+        call_id: call.id.clone(),
+        tool: tool.clone(),
+        arguments: call.function.arguments.clone(),
+    });
+    let (outcome, usage) = match parsed {
+        Err(outcome) => (outcome, Usage::default()),
+        Ok(args) => {
+            dispatch(rt, config, depth, tools, &tool, args, &call.id, cancel)
+                .instrument(span.clone())
+                .await
+        }
+    };
+    span.record("ok", outcome.is_ok());
+    span.record("prompt_tokens", usage.prompt_tokens);
+    span.record("completion_tokens", usage.completion_tokens);
+    rt.emitter.emit(AgentEvent::ToolCallFinished {
+        agent: config.name.clone(),
+        depth,
+        call_id: call.id.clone(),
+        tool: tool.clone(),
+        ok: outcome.is_ok(),
+        result: outcome.result.clone(),
+    });
+    Executed {
+        tool,
+        outcome,
+        usage,
+    }
+}
+
+/// The arguments as a JSON object; `""` counts as `{}`.
+fn parse_arguments(text: &str) -> Result<Value, CallOutcome> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => Err(CallOutcome::error(
+            kind::INVALID_ARGUMENTS,
+            format!(
+                "the arguments must be a JSON object, not {other}; send an object matching the tool's parameters"
+            ),
+        )),
+        Err(e) => Err(CallOutcome::error(
+            kind::INVALID_ARGUMENTS,
+            format!(
+                "the arguments were not valid JSON ({e}); send one JSON object matching the tool's parameters"
+            ),
+        )),
+    }
+}
+
+/// `call_tool {name, arguments}` → the target and its arguments (an object, or JSON
+/// text of one, as models sometimes send).
+fn unwrap_call_tool(args: Value) -> Result<(String, Value), CallOutcome> {
+    let invalid = |m: &str| CallOutcome::error(kind::INVALID_ARGUMENTS, m);
+    let Some(name) = args.get("name").and_then(Value::as_str).map(str::to_owned) else {
+        return Err(invalid("call_tool needs 'name': the tool's exact name"));
+    };
+    if name == CALL_TOOL {
+        return Err(invalid(
+            "call_tool cannot call itself; give the target tool's name",
+        ));
+    }
+    let inner = match args.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::String(text)) => parse_arguments(text)?,
+        Some(v @ Value::Object(_)) => v.clone(),
+        Some(other) => {
+            return Err(invalid(&format!(
+                "call_tool's 'arguments' must be a JSON object, not {other}"
+            )));
+        }
+    };
+    Ok((name, inner))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn dispatch(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &ToolSet,
+    tool: &str,
+    args: Value,
+    call_id: &str,
+    cancel: &CancellationToken,
+) -> (CallOutcome, Usage) {
+    if let Some(sub) = rt.subagent(tool) {
+        if depth >= rt.max_depth {
+            let message = format!(
+                "'{tool}' cannot be called here: agents may only delegate {} level(s) deep; do the task yourself",
+                rt.max_depth
+            );
+            return (
+                CallOutcome::error(kind::DEPTH_LIMIT, message),
+                Usage::default(),
+            );
+        }
+        let spec = crate::agent::subagent_spec(sub);
+        let problems = validate::check(&spec, &args);
+        if !problems.is_empty() {
+            return (invalid(&spec, &problems), Usage::default());
+        }
+        let task = args.get("task").and_then(Value::as_str).unwrap_or_default();
+        return delegate(rt, sub, depth + 1, task, cancel).await;
+    }
+    (
+        call_host(rt, config, depth, tools, tool, args, call_id, cancel).await,
+        Usage::default(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn call_host(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &ToolSet,
+    tool: &str,
+    args: Value,
+    call_id: &str,
+    cancel: &CancellationToken,
+) -> CallOutcome {
+    let Some(spec) = tools.get(tool).cloned().or_else(|| rt.host.spec(tool)) else {
+        return CallOutcome::error(
+            kind::UNKNOWN_TOOL,
+            format!(
+                "there is no tool named '{tool}'; use only tool names you have seen in the tools list or in discover results"
+            ),
+        );
+    };
+    if !spec.metadata.enabled_by_default {
+        return CallOutcome::error(
+            kind::DISABLED_TOOL,
+            format!("'{tool}' is disabled; choose another tool"),
+        );
+    }
+    if tools.get(tool).is_none() && !config.tool_scope.allows(tool) {
+        return CallOutcome::error(
+            kind::OUT_OF_SCOPE,
+            format!("'{tool}' is not among the tools this agent may use"),
+        );
+    }
+    let problems = validate::check(&spec, &args);
+    if !problems.is_empty() {
+        return invalid(&spec, &problems);
+    }
+    if spec.metadata.requires_approval {
+        let request = ApprovalRequest {
+            agent: config.name.clone(),
+            tool: tool.to_owned(),
+            arguments: args.clone(),
+            call_id: call_id.to_owned(),
+        };
+        let decision = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return cancelled(),
+            d = rt.approver.approve(&request) => d,
+        };
+        if let Decision::Refuse { reason } = decision {
+            let mut message = format!("the user did not approve this call to '{tool}'");
+            if let Some(reason) = reason {
+                message.push_str(": ");
+                message.push_str(&reason);
+            }
+            message.push_str("; do not retry it unchanged");
+            return CallOutcome::error(kind::APPROVAL_REFUSED, message);
+        }
+    }
+    let timeout = spec
+        .metadata
+        .timeout_seconds
+        .map_or(config.tool_timeout, |s| Duration::from_secs(u64::from(s)));
+    let ctx = CallContext {
+        agent: config.name.clone(),
+        depth,
+        call_id: call_id.to_owned(),
+        cancel: cancel.child_token(),
+    };
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => cancelled(),
+        r = tokio::time::timeout(timeout, rt.host.call(tool, args, ctx)) => match r {
+            Ok(outcome) => outcome,
+            Err(_) => CallOutcome::error(
+                kind::TIMEOUT,
+                format!("'{tool}' did not finish within {} ms", timeout.as_millis()),
+            ),
+        },
+    }
+}
+
+fn invalid(spec: &ToolSpec, problems: &[String]) -> CallOutcome {
+    CallOutcome::error(
+        kind::INVALID_ARGUMENTS,
+        format!("{}. Usage: {}", problems.join("; "), spec.usage()),
+    )
+}
+
+fn cancelled() -> CallOutcome {
+    CallOutcome::error(kind::CANCELLED, "the run was cancelled")
+}
+
+/// Runs a sub-agent on `task` and returns its answer as the call's value.
+async fn delegate(
+    rt: &Runtime<'_>,
+    sub: &AgentConfig,
+    depth: u32,
+    task: &str,
+    cancel: &CancellationToken,
+) -> (CallOutcome, Usage) {
+    let messages = with_system(sub, vec![Message::user(task)]);
+    let report = run_loop(rt, sub, depth, messages, cancel.child_token()).await;
+    let outcome = match (&report.stop, report.answer) {
+        (StopReason::Answer, Some(answer)) => CallOutcome::ok(Value::String(answer)),
+        (stop, _) => CallOutcome::error(
+            kind::SUBAGENT_FAILED,
+            format!(
+                "the {} agent stopped without an answer after {} step(s): {}",
+                sub.name,
+                report.steps,
+                describe(stop)
+            ),
+        ),
+    };
+    (outcome, report.usage)
+}
+
+fn describe(stop: &StopReason) -> String {
+    match stop {
+        StopReason::Answer => "answered".to_owned(),
+        StopReason::MaxSteps => "it reached its step limit".to_owned(),
+        StopReason::MaxTokens => "it reached its token limit".to_owned(),
+        StopReason::Cancelled => "the run was cancelled".to_owned(),
+        StopReason::EndpointError { message, .. } => format!("the endpoint failed: {message}"),
+    }
+}

@@ -1,0 +1,174 @@
+//! The boundary between the loop and the tools: [`ToolHost`].
+//!
+//! The loop knows nothing of catalogs or search. A host answers three questions:
+//!
+//! 1. *Which tools does a run start with?* ([`ToolHost::initial_tools`]) Under
+//!    [`Policy::Upfront`], every enabled tool; under [`Policy::Browse`], the
+//!    `discover_*` tools and [`call_tool`](CALL_TOOL) (see [`call_tool_spec`]).
+//! 2. *What is this tool's schema?* ([`ToolHost::spec`]) Used to activate a disclosed
+//!    tool, to check arguments, and to read `metadata.requires_approval`,
+//!    `metadata.enabled_by_default` (false: the tool is disabled) and
+//!    `metadata.timeout_seconds`.
+//! 3. *Run this call.* ([`ToolHost::call`]) The answer is a [`CallOutcome`]: the JSON
+//!    the model reads, plus the names of tools the call disclosed at level 2 or 3, which
+//!    the loop activates.
+//!
+//! Before `call` runs, the loop has already resolved OpenAI aliases to tool names,
+//! unwrapped `call_tool {name, arguments}` into a call of `name`, refused unknown and
+//! disabled tools, checked the arguments against the schema and asked the approver;
+//! it applies the timeout and cancellation around it. So `call` only sees real tool
+//! names with plausible arguments, and never sees `call_tool`.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolscout_spec::ToolSpec;
+
+use crate::Policy;
+
+/// A boxed, sendable future: what crosses the `dyn` boundaries of this crate.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The name of the generic meta-tool that calls any tool by name.
+pub const CALL_TOOL: &str = "call_tool";
+
+/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`]:
+/// `call_tool {name: string, arguments: object}`.
+pub fn call_tool_spec() -> ToolSpec {
+    ToolSpec {
+        name: toolscout_spec::ToolName::new(CALL_TOOL).unwrap_or_else(|_| unreachable!()),
+        title: Some("Call a tool".to_owned()),
+        summary: "Call any tool by name with JSON arguments".to_owned(),
+        description: crate::prompts::CALL_TOOL.trim().to_owned(),
+        usage: None,
+        returns: "the tool's result: {\"ok\":true,\"value\":…} or {\"ok\":false,\"error\":{\"kind\":…,\"message\":…}}".to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The tool's exact name, as discover_* shows it"},
+                "arguments": {"type": "object", "description": "The tool's arguments, matching its parameters"}
+            },
+            "required": ["name", "arguments"]
+        }),
+        output_schema: None,
+        examples: Vec::new(),
+        errors: Vec::new(),
+        notes: Vec::new(),
+        category: None,
+        tags: Vec::new(),
+        version: None,
+        metadata: toolscout_spec::Metadata::default(),
+    }
+}
+
+/// Where a call comes from.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// The agent making the call.
+    pub agent: String,
+    /// Its nesting depth: 0 for the top-level agent.
+    pub depth: u32,
+    /// The model's call id.
+    pub call_id: String,
+    /// Cancelled when the run is; long calls should watch it.
+    pub cancel: CancellationToken,
+}
+
+/// Error kinds the loop itself reports to the model. Hosts may use their own kinds too.
+pub mod kind {
+    /// No tool has that name.
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    /// The tool exists but is disabled.
+    pub const DISABLED_TOOL: &str = "disabled_tool";
+    /// The arguments were not valid JSON or did not match the schema.
+    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
+    /// The call took longer than its timeout.
+    pub const TIMEOUT: &str = "timeout";
+    /// The approver refused the call.
+    pub const APPROVAL_REFUSED: &str = "approval_refused";
+    /// The tool ran and failed.
+    pub const TOOL_FAILED: &str = "tool_failed";
+    /// The run was cancelled while the call ran.
+    pub const CANCELLED: &str = "cancelled";
+    /// A sub-agent may not delegate further.
+    pub const DEPTH_LIMIT: &str = "depth_limit";
+    /// The agent's tool scope does not include the tool.
+    pub const OUT_OF_SCOPE: &str = "out_of_scope";
+    /// A sub-agent stopped without an answer.
+    pub const SUBAGENT_FAILED: &str = "subagent_failed";
+}
+
+/// The result of one call: what the model reads, and what it disclosed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallOutcome {
+    /// `{"ok":true,"value":…}` or `{"ok":false,"error":{"kind":…,"message":…}}`.
+    pub result: Value,
+    /// Tools this call disclosed at level 2 or 3 (tool names, not aliases): under
+    /// [`Policy::Browse`] the loop activates them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disclosed: Vec<String>,
+}
+
+impl CallOutcome {
+    /// A success: `{"ok":true,"value":value}`.
+    pub fn ok(value: Value) -> Self {
+        CallOutcome {
+            result: json!({"ok": true, "value": value}),
+            disclosed: Vec::new(),
+        }
+    }
+
+    /// A failure the model can read and recover from:
+    /// `{"ok":false,"error":{"kind":kind,"message":message}}`. See [`kind`].
+    pub fn error(kind: &str, message: impl Into<String>) -> Self {
+        CallOutcome {
+            result: json!({"ok": false, "error": {"kind": kind, "message": message.into()}}),
+            disclosed: Vec::new(),
+        }
+    }
+
+    /// Records tools disclosed at level 2 or 3 by this call.
+    #[must_use]
+    pub fn with_disclosed(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.disclosed.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.result.get("ok").and_then(Value::as_bool) == Some(true)
+    }
+
+    /// The error kind, for a failure.
+    pub fn error_kind(&self) -> Option<&str> {
+        self.result.pointer("/error/kind").and_then(Value::as_str)
+    }
+}
+
+/// Where tools come from and how they run; see the [module docs](self).
+///
+/// Implement it for a catalog (the `toolscout-discover` crate does); [`crate::StaticHost`]
+/// is a small in-memory implementation for tests and examples.
+pub trait ToolHost: Send + Sync {
+    /// The tools offered at the start of a run under `policy`.
+    ///
+    /// `Upfront`: every enabled tool. `Browse`: the `discover_*` tools and
+    /// [`call_tool_spec`]. Their order is kept in the tools array.
+    fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec>;
+
+    /// The spec of a tool (any tool the host knows, enabled or not), or `None`.
+    fn spec(&self, name: &str) -> Option<ToolSpec>;
+
+    /// Runs one call. `name` is a real tool name (never [`CALL_TOOL`]) and `arguments`
+    /// a JSON object that passed the schema check. Failures are [`CallOutcome::error`]s,
+    /// never panics.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, CallOutcome>;
+}

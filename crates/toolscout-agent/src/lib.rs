@@ -1,0 +1,90 @@
+//! `toolscout-agent`: the agent loop of toolscout.
+//!
+//! An [`Agent`] talks to any OpenAI-compatible chat-completions endpoint through a
+//! [`ChatClient`] (OpenAI, OpenRouter, vLLM, llama.cpp's server…), streaming or not,
+//! and runs the tools the model calls through a [`ToolHost`]:
+//!
+//! * **Policies** ([`Policy`]): `Upfront` puts every enabled tool's schema in the tools
+//!   array; `Browse` offers only the `discover_*` tools and [`call_tool`](CALL_TOOL),
+//!   and *activates* a tool once the model has disclosed it at level 2 or 3: its schema
+//!   is appended to the tools array (never reordered, so prompt caches stay valid),
+//!   up to [`AgentConfig::activation_cap`] tools, least recently used evicted first.
+//!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
+//!   aliases, since OpenAI names allow no dots.
+//! * **Calls** run in parallel, each with its own timeout. Every failure — unknown or
+//!   disabled tool, invalid arguments (including JSON that does not parse), timeout,
+//!   refused approval — becomes a tool result the model reads ([`CallOutcome`]).
+//! * **Approvals**: tools with `metadata.requires_approval` wait for the [`Approver`].
+//! * **Sub-agents**: an [`AgentConfig`] added with [`Agent::with_subagent`] is a tool
+//!   whose call runs a nested loop and returns its final answer, up to
+//!   [`AgentConfig::max_depth`] levels deep.
+//! * **Limits**: steps, tokens per run, cancellation ([`RunOptions::cancel`]).
+//! * **Events** ([`AgentEvent`]) stream to a UI over a channel; `tracing` spans
+//!   (`agent_step`, `tool_call`) carry token usage.
+//!
+//! A run returns a [`RunReport`]: transcript ([`Message`]s), answer, [`Usage`], steps
+//! and [`StopReason`]. An endpoint error ends the run with
+//! [`StopReason::EndpointError`]; it is never a panic.
+//!
+//! [`StaticHost`] is a small in-memory host (tools as async closures, a minimal
+//! discovery) for tests and examples; `toolscout-discover` provides the real one.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use serde_json::{json, Value};
+//! use toolscout_agent::{Agent, AgentConfig, ChatClient, Policy, RunOptions, StaticHost};
+//! use toolscout_spec::ToolSpec;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let weather = ToolSpec::builder("get_weather", "Current weather for a city")
+//!     .parameters(json!({
+//!         "type": "object",
+//!         "properties": {"city": {"type": "string"}},
+//!         "required": ["city"]
+//!     }))
+//!     .build()?;
+//! let host = StaticHost::default().tool(weather, |args: Value| async move {
+//!     Ok(json!({"city": args["city"], "celsius": 21}))
+//! });
+//! let config = AgentConfig::builder("assistant", "gpt-4o-mini")
+//!     .system_prompt("You are a helpful assistant.")
+//!     .policy(Policy::Browse)
+//!     .build()?;
+//! let client = ChatClient::new("https://api.openai.com/v1", "sk-…");
+//! let agent = Agent::new(config, client, Arc::new(host));
+//! let report = agent.run("What's the weather in Oslo?", RunOptions::default()).await;
+//! println!("{:?}: {}", report.stop, report.answer.unwrap_or_default());
+//! # Ok(())
+//! # }
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod agent;
+mod approval;
+mod client;
+mod config;
+mod error;
+mod event;
+mod exec;
+pub mod host;
+mod message;
+pub mod prompts;
+mod run;
+mod static_host;
+mod toolset;
+mod validate;
+mod wire;
+
+pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
+pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover, RefuseAll};
+pub use client::ChatClient;
+pub use config::{AgentConfig, AgentConfigBuilder, Policy, ToolScope};
+pub use error::{Error, Result};
+pub use event::AgentEvent;
+pub use host::{BoxFuture, CALL_TOOL, CallContext, CallOutcome, ToolHost, call_tool_spec};
+pub use message::{FunctionCall, Message, ToolCall, Usage};
+pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
+
+/// Re-exported for [`RunOptions::cancel`].
+pub use tokio_util::sync::CancellationToken;

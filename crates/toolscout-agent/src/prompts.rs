@@ -1,0 +1,8 @@
+//! Texts the model reads, kept in `prompts/` at the repository root.
+
+/// Appended to the system prompt under [`Policy::Browse`](crate::Policy::Browse).
+pub const BROWSE: &str = include_str!("../../../prompts/agent_browse.md");
+/// The description of [`call_tool`](crate::CALL_TOOL).
+pub const CALL_TOOL: &str = include_str!("../../../prompts/agent_call_tool.md");
+/// The description of a sub-agent tool's `task` parameter.
+pub const SUBAGENT_TASK: &str = include_str!("../../../prompts/agent_subagent_task.txt");

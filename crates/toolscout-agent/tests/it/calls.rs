@@ -1,0 +1,167 @@
+//! Tool calls: parallel, timeouts, failures, invalid arguments, approvals.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use toolscout_agent::{
+    ApprovalRequest, AutoApprove, Decision, FnApprover, Message, Policy, RunOptions, StopReason,
+};
+
+use crate::server::{Server, call, calls, text};
+use crate::{agent, assert_paired, config, render};
+
+fn tool_results(messages: &[Message]) -> Vec<serde_json::Value> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { content, .. } => Some(serde_json::from_str(content).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn parallel_calls_run_concurrently_each_with_its_own_timeout() {
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "read_file", r#"{"file_path":"README.md"}"#),
+            ("c2", "web_search", r#"{"query":"rust"}"#),
+            ("c3", "search_files", r#"{"pattern":"*.rs"}"#),
+        ]),
+        text("Done."),
+    ])
+    .await;
+    let agent = agent(&server, config(Policy::Upfront, false));
+    let started = Instant::now();
+    let report = agent
+        .run("Read, search and list.", RunOptions::default())
+        .await;
+    let elapsed = started.elapsed();
+    // 200 + 200 + 400 (timeout) ms one after another; about 400 ms in parallel.
+    assert!(elapsed.as_millis() < 700, "took {elapsed:?}");
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    let results = tool_results(&report.messages);
+    assert_eq!(results[0]["ok"], true);
+    assert_eq!(results[1]["ok"], true);
+    assert_eq!(results[2]["error"]["kind"], "timeout");
+    // The second request carries the three results, paired with the calls.
+    let sent = &server.requests()[1]["messages"];
+    assert_eq!(sent[2]["tool_calls"].as_array().unwrap().len(), 3);
+    for (i, id) in ["c1", "c2", "c3"].iter().enumerate() {
+        assert_eq!(sent[3 + i]["role"], "tool");
+        assert_eq!(sent[3 + i]["tool_call_id"], *id);
+    }
+    insta::assert_snapshot!(render(&report));
+}
+
+#[tokio::test]
+async fn failures_go_back_to_the_model() {
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "teleport", r#"{"to":"Mars"}"#),
+            (
+                "c2",
+                "call_tool",
+                r#"{"name":"legacy_export","arguments":{}}"#,
+            ),
+            (
+                "c3",
+                "call_tool",
+                r#"{"name":"spawn_coding_agent","arguments":{"task":"fix the build"}}"#,
+            ),
+        ]),
+        text("I could not do it: the coding agent crashed."),
+    ])
+    .await;
+    let agent = agent(&server, config(Policy::Browse, true)).with_approver(Arc::new(AutoApprove));
+    let report = agent.run("Fix the build.", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    let kinds: Vec<_> = tool_results(&report.messages)
+        .iter()
+        .map(|r| r["error"]["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["unknown_tool", "disabled_tool", "tool_failed"]);
+    insta::assert_snapshot!(render(&report));
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_explained_and_the_retry_succeeds() {
+    let server = Server::start(vec![
+        call("c1", "get_weather", r#"{"city": "Oslo""#),
+        call("c2", "get_weather", r#"{"city": 42, "units": "kelvin"}"#),
+        call("c3", "get_weather", r#"[]"#),
+        call("c4", "get_weather", r#"{"city": "Oslo"}"#),
+        text("21 °C and sunny."),
+    ])
+    .await;
+    let agent = agent(&server, config(Policy::Upfront, true));
+    let report = agent.run("Weather in Oslo?", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    let results = tool_results(&report.messages);
+    assert_eq!(
+        results
+            .iter()
+            .map(|r| r["ok"].as_bool().unwrap())
+            .collect::<Vec<_>>(),
+        [false, false, false, true]
+    );
+    insta::assert_snapshot!(render(&report));
+}
+
+#[tokio::test]
+async fn refused_approval_is_reported_and_approved_calls_run() {
+    let server = Server::start(vec![
+        calls(&[
+            (
+                "c1",
+                "write_file",
+                r#"{"file_path":"notes.txt","content":"hi"}"#,
+            ),
+            (
+                "c2",
+                "write_file",
+                r#"{"file_path":"ok.txt","content":"hi"}"#,
+            ),
+        ]),
+        text("I wrote ok.txt; notes.txt was refused."),
+    ])
+    .await;
+    let approver = FnApprover(|req: &ApprovalRequest| {
+        if req.arguments["file_path"] == "notes.txt" {
+            Decision::Refuse {
+                reason: Some("notes.txt is read-only".to_owned()),
+            }
+        } else {
+            Decision::Approve
+        }
+    });
+    let agent = agent(&server, config(Policy::Upfront, false)).with_approver(Arc::new(approver));
+    let report = agent.run("Write two files.", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    let results = tool_results(&report.messages);
+    assert_eq!(results[0]["error"]["kind"], "approval_refused");
+    assert_eq!(results[1]["ok"], true);
+    insta::assert_snapshot!(render(&report));
+}
+
+#[tokio::test]
+async fn without_an_approver_calls_that_need_one_are_refused() {
+    let server = Server::start(vec![
+        call("c1", "write_file", r#"{"file_path":"a.txt","content":"x"}"#),
+        text("Refused."),
+    ])
+    .await;
+    let agent = agent(&server, config(Policy::Upfront, false));
+    let report = agent.run("Write.", RunOptions::default()).await;
+    let results = tool_results(&report.messages);
+    assert_eq!(results[0]["error"]["kind"], "approval_refused");
+    assert!(
+        results[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no approver")
+    );
+}

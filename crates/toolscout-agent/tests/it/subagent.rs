@@ -1,0 +1,95 @@
+//! Specialist agents as tools, and the depth limit.
+
+use toolscout_agent::{AgentConfig, Policy, RunOptions, StopReason, ToolScope};
+
+use crate::server::{Server, call, text};
+use crate::{agent, assert_paired, config, render};
+
+fn weather_agent() -> AgentConfig {
+    AgentConfig::builder("weather_agent", "scripted-small-model")
+        .description("A weather specialist: give it a weather question, it answers.")
+        .system_prompt("You answer weather questions with the weather tools.")
+        .policy(Policy::Upfront)
+        .tool_scope(ToolScope::Only(vec!["get_weather".to_owned()]))
+        .stream(false)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_subagent_runs_a_nested_loop_and_returns_its_answer() {
+    let server = Server::start(vec![
+        // The assistant delegates.
+        call(
+            "c1",
+            "weather_agent",
+            r#"{"task":"Current weather in Oslo?"}"#,
+        ),
+        // The specialist's loop: its own tools, one call, an answer.
+        call("s1", "get_weather", r#"{"city":"Oslo"}"#),
+        text("Oslo: 21 °C, sunny."),
+        // Back in the assistant.
+        text("The weather agent says Oslo is 21 °C and sunny."),
+    ])
+    .await;
+    let agent = agent(&server, config(Policy::Browse, true)).with_subagent(weather_agent());
+    let report = agent
+        .run("How is the weather in Oslo?", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    assert_eq!(report.steps, 2);
+    // Usage includes the specialist's two requests.
+    assert_eq!(report.usage.total(), 4 * 110);
+
+    let requests = server.requests();
+    let arrays = server.tool_arrays();
+    assert_eq!(
+        arrays[0],
+        [
+            "discover_search",
+            "discover_describe",
+            "call_tool",
+            "weather_agent"
+        ]
+    );
+    // The specialist: its own model and prompt, only its scoped tool, and (depth 1 of 2)
+    // the sub-agent tool again.
+    assert_eq!(requests[1]["model"], "scripted-small-model");
+    assert_eq!(arrays[1], ["get_weather", "weather_agent"]);
+    assert_eq!(
+        requests[1]["messages"][1]["content"],
+        "Current weather in Oslo?"
+    );
+    insta::assert_snapshot!(render(&report));
+}
+
+#[tokio::test]
+async fn the_depth_limit_stops_runaway_delegation() {
+    let server = Server::start(vec![
+        call("c1", "weather_agent", r#"{"task":"Weather?"}"#),
+        // Depth 1: the specialist delegates to itself.
+        call("s1", "weather_agent", r#"{"task":"Weather?"}"#),
+        // Depth 2 = the limit: no sub-agent tool is offered; it tries anyway.
+        call("t1", "weather_agent", r#"{"task":"Weather?"}"#),
+        text("I will answer myself: sunny."),
+        text("Sunny."),
+        text("Sunny, says the specialist."),
+    ])
+    .await;
+    let agent =
+        agent(&server, config(Policy::Upfront, false).max_depth(2)).with_subagent(weather_agent());
+    let report = agent.run("Weather?", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_eq!(server.remaining(), 0);
+    let arrays = server.tool_arrays();
+    assert!(arrays[1].contains(&"weather_agent".to_owned()));
+    assert!(!arrays[2].contains(&"weather_agent".to_owned()));
+    let third = &server.requests()[3]["messages"];
+    let refusal = third.as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(refusal.contains("depth_limit"), "{refusal}");
+    insta::assert_snapshot!(refusal);
+}
