@@ -116,3 +116,26 @@ async fn cancelling_stops_a_running_tool_call() {
             .contains("cancelled")
     );
 }
+
+#[tokio::test]
+async fn malformed_responses_are_error_values() {
+    let cases = [
+        (false, "{\"choices\": 42}"),
+        (false, "{\"choices\": []}"),
+        (
+            true,
+            "data: {\"choices\": [{\"delta\": {\"content\": 7}}]}\n\ndata: [DONE]\n\n",
+        ),
+        (true, "data: [DONE]\n\n"),
+    ];
+    for (stream, raw) in cases {
+        let server = Server::start(vec![Reply::Raw(raw.to_owned())]).await;
+        let agent = agent(&server, config(Policy::Browse, stream));
+        let report = agent.run("Hi", RunOptions::default()).await;
+        assert!(
+            matches!(report.stop, StopReason::EndpointError { status: None, .. }),
+            "{raw}: {:?}",
+            report.stop
+        );
+    }
+}

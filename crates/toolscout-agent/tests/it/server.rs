@@ -22,6 +22,8 @@ pub(crate) enum Reply {
     Calls(Option<String>, Vec<(String, String, String)>),
     /// An error status with an OpenAI error body.
     Error(u16, String),
+    /// A raw body (sent as server-sent events when the request streams, JSON otherwise).
+    Raw(String),
 }
 
 /// A text answer.
@@ -126,6 +128,14 @@ async fn completions(State(inner): State<Arc<Mutex<Inner>>>, Json(body): Json<Va
         let body = json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": "context_length_exceeded"}});
         return (StatusCode::from_u16(*status).unwrap(), Json(body)).into_response();
     }
+    if let Reply::Raw(raw) = reply {
+        let kind = if stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        return ([(header::CONTENT_TYPE, kind)], raw).into_response();
+    }
     let usage_value = json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110});
     if !stream {
         let mut response = json!({
@@ -193,7 +203,7 @@ fn message(reply: &Reply) -> Value {
                 "id": id, "type": "function", "function": {"name": name, "arguments": args}
             })).collect::<Vec<_>>(),
         }),
-        Reply::Error(..) => Value::Null,
+        Reply::Error(..) | Reply::Raw(_) => Value::Null,
     }
 }
 
@@ -227,7 +237,7 @@ fn chunks(reply: &Reply) -> Vec<Value> {
                 }
             }
         }
-        Reply::Error(..) => {}
+        Reply::Error(..) | Reply::Raw(_) => {}
     }
     out
 }
