@@ -267,6 +267,7 @@ async fn fetch(
             ("Authorization".to_owned(), format!("Basic {basic}")),
         ],
         body: body.into_bytes(),
+        truncate_body: false,
     };
     let started = Instant::now();
     let resp = send(config, req, timeout, 64 * 1024).await?;

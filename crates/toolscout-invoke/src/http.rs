@@ -105,15 +105,18 @@ pub(crate) struct HttpRequest {
     pub(crate) url: Url,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
+    /// Cut a response body over the limit instead of failing.
+    pub(crate) truncate_body: bool,
 }
 
-/// A response, body read whole.
+/// A response, body read whole (or cut at the limit, when asked).
 #[derive(Debug, Clone)]
 pub(crate) struct HttpResponse {
     pub(crate) status: u16,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
     pub(crate) url: Url,
+    pub(crate) truncated: bool,
 }
 
 impl HttpResponse {
@@ -336,13 +339,22 @@ async fn send_one(
     let limit = u64::try_from(max_response_bytes).unwrap_or(u64::MAX);
     if let Some(len) = resp.content_length()
         && len > limit
+        && !req.truncate_body
     {
         return Err(too_large(len));
     }
     let mut body = Vec::new();
+    let mut truncated = false;
     while let Some(chunk) = resp.chunk().await.map_err(|e| transport_error(&shown, e))? {
         if body.len() + chunk.len() > max_response_bytes {
-            return Err(too_large((body.len() + chunk.len()) as u64));
+            if !req.truncate_body {
+                return Err(too_large((body.len() + chunk.len()) as u64));
+            }
+            // Keep what fits and stop reading: the rest is never downloaded.
+            let room = max_response_bytes - body.len();
+            body.extend_from_slice(&chunk[..room]);
+            truncated = true;
+            break;
         }
         body.extend_from_slice(&chunk);
     }
@@ -351,6 +363,7 @@ async fn send_one(
         headers,
         body,
         url: req.url.clone(),
+        truncated,
     })
 }
 

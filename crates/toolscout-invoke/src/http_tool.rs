@@ -140,6 +140,7 @@ fn build_request(
         url,
         headers,
         body,
+        truncate_body: false,
     })
 }
 

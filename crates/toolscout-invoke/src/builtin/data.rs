@@ -12,10 +12,12 @@ use crate::{NativeTool, ToolError};
 
 /// Runs an RFC 9535 JSONPath query over a JSON value and returns the matches.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct JsonQueryArgs {
-    /// The JSON value to query (any JSON)
+    /// The JSON value to query: any object, array, string, number, boolean or null
     pub value: Value,
-    /// JSONPath expression (RFC 9535), e.g. $.items[*].name
+    /// RFC 9535 JSONPath expression, starting with $
+    #[schemars(pattern(r"^\$"))]
     pub path: String,
 }
 
@@ -65,17 +67,21 @@ pub enum ClockAction {
 
 /// Tells the current time in a time zone, or converts a time to another time zone.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ClockArgs {
-    /// "now" for the current time, "convert" to convert `time`
+    /// now: the current time; convert: convert time to time_zone
     pub action: ClockAction,
-    /// IANA time zone name, e.g. Europe/Paris (default UTC)
+    /// IANA time-zone name, e.g. America/New_York
+    #[serde(default = "utc")]
+    pub time_zone: String,
+    /// RFC 3339 timestamp to convert (action convert only)
     #[serde(default)]
-    #[schemars(with = "String", transform = super::no_default)]
-    pub time_zone: Option<String>,
-    /// RFC 3339 time to convert, e.g. 2024-05-14T13:44:00Z (for "convert")
-    #[serde(default)]
-    #[schemars(with = "String", transform = super::no_default)]
+    #[schemars(with = "String", extend("format" = "date-time"), transform = super::no_default)]
     pub time: Option<String>,
+}
+
+fn utc() -> String {
+    "UTC".to_owned()
 }
 
 /// What `clock` returns.
@@ -87,6 +93,8 @@ pub struct ClockOutput {
     pub time_zone: String,
     /// The zone's offset from UTC at that time, e.g. `+02:00`.
     pub utc_offset: String,
+    /// The same instant as seconds since the Unix epoch.
+    pub unix_seconds: i64,
 }
 
 /// The `clock` tool.
@@ -109,7 +117,7 @@ impl NativeTool for Clock {
     }
 
     async fn call(&self, args: ClockArgs) -> Result<ClockOutput, ToolError> {
-        let zone_name = args.time_zone.as_deref().unwrap_or("UTC");
+        let zone_name = args.time_zone.as_str();
         let tz: Tz = zone_name.parse().map_err(|_| {
             ToolError::invalid_arguments(format!(
                 "unknown time zone {zone_name:?}; use an IANA name such as \"Europe/Paris\" or \"UTC\""
@@ -141,6 +149,7 @@ impl NativeTool for Clock {
             time: local.to_rfc3339_opts(SecondsFormat::Secs, false),
             time_zone: tz.name().to_owned(),
             utc_offset: format!("{sign}{:02}:{:02}", abs / 3600, (abs % 3600) / 60),
+            unix_seconds: instant.timestamp(),
         })
     }
 }

@@ -23,14 +23,16 @@ fn one() -> u32 {
 /// Reads a file from the workspace. Supports reading a range of lines of a large file.
 /// Returns the file's contents as a string.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
     /// Path of the file, relative to the workspace root
+    #[schemars(length(min = 1))]
     pub file_path: String,
     /// Line to start reading from (1-indexed)
     #[serde(default = "one")]
     #[schemars(range(min = 1))]
     pub offset: u32,
-    /// Maximum number of lines to read
+    /// Maximum number of lines to read; the rest of the file when absent
     #[serde(default)]
     #[schemars(with = "u32", range(min = 1), transform = super::no_default)]
     pub limit: Option<u32>,
@@ -140,8 +142,10 @@ pub enum WriteMode {
 /// Writes content to a file in the workspace. Creates the file if it does not exist and
 /// overwrites it by default; can append instead.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
     /// Path of the file, relative to the workspace root
+    #[schemars(length(min = 1))]
     pub file_path: String,
     /// Text to write
     pub content: String,
@@ -157,6 +161,8 @@ pub struct WriteOutput {
     pub path: String,
     /// The number of bytes written.
     pub bytes: u64,
+    /// The same number, under the name the catalog's output schema uses.
+    pub bytes_written: u64,
 }
 
 /// The `write_file` tool.
@@ -235,6 +241,7 @@ fn write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WriteOutput, Too
     Ok(WriteOutput {
         path: workspace.relative(&target),
         bytes: bytes.len() as u64,
+        bytes_written: bytes.len() as u64,
     })
 }
 
@@ -242,26 +249,21 @@ fn default_dot() -> String {
     ".".to_owned()
 }
 
-fn yes() -> bool {
-    true
-}
-
 fn hundred() -> u32 {
     100
 }
 
-/// Searches the workspace for files matching a glob pattern, recursively by default.
-/// Returns the matching paths.
+/// Searches the workspace for files matching a glob pattern. Returns the matching
+/// paths, sorted.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SearchFilesArgs {
-    /// Glob pattern, e.g. **/*.rs
+    /// Glob pattern, e.g. **/*.rs (`*` stays within one directory, `**` crosses them)
+    #[schemars(length(min = 1))]
     pub pattern: String,
-    /// Directory to search in
+    /// Directory to search in, relative to the workspace root
     #[serde(default = "default_dot")]
     pub path: String,
-    /// Search subdirectories too
-    #[serde(default = "yes")]
-    pub recursive: bool,
     /// Stop after this many matches
     #[serde(default = "hundred")]
     #[schemars(range(min = 1, max = 10000))]
@@ -339,7 +341,7 @@ fn search(workspace: &Workspace, args: &SearchFilesArgs) -> Result<Vec<String>, 
             let path = entry.path();
             let Ok(ft) = entry.file_type() else { continue };
             if ft.is_dir() {
-                if args.recursive && entry.file_name() != ".git" {
+                if entry.file_name() != ".git" {
                     stack.push(path);
                 }
                 continue;

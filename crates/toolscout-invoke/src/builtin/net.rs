@@ -13,14 +13,16 @@ use crate::{NativeTool, ToolError};
 /// Fetches a URL with an HTTP GET and returns the status, headers and body as text.
 /// Only allowed hosts can be reached.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HttpGetArgs {
-    /// The URL to fetch (http:// or https://)
+    /// Absolute http:// or https:// URL
+    #[schemars(pattern("^https?://"))]
     pub url: String,
     /// Extra request headers
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>", transform = super::no_default)]
     pub headers: Option<BTreeMap<String, String>>,
-    /// Largest body to accept, in bytes (capped by the configured limit)
+    /// Largest body to read, in bytes; the rest is cut off
     #[serde(default)]
     #[schemars(with = "u64", range(min = 1), transform = super::no_default)]
     pub max_bytes: Option<u64>,
@@ -35,6 +37,8 @@ pub struct HttpGetOutput {
     pub headers: BTreeMap<String, String>,
     /// The body, as text.
     pub body: String,
+    /// Whether the body was cut at the size limit.
+    pub truncated: bool,
 }
 
 /// The `http_get` tool.
@@ -88,6 +92,7 @@ impl NativeTool for HttpGet {
             url,
             headers: args.headers.unwrap_or_default().into_iter().collect(),
             body: Vec::new(),
+            truncate_body: true,
         };
         let resp = send_with_retry(
             &self.config,
@@ -111,6 +116,7 @@ impl NativeTool for HttpGet {
             status: resp.status,
             headers,
             body: String::from_utf8_lossy(&resp.body).into_owned(),
+            truncated: resp.truncated,
         })
     }
 }

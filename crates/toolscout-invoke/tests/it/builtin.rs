@@ -133,7 +133,7 @@ async fn write_file_overwrites_appends_and_creates_dirs() {
         .await;
     assert_eq!(
         out.value().unwrap(),
-        &json!({"path": "out/deep/r.txt", "bytes": 6})
+        &json!({"path": "out/deep/r.txt", "bytes": 6, "bytes_written": 6})
     );
     let out = f
         .call(
@@ -211,7 +211,7 @@ async fn clock() {
         .await;
     assert_eq!(
         out.value().unwrap(),
-        &json!({"time": "2024-05-14T15:44:00+02:00", "time_zone": "Europe/Paris", "utc_offset": "+02:00"})
+        &json!({"time": "2024-05-14T15:44:00+02:00", "time_zone": "Europe/Paris", "utc_offset": "+02:00", "unix_seconds": 1_715_694_240i64})
     );
     let now = f.call("clock", json!({"action": "now"})).await;
     assert_eq!(now.value().unwrap()["time_zone"], "UTC");
@@ -250,5 +250,14 @@ async fn http_get_respects_allowed_hosts_and_limits() {
             json!({"url": format!("{}/big", s.base), "max_bytes": 100}),
         )
         .await;
-    assert_eq!(kind(&big), ErrorKind::TooLarge);
+    let v = big.value().unwrap();
+    assert_eq!(v["body"].as_str().unwrap().len(), 100);
+    assert_eq!(v["truncated"], true);
+    let unknown = f
+        .call(
+            "http_get",
+            json!({"url": format!("{}/big", s.base), "max_size": 100}),
+        )
+        .await;
+    assert_eq!(kind(&unknown), ErrorKind::InvalidArguments);
 }
