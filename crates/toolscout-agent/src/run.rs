@@ -137,7 +137,9 @@ pub(crate) fn run_loop<'a>(
                 step: steps,
                 usage: step_usage,
             });
-            let content = (!completion.content.is_empty()).then(|| completion.content.clone());
+            // `null` content is only valid next to tool calls; a bare empty turn keeps "".
+            let content = (!completion.content.is_empty() || completion.tool_calls.is_empty())
+                .then(|| completion.content.clone());
             messages.push(Message::Assistant {
                 content: content.clone(),
                 tool_calls: completion.tool_calls.clone(),

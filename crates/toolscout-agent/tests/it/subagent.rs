@@ -1,6 +1,6 @@
 //! Specialist agents as tools, and the depth limit.
 
-use toolscout_agent::{AgentConfig, Policy, RunOptions, StopReason, ToolScope};
+use toolscout_agent::{AgentConfig, AgentEvent, Policy, RunOptions, StopReason, ToolScope};
 
 use crate::server::{Server, call, text};
 use crate::{agent, assert_paired, config, render};
@@ -33,9 +33,24 @@ async fn a_subagent_runs_a_nested_loop_and_returns_its_answer() {
     ])
     .await;
     let agent = agent(&server, config(Policy::Browse, true)).with_subagent(weather_agent());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let report = agent
-        .run("How is the weather in Oslo?", RunOptions::default())
+        .run(
+            "How is the weather in Oslo?",
+            RunOptions::default().with_events(tx),
+        )
         .await;
+    let mut answers = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let AgentEvent::FinalAnswer { agent, depth, .. } = e {
+            answers.push((agent, depth));
+        }
+    }
+    // The specialist's events come tagged with its name and depth.
+    assert_eq!(
+        answers,
+        [("weather_agent".to_owned(), 1), ("assistant".to_owned(), 0)]
+    );
     assert_eq!(report.stop, StopReason::Answer);
     assert_paired(&report.messages);
     assert_eq!(report.steps, 2);
