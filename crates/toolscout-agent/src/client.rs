@@ -36,6 +36,16 @@ impl ChatClient {
         }
     }
 
+    /// A client from an async-openai config, for settings [`ChatClient::new`] does not
+    /// cover (extra headers such as OpenRouter's `HTTP-Referer`, organisation, project).
+    /// The TLS provider is installed as in [`ChatClient::new`].
+    pub fn from_config(config: OpenAIConfig) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        ChatClient {
+            inner: Client::with_config(config),
+        }
+    }
+
     /// Sends one request (`stream` and `stream_options` are set here) and assembles
     /// the answer; `on_text` sees each piece of text as it streams.
     pub(crate) async fn complete<F>(

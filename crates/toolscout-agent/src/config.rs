@@ -77,6 +77,11 @@ pub struct AgentConfig {
     pub stream: bool,
     /// How deep sub-agents may nest: 0 means this agent may not delegate.
     pub max_depth: u32,
+    /// Extra request fields (`temperature`, `max_completion_tokens`,
+    /// `parallel_tool_calls`, `reasoning_effort`…), sent as they are. The loop's own
+    /// fields (`model`, `messages`, `tools`, `stream`, `stream_options`) win.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub request_params: serde_json::Map<String, serde_json::Value>,
 }
 
 impl AgentConfig {
@@ -97,6 +102,7 @@ impl AgentConfig {
                 activation_cap: 16,
                 stream: true,
                 max_depth: 2,
+                request_params: serde_json::Map::new(),
             },
         }
     }
@@ -158,6 +164,11 @@ impl AgentConfigBuilder {
     /// Sets how deep sub-agents may nest.
     pub fn max_depth(mut self, depth: u32) -> Self {
         self.config.max_depth = depth;
+        self
+    }
+    /// Adds an extra request field, e.g. `("temperature", json!(0.2))`.
+    pub fn request_param(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.config.request_params.insert(key.into(), value);
         self
     }
     /// Checks the config and returns it.

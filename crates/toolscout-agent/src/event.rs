@@ -73,6 +73,19 @@ pub enum AgentEvent {
         /// The result the model reads.
         result: Value,
     },
+    /// A call waits for the approver.
+    ApprovalRequested {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The model's call id.
+        call_id: String,
+        /// The tool name.
+        tool: String,
+        /// The arguments, checked against the schema.
+        arguments: Value,
+    },
     /// A call disclosed tools at level 2 or 3.
     Disclosed {
         /// Agent name.

@@ -215,6 +215,13 @@ async fn call_host(
             arguments: args.clone(),
             call_id: call_id.to_owned(),
         };
+        rt.emitter.emit(AgentEvent::ApprovalRequested {
+            agent: config.name.clone(),
+            depth,
+            call_id: call_id.to_owned(),
+            tool: tool.to_owned(),
+            arguments: request.arguments.clone(),
+        });
         let decision = tokio::select! {
             biased;
             () = cancel.cancelled() => return cancelled(),

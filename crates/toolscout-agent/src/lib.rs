@@ -86,5 +86,7 @@ pub use host::{BoxFuture, CALL_TOOL, CallContext, CallOutcome, ToolHost, call_to
 pub use message::{FunctionCall, Message, ToolCall, Usage};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 
+/// Re-exported for [`ChatClient::from_config`].
+pub use async_openai::config::OpenAIConfig;
 /// Re-exported for [`RunOptions::cancel`].
 pub use tokio_util::sync::CancellationToken;

@@ -229,7 +229,10 @@ fn activate(
 }
 
 fn request_body(config: &AgentConfig, messages: &[Message], tools: &ToolSet) -> Map<String, Value> {
-    let mut body = Map::new();
+    let mut body = config.request_params.clone();
+    for key in ["stream", "stream_options", "tools"] {
+        body.remove(key);
+    }
     body.insert("model".to_owned(), json!(config.model));
     body.insert("messages".to_owned(), json!(messages));
     let tools = tools.to_openai();

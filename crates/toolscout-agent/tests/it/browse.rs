@@ -146,9 +146,15 @@ async fn upfront_offers_every_enabled_tool() {
         text("21 °C"),
     ])
     .await;
-    let agent = agent(&server, config(Policy::Upfront, false));
+    let config = config(Policy::Upfront, false)
+        .request_param("temperature", json!(0))
+        .request_param("stream", json!(true));
+    let agent = agent(&server, config);
     let report = agent.run("Weather?", RunOptions::default()).await;
     assert_eq!(report.stop, StopReason::Answer);
+    // Extra request fields are sent; the loop's own fields win.
+    assert_eq!(server.requests()[0]["temperature"], json!(0));
+    assert_eq!(server.requests()[0]["stream"], json!(false));
     let arrays = server.tool_arrays();
     assert_eq!(
         arrays[0],

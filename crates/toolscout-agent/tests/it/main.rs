@@ -21,7 +21,7 @@ use toolscout_spec::ToolSpec;
 use crate::server::Server;
 
 /// The sample catalog with implementations: `get_weather`, `weather.forecast` answer
-/// at once; `read_file` and `web_search` take 200 ms; `search_files` hangs; `write_file`
+/// at once; `read_file` and `web_search` take 350 ms; `search_files` hangs; `write_file`
 /// requires approval; `spawn_coding_agent` fails; `legacy_export` is disabled.
 pub(crate) fn host() -> StaticHost {
     let tools = toolscout_spec::sample::catalog();
@@ -44,11 +44,11 @@ pub(crate) fn host() -> StaticHost {
             Ok(json!({"city": args["city"], "days": (1..=days).map(|d| json!({"day": d, "celsius": 20 + d})).collect::<Vec<_>>()}))
         })
         .tool(get("read_file"), |args: Value| async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(Duration::from_millis(350)).await;
             Ok(json!({"path": args["file_path"], "text": "hello"}))
         })
         .tool(get("web_search"), |args: Value| async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(Duration::from_millis(350)).await;
             Ok(json!({"query": args["query"], "results": ["https://example.com"]}))
         })
         .tool(get("search_files"), |_| async move {
