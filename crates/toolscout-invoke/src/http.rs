@@ -282,7 +282,8 @@ async fn send_one(
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
-        .timeout(timeout)
+        // A backstop: the caller's tokio timeout, which gives the clearer message, fires first.
+        .timeout(timeout + Duration::from_millis(500))
         .user_agent(config.user_agent.as_str());
     if let Some(domain) = req.url.host_str()
         && domain.parse::<std::net::IpAddr>().is_err()
@@ -315,7 +316,10 @@ async fn send_one(
     if !req.body.is_empty() {
         rb = rb.body(req.body.clone());
     }
-    let mut resp = rb.send().await.map_err(|e| transport_error(&shown, e))?;
+    let mut resp = rb
+        .send()
+        .await
+        .map_err(|e| transport_error(&req.url, timeout, e))?;
     let status = resp.status().as_u16();
     let headers = resp
         .headers()
@@ -345,7 +349,11 @@ async fn send_one(
     }
     let mut body = Vec::new();
     let mut truncated = false;
-    while let Some(chunk) = resp.chunk().await.map_err(|e| transport_error(&shown, e))? {
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| transport_error(&req.url, timeout, e))?
+    {
         if body.len() + chunk.len() > max_response_bytes {
             if !req.truncate_body {
                 return Err(too_large((body.len() + chunk.len()) as u64));
@@ -367,12 +375,11 @@ async fn send_one(
     })
 }
 
-fn transport_error(shown: &str, e: reqwest::Error) -> ToolError {
-    let kind = if e.is_timeout() {
-        ErrorKind::Timeout
-    } else {
-        ErrorKind::Transport
-    };
+fn transport_error(url: &Url, timeout: Duration, e: reqwest::Error) -> ToolError {
+    if e.is_timeout() {
+        return timeout_error(url, timeout);
+    }
+    let shown = display_url(url);
     // The URL is left out: it may carry a key in its query.
     let e = e.without_url();
     let mut text = e.to_string();
@@ -382,5 +389,8 @@ fn transport_error(shown: &str, e: reqwest::Error) -> ToolError {
         text.push_str(&s.to_string());
         source = s.source();
     }
-    ToolError::new(kind, format!("request to {shown} failed: {text}"))
+    ToolError::new(
+        ErrorKind::Transport,
+        format!("request to {shown} failed: {text}"),
+    )
 }

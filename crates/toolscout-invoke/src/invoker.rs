@@ -15,7 +15,7 @@ use crate::native::DynTool;
 use crate::ratelimit::RateLimiter;
 use crate::tool::Implementation;
 use crate::usage::{UsageEvent, UsageSink};
-use crate::validate::{check_arguments, check_output};
+use crate::validate::{Validators, check_arguments, check_output};
 use crate::{
     Error, ErrorKind, HttpConfig, NativeTool, Outcome, Result, SecretStore, Tool, ToolError,
 };
@@ -45,6 +45,7 @@ pub struct Invoker {
     usage: Option<Arc<dyn UsageSink>>,
     limiter: Arc<RateLimiter>,
     tokens: Arc<TokenCache>,
+    validators: Arc<Validators>,
     native_timeout: Duration,
 }
 
@@ -64,6 +65,7 @@ impl Default for Invoker {
             usage: None,
             limiter: Arc::default(),
             tokens: Arc::default(),
+            validators: Arc::default(),
             native_timeout: Duration::from_secs(60),
         }
     }
@@ -207,7 +209,7 @@ impl Invoker {
             .with_details(json!({"tool": name})));
         }
         let args = if args.is_null() { json!({}) } else { args };
-        check_arguments(spec, &args)?;
+        check_arguments(&self.validators, spec, &args)?;
         if let Some(limit) = spec.metadata.rate_limit_per_minute
             && let Err(wait) = self.limiter.acquire(name, limit)
         {
@@ -254,7 +256,7 @@ impl Invoker {
                 }
             }
         };
-        check_output(spec, &value)?;
+        check_output(&self.validators, spec, &value)?;
         Ok(value)
     }
 

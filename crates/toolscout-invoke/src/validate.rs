@@ -1,6 +1,9 @@
 //! Argument and output validation with `jsonschema`, phrased for the model: which path
 //! failed and what was expected.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Value, json};
 use toolscout_spec::ToolSpec;
 
@@ -11,9 +14,50 @@ const MAX_PROBLEMS: usize = 8;
 /// Messages longer than this are cut (a message may quote the whole offending value).
 const MAX_MESSAGE: usize = 300;
 
+/// Most compiled schemas kept; the cache starts over when it is full.
+const MAX_CACHED: usize = 4096;
+
+/// Compiled schemas by their JSON text: a tool's schema is compiled once, not per call.
+#[derive(Default)]
+pub(crate) struct Validators {
+    compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+}
+
+impl std::fmt::Debug for Validators {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validators").finish_non_exhaustive()
+    }
+}
+
+impl Validators {
+    fn get(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
+        let key = schema.to_string();
+        // A poisoned lock only means another call panicked mid-insert; the map is still usable.
+        if let Some(v) = self
+            .compiled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(v.clone());
+        }
+        let validator = Arc::new(jsonschema::validator_for(schema).map_err(|e| e.to_string())?);
+        let mut map = self.compiled.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_CACHED {
+            map.clear();
+        }
+        map.insert(key, validator.clone());
+        Ok(validator)
+    }
+}
+
 /// Checks `args` against the tool's parameter schema.
-pub(crate) fn check_arguments(spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
-    let problems = problems(&spec.parameters, args).map_err(|reason| {
+pub(crate) fn check_arguments(
+    cache: &Validators,
+    spec: &ToolSpec,
+    args: &Value,
+) -> Result<(), ToolError> {
+    let problems = problems(cache, &spec.parameters, args).map_err(|reason| {
         ToolError::new(
             ErrorKind::Misconfigured,
             format!(
@@ -39,11 +83,15 @@ pub(crate) fn check_arguments(spec: &ToolSpec, args: &Value) -> Result<(), ToolE
 }
 
 /// Checks a result against the tool's output schema, when it has one.
-pub(crate) fn check_output(spec: &ToolSpec, value: &Value) -> Result<(), ToolError> {
+pub(crate) fn check_output(
+    cache: &Validators,
+    spec: &ToolSpec,
+    value: &Value,
+) -> Result<(), ToolError> {
     let Some(schema) = &spec.output_schema else {
         return Ok(());
     };
-    let problems = problems(schema, value).map_err(|reason| {
+    let problems = problems(cache, schema, value).map_err(|reason| {
         ToolError::new(
             ErrorKind::Misconfigured,
             format!(
@@ -83,8 +131,8 @@ impl Problem {
     }
 }
 
-fn problems(schema: &Value, instance: &Value) -> Result<Vec<Problem>, String> {
-    let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+fn problems(cache: &Validators, schema: &Value, instance: &Value) -> Result<Vec<Problem>, String> {
+    let validator = cache.get(schema)?;
     let mut out: Vec<Problem> = validator
         .iter_errors(instance)
         .take(MAX_PROBLEMS)

@@ -377,3 +377,42 @@ fn impl_block_validation() {
     .unwrap_err();
     assert!(err.to_string().contains("extractExpr"), "{err}");
 }
+
+#[tokio::test]
+async fn named_hosts_connect_to_the_checked_addresses() {
+    let s = server::start().await;
+    let inv = Invoker::default().with_http_config(HttpConfig {
+        allowed_hosts: AllowedHosts::new(["localhost"]).allow_private(true),
+        ..config()
+    });
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("http://localhost:{}/echo", s.port)}),
+    );
+    let out = inv.invoke(&t, json!({})).await;
+    assert_eq!(value(&out)["path"], "/echo");
+}
+
+#[tokio::test]
+async fn arguments_cannot_inject_headers() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {"v": {"type": "string"}}}),
+        json!({"urlTemplate": format!("{}/echo", s.base), "headers": {"X-V": "${v}"}}),
+    );
+    let out = invoker()
+        .invoke(&t, json!({"v": "1\r\nX-Admin: yes"}))
+        .await;
+    assert_eq!(kind(&out), ErrorKind::InvalidArguments);
+}
+
+#[tokio::test]
+async fn error_mode_empty_turns_a_bad_status_into_null() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/status/404", s.base), "errorMode": "empty", "successCodes": [200]}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    assert_eq!(out.to_json(), json!({"ok": true, "value": null}));
+}

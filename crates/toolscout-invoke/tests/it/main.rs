@@ -7,6 +7,7 @@ mod builtin;
 mod http;
 mod native;
 mod server;
+mod setup;
 
 use toolscout_invoke::Outcome;
 
