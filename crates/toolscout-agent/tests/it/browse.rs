@@ -109,7 +109,7 @@ async fn browse_describe_activate_call_answer_streaming() {
             s
         })
         .collect();
-    insta::assert_snapshot!(kinds.join("\n"));
+    insta::assert_snapshot!("browse_events", kinds.join("\n"));
 }
 
 #[tokio::test]
