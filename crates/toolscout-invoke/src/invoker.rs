@@ -14,7 +14,7 @@ use crate::http_tool::{self, HttpContext};
 use crate::native::DynTool;
 use crate::ratelimit::RateLimiter;
 use crate::tool::Implementation;
-use crate::usage::{UsageEvent, UsageSink};
+use crate::usage::{Dispatch, UsageEvent, UsageSink};
 use crate::validate::{Validators, check_arguments, check_output};
 use crate::{
     Error, ErrorKind, HttpConfig, NativeTool, Outcome, Result, SecretStore, Tool, ToolError,
@@ -42,7 +42,7 @@ pub struct Invoker {
     http: Arc<HttpConfig>,
     secrets: Arc<SecretStore>,
     approver: Option<Arc<dyn Approver>>,
-    usage: Option<Arc<dyn UsageSink>>,
+    usage: Option<Arc<Dispatch>>,
     limiter: Arc<RateLimiter>,
     tokens: Arc<TokenCache>,
     validators: Arc<Validators>,
@@ -110,7 +110,7 @@ impl Invoker {
     /// Sets where usage events go.
     #[must_use]
     pub fn with_usage_sink(mut self, sink: impl UsageSink) -> Self {
-        self.usage = Some(Arc::new(sink));
+        self.usage = Some(Arc::new(Dispatch::new(Arc::new(sink))));
         self
     }
 
@@ -304,23 +304,18 @@ impl Invoker {
         duration: Duration,
         result: &std::result::Result<Value, ToolError>,
     ) {
-        let Some(sink) = self.usage.clone() else {
+        let Some(usage) = &self.usage else {
             return;
         };
-        let event = UsageEvent {
+        // Off the call's path: a background task delivers events, in call order, so a
+        // slow sink never delays the answer to the model.
+        usage.send(UsageEvent {
             tool: tool.to_owned(),
             at,
             ok: result.is_ok(),
             error_kind: result.as_ref().err().map(|e| e.kind),
             duration,
-        };
-        // Off the call's path: a slow sink never delays the answer to the model.
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                handle.spawn(async move { sink.record(event) });
-            }
-            Err(_) => sink.record(event),
-        }
+        });
     }
 }
 

@@ -1,6 +1,7 @@
 //! Usage metrics: one [`UsageEvent`] per call, delivered to a [`UsageSink`] off the
 //! call's path.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -25,8 +26,10 @@ pub struct UsageEvent {
 
 /// Receives usage events (e.g. to update a catalog's `lastCalledAt` and `callCount`).
 ///
-/// The invoker calls [`UsageSink::record`] from a spawned task, after the call has
-/// returned; an unbounded channel sender is a sink:
+/// The invoker calls [`UsageSink::record`] from one background task, in call order,
+/// after each call has returned. `record` runs on the async runtime, so it should be
+/// quick; for blocking work (writing a catalog file), use the channel sender, which is a
+/// sink, and drain the receiver where blocking is fine:
 ///
 /// ```
 /// use toolscout_invoke::{Invoker, UsageEvent};
@@ -37,6 +40,49 @@ pub struct UsageEvent {
 pub trait UsageSink: Send + Sync + 'static {
     /// Records one call.
     fn record(&self, event: UsageEvent);
+}
+
+/// Delivers events to a sink from one background task, in call order.
+pub(crate) struct Dispatch {
+    sink: Arc<dyn UsageSink>,
+    queue: Mutex<Option<mpsc::UnboundedSender<UsageEvent>>>,
+}
+
+impl Dispatch {
+    pub(crate) fn new(sink: Arc<dyn UsageSink>) -> Self {
+        Dispatch {
+            sink,
+            queue: Mutex::new(None),
+        }
+    }
+
+    /// Queues `event`; the first event starts the delivery task on the current runtime.
+    /// Outside a runtime, or when that runtime is gone, the sink is called directly.
+    pub(crate) fn send(&self, event: UsageEvent) {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let event = match queue.as_ref() {
+            Some(tx) => match tx.send(event) {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(event)) => event,
+            },
+            None => event,
+        };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            drop(queue);
+            self.sink.record(event);
+            return;
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel::<UsageEvent>();
+        let sink = self.sink.clone();
+        handle.spawn(async move {
+            while let Some(e) = rx.recv().await {
+                sink.record(e);
+            }
+        });
+        // The receiver was just created and is owned by the task: this send succeeds.
+        let _ = tx.send(event);
+        *queue = Some(tx);
+    }
 }
 
 impl UsageSink for mpsc::UnboundedSender<UsageEvent> {
