@@ -153,6 +153,12 @@ impl Invoker {
         self.natives.contains_key(func)
     }
 
+    /// The names of the registered native tools, sorted (what a catalog needs to know
+    /// which native tools can run).
+    pub fn native_names(&self) -> Vec<&str> {
+        self.natives.keys().map(String::as_str).collect()
+    }
+
     /// The specs of the registered native tools, by name.
     pub fn native_specs(&self) -> Vec<ToolSpec> {
         self.natives.values().map(|r| r.spec.clone()).collect()
@@ -202,11 +208,18 @@ impl Invoker {
         let spec = &tool.spec;
         let name = spec.name.as_str();
         if !tool.enabled {
+            let why = tool
+                .disabled_reason
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
             return Err(ToolError::new(
                 ErrorKind::Disabled,
-                format!("tool '{name}' is disabled; use another tool or ask the user to enable it"),
+                format!(
+                    "tool '{name}' is disabled{why}; use another tool or ask the user to enable it"
+                ),
             )
-            .with_details(json!({"tool": name})));
+            .with_details(json!({"tool": name, "reason": tool.disabled_reason})));
         }
         let args = if args.is_null() { json!({}) } else { args };
         check_arguments(&self.validators, spec, &args)?;

@@ -21,6 +21,8 @@ pub struct Tool {
     pub implementation: Implementation,
     /// Whether calls are allowed.
     pub enabled: bool,
+    /// Why calls are not allowed, shown to the model (e.g. "its bundle is disabled").
+    pub disabled_reason: Option<String>,
 }
 
 impl Tool {
@@ -31,6 +33,7 @@ impl Tool {
             spec,
             implementation: Implementation::Native(NativeImpl { func }),
             enabled: true,
+            disabled_reason: None,
         }
     }
 
@@ -41,6 +44,7 @@ impl Tool {
             spec,
             implementation: Implementation::Http(Box::new(http)),
             enabled: true,
+            disabled_reason: None,
         })
     }
 
@@ -51,6 +55,7 @@ impl Tool {
             spec,
             implementation,
             enabled: true,
+            disabled_reason: None,
         })
     }
 
@@ -66,6 +71,14 @@ impl Tool {
     #[must_use]
     pub fn with_enabled(mut self, enabled: bool) -> Tool {
         self.enabled = enabled;
+        self
+    }
+
+    /// Disables the tool, saying why.
+    #[must_use]
+    pub fn with_disabled_reason(mut self, reason: impl Into<String>) -> Tool {
+        self.enabled = false;
+        self.disabled_reason = Some(reason.into());
         self
     }
 

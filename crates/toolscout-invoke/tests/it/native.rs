@@ -155,6 +155,9 @@ async fn disabled_tools_are_refused() {
     let t = inv.native_tool("divide").unwrap().with_enabled(false);
     let out = inv.invoke(&t, json!({"a": 1, "b": 1})).await;
     assert_eq!(out.error().unwrap().kind, ErrorKind::Disabled);
+    let t = t.with_disabled_reason("its bundle is disabled");
+    insta::assert_snapshot!(inv.invoke(&t, json!({})).await.error().unwrap().message, @"tool 'divide' is disabled (its bundle is disabled); use another tool or ask the user to enable it");
+    assert_eq!(inv.native_names(), ["divide", "sleep"]);
 }
 
 #[tokio::test]
