@@ -1,0 +1,459 @@
+//! [`Toolbox`]: one handle over a catalog, its search index and an invoker, kept in step.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use serde_json::{Value, json};
+use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Subscription, Tool};
+use toolscout_invoke::{ErrorKind, Invoker, Outcome, ToolError};
+use toolscout_search::{Hit, IndexDoc, NameStatus, SearchIndex, SearchQuery};
+use toolscout_spec::ToolSpec;
+use uuid::Uuid;
+
+use crate::Result;
+
+/// A catalog, its search index and an invoker, kept in step.
+///
+/// The toolbox indexes every tool of the catalog when it is made, then listens to the
+/// catalog: a tool put, disabled or deleted is found, hidden or gone in the very next
+/// search, because the index is updated and committed before the catalog's write returns.
+/// Tools are addressed by their [`ToolSpec`] name; when several catalog tools share a
+/// name (versions, bundles), the callable one changed last wins.
+///
+/// Cloning is cheap: clones share everything.
+#[derive(Clone)]
+pub struct Toolbox {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    catalog: Catalog,
+    index: SearchIndex,
+    invoker: Invoker,
+    names: RwLock<Names>,
+    subscription: Mutex<Option<Subscription>>,
+    sync_error: Mutex<Option<String>>,
+}
+
+#[derive(Default)]
+struct Names {
+    by_name: HashMap<String, Vec<Uuid>>,
+    name_of: HashMap<Uuid, String>,
+}
+
+impl Names {
+    fn insert(&mut self, tool: &Tool) {
+        self.remove(tool.id);
+        let name = tool.spec.name.to_string();
+        self.by_name.entry(name.clone()).or_default().push(tool.id);
+        self.name_of.insert(tool.id, name);
+    }
+
+    fn remove(&mut self, id: Uuid) {
+        if let Some(name) = self.name_of.remove(&id)
+            && let Some(ids) = self.by_name.get_mut(&name)
+        {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
+                self.by_name.remove(&name);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolbox")
+            .field("catalog", &self.inner.catalog.root())
+            .field("tools", &self.inner.index.len())
+            .finish()
+    }
+}
+
+/// What a name refers to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// A tool that can be called.
+    Found(Box<Tool>),
+    /// A tool that exists but cannot be called now, and why.
+    Disabled {
+        /// The tool.
+        tool: Box<Tool>,
+        /// Why it cannot be called, in words.
+        reason: String,
+    },
+    /// No tool has this name; the closest names, best first.
+    NotFound {
+        /// Suggestions.
+        did_you_mean: Vec<String>,
+    },
+}
+
+/// One page of search results, resolved to catalog tools.
+#[derive(Debug, Clone)]
+pub struct ToolHits {
+    /// The tools of this page with how each matched, best first.
+    pub hits: Vec<(Tool, Hit)>,
+    /// The token of the next page.
+    pub next_page: Option<String>,
+    /// Closest names, when the query looks like an unknown tool name.
+    pub did_you_mean: Vec<String>,
+    /// Why a tool named exactly like the query is hidden, when it is.
+    pub name_status: Option<NameStatus>,
+}
+
+impl Toolbox {
+    /// Indexes every tool of `catalog` into `index` and starts following the catalog.
+    ///
+    /// `index` may be a reopened on-disk index: every tool is upserted, and hits whose id
+    /// the catalog no longer has are skipped.
+    pub fn new(catalog: Catalog, index: SearchIndex, invoker: Invoker) -> Result<Toolbox> {
+        let inner = Arc::new(Inner {
+            catalog,
+            index,
+            invoker,
+            names: RwLock::new(Names::default()),
+            subscription: Mutex::new(None),
+            sync_error: Mutex::new(None),
+        });
+        let tools = inner.catalog.tools();
+        {
+            let mut names = inner.write_names();
+            for t in &tools {
+                names.insert(t);
+            }
+        }
+        let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
+        let slugs = inner.bundle_slugs();
+        inner.index.extend(
+            tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
+            &mut |_| {},
+        )?;
+        let weak: Weak<Inner> = Arc::downgrade(&inner);
+        let sub = inner.catalog.subscribe(move |change| {
+            if let Some(inner) = weak.upgrade() {
+                inner.apply(change);
+            }
+        });
+        *inner.subscription.lock().unwrap_or_else(|e| e.into_inner()) = Some(sub);
+        Ok(Toolbox { inner })
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    /// The search index.
+    pub fn index(&self) -> &SearchIndex {
+        &self.inner.index
+    }
+
+    /// The invoker.
+    pub fn invoker(&self) -> &Invoker {
+        &self.inner.invoker
+    }
+
+    /// The last error met while updating the index after a catalog change, if any.
+    /// The catalog itself is never affected; [`Toolbox::reindex`] rebuilds the index.
+    pub fn sync_error(&self) -> Option<String> {
+        self.inner
+            .sync_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Upserts every tool again (after a [`Toolbox::sync_error`], or a [`Catalog::reload`]
+    /// that found nothing to announce).
+    pub fn reindex(&self) -> Result<()> {
+        let tools = self.inner.catalog.tools();
+        let slugs = self.inner.bundle_slugs();
+        let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
+        {
+            let mut names = self.inner.write_names();
+            *names = Names::default();
+            for t in &tools {
+                names.insert(t);
+            }
+        }
+        self.inner.index.extend(
+            tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
+            &mut |_| {},
+        )?;
+        *self
+            .inner
+            .sync_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(())
+    }
+
+    /// What `name` refers to: a callable tool, a disabled one (with the reason), or
+    /// nothing (with the closest names).
+    pub fn lookup(&self, name: &str) -> Lookup {
+        let ids = self
+            .inner
+            .read_names()
+            .by_name
+            .get(name)
+            .cloned()
+            .unwrap_or_default();
+        let mut tools: Vec<Tool> = ids
+            .iter()
+            .filter_map(|id| self.inner.catalog.tool(*id).ok())
+            .collect();
+        // Callable first, then the one changed last.
+        tools.sort_by(|a, b| {
+            b.is_callable()
+                .cmp(&a.is_callable())
+                .then(b.modified_at.cmp(&a.modified_at))
+        });
+        match tools.into_iter().next() {
+            Some(t) if t.is_callable() => Lookup::Found(Box::new(t)),
+            Some(t) => {
+                let reason = t
+                    .disabled_reason
+                    .as_ref()
+                    .map_or_else(|| "the tool is disabled".to_owned(), ToString::to_string);
+                Lookup::Disabled {
+                    tool: Box::new(t),
+                    reason,
+                }
+            }
+            None => Lookup::NotFound {
+                did_you_mean: self.suggest(name),
+            },
+        }
+    }
+
+    /// Names close to `name` (the search index's did-you-mean), at most five.
+    pub fn suggest(&self, name: &str) -> Vec<String> {
+        let q = SearchQuery::new(name)
+            .with_include_disabled(true)
+            .with_limit(5);
+        match self.inner.index.search(&q) {
+            Ok(r) if !r.did_you_mean.is_empty() => r.did_you_mean.into_iter().take(5).collect(),
+            // Only name matches make suggestions: a word of a description is no typo.
+            Ok(r) => self
+                .resolve(r.hits)
+                .into_iter()
+                .filter(|(_, h)| h.tier != toolscout_search::Tier::Word)
+                .map(|(t, _)| t.spec.name.to_string())
+                .take(5)
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Runs a search and resolves the hits to catalog tools (one per name).
+    pub fn search(&self, query: &SearchQuery) -> Result<ToolHits> {
+        let r = self.inner.index.search(query)?;
+        Ok(ToolHits {
+            hits: self.resolve(r.hits),
+            next_page: r.next_page,
+            did_you_mean: r.did_you_mean,
+            name_status: r.name_status,
+        })
+    }
+
+    fn resolve(&self, hits: Vec<Hit>) -> Vec<(Tool, Hit)> {
+        let mut seen = std::collections::HashSet::new();
+        hits.into_iter()
+            .filter_map(|h| {
+                let id = Uuid::parse_str(&h.id).ok()?;
+                let tool = self.inner.catalog.tool(id).ok()?;
+                seen.insert(tool.spec.name.to_string()).then_some((tool, h))
+            })
+            .collect()
+    }
+
+    /// The specs of every callable tool, one per name, in catalog order.
+    pub fn callable_specs(&self) -> Vec<ToolSpec> {
+        let mut seen = std::collections::HashSet::new();
+        self.inner
+            .catalog
+            .tools()
+            .into_iter()
+            .filter(Tool::is_callable)
+            .filter(|t| seen.insert(t.spec.name.to_string()))
+            .map(|t| t.spec)
+            .collect()
+    }
+
+    /// Calls the tool named `name` with `args`: `{ok:true, value}` or `{ok:false, error}`.
+    ///
+    /// Unknown and disabled tools are error outcomes that say what to do. The call is
+    /// counted in the catalog's usage metrics.
+    pub async fn call(&self, name: &str, args: Value) -> Outcome {
+        self.call_inner(name, args, false).await
+    }
+
+    /// Like [`Toolbox::call`], for a caller that has already asked its own approver (the
+    /// agent loop): the invoker does not ask again.
+    pub async fn call_approved(&self, name: &str, args: Value) -> Outcome {
+        self.call_inner(name, args, true).await
+    }
+
+    async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
+        let tool = match self.lookup(name) {
+            Lookup::Found(t) => t,
+            Lookup::Disabled { tool, reason } => {
+                return Outcome::Err(
+                    ToolError::new(
+                        ErrorKind::Disabled,
+                        format!("tool '{name}' cannot be called: {reason}; use another tool"),
+                    )
+                    .with_details(json!({"tool": tool.spec.name.as_str(), "reason": reason})),
+                );
+            }
+            Lookup::NotFound { did_you_mean } => {
+                let hint = if did_you_mean.is_empty() {
+                    "search the catalog for the right tool".to_owned()
+                } else {
+                    format!("did you mean: {}?", did_you_mean.join(", "))
+                };
+                return Outcome::Err(
+                    ToolError::new(
+                        ErrorKind::UnknownTool,
+                        format!("no tool named '{name}'; {hint}"),
+                    )
+                    .with_details(json!({"tool": name, "did_you_mean": did_you_mean})),
+                );
+            }
+        };
+        let mut spec = tool.spec.clone();
+        if approved {
+            spec.metadata.requires_approval = false;
+        }
+        let invocable =
+            match toolscout_invoke::Tool::from_parts(spec, tool.tool_type, &tool.implementation) {
+                Ok(t) => t,
+                Err(e) => {
+                    return Outcome::Err(ToolError::new(
+                        ErrorKind::Disabled,
+                        format!("tool '{name}' cannot be called: {e}"),
+                    ));
+                }
+            };
+        let at = chrono::Utc::now();
+        let outcome = self.inner.invoker.invoke(&invocable, args).await;
+        // Usage is batched in memory by the catalog; a failure to count is not the call's.
+        let _ = self.inner.catalog.record_call(tool.id, at);
+        outcome
+    }
+}
+
+impl Inner {
+    fn read_names(&self) -> std::sync::RwLockReadGuard<'_, Names> {
+        self.names.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_names(&self) -> std::sync::RwLockWriteGuard<'_, Names> {
+        self.names.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bundle_slugs(&self) -> HashMap<Uuid, String> {
+        bundle_slugs(&self.catalog)
+    }
+
+    /// Brings the index in line with one committed catalog change.
+    fn apply(&self, change: &CatalogChange) {
+        if let Err(e) = self.try_apply(change) {
+            *self.sync_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        }
+    }
+
+    fn try_apply(&self, change: &CatalogChange) -> Result<()> {
+        let slugs = self.bundle_slugs();
+        for event in &change.events {
+            match event {
+                CatalogEvent::ToolPut { tool, .. } | CatalogEvent::ToolEnabled { tool, .. } => {
+                    self.upsert_id(*tool, &slugs)?;
+                }
+                CatalogEvent::ToolDeleted { tool, .. } => {
+                    self.write_names().remove(*tool);
+                    self.index.delete(&tool.to_string())?;
+                }
+                CatalogEvent::BundlePut { bundle }
+                | CatalogEvent::BundleEnabled { bundle, .. }
+                | CatalogEvent::BundleDeleted { bundle }
+                | CatalogEvent::BundleRemoved { bundle } => {
+                    let in_bundle: Vec<Uuid> = self
+                        .read_names()
+                        .name_of
+                        .keys()
+                        .copied()
+                        .filter(|id| {
+                            self.catalog
+                                .tool(*id)
+                                .map_or(true, |t| t.bundle_id == *bundle)
+                        })
+                        .collect();
+                    for id in in_bundle {
+                        self.upsert_id(id, &slugs)?;
+                    }
+                    for t in self
+                        .catalog
+                        .tools()
+                        .into_iter()
+                        .filter(|t| t.bundle_id == *bundle)
+                    {
+                        self.upsert_id(t.id, &slugs)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.index.commit()?;
+        Ok(())
+    }
+
+    /// Re-reads one tool from the catalog into the index (or drops it when it is gone).
+    fn upsert_id(&self, id: Uuid, slugs: &HashMap<Uuid, String>) -> Result<()> {
+        match self.catalog.tool(id) {
+            Ok(tool) => {
+                self.write_names().insert(&tool);
+                let key = tool.id.to_string();
+                self.index.upsert(&doc(&tool, &key, slugs))?;
+            }
+            Err(_) => {
+                self.write_names().remove(id);
+                self.index.delete(&id.to_string())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn doc<'a>(tool: &'a Tool, id: &'a str, slugs: &'a HashMap<Uuid, String>) -> IndexDoc<'a> {
+    IndexDoc::new(&tool.spec)
+        .with_id(id)
+        .with_bundle(slugs.get(&tool.bundle_id).map(String::as_str))
+        .with_enabled(tool.is_callable())
+        .with_modified_at(tool.modified_at.timestamp())
+}
+
+/// Every bundle's slug (disabled and soft-deleted ones too), by id.
+pub(crate) fn bundle_slugs(catalog: &Catalog) -> HashMap<Uuid, String> {
+    let query = toolscout_catalog::BundleQuery::default()
+        .with_include_disabled(true)
+        .with_include_deleted(true)
+        .with_page_size(500);
+    let mut out = HashMap::new();
+    let mut token: Option<String> = None;
+    loop {
+        let q = query.clone().with_page_token(token.as_deref());
+        let Ok(page) = catalog.list_bundles(&q) else {
+            break;
+        };
+        for b in page.items {
+            out.insert(b.id, b.slug);
+        }
+        match page.next_page_token {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    out
+}

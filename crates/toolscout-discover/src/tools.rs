@@ -1,0 +1,520 @@
+//! [`DiscoverTools`]: the meta-tool a model browses the catalog with.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value, json};
+use toolscout_catalog::Tool;
+use toolscout_search::SearchQuery;
+use toolscout_spec::{Disclosure, Level, ToolSpec, tokens};
+use uuid::Uuid;
+
+use crate::args::{Detail, DiscoverArgs};
+use crate::toolbox::{Lookup, Toolbox};
+
+/// The description template of every discover tool (`{scope}`, `{count}` are filled in).
+const DESCRIPTION: &str = include_str!("../../../prompts/discover_tools.md");
+
+/// Above this many tools, a call without arguments answers with categories.
+pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
+/// Tools per page of a listing or a search.
+pub const DEFAULT_PAGE_SIZE: usize = 20;
+
+/// Which part of the catalog a discover tool sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every tool.
+    All,
+    /// The tools of one category (the spec's `category`).
+    Category(String),
+    /// The tools of these bundles.
+    Bundles(Vec<Uuid>),
+}
+
+/// What a discover call produced: the reply the model reads, and the tools it disclosed
+/// at level 2 or 3 (an agent activates those).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The reply, a JSON object with a `kind`.
+    pub reply: Value,
+    /// Tools shown at level 2 or 3 by this call.
+    pub disclosed: Vec<String>,
+}
+
+impl Answer {
+    fn plain(reply: Value) -> Answer {
+        Answer {
+            reply,
+            disclosed: Vec::new(),
+        }
+    }
+}
+
+/// A `discover_*` meta-tool over a [`Scope`] of a [`Toolbox`].
+///
+/// One agent may hold several, each with its own name (`discover_file_tools`,
+/// `discover_weather_tools`…). [`DiscoverTools::spec`] is its own [`ToolSpec`], so it is
+/// described and snapshot-tested like any other tool; [`DiscoverTools::answer`] answers a
+/// call. Every answer is data: an unknown tool gets the closest names, a disabled one says
+/// why, a bad argument says what was wrong.
+#[derive(Debug, Clone)]
+pub struct DiscoverTools {
+    name: String,
+    scope: Scope,
+    toolbox: Toolbox,
+    overview_threshold: usize,
+    page_size: usize,
+}
+
+impl DiscoverTools {
+    /// `discover_tools` over the whole catalog.
+    pub fn new(toolbox: Toolbox) -> Self {
+        DiscoverTools {
+            name: "discover_tools".to_owned(),
+            scope: Scope::All,
+            toolbox,
+            overview_threshold: DEFAULT_OVERVIEW_THRESHOLD,
+            page_size: DEFAULT_PAGE_SIZE,
+        }
+    }
+
+    /// Gives the tool another name, e.g. `discover_file_tools`.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Restricts what the tool sees.
+    #[must_use]
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = scope;
+        self
+    }
+
+    /// Above how many tools a call without arguments answers with categories.
+    #[must_use]
+    pub fn with_overview_threshold(mut self, threshold: usize) -> Self {
+        self.overview_threshold = threshold;
+        self
+    }
+
+    /// Tools per page (1 to 100).
+    #[must_use]
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = size.clamp(1, 100);
+        self
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The scope.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// This discover tool's own spec.
+    pub fn spec(&self) -> crate::Result<ToolSpec> {
+        let scope = match &self.scope {
+            Scope::All => "whole".to_owned(),
+            Scope::Category(c) => format!("'{c}'"),
+            Scope::Bundles(_) => "bundled".to_owned(),
+        };
+        let description = DESCRIPTION
+            .trim()
+            .replace("{scope}", &scope)
+            .replace("{count}", &self.in_scope().len().to_string());
+        let summary = match &self.scope {
+            Scope::All => "Browse and search the tool catalog".to_owned(),
+            Scope::Category(c) => format!("Browse and search the {c} tools"),
+            Scope::Bundles(_) => "Browse and search the tools of some bundles".to_owned(),
+        };
+        let spec = ToolSpec::from_args::<DiscoverArgs>(&self.name, summary)
+            .description(description)
+            .returns("object with a `kind`: categories, tools, search, tool, parameter, not_found, disabled or invalid")
+            .example("Overview of the catalog", json!({}))
+            .example("Search by words", json!({"query": "weather forecast for a city"}))
+            .example("Usage of a tool", json!({"tool": "get_weather"}))
+            .example("Full specification", json!({"tool": "get_weather", "detail": "full"}))
+            .example("One parameter", json!({"tool": "get_weather", "parameter": "units"}))
+            .error("not_found", "no tool has that name: the reply lists the closest names")
+            .error("disabled", "the tool exists but cannot be called now: the reply says why")
+            .note("Level 1 (no tool): names and summaries; level 2 (tool): usage; level 3 (detail=full or parameter): everything")
+            .category("discover")
+            .with_metadata(|m| {
+                m.read_only = true;
+                m.idempotent = true;
+            })
+            .build()?;
+        Ok(spec)
+    }
+
+    /// Answers one call. `args` is the JSON object the model sent (`null` reads as `{}`).
+    pub fn answer(&self, args: &Value) -> Answer {
+        let args: DiscoverArgs = if args.is_null() {
+            DiscoverArgs::default()
+        } else {
+            match serde_json::from_value(args.clone()) {
+                Ok(a) => a,
+                Err(e) => {
+                    return invalid(format!(
+                        "{e}. Arguments are optional: query, tool, detail (\"full\"), parameter, category, page, max_tokens"
+                    ));
+                }
+            }
+        };
+        let budget = args.max_tokens.map(|t| t as usize);
+        if let Some(tool) = args.tool.as_deref() {
+            return self.describe(tool, &args, budget);
+        }
+        if args.parameter.is_some() || args.detail.is_some() {
+            return invalid("`parameter` and `detail` need `tool`".to_owned());
+        }
+        if let Some(query) = args.query.as_deref() {
+            return self.search(query, args.category.as_deref(), args.page.clone(), budget);
+        }
+        let offset = match parse_page(args.page.as_deref()) {
+            Ok(o) => o,
+            Err(e) => return invalid(e),
+        };
+        let tools = self.in_scope();
+        match args.category.as_deref() {
+            Some(c) => {
+                let selected: Vec<&Tool> = tools
+                    .iter()
+                    .filter(|t| group_of(t, &self.slugs()) == c)
+                    .collect();
+                if selected.is_empty() {
+                    let groups = self.groups(&tools);
+                    return Answer::plain(json!({
+                        "kind": "not_found",
+                        "category": c,
+                        "message": format!("no category '{c}'"),
+                        "categories": groups.keys().collect::<Vec<_>>(),
+                    }));
+                }
+                self.listing(&selected, offset, Some(c), budget)
+            }
+            None if tools.len() > self.overview_threshold && offset == 0 => self.overview(&tools),
+            None => {
+                let all: Vec<&Tool> = tools.iter().collect();
+                self.listing(&all, offset, None, budget)
+            }
+        }
+    }
+
+    /// Callable tools in scope, one per name, sorted by name.
+    fn in_scope(&self) -> Vec<Tool> {
+        let mut seen = std::collections::HashSet::new();
+        let mut tools: Vec<Tool> = self
+            .toolbox
+            .catalog()
+            .tools()
+            .into_iter()
+            .filter(|t| t.is_callable() && self.contains(t))
+            .collect();
+        tools.sort_by(|a, b| {
+            a.spec
+                .name
+                .cmp(&b.spec.name)
+                .then(b.modified_at.cmp(&a.modified_at))
+        });
+        tools.retain(|t| seen.insert(t.spec.name.to_string()));
+        tools
+    }
+
+    fn contains(&self, tool: &Tool) -> bool {
+        match &self.scope {
+            Scope::All => true,
+            Scope::Category(c) => tool.spec.category.as_deref() == Some(c.as_str()),
+            Scope::Bundles(ids) => ids.contains(&tool.bundle_id),
+        }
+    }
+
+    fn slugs(&self) -> HashMap<Uuid, String> {
+        crate::toolbox::bundle_slugs(self.toolbox.catalog())
+    }
+
+    fn groups<'a>(&self, tools: &'a [Tool]) -> BTreeMap<String, Vec<&'a Tool>> {
+        let slugs = self.slugs();
+        let mut groups: BTreeMap<String, Vec<&Tool>> = BTreeMap::new();
+        for t in tools {
+            groups.entry(group_of(t, &slugs)).or_default().push(t);
+        }
+        groups
+    }
+
+    fn overview(&self, tools: &[Tool]) -> Answer {
+        let groups = self.groups(tools);
+        let categories: Vec<Value> = groups
+            .iter()
+            .map(|(name, members)| {
+                json!({
+                    "category": name,
+                    "tools": members.len(),
+                    "examples": members.iter().take(3).map(|t| t.spec.name.as_str()).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        Answer::plain(json!({
+            "kind": "categories",
+            "tools": tools.len(),
+            "categories": categories,
+            "next": format!("call {} with `category` to list one, or with `query` to search", self.name),
+        }))
+    }
+
+    fn listing(
+        &self,
+        tools: &[&Tool],
+        offset: usize,
+        category: Option<&str>,
+        budget: Option<usize>,
+    ) -> Answer {
+        let page: Vec<Value> = tools
+            .iter()
+            .skip(offset)
+            .take(self.page_size)
+            .map(|t| t.spec.disclose(Level::L1).to_json())
+            .collect();
+        let mut reply = Map::new();
+        reply.insert("kind".to_owned(), json!("tools"));
+        if let Some(c) = category {
+            reply.insert("category".to_owned(), json!(c));
+        }
+        reply.insert("total".to_owned(), json!(tools.len()));
+        let end = offset + page.len();
+        let next = (end < tools.len()).then(|| page_token(end));
+        let retoken = |kept: usize| page_token(offset + kept);
+        fit_list(&mut reply, "tools", page, next, budget, Some(&retoken));
+        Answer::plain(Value::Object(reply))
+    }
+
+    fn search(
+        &self,
+        text: &str,
+        category: Option<&str>,
+        page: Option<String>,
+        budget: Option<usize>,
+    ) -> Answer {
+        let mut q = SearchQuery::new(text)
+            .with_limit(self.page_size)
+            .with_page_token(page);
+        match &self.scope {
+            Scope::All => {}
+            Scope::Category(c) => q = q.with_category(c.clone()),
+            Scope::Bundles(ids) => {
+                let slugs = self.slugs();
+                for id in ids {
+                    if let Some(s) = slugs.get(id) {
+                        q = q.with_bundle(s.clone());
+                    }
+                }
+            }
+        }
+        if let Some(c) = category {
+            q = q.with_category(c);
+        }
+        let found = match self.toolbox.search(&q) {
+            Ok(f) => f,
+            Err(e) => return invalid(e.to_string()),
+        };
+        let hits: Vec<Value> = found
+            .hits
+            .iter()
+            .filter(|(t, _)| self.contains(t))
+            .map(|(t, h)| json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()}))
+            .collect();
+        let mut reply = Map::new();
+        reply.insert("kind".to_owned(), json!("search"));
+        reply.insert("query".to_owned(), json!(text));
+        if !found.did_you_mean.is_empty() {
+            reply.insert("did_you_mean".to_owned(), json!(found.did_you_mean));
+        }
+        if let Some(status) = found.name_status {
+            reply.insert("name_status".to_owned(), json!(status));
+        }
+        if hits.is_empty() {
+            reply.insert(
+                "message".to_owned(),
+                json!(
+                    "nothing matched: try other words, or call without arguments for an overview"
+                ),
+            );
+        }
+        fit_list(&mut reply, "tools", hits, found.next_page, budget, None);
+        Answer::plain(Value::Object(reply))
+    }
+
+    fn describe(&self, name: &str, args: &DiscoverArgs, budget: Option<usize>) -> Answer {
+        let tool = match self.toolbox.lookup(name) {
+            Lookup::Found(t) if self.contains(&t) => t,
+            Lookup::Found(_) => {
+                return Answer::plain(json!({
+                    "kind": "out_of_scope",
+                    "tool": name,
+                    "message": format!("'{name}' exists but is not among the tools {} covers", self.name),
+                }));
+            }
+            Lookup::Disabled { reason, .. } => {
+                return Answer::plain(json!({
+                    "kind": "disabled",
+                    "tool": name,
+                    "reason": reason,
+                    "message": format!("'{name}' exists but cannot be called now ({reason}); look for another tool"),
+                }));
+            }
+            Lookup::NotFound { did_you_mean } => {
+                return Answer::plain(json!({
+                    "kind": "not_found",
+                    "tool": name,
+                    "did_you_mean": did_you_mean,
+                    "message": format!("no tool named '{name}'; use one of the names above or search with `query`"),
+                }));
+            }
+        };
+        let spec = &tool.spec;
+        if let Some(p) = args.parameter.as_deref() {
+            return match spec.parameter(p) {
+                Ok(d) => Answer {
+                    reply: tagged("parameter", Disclosure::Parameter(d).to_json()),
+                    disclosed: vec![spec.name.to_string()],
+                },
+                Err(e) => Answer::plain(json!({
+                    "kind": "not_found",
+                    "tool": name,
+                    "parameter": p,
+                    "parameters": spec.parameter_names(),
+                    "message": e.to_string(),
+                })),
+            };
+        }
+        let wanted = if args.detail == Some(Detail::Full) {
+            Level::L3
+        } else {
+            Level::L2
+        };
+        let mut level = wanted;
+        let mut reply = level_reply(spec, level);
+        if let Some(max) = budget {
+            while tokens::count_json(&reply) > max && level > Level::L1 {
+                level = if level == Level::L3 {
+                    Level::L2
+                } else {
+                    Level::L1
+                };
+                reply = level_reply(spec, level);
+            }
+            if level < wanted
+                && let Some(obj) = reply.as_object_mut()
+            {
+                obj.insert(
+                    "omitted".to_owned(),
+                    json!(format!(
+                        "level {} did not fit in {max} tokens; this is level {}. Ask again with a larger max_tokens, or for one parameter with `parameter`",
+                        wanted.number(),
+                        level.number()
+                    )),
+                );
+            }
+        }
+        let disclosed = if level >= Level::L2 {
+            vec![spec.name.to_string()]
+        } else {
+            Vec::new()
+        };
+        Answer { reply, disclosed }
+    }
+}
+
+fn level_reply(spec: &ToolSpec, level: Level) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".to_owned(), json!("tool"));
+    out.insert("level".to_owned(), json!(level.number()));
+    if let Value::Object(fields) = spec.disclose(level).to_json() {
+        out.extend(fields);
+    }
+    Value::Object(out)
+}
+
+/// `{"kind": kind, …fields of value}`.
+fn tagged(kind: &str, value: Value) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".to_owned(), json!(kind));
+    if let Value::Object(fields) = value {
+        out.extend(fields);
+    }
+    Value::Object(out)
+}
+
+fn invalid(message: String) -> Answer {
+    Answer::plain(json!({"kind": "invalid", "message": message}))
+}
+
+/// The group a tool is listed under: its category, else its bundle's slug.
+fn group_of(tool: &Tool, slugs: &HashMap<Uuid, String>) -> String {
+    tool.spec
+        .category
+        .clone()
+        .or_else(|| slugs.get(&tool.bundle_id).cloned())
+        .unwrap_or_else(|| "other".to_owned())
+}
+
+fn page_token(offset: usize) -> String {
+    format!("p{offset}")
+}
+
+fn parse_page(token: Option<&str>) -> Result<usize, String> {
+    match token {
+        None => Ok(0),
+        Some(t) => t
+            .strip_prefix('p')
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| {
+                format!("page token {t:?} is not one this tool gave; use a reply's `next_page`")
+            }),
+    }
+}
+
+/// Puts `items` under `key`, dropping items from the end while the reply is over budget.
+/// `retoken` makes the token of the page that starts after the kept items; without one
+/// (search pages), the reply says how many hits were left out.
+fn fit_list(
+    reply: &mut Map<String, Value>,
+    key: &str,
+    mut items: Vec<Value>,
+    mut next: Option<String>,
+    budget: Option<usize>,
+    retoken: Option<&dyn Fn(usize) -> String>,
+) {
+    let full = items.len();
+    if let Some(max) = budget {
+        loop {
+            let mut probe = reply.clone();
+            probe.insert(key.to_owned(), json!(items));
+            if tokens::count_json(&Value::Object(probe)) <= max || items.len() <= 1 {
+                break;
+            }
+            items.pop();
+        }
+        let dropped = full - items.len();
+        if dropped > 0 {
+            let message = match retoken {
+                Some(f) => {
+                    next = Some(f(items.len()));
+                    format!("{dropped} more did not fit in {max} tokens; use next_page")
+                }
+                None => format!(
+                    "{dropped} more hits on this page did not fit in {max} tokens; ask with a larger max_tokens or more precise words"
+                ),
+            };
+            reply.insert("omitted".to_owned(), json!(message));
+        }
+    }
+    reply.insert(key.to_owned(), json!(items));
+    if let Some(n) = next {
+        reply.insert("next_page".to_owned(), json!(n));
+    }
+}

@@ -1,0 +1,219 @@
+//! What `discover_tools` answers, at every level and for every mistake.
+
+use insta::assert_snapshot;
+use serde_json::json;
+use toolscout_discover::{DiscoverTools, Scope};
+use toolscout_spec::Level;
+
+use crate::{fixture, names, show};
+
+#[test]
+fn the_discover_tool_is_itself_a_tool() {
+    let f = fixture();
+    let spec = DiscoverTools::new(f.toolbox).spec().unwrap();
+    assert_snapshot!(spec.disclose(Level::L3).to_text());
+}
+
+#[test]
+fn overview_of_a_large_scope_is_categories_with_counts() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox).with_overview_threshold(5);
+    assert_snapshot!(show(&discover.answer(&json!({}))));
+}
+
+#[test]
+fn small_scope_lists_level1_directly() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox).with_scope(Scope::Category("weather".into()));
+    assert_snapshot!(show(&discover.answer(&json!(null))), @r#"
+    {
+      "kind": "tools",
+      "total": 2,
+      "tools": [
+        {
+          "name": "get_weather",
+          "summary": "Current weather conditions for a city"
+        },
+        {
+          "name": "weather.forecast",
+          "summary": "Daily weather forecast for a city, up to 14 days"
+        }
+      ]
+    }
+    "#);
+}
+
+#[test]
+fn category_listing_pages_without_gaps_or_duplicates() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox).with_page_size(2);
+    let mut seen = Vec::new();
+    let mut page: Option<String> = None;
+    loop {
+        let mut args = json!({"category": "files"});
+        if let Some(p) = &page {
+            args["page"] = json!(p);
+        }
+        let reply = discover.answer(&args).reply;
+        assert_eq!(reply["kind"], "tools", "{reply}");
+        seen.extend(names(&reply, "tools"));
+        match reply["next_page"].as_str() {
+            Some(p) => page = Some(p.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["read_file", "search_files", "write_file"]);
+}
+
+#[test]
+fn search_ranks_and_says_how_each_tool_matched() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    let reply = discover
+        .answer(&json!({"query": "what's the weather in Tokyo"}))
+        .reply;
+    assert_eq!(names(&reply, "tools")[0], "get_weather");
+    let prefix = discover.answer(&json!({"query": "read_fi"})).reply;
+    assert_eq!(prefix["kind"], "search");
+    assert_eq!(
+        prefix["tools"][0],
+        json!({
+            "name": "read_file",
+            "summary": "Read a text file, whole or a range of lines",
+            "match": "prefix"
+        })
+    );
+}
+
+#[test]
+fn tool_levels_and_parameter_detail() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    assert_snapshot!(show(&discover.answer(&json!({"tool": "get_weather"}))));
+    assert_snapshot!(show(
+        &discover.answer(&json!({"tool": "get_weather", "detail": "full"}))
+    ));
+    assert_snapshot!(show(&discover.answer(&json!({"tool": "get_weather", "parameter": "units"}))), @r#"
+    {
+      "kind": "parameter",
+      "tool": "get_weather",
+      "parameter": "units",
+      "type": "string",
+      "description": "Temperature units",
+      "required": false,
+      "default": "celsius",
+      "enum": [
+        "celsius",
+        "fahrenheit"
+      ]
+    }
+    disclosed: get_weather
+    "#);
+}
+
+#[test]
+fn unknown_names_get_the_closest_names_never_the_whole_catalog() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    assert_snapshot!(show(&discover.answer(&json!({"tool": "get_wether"}))), @r#"
+    {
+      "kind": "not_found",
+      "tool": "get_wether",
+      "did_you_mean": [
+        "get_weather"
+      ],
+      "message": "no tool named 'get_wether'; use one of the names above or search with `query`"
+    }
+    "#);
+    assert_snapshot!(show(&discover.answer(&json!({"tool": "get_weather", "parameter": "town"}))), @r#"
+    {
+      "kind": "not_found",
+      "tool": "get_weather",
+      "parameter": "town",
+      "parameters": [
+        "city",
+        "units"
+      ],
+      "message": "tool 'get_weather' has no parameter 'town'; its parameters are: city, units"
+    }
+    "#);
+}
+
+#[test]
+fn disabled_and_out_of_scope_tools_say_so() {
+    let f = fixture();
+    let tool = f
+        .toolbox
+        .catalog()
+        .get_tool(f.sample_bundle, "spawn-coding-agent", "1")
+        .unwrap();
+    f.toolbox
+        .catalog()
+        .patch_tool(f.sample_bundle, "spawn-coding-agent", "1", false)
+        .unwrap();
+    let discover = DiscoverTools::new(f.toolbox.clone());
+    assert_snapshot!(show(&discover.answer(&json!({"tool": tool.spec.name.as_str()}))), @r#"
+    {
+      "kind": "disabled",
+      "tool": "spawn_coding_agent",
+      "reason": "the tool is disabled",
+      "message": "'spawn_coding_agent' exists but cannot be called now (the tool is disabled); look for another tool"
+    }
+    "#);
+    let weather_only = DiscoverTools::new(f.toolbox).with_scope(Scope::Category("weather".into()));
+    assert_eq!(
+        weather_only.answer(&json!({"tool": "read_file"})).reply["kind"],
+        "out_of_scope"
+    );
+}
+
+#[test]
+fn max_tokens_returns_the_deepest_level_that_fits() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    let full = discover.answer(&json!({"tool": "read_file", "detail": "full"}));
+    assert_eq!(full.reply["level"], 3);
+    let small = discover.answer(&json!({"tool": "read_file", "detail": "full", "max_tokens": 120}));
+    assert_eq!(small.reply["level"], 2, "{}", small.reply);
+    assert!(
+        toolscout_spec::tokens::count_json(&small.reply) <= 120 + 60,
+        "the omitted note is small"
+    );
+    assert_snapshot!(small.reply["omitted"].as_str().unwrap(), @"level 3 did not fit in 120 tokens; this is level 2. Ask again with a larger max_tokens, or for one parameter with `parameter`");
+    let tiny = discover.answer(&json!({"tool": "read_file", "max_tokens": 16}));
+    assert_eq!(tiny.reply["level"], 1);
+    assert!(tiny.disclosed.is_empty(), "level 1 activates nothing");
+    let list = discover.answer(&json!({"category": "files", "max_tokens": 60}));
+    assert!(list.reply["omitted"].is_string(), "{}", list.reply);
+    assert!(list.reply["next_page"].is_string());
+}
+
+#[test]
+fn bad_arguments_are_explained() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    assert_snapshot!(show(&discover.answer(&json!({"name": "x"}))), @r#"
+    {
+      "kind": "invalid",
+      "message": "unknown field `name`, expected one of `query`, `tool`, `detail`, `parameter`, `category`, `page`, `max_tokens`. Arguments are optional: query, tool, detail (\"full\"), parameter, category, page, max_tokens"
+    }
+    "#);
+    assert_eq!(
+        discover.answer(&json!({"parameter": "x"})).reply["message"],
+        "`parameter` and `detail` need `tool`"
+    );
+    assert_eq!(
+        discover.answer(&json!({"page": "zz"})).reply["kind"],
+        "invalid"
+    );
+    assert_eq!(
+        discover
+            .answer(&json!({"detail": "everything", "tool": "x"}))
+            .reply["kind"],
+        "invalid"
+    );
+    assert_eq!(
+        discover.answer(&json!({"category": "nope"})).reply["kind"],
+        "not_found"
+    );
+}

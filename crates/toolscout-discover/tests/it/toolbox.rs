@@ -1,0 +1,146 @@
+//! The toolbox keeps the index in step with the catalog, and calls tools.
+
+use serde_json::json;
+use toolscout_catalog::ToolPut;
+use toolscout_discover::{Lookup, snapshot};
+use toolscout_search::SearchQuery;
+use toolscout_spec::{Level, ToolSpec};
+
+use crate::fixture;
+
+fn found(f: &crate::Fixture, text: &str) -> Vec<String> {
+    f.toolbox
+        .search(&SearchQuery::new(text))
+        .unwrap()
+        .hits
+        .iter()
+        .map(|(t, _)| t.spec.name.to_string())
+        .collect()
+}
+
+#[test]
+fn put_disable_delete_show_in_the_very_next_search() {
+    let f = fixture();
+    let spec = ToolSpec::builder("translate_text", "Translate text between languages")
+        .build()
+        .unwrap();
+    let put = ToolPut::http(
+        spec,
+        json!({"method": "GET", "urlTemplate": "https://api.example.com/t"}),
+    );
+    f.toolbox
+        .catalog()
+        .put_tool(f.sample_bundle, "translate-text", "1", &put)
+        .unwrap();
+    assert_eq!(found(&f, "translate")[0], "translate_text");
+    assert!(matches!(
+        f.toolbox.lookup("translate_text"),
+        Lookup::Found(_)
+    ));
+
+    f.toolbox
+        .catalog()
+        .patch_tool(f.sample_bundle, "translate-text", "1", false)
+        .unwrap();
+    assert!(!found(&f, "translate").contains(&"translate_text".to_owned()));
+    assert!(matches!(
+        f.toolbox.lookup("translate_text"),
+        Lookup::Disabled { .. }
+    ));
+
+    f.toolbox
+        .catalog()
+        .patch_tool(f.sample_bundle, "translate-text", "1", true)
+        .unwrap();
+    assert_eq!(found(&f, "translate")[0], "translate_text");
+
+    f.toolbox
+        .catalog()
+        .delete_tool(f.sample_bundle, "translate-text", "1")
+        .unwrap();
+    assert!(!found(&f, "translate").contains(&"translate_text".to_owned()));
+    match f.toolbox.lookup("translate_text") {
+        Lookup::NotFound { .. } => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(f.toolbox.sync_error(), None);
+}
+
+#[test]
+fn disabling_a_bundle_hides_its_tools() {
+    let f = fixture();
+    assert!(found(&f, "forecast").contains(&"weather.forecast".to_owned()));
+    f.toolbox
+        .catalog()
+        .patch_bundle(f.sample_bundle, false)
+        .unwrap();
+    assert!(!found(&f, "forecast").contains(&"weather.forecast".to_owned()));
+    match f.toolbox.lookup("weather.forecast") {
+        Lookup::Disabled { reason, .. } => assert_eq!(reason, "its bundle is disabled"),
+        other => panic!("{other:?}"),
+    }
+    // The built-in bundles are not affected.
+    assert!(matches!(f.toolbox.lookup("read_file"), Lookup::Found(_)));
+}
+
+#[tokio::test]
+async fn calls_go_through_the_invoker_and_count() {
+    let f = fixture();
+    std::fs::write(f.workspace.path().join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    let out = f
+        .toolbox
+        .call("read_file", json!({"file_path": "notes.txt", "offset": 2}))
+        .await;
+    assert!(out.is_ok(), "{}", out.to_json());
+    assert!(
+        out.to_json().to_string().contains("two"),
+        "{}",
+        out.to_json()
+    );
+
+    let bad = f
+        .toolbox
+        .call("read_file", json!({"path": "notes.txt"}))
+        .await;
+    assert_eq!(bad.error().unwrap().kind.as_str(), "invalid_arguments");
+
+    let unknown = f.toolbox.call("read_fil", json!({})).await;
+    insta::assert_snapshot!(unknown.to_json(), @r#"{"ok":false,"error":{"kind":"unknown_tool","message":"no tool named 'read_fil'; did you mean: read_file?","details":{"tool":"read_fil","did_you_mean":["read_file"]}}}"#);
+
+    f.toolbox.catalog().flush_usage().unwrap();
+    let Lookup::Found(tool) = f.toolbox.lookup("read_file") else {
+        panic!()
+    };
+    assert_eq!(
+        tool.usage.call_count, 2,
+        "both calls that reached the tool are counted"
+    );
+}
+
+#[test]
+fn snapshot_helpers_are_stable() {
+    let specs = toolscout_spec::sample::catalog();
+    let a = snapshot::disclosure(&specs, Level::L2);
+    let mut reversed = specs.clone();
+    reversed.reverse();
+    assert_eq!(a, snapshot::disclosure(&reversed, Level::L2));
+    assert_eq!(
+        snapshot::disclosure_json(&specs),
+        snapshot::disclosure_json(&reversed)
+    );
+    insta::assert_snapshot!(snapshot::disclosure(&specs, Level::L1), @r"
+    get_weather — Current weather conditions for a city
+    ---
+    read_file — Read a text file, whole or a range of lines
+    ---
+    search_files — Find files whose path matches a glob pattern
+    ---
+    spawn_coding_agent — Start a coding agent on a software engineering task
+    ---
+    weather.forecast — Daily weather forecast for a city, up to 14 days
+    ---
+    web_search — Search the web and return the top results
+    ---
+    write_file — Write or append text to a file, atomically
+    ");
+}
