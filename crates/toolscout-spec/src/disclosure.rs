@@ -330,7 +330,7 @@ fn param_line(name: &str, schema: &Value) -> String {
     if schema.get("required").and_then(Value::as_bool) == Some(true) {
         facts.push("required".to_owned());
     }
-    if let Some(d) = schema.get("default") {
+    if let Some(d) = schema.get("default").filter(|d| !d.is_null()) {
         facts.push(format!("default {}", literal(d)));
     }
     if let Some(e) = schema.get("enum").and_then(Value::as_array) {

@@ -19,7 +19,7 @@ pub(crate) fn generate(name: &str, schema: &Value) -> String {
         }
         for (key, prop) in props {
             if !required.contains(&key.as_str())
-                && let Some(default) = prop.get("default")
+                && let Some(default) = prop.get("default").filter(|d| !d.is_null())
             {
                 args.push(format!("{key}={}", literal(default)));
             }
