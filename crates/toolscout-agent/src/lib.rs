@@ -26,8 +26,9 @@
 //! and [`StopReason`]. An endpoint error ends the run with
 //! [`StopReason::EndpointError`]; it is never a panic.
 //!
-//! [`StaticHost`] is a small in-memory host (tools as async closures, a minimal
-//! discovery) for tests and examples; `toolscout-discover` provides the real one.
+//! [`ToolboxHost`] is the real host: the `discover_*` tools of `toolscout-discover` over a
+//! catalog and its index, and calls through its invoker. [`StaticHost`] is a small
+//! in-memory host (tools as async closures, a minimal discovery) for tests and examples.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -72,6 +73,7 @@ mod message;
 pub mod prompts;
 mod run;
 mod static_host;
+mod toolbox_host;
 mod toolset;
 mod validate;
 mod wire;
@@ -85,6 +87,7 @@ pub use event::AgentEvent;
 pub use host::{BoxFuture, CALL_TOOL, CallContext, CallOutcome, ToolHost, call_tool_spec};
 pub use message::{FunctionCall, Message, ToolCall, Usage};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
+pub use toolbox_host::ToolboxHost;
 
 /// Re-exported for [`ChatClient::from_config`].
 pub use async_openai::config::OpenAIConfig;

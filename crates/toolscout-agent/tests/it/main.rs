@@ -8,6 +8,7 @@ mod endpoint;
 mod live;
 mod server;
 mod subagent;
+mod toolbox;
 
 use std::sync::Arc;
 use std::time::Duration;

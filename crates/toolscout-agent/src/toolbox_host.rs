@@ -1,0 +1,118 @@
+//! [`ToolboxHost`]: the real [`ToolHost`], over a `toolscout-discover` [`Toolbox`].
+
+use serde_json::Value;
+use toolscout_discover::{Answer, DiscoverAgents, DiscoverTools, Lookup, Toolbox};
+use toolscout_spec::ToolSpec;
+
+use crate::Policy;
+use crate::host::{BoxFuture, CallContext, CallOutcome, ToolHost, call_tool_spec};
+
+/// A [`ToolHost`] over a catalog: the `discover_*` tools answer from the [`Toolbox`]'s
+/// catalog and index, every other call goes through its invoker.
+///
+/// Under [`Policy::Browse`] a run starts with the discover tools (one `discover_tools`
+/// over the whole catalog unless others are added), `discover_agents` when agents are
+/// set, and `call_tool`. Under [`Policy::Upfront`] it starts with every callable tool.
+/// A disabled tool's spec comes back with `metadata.enabled_by_default = false`, which
+/// the loop reads as "disabled".
+#[derive(Debug, Clone)]
+pub struct ToolboxHost {
+    toolbox: Toolbox,
+    discover: Vec<DiscoverTools>,
+    agents: Option<DiscoverAgents>,
+}
+
+impl ToolboxHost {
+    /// A host with one `discover_tools` over the whole catalog.
+    pub fn new(toolbox: Toolbox) -> Self {
+        ToolboxHost {
+            discover: vec![DiscoverTools::new(toolbox.clone())],
+            toolbox,
+            agents: None,
+        }
+    }
+
+    /// Replaces the discover tools, e.g. with one per category.
+    #[must_use]
+    pub fn with_discover(mut self, discover: Vec<DiscoverTools>) -> Self {
+        self.discover = discover;
+        self
+    }
+
+    /// Adds `discover_agents`.
+    #[must_use]
+    pub fn with_agents(mut self, agents: DiscoverAgents) -> Self {
+        self.agents = Some(agents);
+        self
+    }
+
+    /// The toolbox.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.toolbox
+    }
+
+    fn discover_tool(&self, name: &str) -> Option<&DiscoverTools> {
+        self.discover.iter().find(|d| d.name() == name)
+    }
+}
+
+fn answered(answer: Answer) -> CallOutcome {
+    CallOutcome::ok(answer.reply).with_disclosed(answer.disclosed)
+}
+
+impl ToolHost for ToolboxHost {
+    fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec> {
+        match policy {
+            Policy::Upfront => self.toolbox.callable_specs(),
+            Policy::Browse => {
+                let mut tools: Vec<ToolSpec> =
+                    self.discover.iter().filter_map(|d| d.spec().ok()).collect();
+                if let Some(spec) = self.agents.as_ref().and_then(|a| a.spec().ok()) {
+                    tools.push(spec);
+                }
+                tools.push(call_tool_spec());
+                tools
+            }
+        }
+    }
+
+    fn spec(&self, name: &str) -> Option<ToolSpec> {
+        if let Some(d) = self.discover_tool(name) {
+            return d.spec().ok();
+        }
+        if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name) {
+            return a.spec().ok();
+        }
+        match self.toolbox.lookup(name) {
+            Lookup::Found(tool) => Some(tool.spec),
+            Lookup::Disabled { tool, .. } => {
+                let mut spec = tool.spec;
+                spec.metadata.enabled_by_default = false;
+                Some(spec)
+            }
+            Lookup::NotFound { .. } => None,
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, CallOutcome> {
+        Box::pin(async move {
+            if let Some(d) = self.discover_tool(name) {
+                return answered(d.answer(&arguments));
+            }
+            if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name) {
+                return answered(a.answer(&arguments));
+            }
+            // The loop has asked the approver already.
+            let outcome = self.toolbox.call_approved(name, arguments).await;
+            CallOutcome {
+                result: outcome.to_json(),
+                disclosed: Vec::new(),
+            }
+        })
+    }
+}

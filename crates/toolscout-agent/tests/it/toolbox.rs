@@ -1,0 +1,89 @@
+//! The loop over the real host: discover_tools over a flat-file catalog with its search
+//! index, and built-in tools called through the invoker.
+
+use std::sync::Arc;
+
+use toolscout_agent::{Agent, ChatClient, Policy, RunOptions, StopReason, ToolboxHost};
+use toolscout_catalog::{Catalog, builtin};
+use toolscout_discover::Toolbox;
+use toolscout_invoke::Invoker;
+use toolscout_invoke::builtin::BuiltinConfig;
+use toolscout_search::SearchIndex;
+
+use crate::server::{Server, call, text};
+use crate::{assert_paired, config, render};
+
+#[tokio::test]
+async fn search_describe_activate_and_call_a_builtin_tool() {
+    let catalog_dir = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("todo.txt"), "buy milk\ncall mum\n").unwrap();
+    let catalog = Catalog::open(catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap();
+    let mut invoker = Invoker::default();
+    toolscout_invoke::builtin::register(
+        &mut invoker,
+        &BuiltinConfig::new(workspace.path(), toolscout_invoke::AllowedHosts::default()),
+    )
+    .unwrap();
+    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap();
+    let host = ToolboxHost::new(toolbox);
+
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "discover_tools",
+            r#"{"query":"read the lines of a text file"}"#,
+        ),
+        call("c2", "discover_tools", r#"{"tool":"read_file"}"#),
+        call("c3", "read_file", r#"{"file_path":"todo.txt","offset":2}"#),
+        call("c4", "read_file", r#"{"file_path":"../etc/passwd"}"#),
+        text("The second line is: call mum."),
+    ])
+    .await;
+    let agent = Agent::new(
+        config(Policy::Browse, true).build().unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(host),
+    );
+    let report = agent
+        .run("What is on line 2 of todo.txt?", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer, "{}", render(&report));
+    assert_paired(&report.messages);
+
+    let arrays = server.tool_arrays();
+    assert_eq!(arrays[0], ["discover_tools", "call_tool"]);
+    assert_eq!(
+        arrays[2],
+        ["discover_tools", "call_tool", "read_file"],
+        "activated after level 2"
+    );
+
+    // What the model read back, call by call.
+    let results: Vec<serde_json::Value> = report
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            toolscout_agent::Message::Tool { content, .. } => serde_json::from_str(content).ok(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results[0]["value"]["tools"][0]["name"], "read_file",
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[1]["value"]["level"], 2);
+    assert_eq!(results[2]["ok"], true, "{}", results[2]);
+    assert!(
+        results[2].to_string().contains("call mum"),
+        "{}",
+        results[2]
+    );
+    assert_eq!(results[3]["ok"], false);
+    assert_eq!(
+        results[3]["error"]["kind"], "outside_workspace",
+        "{}",
+        results[3]
+    );
+}
