@@ -155,7 +155,7 @@ impl Catalog {
         for (name, file) in names.iter().zip(&files) {
             add(name, to_json(file)?)?;
         }
-        zip.finish().map_err(zip_err("archive"))?;
+        zip.finish().map_err(zip_err(""))?;
         Ok(())
     }
 
@@ -164,7 +164,7 @@ impl Catalog {
     /// The bundle is created when missing; otherwise the tools are added to it, with the
     /// rules of [`Catalog::put_tool`]. Tools keep their ids unless another tool has it.
     pub fn import_bundle<R: Read + Seek>(&self, reader: R) -> Result<Imported> {
-        let mut zip = ZipArchive::new(reader).map_err(zip_err("archive"))?;
+        let mut zip = ZipArchive::new(reader).map_err(zip_err(""))?;
         let manifest: Manifest = serde_json::from_slice(&read_entry(&mut zip, "manifest.json")?)
             .map_err(|e| Error::archive("manifest.json", e))?;
         if manifest.format != ARCHIVE_FORMAT {
@@ -192,13 +192,13 @@ impl Catalog {
         let mut seen = HashSet::new();
         for name in &manifest.tools {
             let mut file: ToolFile = serde_json::from_slice(&read_entry(&mut zip, name)?)
-                .map_err(|e| Error::archive(name.as_str(), e))?;
+                .map_err(|e| Error::archive(name, e))?;
             file.bundle_id = mb.bundle_id;
             file.is_built_in = false;
             let spec = check_tool_file(&file)?;
             if !seen.insert((file.slug.clone(), file.version.clone())) {
                 return Err(Error::archive(
-                    name.as_str(),
+                    name,
                     format!("{}@{} is in the archive twice", file.slug, file.version),
                 ));
             }
@@ -271,5 +271,5 @@ impl Catalog {
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec_pretty(value).map_err(|e| Error::archive("archive", e))
+    serde_json::to_vec_pretty(value).map_err(|e| Error::archive("", e))
 }

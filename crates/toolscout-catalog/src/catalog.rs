@@ -1,7 +1,7 @@
 //! [`Catalog`]: opening, reading, listing, subscribing and reloading.
 //! The writes are in `ops.rs`, import and export in `archive.rs`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -97,9 +97,9 @@ impl Catalog {
         let store = Store::open(root.as_ref())?;
         let loaded = {
             let _lock = store.lock_shared()?;
-            store.load()?
+            store.load(&HashMap::new())?
         };
-        let state = State::build(loaded, &options.natives, options.builtins);
+        let state = State::build(loaded, &options.natives, options.builtins, None);
         Ok(Catalog {
             store,
             options,
@@ -187,8 +187,18 @@ impl Catalog {
         if !force && stamp == state.stamp {
             return Ok(Vec::new());
         }
-        let loaded = self.store.load()?;
-        let mut new = State::build(loaded, &self.options.natives, self.options.builtins);
+        let known = if force {
+            HashMap::new()
+        } else {
+            state.known_files()
+        };
+        let loaded = self.store.load(&known)?;
+        let mut new = State::build(
+            loaded,
+            &self.options.natives,
+            self.options.builtins,
+            Some(state),
+        );
         new.pending = std::mem::take(&mut state.pending);
         new.pending_since = state.pending_since.take();
         let events = state.diff(&new);

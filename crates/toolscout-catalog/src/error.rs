@@ -136,10 +136,10 @@ pub enum Error {
         token: String,
     },
     /// A bundle archive that cannot be imported.
-    #[error("bundle archive: {entry}: {reason}")]
+    #[error("bundle archive{}: {reason}", entry.as_deref().map(|e| format!(" entry {e}")).unwrap_or_default())]
     Archive {
-        /// The archive entry at fault, or `"archive"` for the file as a whole.
-        entry: String,
+        /// The archive entry at fault; `None` for the file as a whole.
+        entry: Option<String>,
         /// What is wrong.
         reason: String,
     },
@@ -153,9 +153,10 @@ impl Error {
         }
     }
 
-    pub(crate) fn archive(entry: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+    /// An archive error; `entry` is `""` for the archive as a whole.
+    pub(crate) fn archive(entry: &str, reason: impl std::fmt::Display) -> Self {
         Error::Archive {
-            entry: entry.into(),
+            entry: (!entry.is_empty()).then(|| entry.to_owned()),
             reason: reason.to_string(),
         }
     }

@@ -117,6 +117,7 @@ impl Tx<'_> {
                 path: Some(path),
             },
             file: Some(file),
+            key: None,
         };
         let tool = self.state.view(&raw);
         self.events.push(CatalogEvent::ToolPut {
@@ -338,6 +339,7 @@ impl Catalog {
             tx.begin()?;
             let mut raw = raw;
             raw.tool.is_enabled = is_enabled;
+            raw.key = None;
             match &mut raw.file {
                 None => {
                     let mut overlay = tx.state.overlay.clone();

@@ -2,6 +2,7 @@
 //! compared with a fresh read to tell subscribers what other processes changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
@@ -11,7 +12,7 @@ use uuid::Uuid;
 use crate::builtin;
 use crate::events::CatalogEvent;
 use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, Usage};
-use crate::store::{BundleFile, FoundTool, Loaded, Overlay};
+use crate::store::{BundleFile, FileKey, FoundTool, Loaded, Overlay};
 use crate::validate::{check_tool_file, placeholder_spec};
 
 /// A tool as stored: its own flags, and its file when it is not built in.
@@ -21,6 +22,9 @@ pub(crate) struct RawTool {
     /// reasons are worked out by [`State::view`].
     pub(crate) tool: Tool,
     pub(crate) file: Option<ToolFile>,
+    /// The stored file's key when it was read; `None` for built-ins and tools this
+    /// process wrote (read again at the next rescan).
+    pub(crate) key: Option<FileKey>,
 }
 
 /// What the catalog knows.
@@ -58,8 +62,7 @@ pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
 
 /// The tool for a stored file; a definition that does not check out becomes a disabled
 /// placeholder. `None` when not even a placeholder can be made.
-pub(crate) fn tool_from_file(found: &FoundTool) -> Option<RawTool> {
-    let file = &found.file;
+pub(crate) fn tool_from_file(found: &FoundTool, file: &ToolFile) -> Option<RawTool> {
     let (spec, invalid) = match check_tool_file(file) {
         Ok(spec) => (spec, None),
         Err(e) => (
@@ -87,12 +90,19 @@ pub(crate) fn tool_from_file(found: &FoundTool) -> Option<RawTool> {
             path: Some(found.path.clone()),
         },
         file: Some(file.clone()),
+        key: found.key.clone(),
     })
 }
 
 impl State {
-    /// The catalog from what was read, plus the built-ins when `builtins` is set.
-    pub(crate) fn build(loaded: Loaded, natives: &BTreeSet<String>, builtins: bool) -> State {
+    /// The catalog from what was read, plus the built-ins when `builtins` is set. Tools
+    /// that were not read again (unchanged files) come from `previous`.
+    pub(crate) fn build(
+        loaded: Loaded,
+        natives: &BTreeSet<String>,
+        builtins: bool,
+        previous: Option<&State>,
+    ) -> State {
         let generation = counter(loaded.stamp.as_deref());
         let mut state = State {
             stamp: loaded.stamp,
@@ -128,7 +138,11 @@ impl State {
         // written keeps it.
         found_tools.sort_by_key(|t| t.id);
         for found in found_tools {
-            let Some(raw) = tool_from_file(&found) else {
+            let raw = match &found.file {
+                Some(file) => tool_from_file(&found, file),
+                None => previous.and_then(|p| p.tools.get(&found.id)).cloned(),
+            };
+            let Some(raw) = raw else {
                 state.issues.push(LoadIssue {
                     path: found.path.clone(),
                     reason: "the tool has no usable name or summary".to_owned(),
@@ -190,9 +204,18 @@ impl State {
                         path: None,
                     },
                     file: None,
+                    key: None,
                 });
             }
         }
+    }
+
+    /// The keys of the stored tool files this state read: files to skip at a rescan.
+    pub(crate) fn known_files(&self) -> HashMap<PathBuf, FileKey> {
+        self.tools
+            .values()
+            .filter_map(|raw| Some((raw.tool.path.clone()?, raw.key.clone()?)))
+            .collect()
     }
 
     pub(crate) fn find(&self, bundle: Uuid, slug: &str, version: &str) -> Option<Uuid> {

@@ -14,7 +14,7 @@
 //! the target and the directory synced, so a reader sees the old file or the new one and a
 //! crash never leaves half a file. Temporary files start with `.` and are ignored.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -69,12 +69,38 @@ pub(crate) struct Overlay {
     pub(crate) tools: BTreeMap<Uuid, bool>,
 }
 
+/// What tells one version of a file from another without reading it. Files are
+/// replaced by rename, so a changed file is a new inode with a new time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileKey {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl FileKey {
+    pub(crate) fn of(path: &Path) -> Option<FileKey> {
+        let meta = fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some(FileKey {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            inode,
+        })
+    }
+}
+
 /// A tool file as found on disk.
 #[derive(Debug, Clone)]
 pub(crate) struct FoundTool {
     pub(crate) id: Uuid,
     pub(crate) path: PathBuf,
-    pub(crate) file: ToolFile,
+    pub(crate) key: Option<FileKey>,
+    /// `None` when the file is the one the caller already knows (same [`FileKey`]).
+    pub(crate) file: Option<ToolFile>,
 }
 
 /// A bundle directory as found on disk.
@@ -278,8 +304,9 @@ impl Store {
     }
 
     /// Reads the whole catalog. Files that cannot be used become [`LoadIssue`]s; only a
-    /// directory that cannot be listed is an error.
-    pub(crate) fn load(&self) -> Result<Loaded> {
+    /// directory that cannot be listed is an error. Tool files whose key is in `known`
+    /// are not read again.
+    pub(crate) fn load(&self, known: &HashMap<PathBuf, FileKey>) -> Result<Loaded> {
         let mut loaded = Loaded {
             stamp: self.stamp()?,
             ..Loaded::default()
@@ -293,7 +320,7 @@ impl Store {
         }
         for name in read_dir_names(&self.bundles_dir())? {
             let path = self.bundles_dir().join(&name);
-            if let Some(b) = self.load_bundle(&name, &path, &mut loaded.issues)? {
+            if let Some(b) = self.load_bundle(&name, &path, known, &mut loaded.issues)? {
                 loaded.bundles.push(b);
             }
         }
@@ -319,6 +346,7 @@ impl Store {
         &self,
         name: &str,
         path: &Path,
+        known: &HashMap<PathBuf, FileKey>,
         issues: &mut Vec<LoadIssue>,
     ) -> Result<Option<FoundBundle>> {
         let Ok(id) = name.parse::<Uuid>() else {
@@ -353,6 +381,16 @@ impl Store {
                     issues.push(issue(&tool_path, "not a tool file (<tool-id>.json)"));
                     continue;
                 };
+                let key = FileKey::of(&tool_path);
+                if key.is_some() && known.get(&tool_path) == key.as_ref() {
+                    tools.push(FoundTool {
+                        id: tool_id,
+                        path: tool_path,
+                        key,
+                        file: None,
+                    });
+                    continue;
+                }
                 match read_json::<ToolFile>(&tool_path) {
                     Ok(f) if f.bundle_id != id => issues.push(issue(
                         &tool_path,
@@ -365,7 +403,8 @@ impl Store {
                     Ok(f) => tools.push(FoundTool {
                         id: tool_id,
                         path: tool_path,
-                        file: f,
+                        key,
+                        file: Some(f),
                     }),
                     Err(reason) => issues.push(issue(&tool_path, reason)),
                 }

@@ -1,0 +1,100 @@
+use std::io::{Cursor, Write};
+
+use toolscout_catalog::{BundlePut, Error, ToolPut, builtin};
+use zip::write::SimpleFileOptions;
+
+use crate::{bundle, http_put, id, open, open_bare, spec};
+
+fn export(c: &toolscout_catalog::Catalog, b: uuid::Uuid) -> Vec<u8> {
+    let mut buf = Cursor::new(Vec::new());
+    c.export_bundle(b, &mut buf).unwrap();
+    buf.into_inner()
+}
+
+#[test]
+fn export_then_import_into_another_catalog() {
+    let src_dir = tempfile::tempdir().unwrap();
+    let src = open_bare(src_dir.path());
+    let b = id(1);
+    src.put_bundle(b, &BundlePut::new("weather").with_description("Forecasts"))
+        .unwrap();
+    let t1 = src
+        .put_tool(b, "forecast", "v1", &http_put("forecast"))
+        .unwrap();
+    let t2 = src
+        .put_tool(b, "local", "1.0", &ToolPut::native(spec("local"), "local"))
+        .unwrap();
+    let zip = export(&src, b);
+
+    let dst_dir = tempfile::tempdir().unwrap();
+    let dst = open_bare(dst_dir.path());
+    let imported = dst.import_bundle(Cursor::new(&zip)).unwrap();
+    assert!(imported.created);
+    assert_eq!(imported.bundle.slug, "weather");
+    assert_eq!(imported.bundle.description, "Forecasts");
+    assert_eq!(imported.tools.len(), 2);
+    let got = dst.get_tool(b, "forecast", "v1").unwrap();
+    assert_eq!(got.id, t1.id);
+    assert_eq!(got.spec, t1.spec);
+    assert_eq!(dst.get_tool(b, "local", "1.0").unwrap().spec, t2.spec);
+
+    // Importing again conflicts and writes nothing.
+    let before = dst.generation();
+    assert!(matches!(
+        dst.import_bundle(Cursor::new(&zip)),
+        Err(Error::Conflict { .. })
+    ));
+    assert_eq!(dst.generation(), before);
+    assert_eq!(open_bare(dst_dir.path()).tools().len(), 2);
+}
+
+#[test]
+fn builtin_bundles_export_and_import_is_refused_into_the_same_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path());
+    let files = builtin::bundles()[0].id;
+    let zip = export(&c, files);
+    assert!(matches!(
+        c.import_bundle(Cursor::new(&zip)),
+        Err(Error::BuiltIn { .. })
+    ));
+    // Into a catalog without the built-ins it is an ordinary bundle.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = open_bare(other_dir.path());
+    let imported = other.import_bundle(Cursor::new(&zip)).unwrap();
+    assert_eq!(imported.tools.len(), 3);
+    assert!(imported.tools.iter().all(|t| !t.is_built_in));
+}
+
+#[test]
+fn import_validates_every_tool_before_writing_any() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    c.put_tool(b, "good", "1", &http_put("good")).unwrap();
+    c.put_tool(b, "bad", "1", &http_put("bad")).unwrap();
+    let zip = export(&c, b);
+
+    // Rewrite the archive with the "bad" tool's slug broken.
+    let mut src = zip::ZipArchive::new(Cursor::new(&zip)).unwrap();
+    let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for i in 0..src.len() {
+        let mut entry = src.by_index(i).unwrap();
+        let name = entry.name().unwrap().to_string();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut text).unwrap();
+        if name.contains("bad@") {
+            text = text.replace("\"slug\": \"bad\"", "\"slug\": \"bad_slug\"");
+        }
+        out.start_file(name, SimpleFileOptions::default()).unwrap();
+        out.write_all(text.as_bytes()).unwrap();
+    }
+    let broken = out.finish().unwrap().into_inner();
+
+    let dst_dir = tempfile::tempdir().unwrap();
+    let dst = open_bare(dst_dir.path());
+    let err = dst.import_bundle(Cursor::new(&broken)).unwrap_err();
+    assert!(matches!(err, Error::Label { .. }), "{err}");
+    assert!(dst.bundle(b).is_err());
+    assert!(dst.tools().is_empty());
+}

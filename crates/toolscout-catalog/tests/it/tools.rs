@@ -1,0 +1,248 @@
+use std::fs;
+
+use serde_json::json;
+use toolscout_catalog::{Catalog, DisabledReason, Error, ToolPut, ToolQuery, builtin};
+
+use crate::{bundle, http_put, open, open_bare, spec};
+
+#[test]
+fn put_get_and_conflict_leaves_the_first_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "weather");
+    let first = c
+        .put_tool(b, "forecast", "v1", &http_put("forecast"))
+        .unwrap();
+    assert_eq!(first.id.get_version_num(), 7);
+    assert_eq!(first.spec.version.as_deref(), Some("v1"));
+    let path = first.path.clone().unwrap();
+    let bytes = fs::read(&path).unwrap();
+
+    let other = http_put("other_name").with_enabled(false);
+    let err = c.put_tool(b, "forecast", "v1", &other).unwrap_err();
+    assert!(matches!(err, Error::Conflict { existing, .. } if existing == first.id));
+    assert_eq!(fs::read(&path).unwrap(), bytes);
+    assert_eq!(c.get_tool(b, "forecast", "v1").unwrap(), first);
+
+    // A new version, a differently cased slug, and the same pair in another bundle are fine.
+    c.put_tool(b, "forecast", "v2", &http_put("forecast"))
+        .unwrap();
+    c.put_tool(b, "Forecast", "v1", &http_put("forecast"))
+        .unwrap();
+    let b2 = bundle(&c, 2, "weather-eu");
+    c.put_tool(b2, "forecast", "v1", &http_put("forecast"))
+        .unwrap();
+    assert_eq!(c.tools().len(), 4);
+
+    // Everything reads back from disk the same.
+    let again = open_bare(dir.path());
+    assert_eq!(again.tools(), c.tools());
+    assert!(again.issues().is_empty());
+}
+
+#[test]
+fn unicode_slugs_and_dotted_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "météo");
+    let t = c
+        .put_tool(b, "wetter-größe", "2024.05-rc1", &http_put("wetter"))
+        .unwrap();
+    assert_eq!(t.slug, "wetter-größe");
+    assert_eq!(
+        open_bare(dir.path())
+            .get_tool(b, "wetter-größe", "2024.05-rc1")
+            .unwrap()
+            .id,
+        t.id
+    );
+}
+
+#[test]
+fn patch_and_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let t = c.put_tool(b, "t", "1", &http_put("t")).unwrap();
+    let off = c.patch_tool(b, "t", "1", false).unwrap();
+    assert_eq!(off.disabled_reason, Some(DisabledReason::Disabled));
+    assert_eq!(
+        off.modified_at, t.modified_at,
+        "enabling is not a structural change"
+    );
+    assert!(
+        !open_bare(dir.path())
+            .get_tool(b, "t", "1")
+            .unwrap()
+            .is_enabled
+    );
+    c.delete_tool(b, "t", "1").unwrap();
+    assert!(!t.path.unwrap().exists());
+    assert!(matches!(
+        c.get_tool(b, "t", "1"),
+        Err(Error::ToolNotFound { .. })
+    ));
+    assert!(matches!(
+        c.delete_tool(b, "t", "1"),
+        Err(Error::ToolNotFound { .. })
+    ));
+}
+
+#[test]
+fn list_by_tags_bundles_disabled_and_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path());
+    let b = bundle(&c, 1, "b");
+    for n in 0..5 {
+        c.put_tool(b, &format!("t{n}"), "1", &http_put(&format!("t{n}")))
+            .unwrap();
+    }
+    c.patch_tool(b, "t1", "1", false).unwrap();
+    let names = |q: &ToolQuery| -> Vec<String> {
+        c.list_tools(q)
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|t| t.spec.name.to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&ToolQuery::default().with_tags(&["files"])),
+        ["read_file", "write_file", "search_files"]
+    );
+    assert_eq!(
+        names(&ToolQuery::default().with_tags(&["files", "read"])),
+        ["read_file"]
+    );
+    assert_eq!(
+        names(&ToolQuery::default().with_bundle_ids(&[b])),
+        ["t0", "t2", "t3", "t4"]
+    );
+    assert_eq!(
+        names(
+            &ToolQuery::default()
+                .with_bundle_ids(&[b])
+                .with_include_disabled(true)
+        ),
+        ["t0", "t1", "t2", "t3", "t4"]
+    );
+    // Pages of 4 over 6 built-ins and 4 callable tools.
+    let mut all = Vec::new();
+    let mut token: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let page = c
+            .list_tools(
+                &ToolQuery::default()
+                    .with_page_size(4)
+                    .with_page_token(token.as_deref()),
+            )
+            .unwrap();
+        pages += 1;
+        all.extend(page.items.into_iter().map(|t| t.spec.name.to_string()));
+        token = page.next_page_token;
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(all.len(), 10);
+    assert_eq!(all[..6], builtin::NATIVE_FUNCTIONS);
+}
+
+#[test]
+fn native_tools_without_a_registered_function_are_disabled() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Catalog::open(dir.path(), &["read_file", "mine"]).unwrap();
+    let b = bundle(&c, 1, "b");
+    c.put_tool(b, "mine", "1", &ToolPut::native(spec("mine"), "mine"))
+        .unwrap();
+    let t = c
+        .put_tool(b, "gone", "1", &ToolPut::native(spec("gone"), "gone"))
+        .unwrap();
+    assert_eq!(
+        t.disabled_reason,
+        Some(DisabledReason::NativeNotRegistered {
+            func: "gone".to_owned()
+        })
+    );
+    assert_eq!(
+        t.disabled_reason.unwrap().to_string(),
+        "native function 'gone' is not registered in this binary"
+    );
+    let callable: Vec<String> = c
+        .list_tools(&ToolQuery::default())
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|t| t.slug)
+        .collect();
+    assert_eq!(callable, ["read-file", "mine"]);
+    let all = c
+        .list_tools(&ToolQuery::default().with_include_disabled(true))
+        .unwrap();
+    assert_eq!(all.items.len(), 8);
+    let http_get = all.items.iter().find(|t| t.slug == "http-get").unwrap();
+    assert_eq!(http_get.native_func(), Some("http_get"));
+    assert!(!http_get.is_callable());
+}
+
+#[test]
+fn malformed_and_foreign_files_are_reported_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let good = c.put_tool(b, "good", "1", &http_put("good")).unwrap();
+    let broken = c.put_tool(b, "broken", "1", &http_put("broken")).unwrap();
+    let invalid = c.put_tool(b, "invalid", "1", &http_put("invalid")).unwrap();
+    drop(c);
+
+    // Half a file, a stray file, a directory that is no bundle, a temporary file.
+    let tools_dir = good.path.clone().unwrap().parent().unwrap().to_owned();
+    fs::write(
+        broken.path.clone().unwrap(),
+        b"{\"schemaVersion\": \"toolscout.tool/1\", \"slu",
+    )
+    .unwrap();
+    fs::write(tools_dir.join("notes.txt"), b"hello").unwrap();
+    fs::create_dir(dir.path().join("bundles").join("not-a-bundle")).unwrap();
+    fs::write(tools_dir.join(".x.json.123.tmp"), b"partial").unwrap();
+    // A definition that parses but does not check out: an HTTP tool with an FTP URL.
+    let invalid_path = invalid.path.clone().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&fs::read(&invalid_path).unwrap()).unwrap();
+    v["impl"] = json!({"urlTemplate": "ftp://example.com"});
+    let invalid_bytes = serde_json::to_vec_pretty(&v).unwrap();
+    fs::write(&invalid_path, &invalid_bytes).unwrap();
+
+    let c = open_bare(dir.path());
+    let root = dir.path().display().to_string();
+    let issues: Vec<String> = c
+        .issues()
+        .iter()
+        .map(|i| i.to_string().replace(&root, "<root>"))
+        .map(|s| s.replace(&broken.id.to_string(), "<broken-id>"))
+        .map(|s| s.replace(&b.to_string(), "<bundle>"))
+        .collect();
+    insta::assert_snapshot!("load_issues", issues.join("\n"));
+
+    assert_eq!(c.get_tool(b, "good", "1").unwrap().id, good.id);
+    assert!(c.get_tool(b, "broken", "1").is_err());
+    let shown = c.get_tool(b, "invalid", "1").unwrap();
+    assert_eq!(
+        shown
+            .disabled_reason
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap(),
+        "its definition cannot be loaded: tool invalid@1: invalid impl block: \
+         \"urlTemplate\" must start with http:// or https://, found \"ftp://example.com\""
+    );
+    // Its pair stays taken, and its file is never rewritten.
+    assert!(matches!(
+        c.put_tool(b, "invalid", "1", &http_put("invalid")),
+        Err(Error::Conflict { .. })
+    ));
+    c.put_tool(b, "more", "1", &http_put("more")).unwrap();
+    assert_eq!(fs::read(&invalid_path).unwrap(), invalid_bytes);
+}
