@@ -1,0 +1,233 @@
+//! The one error type of `toolscout-server`, and [`AppError`]: the one place where
+//! errors become HTTP responses.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// What can go wrong while setting up or running a server or a remote catalog.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The catalog failed.
+    #[error(transparent)]
+    Catalog(#[from] toolscout_catalog::Error),
+    /// The toolbox (search index) failed.
+    #[error(transparent)]
+    Discover(#[from] toolscout_discover::Error),
+    /// A socket could not be bound or served.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, e.g. `binding 127.0.0.1:7411`.
+        context: String,
+        /// The operating-system error.
+        source: std::io::Error,
+    },
+    /// A remote catalog endpoint could not be read.
+    #[error("remote catalog {endpoint}: {reason}")]
+    Remote {
+        /// The endpoint's base URL.
+        endpoint: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The Model Context Protocol service failed.
+    #[error("MCP: {reason}")]
+    Mcp {
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error answer: a status and a JSON body `{"error": {"code", "message"}}` (plus
+/// `details` when there are any).
+///
+/// Every handler returns `Result<_, AppError>`; catalog errors convert with `?` and get
+/// their status here:
+///
+/// | status | code | when |
+/// |---|---|---|
+/// | 400 | `invalid` | a bad label, id, spec, `impl` block, page token, body or query |
+/// | 404 | `not_found` | no such bundle or tool |
+/// | 409 | `conflict` | the `<slug, version>` exists (versions are immutable) |
+/// | 409 | `built_in` | a change to a built-in bundle or tool other than its enabled flag: permanent |
+/// | 409 | `bundle_deleted` | a write to or inside a soft-deleted bundle |
+/// | 423 | `bundle_disabled` | a write inside a disabled bundle: enabling it lifts the lock |
+/// | 503 | `unavailable` | the catalog cannot be read now |
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// A short machine-friendly code.
+    pub code: &'static str,
+    /// What went wrong and what to do, for a person or a model.
+    pub message: String,
+    /// Structured context, when there is any.
+    pub details: Option<Value>,
+}
+
+impl AppError {
+    /// An error with this status, code and message.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        AppError {
+            status,
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// A 400 `invalid` error.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        AppError::new(StatusCode::BAD_REQUEST, "invalid", message)
+    }
+
+    /// A 404 `not_found` error.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        AppError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// A 503 `unavailable` error.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        AppError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+    }
+
+    /// Sets the details.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(d) = &self.details {
+            error["details"] = d.clone();
+        }
+        json!({ "error": error })
+    }
+}
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for AppError {}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(self.body())).into_response();
+        match self.status {
+            StatusCode::UNAUTHORIZED => {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            StatusCode::SERVICE_UNAVAILABLE => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+impl From<toolscout_catalog::Error> for AppError {
+    fn from(e: toolscout_catalog::Error) -> Self {
+        use toolscout_catalog::Error as E;
+        let message = e.to_string();
+        let (status, code) = match &e {
+            E::Label { .. }
+            | E::Id { .. }
+            | E::Spec { .. }
+            | E::Implementation { .. }
+            | E::PageToken { .. }
+            | E::Archive { .. } => (StatusCode::BAD_REQUEST, "invalid"),
+            E::BundleNotFound { .. } | E::ToolNotFound { .. } | E::ToolIdNotFound { .. } => {
+                (StatusCode::NOT_FOUND, "not_found")
+            }
+            E::Conflict { .. } => (StatusCode::CONFLICT, "conflict"),
+            // Permanent: a built-in's content never changes, so this is a conflict with
+            // the resource's nature, not a lock that could be lifted.
+            E::BuiltIn { .. } => (StatusCode::CONFLICT, "built_in"),
+            E::BundleDeleted { .. } => (StatusCode::CONFLICT, "bundle_deleted"),
+            // Temporary: enabling the bundle lifts it, which is what 423 Locked means.
+            E::BundleDisabled { .. } => (StatusCode::LOCKED, "bundle_disabled"),
+            E::Io { .. } | E::Json { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        AppError::new(status, code, message)
+    }
+}
+
+impl From<Error> for AppError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Catalog(c) => c.into(),
+            Error::Remote { .. } => AppError::new(StatusCode::BAD_GATEWAY, "remote", e.to_string()),
+            other => AppError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                other.to_string(),
+            ),
+        }
+    }
+}
+
+impl From<toolscout_discover::Error> for AppError {
+    fn from(e: toolscout_discover::Error) -> Self {
+        match e {
+            toolscout_discover::Error::Catalog(c) => c.into(),
+            other => AppError::unavailable(other.to_string()),
+        }
+    }
+}
+
+impl From<axum::extract::rejection::JsonRejection> for AppError {
+    fn from(r: axum::extract::rejection::JsonRejection) -> Self {
+        body_rejection(r.status(), r.body_text())
+    }
+}
+
+impl From<axum::extract::rejection::QueryRejection> for AppError {
+    fn from(r: axum::extract::rejection::QueryRejection) -> Self {
+        AppError::invalid(format!("invalid query string: {}", r.body_text()))
+    }
+}
+
+impl From<axum::extract::rejection::BytesRejection> for AppError {
+    fn from(r: axum::extract::rejection::BytesRejection) -> Self {
+        body_rejection(r.status(), r.body_text())
+    }
+}
+
+fn body_rejection(status: StatusCode, text: String) -> AppError {
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => AppError::new(
+            status,
+            "too_large",
+            format!("the request body is larger than the server accepts: {text}"),
+        ),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::new(
+            status,
+            "unsupported_media_type",
+            format!("{text}; send the body as JSON with Content-Type: application/json"),
+        ),
+        _ => AppError::invalid(text),
+    }
+}

@@ -1,0 +1,619 @@
+//! Remote catalogs: the consumer side of the tool-discovery protocol.
+//!
+//! A [`RemoteCatalog`] reads `GET /api/v1/tools` from a list of [`RemoteSource`]s and
+//! keeps one bundle of the local catalog per source in step with what it serves:
+//!
+//! * each manifest is cached for the `max-age` it came with (60 s when none) and then
+//!   revalidated with its `ETag` (`If-None-Match` → 304 keeps the bundle as it is);
+//! * `protocol_version` is checked: an unknown major version is skipped with a warning,
+//!   unknown fields of a known one are ignored;
+//! * while a source answers 503 (or anything but 200/304), or not at all, its bundle is
+//!   disabled, so its tools are listed as unavailable ("its bundle is disabled");
+//! * per-tool overrides ([`RemoteCatalog::set_override`]) beat the manifest's
+//!   `enabled_by_default`, and survive every refresh.
+//!
+//! Remote tools are stored as HTTP tools whose `impl` names the remote's invoke route,
+//! `POST {endpoint}/api/v1/tools/{name}/invoke` with `{"args": …}`, and are called by
+//! [`RemoteCatalog::call`] (which [`crate::AppState::call`] uses for them).
+//! **Rationale:** the templates of HTTP tools place arguments one by one, and cannot
+//! forward a whole argument object with optional members; calling the route from here
+//! forwards the arguments as they are and returns the remote's outcome unchanged.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH};
+use serde_json::{Value, json};
+use toolscout_catalog::{BundlePut, Tool, ToolPut};
+use toolscout_discover::Toolbox;
+use toolscout_invoke::{ErrorKind, Outcome, ToolError};
+use toolscout_spec::adapters::manifest::{ToolManifest, from_definition};
+use toolscout_spec::identity::canonical_json;
+use uuid::Uuid;
+
+use crate::{Error, Result};
+
+/// How long a manifest without `max-age` is fresh.
+pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
+
+/// The protocol major version this consumer reads.
+pub const SUPPORTED_MAJOR: u64 = 1;
+
+/// One server that publishes a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use]
+pub struct RemoteSource {
+    /// Base URL, e.g. `http://127.0.0.1:7411` (the manifest is at `/api/v1/tools`).
+    pub endpoint: String,
+    /// Bearer token sent with invoke requests.
+    pub token: Option<String>,
+}
+
+impl RemoteSource {
+    /// A source at `endpoint` (a trailing `/` is dropped).
+    pub fn new(endpoint: impl Into<String>) -> Self {
+        RemoteSource {
+            endpoint: endpoint.into().trim_end_matches('/').to_owned(),
+            token: None,
+        }
+    }
+
+    /// Sends `Authorization: Bearer <token>` with invoke requests.
+    pub fn with_token(mut self, token: Option<&str>) -> Self {
+        self.token = token.map(str::to_owned);
+        self
+    }
+
+    /// The local bundle of this source: a UUIDv7-shaped id derived from the endpoint,
+    /// so that it is the same after a restart.
+    pub fn bundle_id(&self) -> Uuid {
+        let hash = Uuid::new_v5(&Uuid::NAMESPACE_URL, self.endpoint.as_bytes());
+        uuid::Builder::from_bytes(*hash.as_bytes())
+            .with_version(uuid::Version::SortRand)
+            .with_variant(uuid::Variant::RFC4122)
+            .into_uuid()
+    }
+}
+
+/// What a refresh did with one source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceStatus {
+    /// The cached manifest is still fresh; nothing was asked.
+    Cached,
+    /// The source said 304: the manifest did not change.
+    NotModified,
+    /// A new manifest was read and its tools imported.
+    Fetched {
+        /// How many tools it has.
+        tools: usize,
+    },
+    /// The source did not answer usefully; its tools are unavailable.
+    Unavailable {
+        /// Why.
+        reason: String,
+    },
+    /// The manifest was not used (unknown major version); its tools are unavailable.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One source's result of [`RemoteCatalog::refresh`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceReport {
+    /// The source's endpoint.
+    pub endpoint: String,
+    /// What happened.
+    pub status: SourceStatus,
+}
+
+#[derive(Debug, Default)]
+struct Cache {
+    etag: Option<String>,
+    fresh_until: Option<Instant>,
+    /// The manifest's tools, by name, kept to re-apply overrides.
+    defaults: BTreeMap<String, bool>,
+}
+
+/// Remote tools, fed into a local [`Toolbox`]'s catalog (and so its index); see the
+/// module documentation.
+///
+/// Cloning is cheap: clones share everything.
+#[derive(Clone)]
+pub struct RemoteCatalog {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolbox: Toolbox,
+    client: reqwest::Client,
+    sources: Vec<RemoteSource>,
+    caches: Vec<tokio::sync::Mutex<Cache>>,
+    overrides: Mutex<BTreeMap<String, bool>>,
+    preferences: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for RemoteCatalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteCatalog")
+            .field("sources", &self.inner.sources)
+            .finish()
+    }
+}
+
+impl RemoteCatalog {
+    /// A remote catalog over `sources`, feeding `toolbox`. Nothing is fetched before
+    /// [`RemoteCatalog::refresh`].
+    pub fn new(toolbox: Toolbox, sources: Vec<RemoteSource>) -> Result<RemoteCatalog> {
+        RemoteCatalog::build(toolbox, sources, None)
+    }
+
+    /// Like [`RemoteCatalog::new`], keeping the per-tool overrides in `path` (a JSON
+    /// object of tool name → enabled), read now and written on every change.
+    pub fn with_preferences(
+        toolbox: Toolbox,
+        sources: Vec<RemoteSource>,
+        path: impl Into<PathBuf>,
+    ) -> Result<RemoteCatalog> {
+        RemoteCatalog::build(toolbox, sources, Some(path.into()))
+    }
+
+    fn build(
+        toolbox: Toolbox,
+        sources: Vec<RemoteSource>,
+        preferences: Option<PathBuf>,
+    ) -> Result<RemoteCatalog> {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| Error::Remote {
+                endpoint: String::new(),
+                reason: format!("cannot build an HTTP client: {e}"),
+            })?;
+        let overrides = match &preferences {
+            Some(p) if p.exists() => {
+                let text = std::fs::read_to_string(p).map_err(|e| Error::Io {
+                    context: format!("reading {}", p.display()),
+                    source: e,
+                })?;
+                serde_json::from_str(&text).map_err(|e| Error::Remote {
+                    endpoint: String::new(),
+                    reason: format!("preferences file {}: {e}", p.display()),
+                })?
+            }
+            _ => BTreeMap::new(),
+        };
+        let caches = sources
+            .iter()
+            .map(|_| tokio::sync::Mutex::default())
+            .collect();
+        Ok(RemoteCatalog {
+            inner: Arc::new(Inner {
+                toolbox,
+                client,
+                sources,
+                caches,
+                overrides: Mutex::new(overrides),
+                preferences,
+            }),
+        })
+    }
+
+    /// The sources.
+    pub fn sources(&self) -> &[RemoteSource] {
+        &self.inner.sources
+    }
+
+    /// Whether `bundle` is the bundle of one of the sources.
+    pub fn owns(&self, bundle: Uuid) -> bool {
+        self.inner.sources.iter().any(|s| s.bundle_id() == bundle)
+    }
+
+    /// The user's overrides: tool name → enabled.
+    pub fn overrides(&self) -> BTreeMap<String, bool> {
+        self.lock_overrides().clone()
+    }
+
+    fn lock_overrides(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, bool>> {
+        self.inner
+            .overrides
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Enables (`Some(true)`), disables (`Some(false)`) or returns to the manifest's
+    /// default (`None`) the remote tool `name`, now and after every refresh.
+    pub async fn set_override(&self, name: &str, enabled: Option<bool>) -> Result<()> {
+        let snapshot = {
+            let mut o = self.lock_overrides();
+            match enabled {
+                Some(e) => o.insert(name.to_owned(), e),
+                None => o.remove(name),
+            };
+            o.clone()
+        };
+        if let Some(path) = &self.inner.preferences {
+            let text = serde_json::to_string_pretty(&snapshot).unwrap_or_default();
+            std::fs::write(path, text).map_err(|e| Error::Io {
+                context: format!("writing {}", path.display()),
+                source: e,
+            })?;
+        }
+        for (i, source) in self.inner.sources.iter().enumerate() {
+            let defaults = self.inner.caches[i].lock().await.defaults.clone();
+            let toolbox = self.inner.toolbox.clone();
+            let bundle = source.bundle_id();
+            let overrides = snapshot.clone();
+            tokio::task::spawn_blocking(move || {
+                apply_overrides(&toolbox, bundle, &defaults, &overrides)
+            })
+            .await
+            .map_err(|e| Error::Remote {
+                endpoint: source.endpoint.clone(),
+                reason: e.to_string(),
+            })??;
+        }
+        Ok(())
+    }
+
+    /// Reads every source whose manifest is no longer fresh, and brings its bundle in
+    /// step. Never fails: a source's trouble is its [`SourceStatus`].
+    pub async fn refresh(&self) -> Vec<SourceReport> {
+        self.refresh_inner(false).await
+    }
+
+    /// Like [`RemoteCatalog::refresh`], asking every source now (with `If-None-Match`).
+    pub async fn revalidate(&self) -> Vec<SourceReport> {
+        self.refresh_inner(true).await
+    }
+
+    async fn refresh_inner(&self, force: bool) -> Vec<SourceReport> {
+        let mut reports = Vec::new();
+        for (i, source) in self.inner.sources.iter().enumerate() {
+            let mut cache = self.inner.caches[i].lock().await;
+            let status = self.refresh_one(source, &mut cache, force).await;
+            if let SourceStatus::Unavailable { reason } | SourceStatus::Skipped { reason } = &status
+            {
+                tracing::warn!(endpoint = %source.endpoint, %reason, "remote catalog unavailable");
+            }
+            reports.push(SourceReport {
+                endpoint: source.endpoint.clone(),
+                status,
+            });
+        }
+        reports
+    }
+
+    async fn refresh_one(
+        &self,
+        source: &RemoteSource,
+        cache: &mut Cache,
+        force: bool,
+    ) -> SourceStatus {
+        if !force && cache.fresh_until.is_some_and(|t| Instant::now() < t) {
+            return SourceStatus::Cached;
+        }
+        let url = format!("{}/api/v1/tools", source.endpoint);
+        let mut req = self.inner.client.get(&url);
+        if let Some(etag) = &cache.etag {
+            req = req.header(IF_NONE_MATCH, etag);
+        }
+        let status = match req.send().await {
+            Err(e) => SourceStatus::Unavailable {
+                reason: format!("no answer from {url}: {e}"),
+            },
+            Ok(resp) => self.read(source, cache, resp).await,
+        };
+        if matches!(
+            status,
+            SourceStatus::Unavailable { .. } | SourceStatus::Skipped { .. }
+        ) {
+            cache.fresh_until = None;
+            self.set_available(source, false).await;
+        }
+        status
+    }
+
+    async fn read(
+        &self,
+        source: &RemoteSource,
+        cache: &mut Cache,
+        resp: reqwest::Response,
+    ) -> SourceStatus {
+        let max_age = max_age(resp.headers());
+        let etag = resp
+            .headers()
+            .get(ETAG)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match resp.status() {
+            StatusCode::NOT_MODIFIED if cache.etag.is_some() => {
+                cache.fresh_until = Some(Instant::now() + max_age);
+                self.set_available(source, true).await;
+                SourceStatus::NotModified
+            }
+            StatusCode::OK => {
+                let body: Value = match resp.json().await {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return SourceStatus::Unavailable {
+                            reason: format!("the manifest is not JSON: {e}"),
+                        };
+                    }
+                };
+                if let Err(reason) = check_version(&body) {
+                    return SourceStatus::Skipped { reason };
+                }
+                let manifest: ToolManifest = match serde_json::from_value(body) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        return SourceStatus::Unavailable {
+                            reason: format!("the manifest does not read: {e}"),
+                        };
+                    }
+                };
+                let overrides = self.overrides();
+                let toolbox = self.inner.toolbox.clone();
+                let source_c = source.clone();
+                let imported = tokio::task::spawn_blocking(move || {
+                    import(&toolbox, &source_c, &manifest, &overrides)
+                })
+                .await;
+                match imported {
+                    Ok(Ok(defaults)) => {
+                        let tools = defaults.len();
+                        cache.defaults = defaults;
+                        cache.etag = etag;
+                        cache.fresh_until = Some(Instant::now() + max_age);
+                        SourceStatus::Fetched { tools }
+                    }
+                    Ok(Err(e)) => SourceStatus::Unavailable {
+                        reason: format!("the manifest could not be imported: {e}"),
+                    },
+                    Err(e) => SourceStatus::Unavailable {
+                        reason: format!("the import failed: {e}"),
+                    },
+                }
+            }
+            other => SourceStatus::Unavailable {
+                reason: format!("the manifest answered {other}"),
+            },
+        }
+    }
+
+    /// Enables or disables a source's bundle, if it exists and needs it.
+    async fn set_available(&self, source: &RemoteSource, available: bool) {
+        let toolbox = self.inner.toolbox.clone();
+        let bundle = source.bundle_id();
+        let _ = tokio::task::spawn_blocking(move || {
+            let catalog = toolbox.catalog();
+            if let Ok(b) = catalog.bundle(bundle)
+                && b.soft_deleted_at.is_none()
+                && b.is_enabled != available
+                && let Err(e) = catalog.patch_bundle(bundle, available)
+            {
+                tracing::warn!(%bundle, error = %e, "cannot change a remote bundle");
+            }
+        })
+        .await;
+    }
+
+    /// Calls `tool` (a tool of one of the sources) through its remote's invoke route.
+    pub async fn call(&self, tool: &Tool, args: Value) -> Outcome {
+        let name = tool.spec.name.as_str();
+        let Some(url) = tool
+            .implementation
+            .get("urlTemplate")
+            .and_then(Value::as_str)
+        else {
+            return Outcome::Err(ToolError::new(
+                ErrorKind::Misconfigured,
+                format!("remote tool '{name}' has no invoke URL"),
+            ));
+        };
+        let source = self
+            .inner
+            .sources
+            .iter()
+            .find(|s| s.bundle_id() == tool.bundle_id);
+        let mut req = self.inner.client.post(url).json(&json!({ "args": args }));
+        if let Some(token) = source.and_then(|s| s.token.as_deref()) {
+            req = req.bearer_auth(token);
+        }
+        if let Some(secs) = tool.spec.metadata.timeout_seconds {
+            req = req.timeout(Duration::from_secs(u64::from(secs)));
+        }
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let kind = if e.is_timeout() {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Transport
+                };
+                return Outcome::Err(
+                    ToolError::new(
+                        kind,
+                        format!("the remote server of '{name}' did not answer: {e}; try later or use another tool"),
+                    )
+                    .with_details(json!({"url": url})),
+                );
+            }
+        };
+        let status = resp.status();
+        match resp.json::<Outcome>().await {
+            Ok(outcome) => outcome,
+            Err(_) => Outcome::Err(
+                ToolError::new(
+                    ErrorKind::HttpStatus,
+                    format!("the remote server of '{name}' answered {status} without an outcome"),
+                )
+                .with_details(json!({"url": url, "status": status.as_u16()})),
+            ),
+        }
+    }
+}
+
+/// `max-age` of a `Cache-Control` header; [`DEFAULT_MAX_AGE`] when there is none, zero
+/// for `no-cache`/`no-store`.
+fn max_age(headers: &reqwest::header::HeaderMap) -> Duration {
+    let Some(cc) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
+        return DEFAULT_MAX_AGE;
+    };
+    for part in cc.split(',').map(str::trim) {
+        if part.eq_ignore_ascii_case("no-cache") || part.eq_ignore_ascii_case("no-store") {
+            return Duration::ZERO;
+        }
+        if let Some(v) = part.strip_prefix("max-age=")
+            && let Ok(secs) = v.trim_matches('"').parse::<u64>()
+        {
+            return Duration::from_secs(secs);
+        }
+    }
+    DEFAULT_MAX_AGE
+}
+
+/// Whether a manifest's `protocol_version` has a major version this consumer reads.
+fn check_version(body: &Value) -> std::result::Result<(), String> {
+    let version = body
+        .get("protocol_version")
+        .and_then(Value::as_str)
+        .ok_or_else(|| "the manifest has no protocol_version".to_owned())?;
+    let major = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u64>().ok())
+        .ok_or_else(|| format!("protocol_version {version:?} is not a version number"))?;
+    if major == SUPPORTED_MAJOR {
+        Ok(())
+    } else {
+        Err(format!(
+            "protocol_version {version} has an unknown major version (this consumer reads {SUPPORTED_MAJOR}.x); skipped"
+        ))
+    }
+}
+
+/// A slug for a source's bundle: `remote-` and the scenario name's letters and digits.
+fn bundle_slug(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .take(50)
+        .collect();
+    let cleaned = cleaned.trim_matches('-');
+    if cleaned.is_empty() {
+        "remote".to_owned()
+    } else {
+        format!("remote-{cleaned}")
+    }
+}
+
+/// Brings the source's bundle in line with `manifest`; returns each tool's
+/// `enabled_by_default`, by name. A changed definition gets a new version label (a
+/// hash of the definition), because versions are immutable.
+fn import(
+    toolbox: &Toolbox,
+    source: &RemoteSource,
+    manifest: &ToolManifest,
+    overrides: &BTreeMap<String, bool>,
+) -> Result<BTreeMap<String, bool>> {
+    let catalog = toolbox.catalog();
+    let bundle = source.bundle_id();
+    let put = BundlePut::new(bundle_slug(&manifest.scenario.name))
+        .with_display_name(format!("{} (remote)", manifest.scenario.name))
+        .with_description(format!(
+            "{} — served by {}",
+            manifest.scenario.description, source.endpoint
+        ));
+    match catalog.bundle(bundle) {
+        Ok(b) if b.slug == put.slug && b.is_enabled => {}
+        Ok(b) if b.slug == put.slug => {
+            catalog.patch_bundle(bundle, true)?;
+        }
+        _ => {
+            catalog.put_bundle(bundle, &put)?;
+        }
+    }
+    let mut existing: HashMap<String, Tool> = catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle)
+        .map(|t| (t.slug.clone(), t))
+        .collect();
+    let mut defaults = BTreeMap::new();
+    for def in &manifest.tools {
+        let spec = match from_definition(def) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(endpoint = %source.endpoint, tool = %def.name, error = %e, "remote tool skipped");
+                continue;
+            }
+        };
+        let slug = toolscout_spec::name::slug_from_name(&spec.name);
+        let def_json = serde_json::to_value(def).unwrap_or(Value::Null);
+        let hash = Uuid::new_v5(&Uuid::NAMESPACE_OID, canonical_json(&def_json).as_bytes());
+        let version = format!("r{}", &hash.simple().to_string()[..12]);
+        let enabled = overrides
+            .get(spec.name.as_str())
+            .copied()
+            .unwrap_or(def.metadata.enabled_by_default);
+        defaults.insert(spec.name.to_string(), def.metadata.enabled_by_default);
+        match existing.remove(&slug) {
+            Some(t) if t.version == version => {
+                if t.is_enabled != enabled {
+                    catalog.patch_tool(bundle, &slug, &version, enabled)?;
+                }
+                continue;
+            }
+            Some(t) => {
+                catalog.delete_tool(bundle, &t.slug, &t.version)?;
+            }
+            None => {}
+        }
+        let implementation = json!({
+            "method": "POST",
+            "urlTemplate": format!("{}/api/v1/tools/{}/invoke", source.endpoint, spec.name),
+            "headers": {"Content-Type": "application/json"},
+        });
+        let put = ToolPut::http(spec, implementation).with_enabled(enabled);
+        catalog.put_tool(bundle, &slug, &version, &put)?;
+    }
+    for gone in existing.into_values() {
+        catalog.delete_tool(bundle, &gone.slug, &gone.version)?;
+    }
+    Ok(defaults)
+}
+
+/// Sets each tool of the bundle to its override, or to its manifest default.
+fn apply_overrides(
+    toolbox: &Toolbox,
+    bundle: Uuid,
+    defaults: &BTreeMap<String, bool>,
+    overrides: &BTreeMap<String, bool>,
+) -> Result<()> {
+    let catalog = toolbox.catalog();
+    if !catalog.bundle(bundle).is_ok_and(|b| b.is_active()) {
+        // Writes inside a disabled bundle are refused; the next import applies them.
+        return Ok(());
+    }
+    for t in catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle)
+    {
+        let name = t.spec.name.as_str();
+        let Some(default) = defaults.get(name) else {
+            continue;
+        };
+        let want = overrides.get(name).copied().unwrap_or(*default);
+        if t.is_enabled != want {
+            catalog.patch_tool(bundle, &t.slug, &t.version, want)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,416 @@
+//! The REST API of the tools spec, under `/tools`: bundles, tool versions, invoke,
+//! listing and search. Bodies use the spec's camelCase (`bundleID`, `displayName`,
+//! `isEnabled`, `argSchema`, `impl`…).
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use toolscout_catalog::{Bundle, BundlePut, BundleQuery, Tool, ToolPut, ToolQuery};
+use toolscout_search::SearchQuery;
+use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use uuid::Uuid;
+
+use crate::AppState;
+use crate::error::AppError;
+use crate::manifest::{InvokeBody, outcome_response, ready};
+
+/// Largest page of a listing.
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+type Body<T> = Result<Json<T>, JsonRejection>;
+type Params<T> = Result<Query<T>, QueryRejection>;
+
+/// A bundle as the API shows it.
+pub fn bundle_json(b: &Bundle) -> Value {
+    let mut v = json!({
+        "bundleID": b.id,
+        "slug": b.slug,
+        "displayName": b.display_name,
+        "description": b.description,
+        "isEnabled": b.is_enabled,
+        "isBuiltIn": b.is_built_in,
+        "createdAt": b.created_at,
+        "modifiedAt": b.modified_at,
+    });
+    if let Some(at) = b.soft_deleted_at {
+        v["softDeletedAt"] = json!(at);
+    }
+    v
+}
+
+/// A tool as the API shows it: its `tool.json`, plus `isCallable`, `disabledReason`,
+/// `callCount` and `lastCalledAt`.
+pub fn tool_json(t: &Tool) -> Value {
+    let mut file = ToolFile::from_spec(
+        &t.spec,
+        FileInfo {
+            bundle_id: t.bundle_id,
+            tool_id: Some(t.id),
+            tool_type: t.tool_type,
+            implementation: t.implementation.clone(),
+            is_enabled: t.is_enabled,
+            is_built_in: t.is_built_in,
+            created_at: t.created_at,
+            modified_at: t.modified_at,
+        },
+    );
+    file.slug = t.slug.clone();
+    file.version = t.version.clone();
+    let mut v = serde_json::to_value(&file).unwrap_or_else(|_| json!({}));
+    v["isCallable"] = json!(t.is_callable());
+    if let Some(r) = &t.disabled_reason {
+        v["disabledReason"] = json!(r.to_string());
+    }
+    v["callCount"] = json!(t.usage.call_count);
+    if let Some(at) = t.usage.last_called_at {
+        v["lastCalledAt"] = json!(at);
+    }
+    v
+}
+
+fn page_json(items: Vec<Value>, next: Option<String>) -> Value {
+    let mut v = json!({ "items": items });
+    if let Some(t) = next {
+        v["nextPageToken"] = json!(t);
+    }
+    v
+}
+
+fn parse_id(what: &str, raw: &str) -> Result<Uuid, AppError> {
+    Uuid::try_parse(raw).map_err(|_| {
+        AppError::invalid(format!(
+            "{what} {raw:?} is not a UUID; bundle ids are UUIDv7 like 018faf50-b7b6-7a01-9a05-a22a6e0af101"
+        ))
+    })
+}
+
+fn parse_ids(raw: Option<&str>) -> Result<Vec<Uuid>, AppError> {
+    raw.unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| parse_id("bundleIDs entry", s))
+        .collect()
+}
+
+fn page_size(size: Option<usize>) -> usize {
+    size.unwrap_or(0).min(MAX_PAGE_SIZE)
+}
+
+/// The body of a bundle PUT.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PutBundle {
+    slug: String,
+    #[serde(default)]
+    display_name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default = "yes")]
+    is_enabled: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The body of a PATCH: only the enabled flag changes.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct Patch {
+    is_enabled: bool,
+}
+
+/// `PUT /tools/bundles/{bundleID}`.
+pub(crate) async fn put_bundle(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Body<PutBundle>,
+) -> Result<Json<Value>, AppError> {
+    let id = parse_id("bundleID", &id)?;
+    let Json(b) = body?;
+    let put = BundlePut::new(b.slug)
+        .with_display_name(b.display_name)
+        .with_description(b.description)
+        .with_enabled(b.is_enabled);
+    let bundle = state.toolbox().catalog().put_bundle(id, &put)?;
+    Ok(Json(bundle_json(&bundle)))
+}
+
+/// `PATCH /tools/bundles/{bundleID}`.
+pub(crate) async fn patch_bundle(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: Body<Patch>,
+) -> Result<Json<Value>, AppError> {
+    let id = parse_id("bundleID", &id)?;
+    let Json(p) = body?;
+    let bundle = state.toolbox().catalog().patch_bundle(id, p.is_enabled)?;
+    Ok(Json(bundle_json(&bundle)))
+}
+
+/// `DELETE /tools/bundles/{bundleID}` (soft delete).
+pub(crate) async fn delete_bundle(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, AppError> {
+    let id = parse_id("bundleID", &id)?;
+    let bundle = state.toolbox().catalog().delete_bundle(id)?;
+    Ok(Json(bundle_json(&bundle)))
+}
+
+/// The query of `GET /tools/bundles`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListBundles {
+    #[serde(rename = "bundleIDs")]
+    bundle_ids: Option<String>,
+    #[serde(default)]
+    include_disabled: bool,
+    #[serde(default)]
+    include_deleted: bool,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+/// `GET /tools/bundles`.
+pub(crate) async fn list_bundles(
+    State(state): State<AppState>,
+    query: Params<ListBundles>,
+) -> Result<Json<Value>, AppError> {
+    let Query(q) = query?;
+    ready(&state).await?;
+    let query = BundleQuery::default()
+        .with_bundle_ids(&parse_ids(q.bundle_ids.as_deref())?)
+        .with_include_disabled(q.include_disabled)
+        .with_include_deleted(q.include_deleted)
+        .with_page_size(page_size(q.page_size))
+        .with_page_token(q.page_token.as_deref());
+    let page = state.toolbox().catalog().list_bundles(&query)?;
+    let items = page.items.iter().map(bundle_json).collect();
+    Ok(Json(page_json(items, page.next_page_token)))
+}
+
+/// The path of one tool version.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ToolPath {
+    bundle: String,
+    slug: String,
+    version: String,
+}
+
+/// `PUT /tools/bundles/{bundleID}/tools/{slug}/version/{v}` with a `tool.json`-like body.
+/// `bundleID`, `slug` and `version` may be left out; when present they must match the
+/// path. `type` is required (`"native"`/`"go"` or `"http"`).
+pub(crate) async fn put_tool(
+    State(state): State<AppState>,
+    Path(p): Path<ToolPath>,
+    body: Body<Map<String, Value>>,
+) -> Result<Json<Value>, AppError> {
+    let bundle = parse_id("bundleID", &p.bundle)?;
+    let Json(mut body) = body?;
+    for (key, expected) in [
+        ("bundleID", bundle.to_string()),
+        ("slug", p.slug.clone()),
+        ("version", p.version.clone()),
+    ] {
+        match body.get(key) {
+            None | Some(Value::Null) => {
+                body.insert(key.to_owned(), json!(expected));
+            }
+            Some(v) if v.as_str().is_some_and(|s| s == expected) => {}
+            Some(v)
+                if key == "bundleID"
+                    && v.as_str().and_then(|s| Uuid::try_parse(s).ok()) == Some(bundle) => {}
+            Some(v) => {
+                return Err(AppError::invalid(format!(
+                    "the body's {key} {v} does not match the path's {expected:?}; leave it out or make them equal"
+                )));
+            }
+        }
+    }
+    let now = json!(chrono::Utc::now());
+    body.entry("createdAt").or_insert_with(|| now.clone());
+    body.entry("modifiedAt").or_insert(now);
+    body.entry("argSchema")
+        .or_insert_with(toolscout_spec::empty_object_schema);
+    if !body.contains_key("type") {
+        return Err(AppError::invalid(
+            "the body needs \"type\": \"native\" (or \"go\") with impl {\"func\": …}, or \"http\" with an HTTP template",
+        ));
+    }
+    let file: ToolFile = serde_json::from_value(Value::Object(body))
+        .map_err(|e| AppError::invalid(format!("invalid tool body: {e}")))?;
+    let spec = file
+        .to_spec()
+        .map_err(|e| AppError::invalid(format!("invalid tool body: {e}")))?;
+    let put = ToolPut {
+        spec,
+        tool_type: file.tool_type,
+        implementation: file.implementation,
+        is_enabled: file.is_enabled,
+    };
+    let tool = state
+        .toolbox()
+        .catalog()
+        .put_tool(bundle, &p.slug, &p.version, &put)?;
+    Ok(Json(tool_json(&tool)))
+}
+
+/// `PATCH /tools/bundles/{bundleID}/tools/{slug}/version/{v}` with `{"isEnabled": …}`.
+pub(crate) async fn patch_tool(
+    State(state): State<AppState>,
+    Path(p): Path<ToolPath>,
+    body: Body<Patch>,
+) -> Result<Json<Value>, AppError> {
+    let bundle = parse_id("bundleID", &p.bundle)?;
+    let Json(patch) = body?;
+    let tool =
+        state
+            .toolbox()
+            .catalog()
+            .patch_tool(bundle, &p.slug, &p.version, patch.is_enabled)?;
+    Ok(Json(tool_json(&tool)))
+}
+
+/// `DELETE /tools/bundles/{bundleID}/tools/{slug}/version/{v}` (hard delete).
+pub(crate) async fn delete_tool(
+    State(state): State<AppState>,
+    Path(p): Path<ToolPath>,
+) -> Result<Json<Value>, AppError> {
+    let bundle = parse_id("bundleID", &p.bundle)?;
+    let tool = state
+        .toolbox()
+        .catalog()
+        .delete_tool(bundle, &p.slug, &p.version)?;
+    Ok(Json(tool_json(&tool)))
+}
+
+/// `GET /tools/bundles/{bundleID}/tools/{slug}/version/{v}`.
+pub(crate) async fn get_tool(
+    State(state): State<AppState>,
+    Path(p): Path<ToolPath>,
+) -> Result<Json<Value>, AppError> {
+    let bundle = parse_id("bundleID", &p.bundle)?;
+    ready(&state).await?;
+    let tool = state
+        .toolbox()
+        .catalog()
+        .get_tool(bundle, &p.slug, &p.version)?;
+    Ok(Json(tool_json(&tool)))
+}
+
+/// `POST /tools/bundles/{bundleID}/tools/{slug}/version/{v}/invoke` with `{"args": …}`.
+pub(crate) async fn invoke_tool(
+    State(state): State<AppState>,
+    Path(p): Path<ToolPath>,
+    body: Body<InvokeBody>,
+) -> Result<Response, AppError> {
+    let bundle = parse_id("bundleID", &p.bundle)?;
+    let Json(body) = body?;
+    let tool = state
+        .toolbox()
+        .catalog()
+        .get_tool(bundle, &p.slug, &p.version)?;
+    let outcome = state.call_tool(&tool, body.args).await;
+    Ok(outcome_response(&outcome))
+}
+
+/// The query of `GET /tools/tools`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListTools {
+    tags: Option<String>,
+    #[serde(rename = "bundleIDs")]
+    bundle_ids: Option<String>,
+    #[serde(default)]
+    include_disabled: bool,
+    #[serde(alias = "recommendedPageSize")]
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+/// `GET /tools/tools`: tags (comma-separated, all required), bundleIDs, includeDisabled,
+/// pageSize (or recommendedPageSize), pageToken.
+pub(crate) async fn list_tools(
+    State(state): State<AppState>,
+    query: Params<ListTools>,
+) -> Result<Json<Value>, AppError> {
+    let Query(q) = query?;
+    ready(&state).await?;
+    let tags: Vec<&str> = q
+        .tags
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    let query = ToolQuery::default()
+        .with_tags(&tags)
+        .with_bundle_ids(&parse_ids(q.bundle_ids.as_deref())?)
+        .with_include_disabled(q.include_disabled)
+        .with_page_size(page_size(q.page_size))
+        .with_page_token(q.page_token.as_deref());
+    let page = state.toolbox().catalog().list_tools(&query)?;
+    let items = page.items.iter().map(tool_json).collect();
+    Ok(Json(page_json(items, page.next_page_token)))
+}
+
+/// The query of `GET /tools/tools/search`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SearchTools {
+    q: Option<String>,
+    #[serde(default)]
+    include_disabled: bool,
+    page_size: Option<usize>,
+    page_token: Option<String>,
+}
+
+/// `GET /tools/tools/search`: q, includeDisabled, pageSize (1 to 100), pageToken.
+pub(crate) async fn search_tools(
+    State(state): State<AppState>,
+    query: Params<SearchTools>,
+) -> Result<Json<Value>, AppError> {
+    let Query(q) = query?;
+    ready(&state).await?;
+    let text = q.q.unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(AppError::invalid(
+            "search needs words: pass them as ?q=…; to list tools use GET /tools/tools",
+        ));
+    }
+    let query = SearchQuery::new(text)
+        .with_include_disabled(q.include_disabled)
+        .with_limit(q.page_size.unwrap_or(20).clamp(1, 100))
+        .with_page_token(q.page_token);
+    let toolbox = state.toolbox().clone();
+    let hits = tokio::task::spawn_blocking(move || toolbox.search(&query))
+        .await
+        .map_err(|e| AppError::unavailable(format!("search failed: {e}")))?
+        .map_err(|e| match e {
+            toolscout_discover::Error::Search(s) => {
+                AppError::invalid(format!("invalid search: {s}"))
+            }
+            other => other.into(),
+        })?;
+    let items: Vec<Value> = hits
+        .hits
+        .iter()
+        .map(|(t, h)| {
+            let mut v = tool_json(t);
+            v["match"] =
+                json!({"tier": h.tier.as_str(), "field": h.field.as_str(), "score": h.score});
+            v
+        })
+        .collect();
+    let mut out = page_json(items, hits.next_page);
+    if !hits.did_you_mean.is_empty() {
+        out["didYouMean"] = json!(hits.did_you_mean);
+    }
+    Ok(Json(out))
+}

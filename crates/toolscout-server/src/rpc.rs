@@ -1,0 +1,353 @@
+//! JSON-RPC 2.0 at `POST /rpc`: `tools/list`, `tools/call`, `tools/describe`,
+//! `tools/search` and `server/identity`, single requests and batches.
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use toolscout_discover::Lookup;
+use toolscout_search::SearchQuery;
+use toolscout_spec::Level;
+use toolscout_spec::adapters::manifest::PROTOCOL_VERSION;
+use toolscout_spec::adapters::mcp::to_mcp;
+
+use crate::AppState;
+use crate::error::AppError;
+
+/// The methods `POST /rpc` answers.
+pub const METHODS: [&str; 5] = [
+    "tools/list",
+    "tools/call",
+    "tools/describe",
+    "tools/search",
+    "server/identity",
+];
+
+/// Invalid JSON was received.
+pub const PARSE_ERROR: i64 = -32700;
+/// The JSON sent is not a valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// The method does not exist.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Invalid method parameters.
+pub const INVALID_PARAMS: i64 = -32602;
+/// Internal error.
+pub const INTERNAL_ERROR: i64 = -32603;
+
+/// A JSON-RPC error: code, message, optional data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The standard code.
+    pub code: i64,
+    /// What was wrong and how to fix it.
+    pub message: String,
+    /// Structured context.
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    fn params(message: impl Into<String>) -> Self {
+        RpcError::new(INVALID_PARAMS, message)
+    }
+
+    fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    fn to_json(&self, id: Value) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(d) = &self.data {
+            error["data"] = d.clone();
+        }
+        json!({"jsonrpc": "2.0", "error": error, "id": id})
+    }
+}
+
+/// `POST /rpc`.
+pub(crate) async fn handle(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let body = body?;
+    match answer(&state, &body).await {
+        Some(reply) => Ok(Json(reply).into_response()),
+        None => Ok(StatusCode::NO_CONTENT.into_response()),
+    }
+}
+
+/// The reply to one HTTP body: a response, an array of responses, or nothing (only
+/// notifications).
+pub async fn answer(state: &AppState, body: &[u8]) -> Option<Value> {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(
+                RpcError::new(
+                    PARSE_ERROR,
+                    format!("parse error: the body is not JSON ({e}); send one JSON-RPC 2.0 request object or an array of them"),
+                )
+                .to_json(Value::Null),
+            );
+        }
+    };
+    match value {
+        Value::Array(items) if items.is_empty() => Some(
+            RpcError::new(
+                INVALID_REQUEST,
+                "invalid request: an empty batch; send at least one request object",
+            )
+            .to_json(Value::Null),
+        ),
+        Value::Array(items) => {
+            let mut replies = Vec::new();
+            for item in items {
+                if let Some(r) = one(state, item).await {
+                    replies.push(r);
+                }
+            }
+            (!replies.is_empty()).then_some(Value::Array(replies))
+        }
+        other => one(state, other).await,
+    }
+}
+
+async fn one(state: &AppState, request: Value) -> Option<Value> {
+    let Value::Object(req) = request else {
+        return Some(
+            RpcError::new(
+                INVALID_REQUEST,
+                format!("invalid request: expected an object like {{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\",\"id\":1}}, found {request}"),
+            )
+            .to_json(Value::Null),
+        );
+    };
+    let id = req.get("id").cloned();
+    let reply_id = match &id {
+        None => Value::Null,
+        Some(v @ (Value::Null | Value::String(_) | Value::Number(_))) => v.clone(),
+        Some(other) => {
+            return Some(
+                RpcError::new(
+                    INVALID_REQUEST,
+                    format!(
+                        "invalid request: \"id\" must be a string, a number or null, found {other}"
+                    ),
+                )
+                .to_json(Value::Null),
+            );
+        }
+    };
+    if req.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(
+            RpcError::new(
+                INVALID_REQUEST,
+                "invalid request: \"jsonrpc\" must be \"2.0\"",
+            )
+            .to_json(reply_id),
+        );
+    }
+    let Some(method) = req.get("method").and_then(Value::as_str) else {
+        return Some(
+            RpcError::new(
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: \"method\" must be a string, one of {}",
+                    METHODS.join(", ")
+                ),
+            )
+            .to_json(reply_id),
+        );
+    };
+    let params = req.get("params").cloned().unwrap_or(Value::Null);
+    let result = match &params {
+        Value::Null | Value::Object(_) => dispatch(state, method, &params).await,
+        other => Err(RpcError::params(format!(
+            "invalid params: \"params\" must be an object, found {other}"
+        ))),
+    };
+    // A notification (no id) gets no reply, whatever happened.
+    id.as_ref()?;
+    Some(match result {
+        Ok(v) => json!({"jsonrpc": "2.0", "result": v, "id": reply_id}),
+        Err(e) => e.to_json(reply_id),
+    })
+}
+
+fn str_param<'a>(params: &'a Value, key: &str) -> Result<Option<&'a str>, RpcError> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(RpcError::params(format!(
+            "invalid params: \"{key}\" must be a string, found {other}"
+        ))),
+    }
+}
+
+fn required<'a>(
+    params: &'a Value,
+    key: &str,
+    method: &str,
+    shape: &str,
+) -> Result<&'a str, RpcError> {
+    str_param(params, key)?.ok_or_else(|| {
+        RpcError::params(format!(
+            "invalid params: {method} needs \"{key}\"; params are {shape}"
+        ))
+    })
+}
+
+async fn dispatch(state: &AppState, method: &str, params: &Value) -> Result<Value, RpcError> {
+    match method {
+        "tools/list" => tools_list(state, params),
+        "tools/call" => {
+            let name = required(params, "name", method, "{name, arguments}")?;
+            let args = match params.get("arguments") {
+                None | Some(Value::Null) => json!({}),
+                Some(a @ Value::Object(_)) => a.clone(),
+                Some(other) => {
+                    return Err(RpcError::params(format!(
+                        "invalid params: \"arguments\" must be an object, found {other}"
+                    )));
+                }
+            };
+            Ok(state.call(name, args).await.to_json())
+        }
+        "tools/describe" => describe(state, params),
+        "tools/search" => search(state, params).await,
+        "server/identity" => {
+            let catalog = state.toolbox().catalog();
+            Ok(json!({
+                "server_id": catalog.identity(),
+                "tools_count": state.toolbox().callable_specs().len(),
+                "protocol_version": PROTOCOL_VERSION,
+            }))
+        }
+        other => Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!(
+                "method not found: '{other}'; the methods are {}",
+                METHODS.join(", ")
+            ),
+        )
+        .with_data(json!({"methods": METHODS}))),
+    }
+}
+
+fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
+    let size = state.options().page_size;
+    let start = match str_param(params, "cursor")? {
+        None => 0,
+        Some(c) => c.parse::<usize>().map_err(|_| {
+            RpcError::params(format!(
+                "invalid params: cursor {c:?} was not issued by this server; pass the nextCursor of a previous page"
+            ))
+        })?,
+    };
+    let specs = state.toolbox().callable_specs();
+    let tools: Vec<Value> = specs.iter().skip(start).take(size).map(to_mcp).collect();
+    let mut out = json!({ "tools": tools });
+    if start.saturating_add(size) < specs.len() {
+        out["nextCursor"] = json!((start + size).to_string());
+    }
+    Ok(out)
+}
+
+fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> RpcError {
+    let hint = if did_you_mean.is_empty() {
+        "use tools/search to find the right tool".to_owned()
+    } else {
+        format!("did you mean: {}?", did_you_mean.join(", "))
+    };
+    RpcError::params(format!("invalid params: no tool named '{name}'; {hint}"))
+        .with_data(json!({"tool": name, "did_you_mean": did_you_mean}))
+}
+
+fn describe(state: &AppState, params: &Value) -> Result<Value, RpcError> {
+    let shape = "{name, level (1, 2 or 3; default 2), parameter}";
+    let name = required(params, "name", "tools/describe", shape)?;
+    let tool = match state.toolbox().lookup(name) {
+        Lookup::Found(tool) => tool,
+        Lookup::Disabled { reason, .. } => {
+            return Err(RpcError::params(format!(
+                "invalid params: tool '{name}' is not available: {reason}"
+            ))
+            .with_data(json!({"tool": name, "reason": reason})));
+        }
+        Lookup::NotFound { did_you_mean } => return Err(unknown_tool(name, did_you_mean)),
+    };
+    if let Some(p) = str_param(params, "parameter")? {
+        let detail = tool.spec.parameter(p).map_err(|e| {
+            RpcError::params(format!("invalid params: {e}"))
+                .with_data(json!({"parameters": tool.spec.parameter_names()}))
+        })?;
+        return Ok(
+            json!({"name": name, "parameter": serde_json::to_value(&detail).unwrap_or(Value::Null)}),
+        );
+    }
+    let level = match params.get("level") {
+        None | Some(Value::Null) => Level::L2,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u8::try_from(n).ok())
+            .and_then(Level::from_number)
+            .ok_or_else(|| {
+                RpcError::params(format!(
+                    "invalid params: \"level\" must be 1, 2 or 3, found {v}"
+                ))
+            })?,
+    };
+    let d = tool.spec.disclose(level);
+    Ok(json!({"name": name, "level": level.number(), "tool": d.to_json(), "text": d.to_text()}))
+}
+
+async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
+    let query = required(
+        params,
+        "query",
+        "tools/search",
+        "{query, page_token, limit}",
+    )?;
+    let limit = match params.get("limit") {
+        None | Some(Value::Null) => 20,
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| {
+                RpcError::params(format!(
+                    "invalid params: \"limit\" must be a positive integer, found {v}"
+                ))
+            })?,
+    };
+    let q = SearchQuery::new(query)
+        .with_limit(limit.clamp(1, 100))
+        .with_page_token(str_param(params, "page_token")?.map(str::to_owned));
+    let toolbox = state.toolbox().clone();
+    let hits = tokio::task::spawn_blocking(move || toolbox.search(&q))
+        .await
+        .map_err(|e| RpcError::new(INTERNAL_ERROR, format!("search failed: {e}")))?
+        .map_err(|e| RpcError::params(format!("invalid params: {e}")))?;
+    let tools: Vec<Value> = hits
+        .hits
+        .iter()
+        .map(|(t, h)| {
+            json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()})
+        })
+        .collect();
+    let mut out = json!({"tools": tools, "next_page_token": hits.next_page});
+    if !hits.did_you_mean.is_empty() {
+        out["did_you_mean"] = json!(hits.did_you_mean);
+    }
+    Ok(out)
+}

@@ -1,0 +1,267 @@
+//! [`AppState`]: what every handler shares, and [`ServerOptions`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use toolscout_catalog::Subscription;
+use toolscout_discover::Toolbox;
+use toolscout_invoke::{ErrorKind, Outcome, ToolError};
+use toolscout_spec::adapters::manifest::{ScenarioInfo, ToolCategory};
+use uuid::Uuid;
+
+use crate::remote::RemoteCatalog;
+
+/// The default largest request body: 2 MiB.
+pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Which tools the Model Context Protocol endpoint lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Expose {
+    /// `discover_tools` and `call_tool`: two tools that reach the whole catalog, for
+    /// clients that cap the number of tools (40, 128…).
+    #[default]
+    Discover,
+    /// Every callable tool, listed with cursor pagination.
+    All,
+}
+
+/// How the server presents itself and what it allows.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use]
+pub struct ServerOptions {
+    /// The `scenario` of the discovery manifest; its name and version are also the MCP
+    /// server info.
+    pub scenario: ScenarioInfo,
+    /// The manifest's categories; derived from the tools' `category` values (name =
+    /// title-cased id) when empty.
+    pub categories: Vec<ToolCategory>,
+    /// The bearer token that requests other than reads need, when set.
+    pub token: Option<String>,
+    /// What the MCP endpoint lists.
+    pub expose: Expose,
+    /// The largest request body accepted, in bytes (larger ones get 413).
+    pub body_limit: usize,
+    /// Tools per page of MCP `tools/list` in [`Expose::All`] mode and of JSON-RPC
+    /// `tools/list`.
+    pub page_size: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            scenario: ScenarioInfo {
+                name: "toolscout".to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                description:
+                    "A catalog of tools with progressive disclosure, search and invocation"
+                        .to_owned(),
+                base_url: None,
+            },
+            categories: Vec::new(),
+            token: None,
+            expose: Expose::Discover,
+            body_limit: DEFAULT_BODY_LIMIT,
+            page_size: 100,
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Sets the scenario's name, version and description.
+    pub fn with_scenario(
+        mut self,
+        name: impl Into<String>,
+        version: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        self.scenario.name = name.into();
+        self.scenario.version = version.into();
+        self.scenario.description = description.into();
+        self
+    }
+
+    /// Sets the base URL announced in the manifest.
+    pub fn with_base_url(mut self, url: Option<&str>) -> Self {
+        self.scenario.base_url = url.map(str::to_owned);
+        self
+    }
+
+    /// Sets the manifest's categories (instead of deriving them).
+    pub fn with_categories(mut self, categories: Vec<ToolCategory>) -> Self {
+        self.categories = categories;
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on everything but reads.
+    pub fn with_token(mut self, token: Option<&str>) -> Self {
+        self.token = token.filter(|t| !t.is_empty()).map(str::to_owned);
+        self
+    }
+
+    /// Sets what the MCP endpoint lists.
+    pub fn with_expose(mut self, expose: Expose) -> Self {
+        self.expose = expose;
+        self
+    }
+
+    /// Sets the largest request body.
+    pub fn with_body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Sets the page size of tool listings (1 to 1000).
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = size.clamp(1, 1000);
+        self
+    }
+}
+
+/// What every handler shares: a [`Toolbox`], the [`ServerOptions`], a channel of
+/// catalog changes, and the [`RemoteCatalog`] whose tools are called remotely.
+///
+/// Cloning is cheap: clones share everything.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    toolbox: Toolbox,
+    options: ServerOptions,
+    remote: Option<RemoteCatalog>,
+    serving: AtomicBool,
+    changes: broadcast::Sender<Uuid>,
+    subscription: Subscription,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.toolbox.catalog().unsubscribe(self.subscription);
+    }
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("toolbox", &self.inner.toolbox)
+            .field("options", &self.inner.options)
+            .field("remote", &self.inner.remote.is_some())
+            .finish()
+    }
+}
+
+impl AppState {
+    /// State over `toolbox` with `options`.
+    pub fn new(toolbox: Toolbox, options: ServerOptions) -> AppState {
+        AppState::build(toolbox, options, None)
+    }
+
+    /// State whose calls to the tools of `remote` go to their remote servers.
+    pub fn with_remote(toolbox: Toolbox, options: ServerOptions, remote: RemoteCatalog) -> Self {
+        AppState::build(toolbox, options, Some(remote))
+    }
+
+    fn build(toolbox: Toolbox, options: ServerOptions, remote: Option<RemoteCatalog>) -> Self {
+        let (changes, _) = broadcast::channel(64);
+        let tx = changes.clone();
+        let subscription = toolbox.catalog().subscribe(move |change| {
+            // No receiver (no MCP session) is fine.
+            let _ = tx.send(change.identity);
+        });
+        AppState {
+            inner: Arc::new(Inner {
+                toolbox,
+                options,
+                remote,
+                serving: AtomicBool::new(true),
+                changes,
+                subscription,
+            }),
+        }
+    }
+
+    /// The toolbox.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.inner.toolbox
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ServerOptions {
+        &self.inner.options
+    }
+
+    /// The remote catalog, when there is one.
+    pub fn remote(&self) -> Option<&RemoteCatalog> {
+        self.inner.remote.as_ref()
+    }
+
+    /// Whether the catalog is being served; while it is not (an import, maintenance),
+    /// the manifest and listings answer 503.
+    pub fn is_serving(&self) -> bool {
+        self.inner.serving.load(Ordering::Relaxed)
+    }
+
+    /// Starts or stops serving the catalog.
+    pub fn set_serving(&self, serving: bool) {
+        self.inner.serving.store(serving, Ordering::Relaxed);
+    }
+
+    /// The catalog identity after each change, for as long as the receiver lives.
+    pub fn changes(&self) -> broadcast::Receiver<Uuid> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Calls the tool named `name`: through its remote server when it came from the
+    /// [`RemoteCatalog`], through the toolbox otherwise.
+    pub async fn call(&self, name: &str, args: Value) -> Outcome {
+        if let Some(remote) = &self.inner.remote
+            && let toolscout_discover::Lookup::Found(tool) = self.inner.toolbox.lookup(name)
+            && remote.owns(tool.bundle_id)
+        {
+            let outcome = remote.call(&tool, args).await;
+            let _ = self
+                .inner
+                .toolbox
+                .catalog()
+                .record_call(tool.id, chrono::Utc::now());
+            return outcome;
+        }
+        self.inner.toolbox.call(name, args).await
+    }
+
+    /// Calls one catalog tool (one version of one bundle), remote or local.
+    pub async fn call_tool(&self, tool: &toolscout_catalog::Tool, args: Value) -> Outcome {
+        let name = tool.spec.name.as_str();
+        if let Some(reason) = &tool.disabled_reason {
+            return Outcome::Err(
+                ToolError::new(
+                    ErrorKind::Disabled,
+                    format!("tool '{name}' cannot be called: {reason}; use another tool"),
+                )
+                .with_details(json!({"tool": name, "reason": reason.to_string()})),
+            );
+        }
+        let at = chrono::Utc::now();
+        let outcome = match &self.inner.remote {
+            Some(remote) if remote.owns(tool.bundle_id) => remote.call(tool, args).await,
+            _ => {
+                match toolscout_invoke::Tool::from_parts(
+                    tool.spec.clone(),
+                    tool.tool_type,
+                    &tool.implementation,
+                ) {
+                    Ok(t) => self.inner.toolbox.invoker().invoke(&t, args).await,
+                    Err(e) => Outcome::Err(ToolError::new(
+                        ErrorKind::Disabled,
+                        format!("tool '{name}' cannot be called: {e}"),
+                    )),
+                }
+            }
+        };
+        let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
+        outcome
+    }
+}
