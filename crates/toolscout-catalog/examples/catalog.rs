@@ -51,7 +51,7 @@ fn main() -> anyhow::Result<()> {
 
     println!("callable tools:");
     for t in catalog.list_tools(&ToolQuery::default())?.items {
-        println!("  {:<14} {}", t.spec.name, t.spec.summary);
+        println!("  {:<14} {}", t.spec.name.as_str(), t.spec.summary);
     }
 
     catalog.patch_tool(bundle, "get-weather", "v1", false)?;

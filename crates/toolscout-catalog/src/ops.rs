@@ -272,9 +272,12 @@ impl Catalog {
     }
 
     /// Removes the bundles soft-deleted at least [`REAP_AFTER`] before `now` whose
-    /// directory holds no tool file. Returns their ids.
+    /// directory holds no tool file, and the temporary files of writers that were killed
+    /// half-way. Returns the ids of the bundles removed. Run it now and then, e.g. at
+    /// start-up and daily.
     pub fn reap(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
         self.write(|tx| {
+            tx.store.remove_temp_files()?;
             let due: Vec<Uuid> = tx
                 .state
                 .bundles

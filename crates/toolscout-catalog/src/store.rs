@@ -291,6 +291,37 @@ impl Store {
         Ok(true)
     }
 
+    /// Removes the temporary files that writers killed half-way left behind. Call with
+    /// the exclusive lock held: then no write is in progress and every one is stale.
+    pub(crate) fn remove_temp_files(&self) -> Result<usize> {
+        let mut dirs = vec![self.root.clone(), self.usage_dir(), self.bundles_dir()];
+        for name in read_dir_names(&self.bundles_dir())? {
+            let dir = self.bundles_dir().join(name);
+            if dir.is_dir() {
+                dirs.push(dir.join("tools"));
+                dirs.push(dir);
+            }
+        }
+        let mut removed = 0;
+        for dir in dirs {
+            let entries = match fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&dir, e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io(&dir, e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && name.ends_with(".tmp") {
+                    let path = entry.path();
+                    fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     /// Reads one usage file; a missing one is zero.
     pub(crate) fn read_usage(&self, tool: Uuid) -> Result<Usage> {
         let path = self.usage_path(tool);

@@ -121,7 +121,13 @@ fn writers_killed_mid_write_lose_no_acknowledged_write() {
             .collect();
         // Let them write for a while, then kill them the moment a tool file is being
         // written (its temporary file exists), or at the deadline.
-        std::thread::sleep(Duration::from_millis(500 + 97 * round as u64));
+        // (Wait for a first acknowledged write of this round, however slow the machine.)
+        let acked = acks(dir.path()).0.len();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline && acks(dir.path()).0.len() == acked {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(300 + 97 * round as u64));
         let tools_dir = root.join("bundles").join(id(1).to_string()).join("tools");
         let deadline = Instant::now() + Duration::from_secs(2);
         let before = temp_files(&tools_dir);
@@ -165,4 +171,7 @@ fn writers_killed_mid_write_lose_no_acknowledged_write() {
         );
     }
     eprintln!("{kills} writers killed, {leftovers} of them inside a file write");
+    // The reaper clears what the killed writers left behind.
+    open_bare(&root).reap(chrono::Utc::now()).unwrap();
+    assert_eq!(temp_files(&root), 0);
 }
