@@ -122,7 +122,7 @@ impl Catalog {
     /// [`toolscout_spec::identity::toolset_id`]): it changes whenever a tool is added,
     /// removed, changed, enabled or disabled.
     pub fn identity(&self) -> Uuid {
-        self.lock_state().identity
+        self.lock_state().identity()
     }
 
     /// How many writes the directory has seen: it grows with every committed change,
@@ -170,14 +170,13 @@ impl Catalog {
             let _lock = self.store.lock_shared()?;
             self.refresh(&mut state, force)?
         };
-        let change = CatalogChange {
-            events,
-            identity: state.identity,
-            generation: state.generation,
-        };
+        let changed = !events.is_empty();
+        let change = self.change(&mut state, events);
         drop(state);
-        self.subscribers.notify(&change);
-        Ok(!change.events.is_empty())
+        if let Some(change) = change {
+            self.subscribers.notify(&change);
+        }
+        Ok(changed)
     }
 
     /// Re-reads the directory if its generation moved (or `force`); returns the events
@@ -225,18 +224,29 @@ impl Catalog {
             state.stamp = None;
         }
         events.extend(tx_events);
-        if !events.is_empty() {
-            state.refresh_identity();
-        }
-        let change = CatalogChange {
-            events,
-            identity: state.identity,
-            generation: state.generation,
-        };
+        let change = self.change(&mut state, events);
         drop(lock);
         drop(state);
-        self.subscribers.notify(&change);
+        if let Some(change) = change {
+            self.subscribers.notify(&change);
+        }
         result
+    }
+
+    /// The notification for `events`, if there is anything to say and anyone to hear it.
+    fn change(&self, state: &mut State, events: Vec<CatalogEvent>) -> Option<CatalogChange> {
+        if events.is_empty() {
+            return None;
+        }
+        state.changed();
+        if self.subscribers.is_empty() {
+            return None;
+        }
+        Some(CatalogChange {
+            events,
+            identity: state.identity(),
+            generation: state.generation,
+        })
     }
 
     /// The bundle with this id.

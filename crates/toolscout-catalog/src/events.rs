@@ -104,6 +104,10 @@ impl Subscribers {
         list.len() != before
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.read().map(|l| l.is_empty()).unwrap_or(false)
+    }
+
     /// Calls every subscriber, outside any catalog lock so that they may call back.
     pub(crate) fn notify(&self, change: &CatalogChange) {
         if change.events.is_empty() {

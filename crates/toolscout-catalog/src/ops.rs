@@ -321,6 +321,51 @@ impl Catalog {
         })
     }
 
+    /// Adds many tool versions to a bundle in one write: one lock, one generation and
+    /// one notification for the lot, which makes a bulk load much cheaper than a
+    /// [`Catalog::put_tool`] per tool. All or nothing: every tool is checked (rules,
+    /// conflicts with the bundle and within the batch) before any file is written.
+    pub fn put_tools<'a>(
+        &self,
+        bundle: Uuid,
+        tools: impl IntoIterator<Item = (&'a str, &'a str, &'a ToolPut)>,
+    ) -> Result<Vec<Tool>> {
+        let now = Utc::now();
+        let mut checked = Vec::new();
+        for (slug, version, put) in tools {
+            let id = Uuid::now_v7();
+            let (file, spec) = new_tool_file(bundle, id, slug, version, put, now)?;
+            checked.push((id, file, spec));
+        }
+        self.write(|tx| {
+            let b = writable_bundle(tx.state, bundle)?;
+            if b.is_built_in {
+                return Err(Error::BuiltIn {
+                    what: "bundle",
+                    slug: b.slug.clone(),
+                });
+            }
+            let mut seen = std::collections::HashMap::new();
+            for (id, file, _) in &checked {
+                conflict(tx.state, b, &file.slug, &file.version)?;
+                if let Some(existing) = seen.insert((&file.slug, &file.version), *id) {
+                    return Err(Error::Conflict {
+                        bundle,
+                        bundle_slug: b.slug.clone(),
+                        slug: file.slug.clone(),
+                        version: file.version.clone(),
+                        existing,
+                    });
+                }
+            }
+            let mut added = Vec::with_capacity(checked.len());
+            for (id, file, spec) in checked {
+                added.push(tx.insert_new_tool(id, file, spec)?);
+            }
+            Ok(added)
+        })
+    }
+
     /// Turns a tool on or off (built-in tools too). Refused inside disabled or deleted
     /// bundles.
     pub fn patch_tool(

@@ -43,7 +43,9 @@ pub(crate) struct State {
     pub(crate) pending: BTreeMap<Uuid, Usage>,
     pub(crate) pending_since: Option<Instant>,
     pub(crate) issues: Vec<LoadIssue>,
-    pub(crate) identity: Uuid,
+    /// The identity, once computed; `None` after a change (it is computed on demand,
+    /// so that a bulk load without subscribers does not hash the catalog at every PUT).
+    identity: Option<Uuid>,
 }
 
 pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
@@ -116,7 +118,7 @@ impl State {
             pending: BTreeMap::new(),
             pending_since: None,
             issues: loaded.issues,
-            identity: Uuid::nil(),
+            identity: None,
         };
         if builtins {
             state.add_builtins();
@@ -161,7 +163,6 @@ impl State {
             }
             state.insert_tool(raw);
         }
-        state.refresh_identity();
         state
     }
 
@@ -286,14 +287,24 @@ impl State {
         t
     }
 
-    /// Recomputes the identity: the tool-set id of the tools that can be called.
-    pub(crate) fn refresh_identity(&mut self) {
+    /// Forgets the identity after a change.
+    pub(crate) fn changed(&mut self) {
+        self.identity = None;
+    }
+
+    /// The identity: the tool-set id of the tools that can be called.
+    pub(crate) fn identity(&mut self) -> Uuid {
+        if let Some(id) = self.identity {
+            return id;
+        }
         let callable = self
             .tools
             .values()
             .filter(|raw| self.disabled_reason(raw).is_none())
             .map(|raw| &raw.tool.spec);
-        self.identity = toolset_id_of(callable);
+        let id = toolset_id_of(callable);
+        self.identity = Some(id);
+        id
     }
 
     /// The events that turn `self` into `new`: what another process changed.

@@ -246,3 +246,37 @@ fn malformed_and_foreign_files_are_reported_and_skipped() {
     c.put_tool(b, "more", "1", &http_put("more")).unwrap();
     assert_eq!(fs::read(&invalid_path).unwrap(), invalid_bytes);
 }
+
+#[test]
+fn put_tools_is_one_change_and_all_or_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    c.put_tool(b, "taken", "1", &http_put("taken")).unwrap();
+    let puts: Vec<ToolPut> = (0..3).map(|n| http_put(&format!("t{n}"))).collect();
+    let before = c.generation();
+
+    // A conflict with the bundle, or within the batch, writes nothing.
+    let clash = [("a", "1", &puts[0]), ("taken", "1", &puts[1])];
+    assert!(matches!(c.put_tools(b, clash), Err(Error::Conflict { .. })));
+    let twice = [("a", "1", &puts[0]), ("a", "1", &puts[1])];
+    assert!(matches!(c.put_tools(b, twice), Err(Error::Conflict { .. })));
+    let bad = [("a", "1", &puts[0]), ("b_c", "1", &puts[1])];
+    assert!(matches!(c.put_tools(b, bad), Err(Error::Label { .. })));
+    assert_eq!(c.generation(), before);
+    assert_eq!(c.tools().len(), 1);
+
+    let changes = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let counter = std::sync::Arc::clone(&changes);
+    c.subscribe(move |_| *counter.lock().unwrap() += 1);
+    let batch = [
+        ("a", "1", &puts[0]),
+        ("a", "2", &puts[1]),
+        ("b", "1", &puts[2]),
+    ];
+    let added = c.put_tools(b, batch).unwrap();
+    assert_eq!(added.len(), 3);
+    assert_eq!(c.generation(), before + 1);
+    assert_eq!(*changes.lock().unwrap(), 1);
+    assert_eq!(open_bare(dir.path()).tools(), c.tools());
+}
