@@ -1,0 +1,205 @@
+//! Remote catalogs against a second server on loopback.
+
+use axum::routing::get;
+use serde_json::json;
+use toolscout_discover::Lookup;
+use toolscout_server::{AppState, RemoteCatalog, RemoteSource, ServerOptions, SourceStatus};
+
+use crate::socket::spawn;
+use crate::{fixture, fixture_with};
+
+fn status(reports: &[toolscout_server::SourceReport]) -> SourceStatus {
+    assert_eq!(reports.len(), 1);
+    reports[0].status.clone()
+}
+
+#[tokio::test]
+async fn remote_tools_are_imported_cached_revalidated_and_called() {
+    let remote = fixture();
+    let url = spawn(remote.state.clone()).await;
+    let local = fixture_with(ServerOptions::default(), false);
+    let source = RemoteSource::new(format!("{url}/"));
+    let rc = RemoteCatalog::new(local.state.toolbox().clone(), vec![source.clone()]).unwrap();
+
+    assert_eq!(
+        status(&rc.refresh().await),
+        SourceStatus::Fetched { tools: 8 }
+    );
+    assert_eq!(status(&rc.refresh().await), SourceStatus::Cached);
+    assert_eq!(status(&rc.revalidate().await), SourceStatus::NotModified);
+
+    let Lookup::Found(tool) = local.state.toolbox().lookup("json_query") else {
+        panic!("json_query was not imported");
+    };
+    assert_eq!(tool.bundle_id, source.bundle_id());
+    assert_eq!(
+        tool.implementation["urlTemplate"],
+        format!("{url}/api/v1/tools/json_query/invoke")
+    );
+    let hits = local
+        .state
+        .toolbox()
+        .search(&toolscout_search::SearchQuery::new("jsonpath"))
+        .unwrap();
+    assert_eq!(hits.hits[0].0.spec.name.as_str(), "json_query");
+
+    let state = AppState::with_remote(
+        local.state.toolbox().clone(),
+        ServerOptions::default(),
+        rc.clone(),
+    );
+    let outcome = state
+        .call("json_query", json!({"value": {"a": 1}, "path": "$.a"}))
+        .await;
+    assert!(outcome.is_ok(), "{outcome:?}");
+    let bad = state.call("json_query", json!({"value": 1})).await;
+    assert_eq!(bad.error().unwrap().kind.as_str(), "invalid_arguments");
+
+    // A change on the remote is a new ETag: the next revalidation imports it.
+    remote
+        .state
+        .toolbox()
+        .catalog()
+        .patch_bundle(remote.weather, false)
+        .unwrap();
+    assert_eq!(
+        status(&rc.revalidate().await),
+        SourceStatus::Fetched { tools: 6 }
+    );
+    assert!(matches!(
+        local.state.toolbox().lookup("spawn_agent"),
+        Lookup::Found(t) if t.bundle_id == local.weather
+    ));
+}
+
+#[tokio::test]
+async fn a_source_that_answers_503_or_nothing_is_unavailable() {
+    let remote = fixture();
+    let url = spawn(remote.state.clone()).await;
+    let local = fixture_with(ServerOptions::default(), false);
+    let rc =
+        RemoteCatalog::new(local.state.toolbox().clone(), vec![RemoteSource::new(url)]).unwrap();
+    rc.refresh().await;
+
+    remote.state.set_serving(false);
+    assert!(matches!(
+        status(&rc.revalidate().await),
+        SourceStatus::Unavailable { reason } if reason.contains("503")
+    ));
+    match local.state.toolbox().lookup("clock") {
+        Lookup::Disabled { reason, .. } => assert_eq!(reason, "its bundle is disabled"),
+        other => panic!("expected disabled, got {other:?}"),
+    }
+    remote.state.set_serving(true);
+    assert_eq!(status(&rc.revalidate().await), SourceStatus::NotModified);
+    assert!(matches!(
+        local.state.toolbox().lookup("clock"),
+        Lookup::Found(_)
+    ));
+
+    let dead = RemoteCatalog::new(
+        local.state.toolbox().clone(),
+        vec![RemoteSource::new("http://127.0.0.1:1")],
+    )
+    .unwrap();
+    assert!(matches!(
+        status(&dead.refresh().await),
+        SourceStatus::Unavailable { .. }
+    ));
+}
+
+#[tokio::test]
+async fn unknown_major_versions_are_skipped_and_unknown_minor_fields_ignored() {
+    fn manifest(version: &'static str) -> axum::Router {
+        axum::Router::new().route(
+            "/api/v1/tools",
+            get(move || async move {
+                axum::Json(json!({
+                    "protocol_version": version,
+                    "scenario": {"name": "future", "version": "9.0.0", "description": "From the future", "rating": 5},
+                    "tools": [{
+                        "name": "teleport",
+                        "description": "Move someone somewhere.",
+                        "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+                        "metadata": {"enabled_by_default": true, "quantum": true},
+                        "colour": "blue"
+                    }],
+                    "generated_at": "2030-01-01T00:00:00Z",
+                    "signature": "abc"
+                }))
+            }),
+        )
+    }
+    let local = fixture_with(ServerOptions::default(), false);
+    for (version, expected_found) in [("2.0", false), ("1.7", true)] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, manifest(version)).await });
+        let rc = RemoteCatalog::new(local.state.toolbox().clone(), vec![RemoteSource::new(url)])
+            .unwrap();
+        let s = status(&rc.refresh().await);
+        if expected_found {
+            assert_eq!(s, SourceStatus::Fetched { tools: 1 });
+            assert!(matches!(
+                local.state.toolbox().lookup("teleport"),
+                Lookup::Found(_)
+            ));
+        } else {
+            insta::assert_debug_snapshot!("skipped_major_version", s);
+            assert!(matches!(
+                local.state.toolbox().lookup("teleport"),
+                Lookup::NotFound { .. }
+            ));
+        }
+    }
+}
+
+#[tokio::test]
+async fn local_overrides_beat_the_manifest_and_survive_refreshes() {
+    let remote = fixture();
+    let url = spawn(remote.state.clone()).await;
+    let local = fixture_with(ServerOptions::default(), false);
+    let prefs = tempfile::tempdir().unwrap();
+    let path = prefs.path().join("prefs.json");
+    let rc = RemoteCatalog::with_preferences(
+        local.state.toolbox().clone(),
+        vec![RemoteSource::new(url.clone())],
+        &path,
+    )
+    .unwrap();
+    rc.refresh().await;
+    rc.set_override("clock", Some(false)).await.unwrap();
+    assert!(matches!(
+        local.state.toolbox().lookup("clock"),
+        Lookup::Disabled { .. }
+    ));
+    // A new manifest (another tool changed) keeps the override.
+    remote
+        .state
+        .toolbox()
+        .catalog()
+        .patch_tool(remote.weather, "spawn-agent", "1", false)
+        .unwrap();
+    assert_eq!(
+        status(&rc.revalidate().await),
+        SourceStatus::Fetched { tools: 7 }
+    );
+    assert!(matches!(
+        local.state.toolbox().lookup("clock"),
+        Lookup::Disabled { .. }
+    ));
+
+    // The preferences file carries the override to the next process.
+    let again = RemoteCatalog::with_preferences(
+        local.state.toolbox().clone(),
+        vec![RemoteSource::new(url)],
+        &path,
+    )
+    .unwrap();
+    assert_eq!(again.overrides().get("clock"), Some(&false));
+    rc.set_override("clock", None).await.unwrap();
+    assert!(matches!(
+        local.state.toolbox().lookup("clock"),
+        Lookup::Found(_)
+    ));
+}
