@@ -6,12 +6,15 @@
 //!
 //! * Writes: [`Catalog::put_bundle`], [`Catalog::patch_bundle`], [`Catalog::delete_bundle`]
 //!   (soft), [`Catalog::reap`]; [`Catalog::put_tool`], [`Catalog::patch_tool`],
-//!   [`Catalog::delete_tool`]; [`Catalog::import_bundle`] from a ZIP.
+//!   [`Catalog::delete_tool`]; [`Catalog::put_tools`] for many at once;
+//!   [`Catalog::import_bundle`] from a ZIP.
 //! * Reads: [`Catalog::list_bundles`] and [`Catalog::list_tools`] with a [`BundleQuery`] or
 //!   [`ToolQuery`] and page tokens, [`Catalog::get_tool`], [`Catalog::tool`],
 //!   [`Catalog::export_bundle`] to a ZIP.
 //! * Changes: [`Catalog::subscribe`] hears every committed change as a [`CatalogChange`]
-//!   with the new [`Catalog::identity`]; [`Catalog::reload`] catches up with other processes.
+//!   with the new [`Catalog::identity`] (the tool-set id of the tools that can be called)
+//!   and [`Catalog::generation`] (a counter of writes); [`Catalog::reload`] catches up
+//!   with other processes' writes, [`Catalog::rescan`] with hand edits.
 //! * Usage: [`Catalog::record_call`] counts calls in a file per tool, written in batches.
 //!
 //! The [`builtin`] bundles `files`, `web` and `data` are compiled in and served through
@@ -19,10 +22,23 @@
 //! binary does not register, or a stored tool whose file does not check out, is listed
 //! as disabled with a [`DisabledReason`]; its file is left as it is.
 //!
+//! # Storage
+//!
+//! ```text
+//! <root>/catalog.lock                          file lock: shared to read, exclusive to write
+//! <root>/generation                            "<counter> <uuid>", changed before every write
+//! <root>/builtin-overlay.json                  enabled flags of built-in bundles and tools
+//! <root>/bundles/<bundle-id>/bundle.json       one bundle
+//! <root>/bundles/<bundle-id>/tools/<tool-id>.json   one tool version (the spec's tool.json)
+//! <root>/usage/<tool-id>.json                  call count and latest call of one tool
+//! ```
+//!
 //! Every write is atomic (temporary file, fsync, rename, directory fsync) and holds an
-//! exclusive file lock on the directory, so `<slug, version>` stays unique in a bundle
-//! even when several processes write at once. The crate is synchronous and does no
-//! network IO.
+//! exclusive file lock on the directory (std `File::lock`), so `<slug, version>` stays
+//! unique in a bundle even when several processes write at once; a writer killed
+//! half-way leaves the old file or the new one, never half of one. A malformed or
+//! foreign file is skipped and reported by [`Catalog::issues`] with its path. The crate
+//! is synchronous and does no network IO.
 //!
 //! ```
 //! use toolscout_catalog::{BundlePut, Catalog, ToolPut, ToolQuery, builtin};
