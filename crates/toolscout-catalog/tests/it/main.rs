@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod archive;
+mod builtins;
 mod bundles;
 mod crash;
 mod errors;
