@@ -10,7 +10,7 @@
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
 //! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
-//! | `/mcp` | MCP over streamable HTTP ([`mcp`]); [`serve_stdio`] serves it over stdio |
+//! | `/mcp` | MCP over streamable HTTP ([`mcp`]); [`serve_stdio`] serves it over stdio, [`serve_io`] over any pipe |
 //!
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
 //! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond). When
@@ -60,7 +60,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 
 pub use error::{AppError, Error, Result};
-pub use mcp::{McpServer, mcp_service, serve_stdio};
+pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
 pub use remote::{RemoteCatalog, RemoteSource, SourceReport, SourceStatus};
 pub use state::{AppState, DEFAULT_BODY_LIMIT, Expose, ServerOptions};
 

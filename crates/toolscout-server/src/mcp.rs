@@ -223,12 +223,17 @@ impl ServerHandler for McpServer {
 
 /// The streamable HTTP service of `state`, to mount at `/mcp` (see [`crate::router`]).
 ///
-/// Sessions are kept in memory. Like rmcp's default, only loopback `Host` headers are
-/// accepted (a guard against DNS rebinding); serve behind a proxy that rewrites `Host`
-/// when binding elsewhere.
+/// Sessions are kept in memory. Only loopback `Host` headers are accepted (rmcp's guard
+/// against DNS rebinding) unless [`ServerOptions::mcp_allowed_hosts`] says otherwise.
+///
+/// [`ServerOptions::mcp_allowed_hosts`]: crate::ServerOptions::mcp_allowed_hosts
 pub fn mcp_service(state: AppState) -> StreamableHttpService<McpServer, LocalSessionManager> {
-    let limit = state.options().body_limit;
-    let config = StreamableHttpServerConfig::default().with_max_request_body_bytes(limit);
+    let options = state.options();
+    let mut config =
+        StreamableHttpServerConfig::default().with_max_request_body_bytes(options.body_limit);
+    if let Some(hosts) = &options.mcp_allowed_hosts {
+        config = config.with_allowed_hosts(hosts.iter().cloned());
+    }
     StreamableHttpService::new(
         move || Ok(McpServer::new(state.clone())),
         Arc::new(LocalSessionManager::default()),
@@ -238,8 +243,19 @@ pub fn mcp_service(state: AppState) -> StreamableHttpService<McpServer, LocalSes
 
 /// Serves MCP over stdin and stdout until the client closes them.
 pub async fn serve_stdio(state: AppState) -> Result<()> {
+    let (stdin, stdout) = rmcp::transport::stdio();
+    serve_io(state, stdin, stdout).await
+}
+
+/// Serves MCP as newline-delimited JSON-RPC over any reader and writer (what
+/// [`serve_stdio`] does with stdin and stdout) until the reader ends.
+pub async fn serve_io<R, W>(state: AppState, reader: R, writer: W) -> Result<()>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let service = McpServer::new(state)
-        .serve(rmcp::transport::stdio())
+        .serve((reader, writer))
         .await
         .map_err(|e| Error::Mcp {
             reason: e.to_string(),

@@ -267,6 +267,19 @@ impl RemoteCatalog {
         self.refresh_inner(false).await
     }
 
+    /// Calls [`RemoteCatalog::refresh`] every `every` (each source is asked only once its
+    /// manifest is stale) until the returned task is aborted.
+    pub fn spawn_refresh(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                this.refresh().await;
+            }
+        })
+    }
+
     /// Like [`RemoteCatalog::refresh`], asking every source now (with `If-None-Match`).
     pub async fn revalidate(&self) -> Vec<SourceReport> {
         self.refresh_inner(true).await

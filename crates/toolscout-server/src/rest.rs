@@ -172,6 +172,7 @@ pub(crate) struct ListBundles {
     include_disabled: bool,
     #[serde(default)]
     include_deleted: bool,
+    #[serde(alias = "recommendedPageSize")]
     page_size: Option<usize>,
     page_token: Option<String>,
 }

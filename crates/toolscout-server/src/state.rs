@@ -46,6 +46,9 @@ pub struct ServerOptions {
     /// Tools per page of MCP `tools/list` in [`Expose::All`] mode and of JSON-RPC
     /// `tools/list`.
     pub page_size: usize,
+    /// The `Host` values (`name` or `name:port`) `/mcp` accepts; `None` keeps rmcp's
+    /// loopback-only default, a guard against DNS rebinding.
+    pub mcp_allowed_hosts: Option<Vec<String>>,
 }
 
 impl Default for ServerOptions {
@@ -64,6 +67,7 @@ impl Default for ServerOptions {
             expose: Expose::Discover,
             body_limit: DEFAULT_BODY_LIMIT,
             page_size: 100,
+            mcp_allowed_hosts: None,
         }
     }
 }
@@ -109,6 +113,13 @@ impl ServerOptions {
     /// Sets the largest request body.
     pub fn with_body_limit(mut self, bytes: usize) -> Self {
         self.body_limit = bytes;
+        self
+    }
+
+    /// Sets the `Host` values `/mcp` accepts (for a server reached by another name than
+    /// `localhost`).
+    pub fn with_mcp_allowed_hosts(mut self, hosts: &[&str]) -> Self {
+        self.mcp_allowed_hosts = Some(hosts.iter().map(|h| (*h).to_owned()).collect());
         self
     }
 

@@ -214,3 +214,82 @@ async fn a_catalog_change_notifies_tools_list_changed() {
     .await;
     assert_eq!(note["jsonrpc"], "2.0");
 }
+
+#[tokio::test]
+async fn stdio_style_pipes_speak_newline_delimited_json_rpc() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let f = fixture();
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server);
+    let task = tokio::spawn(toolscout_server::serve_io(
+        f.state.clone(),
+        server_read,
+        server_write,
+    ));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut lines = BufReader::new(client_read).lines();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        client_write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let mut list = Value::Null;
+    while let Some(line) = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 {
+            list = v;
+            break;
+        }
+    }
+    assert_eq!(
+        names(&list["result"]["tools"]),
+        ["discover_tools", "call_tool"]
+    );
+    drop(client_write);
+    drop(lines);
+    let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+}
+
+#[tokio::test]
+async fn other_hosts_are_refused_unless_allowed() {
+    let request = |host: &str| {
+        Request::builder()
+            .method("POST")
+            .uri("/mcp")
+            .header("host", host)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(Body::from(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "it", "version": "1"}}}).to_string(),
+            ))
+            .unwrap()
+    };
+    let f = fixture();
+    let refused = f
+        .app
+        .clone()
+        .oneshot(request("tools.example.com"))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let g = fixture_with(
+        ServerOptions::default().with_mcp_allowed_hosts(&["tools.example.com"]),
+        true,
+    );
+    let allowed = g
+        .app
+        .clone()
+        .oneshot(request("tools.example.com"))
+        .await
+        .unwrap();
+    assert_eq!(allowed.status(), StatusCode::OK);
+}
