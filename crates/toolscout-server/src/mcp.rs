@@ -10,6 +10,7 @@
 //! `notifications/tools/list_changed` to each initialized session.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -212,9 +213,25 @@ impl ServerHandler for McpServer {
         let mut changes = self.state.changes();
         let peer = context.peer;
         tokio::spawn(async move {
-            while let Ok(_) | Err(RecvError::Lagged(_)) = changes.recv().await {
-                if peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            let mut check = tokio::time::interval(Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    change = changes.recv() => {
+                        if let Err(RecvError::Closed) = change {
+                            break;
+                        }
+                        // One notification for a burst of changes (an import, a refresh).
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        while changes.try_recv().is_ok() {}
+                        if peer.notify_tool_list_changed().await.is_err() {
+                            break;
+                        }
+                    }
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
+                    }
                 }
             }
         });
