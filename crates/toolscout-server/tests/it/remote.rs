@@ -203,3 +203,33 @@ async fn local_overrides_beat_the_manifest_and_survive_refreshes() {
         Lookup::Found(_)
     ));
 }
+
+#[tokio::test]
+async fn remote_calls_carry_the_source_token() {
+    let remote = fixture_with(ServerOptions::default().with_token(Some("t0ken")), true);
+    let url = spawn(remote.state.clone()).await;
+    let args = json!({"value": [1], "path": "$[0]"});
+    for (token, ok) in [(Some("t0ken"), true), (None, false)] {
+        let local = fixture_with(ServerOptions::default(), false);
+        let rc = RemoteCatalog::new(
+            local.state.toolbox().clone(),
+            vec![RemoteSource::new(url.clone()).with_token(token)],
+        )
+        .unwrap();
+        // The manifest is a read: no token needed.
+        assert_eq!(
+            status(&rc.refresh().await),
+            SourceStatus::Fetched { tools: 8 }
+        );
+        let state =
+            AppState::with_remote(local.state.toolbox().clone(), ServerOptions::default(), rc);
+        let outcome = state.call("json_query", args.clone()).await;
+        assert_eq!(outcome.is_ok(), ok, "{outcome:?}");
+        if !ok {
+            insta::assert_snapshot!(
+                "remote_call_without_token",
+                outcome.error().unwrap().to_string().replace(&url, "[url]")
+            );
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Importing a manifest into a source's bundle, and the small parsers it needs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use reqwest::header::CACHE_CONTROL;
+use serde_json::{Value, json};
+use toolscout_catalog::{BundlePut, Tool, ToolPut};
+use toolscout_discover::Toolbox;
+use toolscout_spec::adapters::manifest::{ToolManifest, from_definition};
+use toolscout_spec::identity::canonical_json;
+use uuid::Uuid;
+
+use super::{DEFAULT_MAX_AGE, RemoteSource, SUPPORTED_MAJOR};
+use crate::Result;
+
+/// `max-age` of a `Cache-Control` header; [`DEFAULT_MAX_AGE`] when there is none, zero
+/// for `no-cache`/`no-store`.
+pub(super) fn max_age(headers: &reqwest::header::HeaderMap) -> Duration {
+    let Some(cc) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
+        return DEFAULT_MAX_AGE;
+    };
+    for part in cc.split(',').map(str::trim) {
+        if part.eq_ignore_ascii_case("no-cache") || part.eq_ignore_ascii_case("no-store") {
+            return Duration::ZERO;
+        }
+        if let Some(v) = part.strip_prefix("max-age=")
+            && let Ok(secs) = v.trim_matches('"').parse::<u64>()
+        {
+            return Duration::from_secs(secs);
+        }
+    }
+    DEFAULT_MAX_AGE
+}
+
+/// Whether a manifest's `protocol_version` has a major version this consumer reads.
+pub(super) fn check_version(body: &Value) -> std::result::Result<(), String> {
+    let version = body
+        .get("protocol_version")
+        .and_then(Value::as_str)
+        .ok_or_else(|| "the manifest has no protocol_version".to_owned())?;
+    let major = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u64>().ok())
+        .ok_or_else(|| format!("protocol_version {version:?} is not a version number"))?;
+    if major == SUPPORTED_MAJOR {
+        Ok(())
+    } else {
+        Err(format!(
+            "protocol_version {version} has an unknown major version (this consumer reads {SUPPORTED_MAJOR}.x); skipped"
+        ))
+    }
+}
+
+/// A slug for a source's bundle: `remote-` and the scenario name's letters and digits.
+fn bundle_slug(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { '-' })
+        .take(50)
+        .collect();
+    let cleaned = cleaned.trim_matches('-');
+    if cleaned.is_empty() {
+        "remote".to_owned()
+    } else {
+        format!("remote-{cleaned}")
+    }
+}
+
+/// Brings the source's bundle in line with `manifest`; returns each tool's
+/// `enabled_by_default`, by name. A changed definition gets a new version label (a
+/// hash of the definition), because versions are immutable.
+pub(super) fn import(
+    toolbox: &Toolbox,
+    source: &RemoteSource,
+    manifest: &ToolManifest,
+    overrides: &BTreeMap<String, bool>,
+) -> Result<BTreeMap<String, bool>> {
+    let catalog = toolbox.catalog();
+    let bundle = source.bundle_id();
+    let put = BundlePut::new(bundle_slug(&manifest.scenario.name))
+        .with_display_name(format!("{} (remote)", manifest.scenario.name))
+        .with_description(format!(
+            "{} — served by {}",
+            manifest.scenario.description, source.endpoint
+        ));
+    match catalog.bundle(bundle) {
+        Ok(b) if b.slug == put.slug && b.is_enabled => {}
+        Ok(b) if b.slug == put.slug => {
+            catalog.patch_bundle(bundle, true)?;
+        }
+        _ => {
+            catalog.put_bundle(bundle, &put)?;
+        }
+    }
+    let mut existing: HashMap<String, Tool> = catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle)
+        .map(|t| (t.slug.clone(), t))
+        .collect();
+    let mut defaults = BTreeMap::new();
+    for def in &manifest.tools {
+        let spec = match from_definition(def) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(endpoint = %source.endpoint, tool = %def.name, error = %e, "remote tool skipped");
+                continue;
+            }
+        };
+        let slug = toolscout_spec::name::slug_from_name(&spec.name);
+        let def_json = serde_json::to_value(def).unwrap_or(Value::Null);
+        let hash = Uuid::new_v5(&Uuid::NAMESPACE_OID, canonical_json(&def_json).as_bytes());
+        let version = format!("r{}", &hash.simple().to_string()[..12]);
+        let enabled = overrides
+            .get(spec.name.as_str())
+            .copied()
+            .unwrap_or(def.metadata.enabled_by_default);
+        defaults.insert(spec.name.to_string(), def.metadata.enabled_by_default);
+        match existing.remove(&slug) {
+            Some(t) if t.version == version => {
+                if t.is_enabled != enabled {
+                    catalog.patch_tool(bundle, &slug, &version, enabled)?;
+                }
+                continue;
+            }
+            Some(t) => {
+                catalog.delete_tool(bundle, &t.slug, &t.version)?;
+            }
+            None => {}
+        }
+        let implementation = json!({
+            "method": "POST",
+            "urlTemplate": format!("{}/api/v1/tools/{}/invoke", source.endpoint, spec.name),
+            "headers": {"Content-Type": "application/json"},
+        });
+        let put = ToolPut::http(spec, implementation).with_enabled(enabled);
+        catalog.put_tool(bundle, &slug, &version, &put)?;
+    }
+    for gone in existing.into_values() {
+        catalog.delete_tool(bundle, &gone.slug, &gone.version)?;
+    }
+    Ok(defaults)
+}
+
+/// Sets each tool of the bundle to its override, or to its manifest default.
+pub(super) fn apply_overrides(
+    toolbox: &Toolbox,
+    bundle: Uuid,
+    defaults: &BTreeMap<String, bool>,
+    overrides: &BTreeMap<String, bool>,
+) -> Result<()> {
+    let catalog = toolbox.catalog();
+    if !catalog.bundle(bundle).is_ok_and(|b| b.is_active()) {
+        // Writes inside a disabled bundle are refused; the next import applies them.
+        return Ok(());
+    }
+    for t in catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle)
+    {
+        let name = t.spec.name.as_str();
+        let Some(default) = defaults.get(name) else {
+            continue;
+        };
+        let want = overrides.get(name).copied().unwrap_or(*default);
+        if t.is_enabled != want {
+            catalog.patch_tool(bundle, &t.slug, &t.version, want)?;
+        }
+    }
+    Ok(())
+}
