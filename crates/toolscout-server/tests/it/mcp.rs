@@ -203,15 +203,25 @@ async fn a_catalog_change_notifies_tools_list_changed() {
     let f = fixture();
     let (mcp, _) = Mcp::connect(&f.app).await;
     let stream = mcp.listen().await;
-    let catalog = f.state.toolbox().catalog();
+    // Keep changing the catalog until the stream carries a notification: the stream may
+    // attach after the first change on a loaded machine.
+    let state = f.state.clone();
     let weather = f.weather;
-    // Give the stream a moment to be attached before the change.
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    catalog.patch_bundle(weather, false).unwrap();
+    let changer = tokio::spawn(async move {
+        for i in 0..40 {
+            state
+                .toolbox()
+                .catalog()
+                .patch_bundle(weather, i % 2 == 1)
+                .unwrap();
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
     let note = next_message(stream, |m| {
         m["method"] == "notifications/tools/list_changed"
     })
     .await;
+    changer.abort();
     assert_eq!(note["jsonrpc"], "2.0");
 }
 
