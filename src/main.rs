@@ -27,6 +27,12 @@ enum Command {
     Identity,
     /// Print the catalog in another format (openai, mcp, manifest, jsonl).
     Export(cmd::export::Args),
+    /// Search the catalog by name, part of a name, or a sentence.
+    Search(cmd::search::Args),
+    /// Measure quality against labelled data (`eval search`).
+    Eval(cmd::eval::Args),
+    /// Measure speed (`bench search`).
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +42,9 @@ fn main() -> ExitCode {
         Command::List(args) => cmd::list::run(&args, cli.json),
         Command::Identity => cmd::identity::run(cli.json),
         Command::Export(args) => cmd::export::run(&args),
+        Command::Search(args) => cmd::search::run(&args, cli.json),
+        Command::Eval(args) => cmd::eval::run(&args, cli.json),
+        Command::Bench(args) => cmd::bench::run(&args, cli.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,9 +1,12 @@
 //! One module per subcommand; each has an `Args` (clap) and a `run`.
 
+pub(crate) mod bench;
 pub(crate) mod describe;
+pub(crate) mod eval;
 pub(crate) mod export;
 pub(crate) mod identity;
 pub(crate) mod list;
+pub(crate) mod search;
 
 use anyhow::{Result, bail};
 use toolscout_spec::ToolSpec;

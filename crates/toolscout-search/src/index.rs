@@ -1,0 +1,167 @@
+//! [`SearchIndex`]: the tantivy index, in memory or in a directory, and its writes.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use tantivy::directory::MmapDirectory;
+use tantivy::schema::Term;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
+
+use crate::analyzer::{ANALYZER, analyzer};
+use crate::schema::{Fields, IndexDoc, schema};
+use crate::{Error, Result};
+
+/// Memory the writer may use before it flushes a segment, in bytes (shared by its
+/// threads). Large enough that a 100k-tool catalog makes one segment per thread.
+const WRITER_HEAP: usize = 512 * 1024 * 1024;
+
+/// A search index over tools.
+///
+/// Writes ([`upsert`](Self::upsert), [`delete`](Self::delete)) become visible at
+/// [`commit`](Self::commit); until then every search sees the previous snapshot. The
+/// index is `Send + Sync`: search from many threads, write from any.
+pub struct SearchIndex {
+    pub(crate) index: Index,
+    pub(crate) reader: IndexReader,
+    pub(crate) fields: Fields,
+    pub(crate) analyzer: TextAnalyzer,
+    writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
+    threads: usize,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("docs", &self.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl SearchIndex {
+    /// An empty index in memory.
+    pub fn in_memory() -> Result<Self> {
+        Self::from_index(Index::create_in_ram(schema()))
+    }
+
+    /// Opens the index stored in `dir`, or creates an empty one there (creating `dir`).
+    ///
+    /// Reopening reads what was committed; nothing is re-indexed.
+    pub fn open_or_create(dir: &Path) -> Result<Self> {
+        let err = |reason: String| Error::Directory {
+            path: dir.to_path_buf(),
+            reason,
+        };
+        std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+        let mmap = MmapDirectory::open(dir).map_err(|e| err(e.to_string()))?;
+        let index = Index::open_or_create(mmap, schema()).map_err(|e| err(e.to_string()))?;
+        Self::from_index(index)
+    }
+
+    fn from_index(index: Index) -> Result<Self> {
+        index.tokenizers().register(ANALYZER, analyzer());
+        let fields = Fields::new(&index.schema())?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()?;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 4);
+        Ok(SearchIndex {
+            index,
+            reader,
+            fields,
+            analyzer: analyzer(),
+            writer: Mutex::new(None),
+            threads,
+        })
+    }
+
+    /// How many tools the current snapshot holds.
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Whether the current snapshot holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn with_writer<T>(
+        &self,
+        f: impl FnOnce(&mut IndexWriter<TantivyDocument>) -> Result<T>,
+    ) -> Result<T> {
+        let mut guard = self
+            .writer
+            .lock()
+            .map_err(|_| Error::Writer("a previous write panicked".to_owned()))?;
+        if guard.is_none() {
+            *guard = Some(
+                self.index
+                    .writer_with_num_threads(self.threads, WRITER_HEAP)?,
+            );
+        }
+        match guard.as_mut() {
+            Some(w) => f(w),
+            None => Err(Error::Writer("no writer".to_owned())),
+        }
+    }
+
+    /// Adds a tool, replacing the tool with the same id. Visible after [`commit`](Self::commit).
+    pub fn upsert(&self, doc: &IndexDoc<'_>) -> Result<()> {
+        self.with_writer(|w| {
+            w.delete_term(Term::from_field_text(self.fields.id, doc.id));
+            w.add_document(self.fields.document(doc))?;
+            Ok(())
+        })
+    }
+
+    /// Adds many tools at once, replacing those with the same ids, then commits.
+    ///
+    /// `progress` is called with the number of tools added so far, every 1,024 tools.
+    /// Prefer it to many [`upsert`](Self::upsert)s when (re)building: on an empty index it
+    /// skips the replacement step.
+    pub fn extend<'a>(
+        &self,
+        docs: impl IntoIterator<Item = IndexDoc<'a>>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let fresh = self.is_empty();
+        self.with_writer(|w| {
+            let mut n = 0u64;
+            for doc in docs {
+                if !fresh {
+                    w.delete_term(Term::from_field_text(self.fields.id, doc.id));
+                }
+                w.add_document(self.fields.document(&doc))?;
+                n += 1;
+                if n.is_multiple_of(1024) {
+                    progress(n);
+                }
+            }
+            progress(n);
+            Ok(())
+        })?;
+        self.commit()
+    }
+
+    /// Removes the tool with this id (nothing happens if there is none). Visible after
+    /// [`commit`](Self::commit).
+    pub fn delete(&self, id: &str) -> Result<()> {
+        self.with_writer(|w| {
+            w.delete_term(Term::from_field_text(self.fields.id, id));
+            Ok(())
+        })
+    }
+
+    /// Makes every write so far durable and visible to new searches.
+    pub fn commit(&self) -> Result<()> {
+        self.with_writer(|w| {
+            w.commit()?;
+            Ok(())
+        })?;
+        self.reader.reload()?;
+        Ok(())
+    }
+}

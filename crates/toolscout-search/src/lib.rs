@@ -1,0 +1,50 @@
+//! `toolscout-search`: find the right tool among thousands by name, part of a name, or
+//! a sentence.
+//!
+//! A [`SearchIndex`] (tantivy, in memory or in a directory) is fed [`IndexDoc`]s — a
+//! [`ToolSpec`](toolscout_spec::ToolSpec) plus the catalog's id, bundle, enabled flag
+//! and modification time — and answers a [`SearchQuery`] with one page of [`Hit`]s in
+//! [`SearchResults`]. Hits are ranked in strict [`Tier`]s: exact name, then name prefix,
+//! then whole words (BM25 over name, summary, description, parameters, tags, category,
+//! bundle), then fuzzy (edit distance 1, 2 for long words); recency breaks ties. Each hit
+//! says its tier, the [`MatchField`] that matched and its score. A name that is not found
+//! gets did-you-mean suggestions, or a [`NameStatus`] when it exists but is hidden.
+//!
+//! [`baseline::Bm25`] is a plain BM25, the floor the ranking is measured against.
+//!
+//! The crate is synchronous and knows nothing of HTTP or models.
+//!
+//! ```
+//! use toolscout_search::{IndexDoc, SearchIndex, SearchQuery, Tier};
+//!
+//! let tools = toolscout_spec::sample::catalog();
+//! let index = SearchIndex::in_memory()?;
+//! index.extend(tools.iter().map(IndexDoc::new), &mut |_| {})?;
+//!
+//! let found = index.search(&SearchQuery::new("what's the weather in Tokyo"))?;
+//! assert_eq!(found.hits[0].id, "get_weather");
+//! assert_eq!(found.hits[0].tier, Tier::Word);
+//!
+//! let typo = index.search(&SearchQuery::new("get_wether"))?;
+//! assert!(typo.did_you_mean.contains(&"get_weather".to_owned()));
+//! # Ok::<(), toolscout_search::Error>(())
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+pub mod analyzer;
+pub mod baseline;
+mod error;
+mod index;
+mod query;
+mod ranking;
+mod schema;
+mod search;
+
+pub use error::{Error, Result};
+pub use index::SearchIndex;
+pub use query::{
+    DEFAULT_PAGE_SIZE, Hit, MAX_OFFSET, MAX_PAGE_SIZE, MAX_QUERY_CHARS, MatchField, NameStatus,
+    SearchQuery, SearchResults, Tier,
+};
+pub use schema::IndexDoc;

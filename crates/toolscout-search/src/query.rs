@@ -1,0 +1,267 @@
+//! What a search asks ([`SearchQuery`]) and what it answers ([`SearchResults`]).
+
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// The most hits one page may hold; larger requests are cut to it.
+pub const MAX_PAGE_SIZE: usize = 100;
+/// The page size when none is given.
+pub const DEFAULT_PAGE_SIZE: usize = 10;
+/// How deep pagination goes, in hits.
+pub const MAX_OFFSET: usize = 10_000;
+/// Queries are cut to this many characters.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+
+/// A search: free text plus filters and paging. Built in code; the text is never parsed
+/// as a query language.
+///
+/// ```
+/// use toolscout_search::SearchQuery;
+/// let q = SearchQuery::new("weather").with_tag("web").with_limit(5);
+/// assert_eq!(q.limit, 5);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchQuery {
+    /// What the user or model typed: a name, part of one, or a sentence.
+    pub text: String,
+    /// Only tools with at least one of these tags (case-insensitive); empty: any.
+    pub tags: Vec<String>,
+    /// Only tools of one of these bundles; empty: any.
+    pub bundles: Vec<String>,
+    /// Only tools of this category.
+    pub category: Option<String>,
+    /// Find disabled tools too.
+    pub include_disabled: bool,
+    /// Hits per page, 1 to [`MAX_PAGE_SIZE`]; 0 means [`DEFAULT_PAGE_SIZE`].
+    pub limit: usize,
+    /// The token of the page to return, from a previous [`SearchResults::next_page`].
+    pub page_token: Option<String>,
+}
+
+impl SearchQuery {
+    /// A query for `text`, first page, default size, no filter.
+    pub fn new(text: impl Into<String>) -> Self {
+        SearchQuery {
+            text: text.into(),
+            ..SearchQuery::default()
+        }
+    }
+
+    /// Adds a tag filter (any of the tags matches).
+    pub fn with_tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+
+    /// Adds a bundle filter (any of the bundles matches).
+    pub fn with_bundle(mut self, bundle: impl Into<String>) -> Self {
+        self.bundles.push(bundle.into());
+        self
+    }
+
+    /// Sets the category filter.
+    pub fn with_category(mut self, category: impl Into<String>) -> Self {
+        self.category = Some(category.into());
+        self
+    }
+
+    /// Includes disabled tools.
+    pub fn with_include_disabled(mut self, include: bool) -> Self {
+        self.include_disabled = include;
+        self
+    }
+
+    /// Sets the page size.
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Asks for the page of this token.
+    pub fn with_page_token(mut self, token: Option<String>) -> Self {
+        self.page_token = token;
+        self
+    }
+
+    /// The page size actually used.
+    pub(crate) fn page_size(&self) -> usize {
+        if self.limit == 0 {
+            DEFAULT_PAGE_SIZE
+        } else {
+            self.limit.min(MAX_PAGE_SIZE)
+        }
+    }
+
+    /// A fingerprint of everything but the paging, so a token only serves its own query.
+    fn fingerprint(&self) -> u32 {
+        let mut h: u32 = 0x811c_9dc5;
+        let mut eat = |s: &str| {
+            for b in s.bytes().chain([0xff]) {
+                h ^= u32::from(b);
+                h = h.wrapping_mul(0x0100_0193);
+            }
+        };
+        eat(&self.text);
+        self.tags.iter().for_each(|t| eat(t));
+        eat("\u{1}");
+        self.bundles.iter().for_each(|b| eat(b));
+        eat(self.category.as_deref().unwrap_or("\u{2}"));
+        eat(if self.include_disabled { "d" } else { "e" });
+        eat(&self.page_size().to_string());
+        h
+    }
+
+    /// The offset of the requested page.
+    pub(crate) fn offset(&self) -> Result<usize> {
+        let Some(token) = &self.page_token else {
+            return Ok(0);
+        };
+        let bad = |reason| Error::PageToken {
+            token: token.clone(),
+            reason,
+        };
+        if token.len() != 16 || !token.is_ascii() {
+            return Err(bad("not a page token"));
+        }
+        let (a, b) = token.split_at(8);
+        let offset = u32::from_str_radix(a, 16).map_err(|_| bad("not a page token"))?;
+        let print = u32::from_str_radix(b, 16).map_err(|_| bad("not a page token"))?;
+        let offset = offset ^ print;
+        if print != self.fingerprint() {
+            return Err(bad("it belongs to another query"));
+        }
+        let offset = usize::try_from(offset).map_err(|_| bad("offset out of range"))?;
+        if offset > MAX_OFFSET {
+            return Err(bad("offset out of range"));
+        }
+        Ok(offset)
+    }
+
+    /// The token of the page that starts at `offset`.
+    pub(crate) fn token_for(&self, offset: usize) -> String {
+        let print = self.fingerprint();
+        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+        format!("{:08x}{print:08x}", offset ^ print)
+    }
+}
+
+/// How a hit matched; hits of a better tier always come first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// The query is the tool's name (ignoring case).
+    Exact,
+    /// The query starts the tool's name.
+    Prefix,
+    /// Words of the query occur in the tool's text; BM25 ranks these.
+    Word,
+    /// Words of the query are within edit distance 1 (2 for long words) of the tool's name
+    /// or its words.
+    Fuzzy,
+}
+
+impl Tier {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Exact => "exact",
+            Tier::Prefix => "prefix",
+            Tier::Word => "word",
+            Tier::Fuzzy => "fuzzy",
+        }
+    }
+}
+
+/// The field that contributed most to a hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchField {
+    /// The tool name (or its words, or its title).
+    Name,
+    /// The one-line summary.
+    Summary,
+    /// The rest of the tool's text: description, parameter names, their descriptions
+    /// and enum values.
+    Text,
+    /// The tags.
+    Tags,
+    /// The category.
+    Category,
+    /// The bundle.
+    Bundle,
+}
+
+impl MatchField {
+    /// The fields with a BM25 of their own, in the order of `schema::TEXT_FIELDS`.
+    pub(crate) const SHORT: [MatchField; 5] = [
+        MatchField::Name,
+        MatchField::Summary,
+        MatchField::Tags,
+        MatchField::Category,
+        MatchField::Bundle,
+    ];
+
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchField::Name => "name",
+            MatchField::Summary => "summary",
+            MatchField::Text => "text",
+            MatchField::Tags => "tags",
+            MatchField::Category => "category",
+            MatchField::Bundle => "bundle",
+        }
+    }
+}
+
+/// One result: the tool's id and why it is here.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The id given in [`IndexDoc::id`](crate::IndexDoc::id).
+    pub id: String,
+    /// The match tier.
+    pub tier: Tier,
+    /// The field that matched (for words, the one that scored most).
+    pub field: MatchField,
+    /// The score within the tier (BM25 for words; higher is better).
+    pub score: f32,
+    /// The tool's modification time, the tie-breaker.
+    pub modified_at: i64,
+}
+
+impl Hit {
+    /// One line: `id  tier/field score`.
+    pub fn explain(&self) -> String {
+        format!(
+            "{}  {}/{} {:.3}",
+            self.id,
+            self.tier.as_str(),
+            self.field.as_str(),
+            self.score
+        )
+    }
+}
+
+/// Why the tool named exactly like the query is not among the hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NameStatus {
+    /// It exists but is disabled (search with `include_disabled` to see it).
+    Disabled,
+    /// It exists but the tag, bundle or category filters exclude it.
+    FilteredOut,
+}
+
+/// One page of results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchResults {
+    /// The hits of this page, best first.
+    pub hits: Vec<Hit>,
+    /// The token of the next page, if there is one.
+    pub next_page: Option<String>,
+    /// When the query looks like a tool name that is not in the index: the closest names.
+    pub did_you_mean: Vec<String>,
+    /// When a tool has exactly the query's name but is hidden: why.
+    pub name_status: Option<NameStatus>,
+}

@@ -1,0 +1,280 @@
+//! The index schema and how an [`IndexDoc`] becomes a tantivy document.
+
+use serde_json::Value;
+use tantivy::TantivyDocument;
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use toolscout_spec::ToolSpec;
+
+use crate::analyzer::ANALYZER;
+
+/// What the index is fed: one tool, with the catalog's view of it.
+///
+/// The index stores only `id`; hits are looked up in the catalog by it.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexDoc<'a> {
+    /// The catalog's key of the tool; unique in the index (re-adding replaces).
+    pub id: &'a str,
+    /// The tool.
+    pub spec: &'a ToolSpec,
+    /// The bundle the tool comes from, if any.
+    pub bundle: Option<&'a str>,
+    /// Disabled tools are found only with [`SearchQuery::include_disabled`](crate::SearchQuery::include_disabled).
+    pub enabled: bool,
+    /// When the tool last changed (any clock, e.g. Unix seconds): newer wins ties.
+    pub modified_at: i64,
+}
+
+impl<'a> IndexDoc<'a> {
+    /// An enabled tool without bundle, modified at 0, keyed by its name.
+    pub fn new(spec: &'a ToolSpec) -> Self {
+        IndexDoc {
+            id: spec.name.as_str(),
+            spec,
+            bundle: None,
+            enabled: true,
+            modified_at: 0,
+        }
+    }
+
+    /// Sets the key.
+    pub fn with_id(mut self, id: &'a str) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// Sets the bundle.
+    pub fn with_bundle(mut self, bundle: Option<&'a str>) -> Self {
+        self.bundle = bundle;
+        self
+    }
+
+    /// Sets whether the tool is enabled.
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets the modification time.
+    pub fn with_modified_at(mut self, modified_at: i64) -> Self {
+        self.modified_at = modified_at;
+        self
+    }
+}
+
+/// The short text fields searched by words, each with its own BM25 next to the one over
+/// the whole text (`all`).
+pub(crate) const TEXT_FIELDS: [&str; 5] = ["name", "summary", "tags", "category", "bundle"];
+
+/// Handles of every field.
+#[derive(Debug, Clone)]
+pub(crate) struct Fields {
+    pub(crate) id: Field,
+    /// The whole name, lowercased: exact, prefix and whole-name fuzzy matches.
+    pub(crate) name_raw: Field,
+    pub(crate) name_fast: Field,
+    /// Analyzed text fields, see [`TEXT_FIELDS`].
+    pub(crate) text: [Field; 5],
+    /// Name, summary, description and parameters together: one BM25 over the whole tool.
+    pub(crate) all: Field,
+    pub(crate) tag_raw: Field,
+    pub(crate) category_raw: Field,
+    pub(crate) bundle_raw: Field,
+    pub(crate) enabled: Field,
+    pub(crate) modified_at: Field,
+}
+
+pub(crate) const MODIFIED_AT: &str = "modified_at";
+pub(crate) const ENABLED: &str = "enabled";
+/// The name as given, a fast field: did-you-mean reads names without a stored document.
+pub(crate) const NAME_FAST: &str = "name_fast";
+
+pub(crate) fn schema() -> Schema {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    b.add_text_field("id", STRING | STORED);
+    b.add_text_field("name_raw", STRING);
+    b.add_text_field(NAME_FAST, TextOptions::default().set_fast("raw"));
+    for name in TEXT_FIELDS {
+        b.add_text_field(name, text.clone());
+    }
+    b.add_text_field("all", text.clone());
+    b.add_text_field("tag_raw", STRING);
+    b.add_text_field("category_raw", STRING);
+    b.add_text_field("bundle_raw", STRING);
+    b.add_u64_field(ENABLED, INDEXED | FAST);
+    b.add_i64_field(MODIFIED_AT, FAST);
+    b.build()
+}
+
+impl Fields {
+    pub(crate) fn new(schema: &Schema) -> tantivy::Result<Self> {
+        let f = |n: &str| schema.get_field(n);
+        Ok(Fields {
+            id: f("id")?,
+            name_raw: f("name_raw")?,
+            name_fast: f(NAME_FAST)?,
+            text: [
+                f(TEXT_FIELDS[0])?,
+                f(TEXT_FIELDS[1])?,
+                f(TEXT_FIELDS[2])?,
+                f(TEXT_FIELDS[3])?,
+                f(TEXT_FIELDS[4])?,
+            ],
+            all: f("all")?,
+            tag_raw: f("tag_raw")?,
+            category_raw: f("category_raw")?,
+            bundle_raw: f("bundle_raw")?,
+            enabled: f(ENABLED)?,
+            modified_at: f(MODIFIED_AT)?,
+        })
+    }
+
+    /// The tantivy document of a tool.
+    pub(crate) fn document(&self, doc: &IndexDoc<'_>) -> TantivyDocument {
+        let spec = doc.spec;
+        let mut d = TantivyDocument::default();
+        d.add_text(self.id, doc.id);
+        d.add_text(self.name_raw, spec.name.to_lowercase());
+        d.add_text(self.name_fast, spec.name.as_str());
+        let [name, summary, tags, category, bundle] = self.text;
+        d.add_text(name, name_text(spec.name.as_str()));
+        if let Some(title) = &spec.title {
+            d.add_text(name, title);
+        }
+        d.add_text(summary, &spec.summary);
+        let mut p = String::new();
+        parameter_text(&spec.parameters, 0, &mut p);
+        d.add_text(self.all, spec.name.as_str());
+        d.add_text(self.all, spec.name.as_str());
+        d.add_text(self.all, name_text(spec.name.as_str()));
+        d.add_text(self.all, spec.description_or_summary());
+        d.add_text(self.all, &p);
+        for t in &spec.tags {
+            d.add_text(tags, t);
+            d.add_text(self.all, t);
+            d.add_text(self.tag_raw, t.to_lowercase());
+        }
+        if let Some(c) = &spec.category {
+            d.add_text(category, c);
+            d.add_text(self.all, c);
+            d.add_text(self.category_raw, c.to_lowercase());
+        }
+        if let Some(b) = doc.bundle {
+            d.add_text(bundle, b);
+            d.add_text(self.all, b);
+            d.add_text(self.bundle_raw, b.to_lowercase());
+        }
+        d.add_u64(self.enabled, u64::from(doc.enabled));
+        d.add_i64(self.modified_at, doc.modified_at);
+        d
+    }
+}
+
+/// The name's words plus the long forms of common abbreviations among them
+/// (`calc` → `calculate`), so that queries in plain words reach abbreviated names.
+///
+/// **Rationale:** tool names abbreviate (`calc_bmi`, `get_temp`, `list_repos`) while people
+/// and models ask in full words; the table is generic programming vocabulary.
+fn name_text(name: &str) -> String {
+    let mut out = name.to_owned();
+    for w in crate::analyzer::split_words(name) {
+        if let Some((_, long)) = ABBREVIATIONS.iter().find(|(a, _)| *a == w) {
+            out.push(' ');
+            out.push_str(long);
+        }
+    }
+    out
+}
+
+const ABBREVIATIONS: &[(&str, &str)] = &[
+    ("addr", "address"),
+    ("auth", "authentication"),
+    ("avg", "average"),
+    ("calc", "calculate"),
+    ("cfg", "configuration"),
+    ("conf", "configuration"),
+    ("config", "configuration"),
+    ("conv", "convert"),
+    ("db", "database"),
+    ("del", "delete"),
+    ("desc", "description"),
+    ("dir", "directory"),
+    ("doc", "document"),
+    ("docs", "documents"),
+    ("env", "environment"),
+    ("fn", "function"),
+    ("func", "function"),
+    ("img", "image"),
+    ("info", "information"),
+    ("msg", "message"),
+    ("msgs", "messages"),
+    ("num", "number"),
+    ("pic", "picture"),
+    ("pwd", "password"),
+    ("qty", "quantity"),
+    ("repo", "repository"),
+    ("repos", "repositories"),
+    ("req", "request"),
+    ("res", "result"),
+    ("stats", "statistics"),
+    ("std", "standard"),
+    ("temp", "temperature"),
+    ("tx", "transaction"),
+    ("usr", "user"),
+    ("val", "value"),
+];
+
+/// The most bytes of parameter text indexed per tool.
+const MAX_PARAMETER_TEXT: usize = 2_000;
+
+/// Parameter names at every level (a few deep, array items included); descriptions and
+/// enum values of the top-level parameters only, which is what people search by
+/// ("celsius"); at most [`MAX_PARAMETER_TEXT`] bytes.
+///
+/// **Rationale:** request bodies of real APIs nest dozens of described properties; their
+/// prose is noise for finding the tool and triples the indexing work (measured on the
+/// 92k OpenAPI operations).
+fn parameter_text(schema: &Value, depth: usize, out: &mut String) {
+    if depth > 3 || out.len() >= MAX_PARAMETER_TEXT {
+        return;
+    }
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        for (name, p) in props {
+            out.push_str(name);
+            out.push(' ');
+            if depth == 0 {
+                if let Some(d) = p.get("description").and_then(Value::as_str) {
+                    out.push_str(d);
+                    out.push(' ');
+                }
+                if let Some(values) = p.get("enum").and_then(Value::as_array) {
+                    for v in values.iter().filter_map(Value::as_str) {
+                        out.push_str(v);
+                        out.push(' ');
+                    }
+                }
+            }
+            parameter_text(p, depth + 1, out);
+            if out.len() >= MAX_PARAMETER_TEXT {
+                let mut cut = MAX_PARAMETER_TEXT;
+                while !out.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                out.truncate(cut);
+                return;
+            }
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        parameter_text(items, depth + 1, out);
+    }
+}

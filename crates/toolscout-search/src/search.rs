@@ -1,0 +1,497 @@
+//! Running a [`SearchQuery`]: one tantivy query per tier, best tier first, until the page
+//! is full.
+//!
+//! **Rationale:** tiers are strict, so a lower tier is only run when the better ones have
+//! not filled the page; most name-ish queries stop after one or two cheap term lookups.
+
+use std::collections::HashSet;
+use std::ops::Bound;
+
+use tantivy::collector::TopDocs;
+use tantivy::columnar::Column;
+use tantivy::query::{
+    BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, InvertedIndexRangeQuery, Occur,
+    Query, TermQuery,
+};
+use tantivy::schema::{IndexRecordOption, Term, Value};
+use tantivy::{DocAddress, DocSet, Searcher, TERMINATED, TantivyDocument};
+
+use crate::analyzer::{STOP_WORDS, split_words, terms};
+use crate::query::{
+    Hit, MAX_QUERY_CHARS, MatchField, NameStatus, SearchQuery, SearchResults, Tier,
+};
+use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST};
+use crate::{Result, SearchIndex};
+
+/// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
+const TIE_MARGIN: usize = 4;
+/// At most this many distinct query terms are searched.
+const MAX_TERMS: usize = 48;
+/// At most this many query words are matched fuzzily.
+const MAX_FUZZY_WORDS: usize = 8;
+
+type Clause = (Occur, Box<dyn Query>);
+
+/// One candidate before paging.
+#[derive(Debug, Clone, Copy)]
+struct Cand {
+    addr: DocAddress,
+    tier: Tier,
+    score: f32,
+    modified_at: i64,
+}
+
+/// The query text, prepared once for every tier.
+struct Prepared {
+    lower: String,
+    terms: Vec<String>,
+    fuzzy_words: Vec<String>,
+    name_like: bool,
+}
+
+impl SearchIndex {
+    /// Runs a search and returns one page of hits.
+    ///
+    /// Never panics on any text; fails only on a bad page token or an index error.
+    pub fn search(&self, q: &SearchQuery) -> Result<SearchResults> {
+        let offset = q.offset()?;
+        let size = q.page_size();
+        let need = offset + size + 1;
+        let searcher = self.reader.searcher();
+        let p = self.prepare(&q.text);
+        let filters = self.filters(&searcher, q)?;
+        let mut out: Vec<Cand> = Vec::new();
+        let mut seen: HashSet<DocAddress> = HashSet::new();
+        let mut cols = Columns::default();
+
+        if !p.lower.is_empty() {
+            let exact = self.exact_query(&p.lower);
+            self.run_tier(
+                &searcher,
+                Tier::Exact,
+                exact,
+                &filters,
+                need,
+                &mut seen,
+                &mut out,
+                &mut cols,
+            )?;
+        }
+        let exact_found = !out.is_empty();
+        let mut prefix_found = false;
+        if p.name_like && out.len() < need {
+            let prefix: Box<dyn Query> =
+                Box::new(ConstScoreQuery::new(self.prefix_query(&p.lower), 0.0));
+            let q: Box<dyn Query> = match self.word_query(&p.terms) {
+                Some(w) => Box::new(BooleanQuery::new(vec![
+                    (Occur::Must, prefix),
+                    (Occur::Should, w),
+                ])),
+                None => prefix,
+            };
+            let before = out.len();
+            self.run_tier(
+                &searcher,
+                Tier::Prefix,
+                q,
+                &filters,
+                need,
+                &mut seen,
+                &mut out,
+                &mut cols,
+            )?;
+            prefix_found = out.len() > before;
+        }
+        if out.len() < need
+            && let Some(w) = self.word_query(&p.terms)
+        {
+            self.run_tier(
+                &searcher,
+                Tier::Word,
+                w,
+                &filters,
+                need,
+                &mut seen,
+                &mut out,
+                &mut cols,
+            )?;
+        }
+        if out.len() < need
+            && let Some(f) = self.fuzzy_query(&p)
+        {
+            self.run_tier(
+                &searcher,
+                Tier::Fuzzy,
+                f,
+                &filters,
+                need,
+                &mut seen,
+                &mut out,
+                &mut cols,
+            )?;
+        }
+
+        let end = (offset + size).min(out.len());
+        let page = out.get(offset..end).unwrap_or_default();
+        let hits = self.hits(&searcher, &p, page)?;
+        let next_page = (out.len() > offset + size).then(|| q.token_for(offset + size));
+        let (mut did_you_mean, mut name_status) = (Vec::new(), None);
+        if p.name_like && !exact_found && offset == 0 {
+            name_status = self.name_status(&searcher, &p.lower, q.include_disabled, &mut cols)?;
+            if name_status.is_none() && !prefix_found {
+                did_you_mean = self.suggest(&searcher, &p, &filters, &out)?;
+            }
+        }
+        Ok(SearchResults {
+            hits,
+            next_page,
+            did_you_mean,
+            name_status,
+        })
+    }
+
+    fn prepare(&self, text: &str) -> Prepared {
+        let text: String = text.trim().chars().take(MAX_QUERY_CHARS).collect();
+        let lower = text.to_lowercase();
+        let mut analyzer = self.analyzer.clone();
+        let t = terms(&mut analyzer, &text, MAX_TERMS);
+        let mut fuzzy_words: Vec<String> = Vec::new();
+        for w in split_words(&text) {
+            let n = w.chars().count();
+            if (4..=32).contains(&n)
+                && !STOP_WORDS.contains(&w.as_str())
+                && !fuzzy_words.contains(&w)
+                && fuzzy_words.len() < MAX_FUZZY_WORDS
+            {
+                fuzzy_words.push(w);
+            }
+        }
+        let name_like = !lower.is_empty()
+            && lower.chars().count() <= 128
+            && !lower.chars().any(char::is_whitespace);
+        Prepared {
+            lower,
+            terms: t,
+            fuzzy_words,
+            name_like,
+        }
+    }
+
+    /// Tag, bundle, category and enabled filters; they never change scores.
+    fn filters(&self, searcher: &Searcher, q: &SearchQuery) -> Result<Vec<Clause>> {
+        let f = &self.fields;
+        let any_of = |field, values: &[String]| -> Box<dyn Query> {
+            let clauses: Vec<Clause> = values
+                .iter()
+                .map(|v| {
+                    let t = Term::from_field_text(field, &v.to_lowercase());
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(t, IndexRecordOption::Basic));
+                    (Occur::Should, q)
+                })
+                .collect();
+            Box::new(ConstScoreQuery::new(
+                Box::new(BooleanQuery::new(clauses)),
+                0.0,
+            ))
+        };
+        let mut out: Vec<Clause> = Vec::new();
+        if !q.tags.is_empty() {
+            out.push((Occur::Must, any_of(f.tag_raw, &q.tags)));
+        }
+        if !q.bundles.is_empty() {
+            out.push((Occur::Must, any_of(f.bundle_raw, &q.bundles)));
+        }
+        if let Some(c) = &q.category {
+            out.push((Occur::Must, any_of(f.category_raw, std::slice::from_ref(c))));
+        }
+        // Most catalogs have no disabled tool; then the filter would only slow scoring down.
+        if !q.include_disabled && searcher.doc_freq(&Term::from_field_u64(f.enabled, 0))? > 0 {
+            let t = Term::from_field_u64(f.enabled, 1);
+            let q = TermQuery::new(t, IndexRecordOption::Basic);
+            out.push((
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(q), 0.0)),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn exact_query(&self, lower: &str) -> Box<dyn Query> {
+        let t = Term::from_field_text(self.fields.name_raw, lower);
+        Box::new(ConstScoreQuery::new(
+            Box::new(TermQuery::new(t, IndexRecordOption::Basic)),
+            1.0,
+        ))
+    }
+
+    fn prefix_query(&self, lower: &str) -> Box<dyn Query> {
+        let from = Term::from_field_text(self.fields.name_raw, lower);
+        let to = Term::from_field_text(self.fields.name_raw, &format!("{lower}{}", char::MAX));
+        Box::new(InvertedIndexRangeQuery::new(
+            Bound::Included(from),
+            Bound::Excluded(to),
+        ))
+    }
+
+    /// BM25 over the whole text of each tool (see [`crate::ranking`]).
+    fn word_query(&self, terms: &[String]) -> Option<Box<dyn Query>> {
+        let clauses: Vec<Clause> = terms
+            .iter()
+            .map(|t| {
+                let q = TermQuery::new(
+                    Term::from_field_text(self.fields.all, t),
+                    IndexRecordOption::WithFreqs,
+                );
+                (Occur::Should, Box::new(q) as Box<dyn Query>)
+            })
+            .collect();
+        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+    }
+
+    /// Query words near the name's words, and the whole query near the whole name.
+    fn fuzzy_query(&self, p: &Prepared) -> Option<Box<dyn Query>> {
+        let mut clauses: Vec<Clause> = Vec::new();
+        let distance = |n: usize| if n >= 8 { 2 } else { 1 };
+        for w in &p.fuzzy_words {
+            let t = Term::from_field_text(self.fields.text[0], w);
+            let q = FuzzyTermQuery::new(t, distance(w.chars().count()), true);
+            clauses.push((Occur::Should, Box::new(q)));
+        }
+        let n = p.lower.chars().count();
+        if p.name_like && (3..=64).contains(&n) {
+            let t = Term::from_field_text(self.fields.name_raw, &p.lower);
+            let q = FuzzyTermQuery::new(t, distance(n), true);
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), 2.0))));
+        }
+        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_tier(
+        &self,
+        searcher: &Searcher,
+        tier: Tier,
+        query: Box<dyn Query>,
+        filters: &[Clause],
+        need: usize,
+        seen: &mut HashSet<DocAddress>,
+        out: &mut Vec<Cand>,
+        cols: &mut Columns,
+    ) -> Result<()> {
+        let query = with_filters(query, filters);
+        let k = need.saturating_sub(out.len()) + seen.len() + TIE_MARGIN;
+        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let mut batch = Vec::with_capacity(top.len());
+        for (score, addr) in top {
+            if seen.insert(addr) {
+                let modified_at = cols.modified_at(searcher, addr)?;
+                batch.push(Cand {
+                    addr,
+                    tier,
+                    score,
+                    modified_at,
+                });
+            }
+        }
+        batch.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.modified_at.cmp(&a.modified_at))
+                .then(a.addr.cmp(&b.addr))
+        });
+        out.extend(batch);
+        Ok(())
+    }
+
+    /// Turns candidates into hits: ids from the store, and the field that matched best.
+    fn hits(&self, searcher: &Searcher, p: &Prepared, page: &[Cand]) -> Result<Vec<Hit>> {
+        let fields = self.best_fields(searcher, p, page)?;
+        let mut hits = Vec::with_capacity(page.len());
+        for (c, field) in page.iter().zip(fields) {
+            let doc: TantivyDocument = searcher.doc(c.addr)?;
+            let id = doc
+                .get_first(self.fields.id)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            hits.push(Hit {
+                id,
+                tier: c.tier,
+                field,
+                score: c.score,
+                modified_at: c.modified_at,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// For word hits, the first short field (name, summary, tags, category, bundle) that
+    /// holds a query term, else the full text.
+    fn best_fields(
+        &self,
+        searcher: &Searcher,
+        p: &Prepared,
+        page: &[Cand],
+    ) -> Result<Vec<MatchField>> {
+        let mut best: Vec<MatchField> = page.iter().map(|_| MatchField::Name).collect();
+        let mut open: Vec<(DocAddress, usize)> = page
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.tier == Tier::Word)
+            .map(|(i, c)| (c.addr, i))
+            .collect();
+        open.sort();
+        for (fi, field) in self.fields.text.iter().enumerate() {
+            if open.is_empty() {
+                break;
+            }
+            let mut decided = vec![false; open.len()];
+            for t in &p.terms {
+                let term = Term::from_field_text(*field, t);
+                let mut postings: Option<(u32, tantivy::postings::SegmentPostings)> = None;
+                for (k, &(addr, i)) in open.iter().enumerate() {
+                    if decided[k] {
+                        continue;
+                    }
+                    if postings
+                        .as_ref()
+                        .is_none_or(|(seg, _)| *seg != addr.segment_ord)
+                    {
+                        let reader = searcher.segment_reader(addr.segment_ord);
+                        let inv = reader.inverted_index(*field)?;
+                        let read = inv.read_postings(&term, IndexRecordOption::Basic);
+                        match read.map_err(|e| crate::Error::Index(e.into()))? {
+                            Some(sp) => postings = Some((addr.segment_ord, sp)),
+                            None => {
+                                postings = None;
+                                continue;
+                            }
+                        }
+                    }
+                    let Some((_, sp)) = postings.as_mut() else {
+                        continue;
+                    };
+                    if sp.doc() != TERMINATED && sp.doc() < addr.doc_id {
+                        sp.seek(addr.doc_id);
+                    }
+                    if sp.doc() == addr.doc_id {
+                        best[i] = MatchField::SHORT[fi];
+                        decided[k] = true;
+                    }
+                }
+            }
+            let mut k = 0;
+            open.retain(|_| {
+                k += 1;
+                !decided[k - 1]
+            });
+        }
+        for (_, i) in open {
+            best[i] = MatchField::Text;
+        }
+        Ok(best)
+    }
+
+    /// Whether a tool named exactly `lower` exists but is hidden, and why.
+    fn name_status(
+        &self,
+        searcher: &Searcher,
+        lower: &str,
+        include_disabled: bool,
+        cols: &mut Columns,
+    ) -> Result<Option<NameStatus>> {
+        let top = searcher.search(
+            &*self.exact_query(lower),
+            &TopDocs::with_limit(4).order_by_score(),
+        )?;
+        let Some(&(_, addr)) = top.first() else {
+            return Ok(None);
+        };
+        let enabled = cols.enabled(searcher, addr)?;
+        Ok(Some(if !enabled && !include_disabled {
+            NameStatus::Disabled
+        } else {
+            NameStatus::FilteredOut
+        }))
+    }
+
+    /// The names closest to the query (Jaro–Winkler), among candidates found fast: names
+    /// within edit distance 1 and the names that share the query's words (the best hits).
+    fn suggest(
+        &self,
+        searcher: &Searcher,
+        p: &Prepared,
+        filters: &[Clause],
+        found: &[Cand],
+    ) -> Result<Vec<String>> {
+        // The best word hits are the names that share the query's words.
+        let mut cands: HashSet<DocAddress> = found.iter().take(32).map(|c| c.addr).collect();
+        let t = Term::from_field_text(self.fields.name_raw, &p.lower);
+        let near: Box<dyn Query> = Box::new(FuzzyTermQuery::new(t, 1, true));
+        let top = searcher.search(
+            &*with_filters(near, filters),
+            &TopDocs::with_limit(32).order_by_score(),
+        )?;
+        cands.extend(top.into_iter().map(|(_, a)| a));
+        let mut scored: Vec<(f64, String)> = Vec::new();
+        let mut buf = String::new();
+        for addr in cands {
+            let reader = searcher.segment_reader(addr.segment_ord);
+            let Some(col) = reader.fast_fields().str(NAME_FAST)? else {
+                continue;
+            };
+            let Some(ord) = col.term_ords(addr.doc_id).next() else {
+                continue;
+            };
+            buf.clear();
+            col.ord_to_str(ord, &mut buf)
+                .map_err(|e| crate::Error::Index(e.into()))?;
+            let score = strsim::jaro_winkler(&p.lower, &buf.to_lowercase());
+            if score >= 0.75 && !scored.iter().any(|(_, s)| *s == buf) {
+                scored.push((score, buf.clone()));
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        Ok(scored.into_iter().take(3).map(|(_, s)| s).collect())
+    }
+}
+
+/// `query`, restricted by the filters (unchanged when there are none, so that tantivy can
+/// prune with block-max WAND).
+fn with_filters(query: Box<dyn Query>, filters: &[Clause]) -> Box<dyn Query> {
+    if filters.is_empty() {
+        return query;
+    }
+    let mut clauses: Vec<Clause> = vec![(Occur::Must, query)];
+    clauses.extend(filters.iter().map(|(o, q)| (*o, q.box_clone())));
+    Box::new(BooleanQuery::new(clauses))
+}
+
+/// Fast-field columns, opened once per segment per search.
+#[derive(Default)]
+struct Columns {
+    modified: Vec<Option<Column<i64>>>,
+}
+
+impl Columns {
+    fn modified_at(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<i64> {
+        let seg = addr.segment_ord as usize;
+        if self.modified.len() <= seg {
+            self.modified.resize_with(seg + 1, || None);
+        }
+        if self.modified[seg].is_none() {
+            let reader = searcher.segment_reader(addr.segment_ord);
+            self.modified[seg] = Some(reader.fast_fields().i64(MODIFIED_AT)?);
+        }
+        Ok(self.modified[seg]
+            .as_ref()
+            .and_then(|c| c.first(addr.doc_id))
+            .unwrap_or(0))
+    }
+
+    fn enabled(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<bool> {
+        let reader = searcher.segment_reader(addr.segment_ord);
+        let col = reader.fast_fields().u64(ENABLED)?;
+        Ok(col.first(addr.doc_id).unwrap_or(1) == 1)
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests of `toolscout-search`: ranked results with their tiers, filters,
+//! pagination, did-you-mean, persistence and odd input, over a small catalog.
+
+#![allow(clippy::unwrap_used)]
+
+mod fixture;
+mod index;
+mod ranking;

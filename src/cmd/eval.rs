@@ -1,0 +1,380 @@
+//! `toolscout eval search`: recall@1/5/10 and MRR of the search ranking on a labelled
+//! query set, next to a plain BM25 computed in the same run.
+
+use std::collections::HashSet;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use serde_json::{Value, json};
+use toolscout_search::baseline::Bm25;
+use toolscout_search::{IndexDoc, SearchIndex, SearchQuery};
+use toolscout_spec::ToolSpec;
+use toolscout_spec::name::sanitize_name;
+
+/// `toolscout eval …`: measure toolscout against labelled data.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, Subcommand)]
+enum What {
+    /// Search quality: recall@1/5/10 and MRR, toolscout vs. a plain BM25.
+    Search(SearchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SearchArgs {
+    /// Tools, JSONL (`.jsonl` or `.jsonl.gz`), one `{name, description, parameters}` a line.
+    #[arg(long, default_value = "../shared/data/bfcl/tools.jsonl")]
+    tools: PathBuf,
+    /// Queries, JSONL with `query` and `expected` (default: `queries.jsonl` beside the tools).
+    #[arg(long)]
+    queries: Option<PathBuf>,
+    /// More tools to add as distractors (names already present are skipped).
+    #[arg(long)]
+    distractors: Option<PathBuf>,
+    /// Run only this many queries, spread evenly over the file (for quick tuning runs).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Also print the figures per query `source`.
+    #[arg(long)]
+    by_source: bool,
+    /// Print this many queries whose expected tool is not in toolscout's top 5.
+    #[arg(long, default_value_t = 0)]
+    misses: usize,
+}
+
+pub(crate) fn run(args: &Args, json_out: bool) -> Result<()> {
+    match &args.what {
+        What::Search(a) => search(a, json_out),
+    }
+}
+
+/// A labelled query.
+struct Query {
+    text: String,
+    expected: Vec<String>,
+    source: String,
+}
+
+/// Reads a JSONL file, gzip-compressed when its name ends in `.gz`.
+pub(crate) fn read_text(path: &Path) -> Result<String> {
+    if !path.exists() {
+        bail!(
+            "{} not found (the evaluation data lives in ../shared/data/, beside the project root; pass the file with --tools/--queries)",
+            path.display()
+        );
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut text = String::new();
+    if path.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(file)
+            .read_to_string(&mut text)
+            .with_context(|| format!("decompressing {}", path.display()))?;
+    } else {
+        std::io::BufReader::new(file)
+            .read_to_string(&mut text)
+            .with_context(|| format!("reading {}", path.display()))?;
+    }
+    Ok(text)
+}
+
+/// Reads tools; bad lines are reported on stderr and skipped.
+pub(crate) fn read_tools(path: &Path) -> Result<Vec<ToolSpec>> {
+    let text = read_text(path)?;
+    let (specs, errors) = toolscout_spec::adapters::jsonl::from_str(&text);
+    if let Some(first) = errors.first() {
+        eprintln!(
+            "warning: {}: {} bad line(s) skipped, first: {first}",
+            path.display(),
+            errors.len()
+        );
+    }
+    Ok(specs)
+}
+
+/// The `query` texts of a JSONL file.
+pub(crate) fn read_query_texts(path: &Path) -> Result<Vec<String>> {
+    let text = read_text(path)?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v.get("query").and_then(Value::as_str).map(str::to_owned))
+        .collect())
+}
+
+fn read_queries(path: &Path) -> Result<Vec<Query>> {
+    let text = read_text(path)?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line)
+            .with_context(|| format!("{} line {}", path.display(), i + 1))?;
+        let expected: Vec<String> = v
+            .get("expected")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(sanitize_name)
+            .collect();
+        let Some(text) = v.get("query").and_then(Value::as_str) else {
+            continue;
+        };
+        if expected.is_empty() {
+            continue;
+        }
+        out.push(Query {
+            text: text.to_owned(),
+            expected,
+            source: v
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// Keeps `n` items spread evenly over the list.
+pub(crate) fn spread<T>(items: Vec<T>, n: usize) -> Vec<T> {
+    let len = items.len();
+    if n == 0 || n >= len {
+        return items;
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| (i * n) / len != ((i + 1) * n) / len)
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// Indexes tools in memory, with a progress bar on a terminal for large catalogs.
+pub(crate) fn build_index(index: &SearchIndex, tools: &[ToolSpec]) -> Result<()> {
+    let bar = (tools.len() >= 10_000 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(tools.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "indexing {bar:40} {pos}/{len} tools {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    index.extend(tools.iter().map(IndexDoc::new), &mut |n| {
+        if let Some(b) = &bar {
+            b.set_position(n);
+        }
+    })?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(())
+}
+
+/// Sums of the metrics over queries.
+#[derive(Default, Clone, Copy)]
+struct Sums {
+    n: usize,
+    r1: f64,
+    r5: f64,
+    r10: f64,
+    mrr: f64,
+}
+
+impl Sums {
+    fn add(&mut self, ranked: &[&str], expected: &[String]) {
+        let exp: HashSet<&str> = expected.iter().map(String::as_str).collect();
+        let recall = |k: usize| {
+            let found = ranked.iter().take(k).filter(|n| exp.contains(*n)).count();
+            found as f64 / exp.len() as f64
+        };
+        self.n += 1;
+        self.r1 += recall(1);
+        self.r5 += recall(5);
+        self.r10 += recall(10);
+        self.mrr += ranked
+            .iter()
+            .position(|n| exp.contains(n))
+            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+    }
+
+    fn merge(&mut self, o: &Sums) {
+        self.n += o.n;
+        self.r1 += o.r1;
+        self.r5 += o.r5;
+        self.r10 += o.r10;
+        self.mrr += o.mrr;
+    }
+
+    fn json(&self) -> Value {
+        let n = self.n.max(1) as f64;
+        let r = |x: f64| (x / n * 1000.0).round() / 1000.0;
+        json!({"recall_at_1": r(self.r1), "recall_at_5": r(self.r5), "recall_at_10": r(self.r10), "mrr": r(self.mrr)})
+    }
+
+    fn line(&self, label: &str) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "{label:<28} {:>6} {:>6.3} {:>6.3} {:>6.3} {:>6.3}",
+            self.n,
+            self.r1 / n,
+            self.r5 / n,
+            self.r10 / n,
+            self.mrr / n
+        )
+    }
+}
+
+/// Per-query results: toolscout's sums, BM25's sums, per source.
+type Tally = Vec<(String, Sums, Sums)>;
+
+fn tally_of<'a>(t: &'a mut Tally, source: &str) -> &'a mut (String, Sums, Sums) {
+    let i = match t.iter().position(|(s, _, _)| s == source) {
+        Some(i) => i,
+        None => {
+            t.push((source.to_owned(), Sums::default(), Sums::default()));
+            t.len() - 1
+        }
+    };
+    &mut t[i]
+}
+
+fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
+    let queries_path = a.queries.clone().unwrap_or_else(|| {
+        a.tools
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join("queries.jsonl")
+    });
+    let mut tools = read_tools(&a.tools)?;
+    let mut queries = read_queries(&queries_path)?;
+    if let Some(limit) = a.limit {
+        queries = spread(queries, limit);
+    }
+    if let Some(d) = &a.distractors {
+        let names: HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        let extra = read_tools(d)?;
+        tools.extend(
+            extra
+                .into_iter()
+                .filter(|t| !names.contains(t.name.as_str())),
+        );
+    }
+    let started = Instant::now();
+    let index = SearchIndex::in_memory()?;
+    build_index(&index, &tools)?;
+    let bm25 = Bm25::new(&tools);
+    let build = started.elapsed();
+
+    let started = Instant::now();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 4);
+    let chunk = queries.len().div_ceil(threads).max(1);
+    let results: Vec<Result<(Tally, Vec<String>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = queries
+            .chunks(chunk)
+            .map(|part| s.spawn(|| run_queries(&index, &bm25, &tools, part, a.misses)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a query thread panicked")))
+            })
+            .collect()
+    });
+    let mut tally: Tally = Vec::new();
+    let mut misses = Vec::new();
+    for r in results {
+        let (t, m) = r?;
+        for (src, ts, bm) in t {
+            let e = tally_of(&mut tally, &src);
+            e.1.merge(&ts);
+            e.2.merge(&bm);
+        }
+        misses.extend(m);
+    }
+    let (mut all_ts, mut all_bm) = (Sums::default(), Sums::default());
+    for (_, ts, bm) in &tally {
+        all_ts.merge(ts);
+        all_bm.merge(bm);
+    }
+    if json_out {
+        let v = json!({"queries": all_ts.n, "tools": tools.len(), "toolscout": all_ts.json(), "bm25": all_bm.json()});
+        println!("{v}");
+        return Ok(());
+    }
+    println!(
+        "{} queries, {} tools; indexed in {:.2}s, queries ran in {:.2}s",
+        all_ts.n,
+        tools.len(),
+        build.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<28} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "", "n", "R@1", "R@5", "R@10", "MRR"
+    );
+    println!("{}", all_ts.line("toolscout"));
+    println!("{}", all_bm.line("bm25 (baseline)"));
+    if a.by_source {
+        tally.sort_by(|x, y| x.0.cmp(&y.0));
+        for (src, ts, bm) in &tally {
+            println!("{}", ts.line(&format!("  {src}")));
+            println!("{}", bm.line("    bm25"));
+        }
+    }
+    for m in misses.iter().take(a.misses) {
+        println!("{m}");
+    }
+    Ok(())
+}
+
+fn run_queries(
+    index: &SearchIndex,
+    bm25: &Bm25,
+    tools: &[ToolSpec],
+    queries: &[Query],
+    want_misses: usize,
+) -> Result<(Tally, Vec<String>)> {
+    let mut tally: Tally = Vec::new();
+    let mut misses = Vec::new();
+    for q in queries {
+        let found = index.search(&SearchQuery::new(q.text.as_str()).with_limit(100))?;
+        let ranked: Vec<&str> = found.hits.iter().map(|h| h.id.as_str()).collect();
+        let base: Vec<&str> = bm25
+            .search(&q.text, 100)
+            .into_iter()
+            .filter_map(|(i, _)| tools.get(i).map(|t| t.name.as_str()))
+            .collect();
+        let e = tally_of(&mut tally, &q.source);
+        e.1.add(&ranked, &q.expected);
+        e.2.add(&base, &q.expected);
+        if misses.len() < want_misses
+            && !ranked
+                .iter()
+                .take(5)
+                .any(|r| q.expected.iter().any(|x| x == r))
+        {
+            let text: String = q.text.chars().take(160).collect();
+            misses.push(format!(
+                "MISS {:?} expected {:?} got {:?}",
+                text.replace('\n', " "),
+                q.expected,
+                &ranked[..ranked.len().min(5)]
+            ));
+        }
+    }
+    Ok((tally, misses))
+}
