@@ -361,7 +361,7 @@ fn parse_token(token: Option<&str>) -> Result<Option<Uuid>> {
 
 fn paginate<T>(items: impl Iterator<Item = T>, size: usize, id: impl Fn(&T) -> Uuid) -> Page<T> {
     let size = if size == 0 { DEFAULT_PAGE_SIZE } else { size };
-    let mut items: Vec<T> = items.take(size + 1).collect();
+    let mut items: Vec<T> = items.take(size.saturating_add(1)).collect();
     let next_page_token = if items.len() > size {
         items.truncate(size);
         items.last().map(|t| id(t).simple().to_string())

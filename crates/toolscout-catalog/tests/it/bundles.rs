@@ -156,3 +156,23 @@ fn builtin_bundles_change_only_their_enabled_flag() {
         .collect();
     assert_eq!(callable, ["http_get", "json_query"]);
 }
+
+#[test]
+fn regression_page_size_usize_max_lists_everything_without_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path());
+    bundle(&c, 1, "one");
+    let bundles = c
+        .list_bundles(&BundleQuery::default().with_page_size(usize::MAX))
+        .unwrap();
+    assert_eq!(
+        bundles.items.len(),
+        4,
+        "three built-in bundles and one stored"
+    );
+    assert_eq!(bundles.next_page_token, None);
+    let tools = c
+        .list_tools(&ToolQuery::default().with_page_size(usize::MAX))
+        .unwrap();
+    assert_eq!(tools.items.len(), builtin::NATIVE_FUNCTIONS.len());
+}
