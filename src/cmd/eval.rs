@@ -25,6 +25,8 @@ pub(crate) struct Args {
 enum What {
     /// Search quality: recall@1/5/10 and MRR, toolscout vs. a plain BM25.
     Search(SearchArgs),
+    /// Agent success: does a model call the right tool, browsing or with every schema up front?
+    Agent(super::eval_agent::AgentArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -52,6 +54,7 @@ struct SearchArgs {
 pub(crate) fn run(args: &Args, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, json_out),
+        What::Agent(a) => super::eval_agent::run(a, json_out),
     }
 }
 

@@ -3,6 +3,7 @@
 pub(crate) mod bench;
 pub(crate) mod describe;
 pub(crate) mod eval;
+pub(crate) mod eval_agent;
 pub(crate) mod export;
 pub(crate) mod identity;
 pub(crate) mod list;
