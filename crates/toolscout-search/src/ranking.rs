@@ -10,4 +10,16 @@
 //! summary, description, parameters, …) over-rewards a word repeated across fields:
 //! recall@5 on BFCL 0.81, whatever the boosts. One BM25 over the whole text gives 0.85;
 //! adding light per-field boosts back gained under 0.005 and cost 4× the query time, so
-//! the short fields are used only to tell which one matched.
+//! the short fields are used only to tell which one matched. Then name coverage re-ranks
+//! the best hits (see [`NAME_COVERAGE`]).
+
+/// How much a word hit gains when the query covers its name: its BM25 score is multiplied
+/// by `1 + NAME_COVERAGE × (share of the name's words that the query contains)`. Only the
+/// best 50 BM25 hits are re-ranked, so pages stay consistent.
+///
+/// **Rationale:** a tool whose whole name the query spells out ("area of a triangle" →
+/// `calculate_triangle_area`) is most likely the one meant, while long names of which the
+/// query mentions one word (`azure_com__Storage_Accounts_List`) are most likely not.
+/// Measured: recall@5 +0.027 on BFCL with the 92k OpenAPI tools as distractors, −0.004
+/// on BFCL alone, ±0 on MetaTool (0.3 and 1.0 did worse overall).
+pub(crate) const NAME_COVERAGE: f32 = 0.5;

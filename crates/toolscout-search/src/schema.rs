@@ -176,8 +176,9 @@ impl Fields {
     }
 }
 
-/// The name's words plus the long forms of common abbreviations among them
-/// (`calc` → `calculate`), so that queries in plain words reach abbreviated names.
+/// The name's words plus the long forms of common abbreviations and acronyms among them
+/// (`calc` → `calculate`, `seo` → `search engine optimization`), so that queries in plain
+/// words reach abbreviated names.
 ///
 /// **Rationale:** tool names abbreviate (`calc_bmi`, `get_temp`, `list_repos`) while people
 /// and models ask in full words; the table is generic programming vocabulary.
@@ -194,6 +195,8 @@ fn name_text(name: &str) -> String {
 
 const ABBREVIATIONS: &[(&str, &str)] = &[
     ("addr", "address"),
+    ("ai", "artificial intelligence"),
+    ("api", "interface"),
     ("auth", "authentication"),
     ("avg", "average"),
     ("calc", "calculate"),
@@ -211,6 +214,9 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("fn", "function"),
     ("func", "function"),
     ("img", "image"),
+    ("ml", "machine learning"),
+    ("nlp", "natural language processing"),
+    ("ocr", "text recognition"),
     ("info", "information"),
     ("msg", "message"),
     ("msgs", "messages"),
@@ -222,9 +228,11 @@ const ABBREVIATIONS: &[(&str, &str)] = &[
     ("repos", "repositories"),
     ("req", "request"),
     ("res", "result"),
+    ("seo", "search engine optimization"),
     ("stats", "statistics"),
     ("std", "standard"),
     ("temp", "temperature"),
+    ("tts", "text to speech"),
     ("tx", "transaction"),
     ("usr", "user"),
     ("val", "value"),

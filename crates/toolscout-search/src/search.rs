@@ -20,11 +20,14 @@ use crate::analyzer::{STOP_WORDS, split_words, terms};
 use crate::query::{
     Hit, MAX_QUERY_CHARS, MatchField, NameStatus, SearchQuery, SearchResults, Tier,
 };
+use crate::ranking::NAME_COVERAGE;
 use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST};
 use crate::{Result, SearchIndex};
 
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
 const TIE_MARGIN: usize = 4;
+/// How many of the best BM25 word hits are re-ranked by name coverage.
+const RERANK_DEPTH: usize = 50;
 /// At most this many distinct query terms are searched.
 const MAX_TERMS: usize = 48;
 /// At most this many query words are matched fuzzily.
@@ -75,6 +78,7 @@ impl SearchIndex {
                 &mut seen,
                 &mut out,
                 &mut cols,
+                None,
             )?;
         }
         let exact_found = !out.is_empty();
@@ -99,6 +103,7 @@ impl SearchIndex {
                 &mut seen,
                 &mut out,
                 &mut cols,
+                None,
             )?;
             prefix_found = out.len() > before;
         }
@@ -114,6 +119,7 @@ impl SearchIndex {
                 &mut seen,
                 &mut out,
                 &mut cols,
+                Some(&p.terms),
             )?;
         }
         if out.len() < need
@@ -128,6 +134,7 @@ impl SearchIndex {
                 &mut seen,
                 &mut out,
                 &mut cols,
+                None,
             )?;
         }
 
@@ -277,29 +284,80 @@ impl SearchIndex {
         seen: &mut HashSet<DocAddress>,
         out: &mut Vec<Cand>,
         cols: &mut Columns,
+        rerank: Option<&[String]>,
     ) -> Result<()> {
         let query = with_filters(query, filters);
-        let k = need.saturating_sub(out.len()) + seen.len() + TIE_MARGIN;
-        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
-        let mut batch = Vec::with_capacity(top.len());
-        for (score, addr) in top {
-            if seen.insert(addr) {
-                let modified_at = cols.modified_at(searcher, addr)?;
-                batch.push(Cand {
-                    addr,
-                    tier,
-                    score,
-                    modified_at,
-                });
-            }
+        let mut k = need.saturating_sub(out.len()) + seen.len() + TIE_MARGIN;
+        if rerank.is_some() {
+            k = k.max(RERANK_DEPTH);
         }
-        batch.sort_by(|a, b| {
+        let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
+        let mut head = Vec::with_capacity(top.len());
+        let mut tail = Vec::new();
+        let mut analyzer = self.analyzer.clone();
+        for (rank, (mut score, addr)) in top.into_iter().enumerate() {
+            if !seen.insert(addr) {
+                continue;
+            }
+            let modified_at = cols.modified_at(searcher, addr)?;
+            let reranked = rank < RERANK_DEPTH && rerank.is_some();
+            if let (true, Some(q)) = (reranked, rerank) {
+                let name = cols.name(searcher, addr)?;
+                let words = terms(&mut analyzer, &name, 32);
+                if !words.is_empty() {
+                    let covered = words.iter().filter(|w| q.contains(w)).count();
+                    score *= 1.0 + NAME_COVERAGE * covered as f32 / words.len() as f32;
+                }
+            }
+            let c = Cand {
+                addr,
+                tier,
+                score,
+                modified_at,
+            };
+            if reranked { head.push(c) } else { tail.push(c) }
+        }
+        let order = |a: &Cand, b: &Cand| {
             b.score
                 .total_cmp(&a.score)
                 .then(b.modified_at.cmp(&a.modified_at))
                 .then(a.addr.cmp(&b.addr))
-        });
-        out.extend(batch);
+        };
+        head.sort_by(order);
+        tail.sort_by(order);
+        for part in [&mut head, &mut tail] {
+            self.order_ties_by_name(searcher, part, cols)?;
+        }
+        out.extend(head);
+        out.extend(tail);
+        Ok(())
+    }
+
+    /// Orders runs of equal score and recency by name, so that ties come out the same
+    /// whatever the segment layout.
+    fn order_ties_by_name(
+        &self,
+        searcher: &Searcher,
+        part: &mut [Cand],
+        cols: &mut Columns,
+    ) -> Result<()> {
+        let mut start = 0;
+        while start < part.len() {
+            let same =
+                |c: &Cand| c.score == part[start].score && c.modified_at == part[start].modified_at;
+            let end = start + part[start..].iter().take_while(|c| same(c)).count();
+            if end - start > 1 {
+                let mut named = Vec::with_capacity(end - start);
+                for c in &part[start..end] {
+                    named.push((cols.name(searcher, c.addr)?, *c));
+                }
+                named.sort_by(|a, b| a.0.cmp(&b.0));
+                for (slot, (_, c)) in part[start..end].iter_mut().zip(named) {
+                    *slot = c;
+                }
+            }
+            start = end.max(start + 1);
+        }
         Ok(())
     }
 
@@ -471,6 +529,7 @@ fn with_filters(query: Box<dyn Query>, filters: &[Clause]) -> Box<dyn Query> {
 #[derive(Default)]
 struct Columns {
     modified: Vec<Option<Column<i64>>>,
+    names: Vec<Option<tantivy::columnar::StrColumn>>,
 }
 
 impl Columns {
@@ -487,6 +546,25 @@ impl Columns {
             .as_ref()
             .and_then(|c| c.first(addr.doc_id))
             .unwrap_or(0))
+    }
+
+    fn name(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<String> {
+        let seg = addr.segment_ord as usize;
+        if self.names.len() <= seg {
+            self.names.resize_with(seg + 1, || None);
+        }
+        if self.names[seg].is_none() {
+            let reader = searcher.segment_reader(addr.segment_ord);
+            self.names[seg] = reader.fast_fields().str(NAME_FAST)?;
+        }
+        let mut out = String::new();
+        if let Some(col) = &self.names[seg]
+            && let Some(ord) = col.term_ords(addr.doc_id).next()
+        {
+            col.ord_to_str(ord, &mut out)
+                .map_err(|e| crate::Error::Index(e.into()))?;
+        }
+        Ok(out)
     }
 
     fn enabled(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<bool> {
