@@ -13,6 +13,8 @@ struct Cli {
     /// Print JSON instead of text (read commands).
     #[arg(long, global = true)]
     json: bool,
+    #[command(flatten)]
+    global: cmd::context::Global,
     #[command(subcommand)]
     command: Command,
 }
@@ -29,6 +31,14 @@ enum Command {
     Export(cmd::export::Args),
     /// Search the catalog by name, part of a name, or a sentence.
     Search(cmd::search::Args),
+    /// Call a tool: `--args JSON` or one `--<param> VALUE` per parameter (`call TOOL --help`).
+    Call(cmd::call::Args),
+    /// Manage bundles: list, put, enable, disable, delete, export, import (ZIP).
+    Bundle(cmd::bundle::Args),
+    /// Manage tool versions: put (from a tool.json), enable, disable, delete, get.
+    Tool(cmd::tool::Args),
+    /// Import tools from another format (`import jsonl FILE`).
+    Import(cmd::import::Args),
     /// Measure quality against labelled data (`eval search`).
     Eval(cmd::eval::Args),
     /// Measure speed (`bench search`).
@@ -38,17 +48,24 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Describe(args) => cmd::describe::run(&args, cli.json),
-        Command::List(args) => cmd::list::run(&args, cli.json),
-        Command::Identity => cmd::identity::run(cli.json),
-        Command::Export(args) => cmd::export::run(&args),
-        Command::Search(args) => cmd::search::run(&args, cli.json),
+        Command::Describe(args) => cmd::describe::run(&args, &cli.global, cli.json),
+        Command::List(args) => cmd::list::run(&args, &cli.global, cli.json),
+        Command::Identity => cmd::identity::run(&cli.global, cli.json),
+        Command::Export(args) => cmd::export::run(&args, &cli.global),
+        Command::Search(args) => cmd::search::run(&args, &cli.global, cli.json),
+        Command::Call(args) => cmd::call::run(&args, &cli.global),
+        Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
+        Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
+        Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),
         Command::Eval(args) => cmd::eval::run(&args, cli.json),
         Command::Bench(args) => cmd::bench::run(&args, cli.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if err.downcast_ref::<cmd::Exit>().is_some() => {
+            ExitCode::from(err.downcast_ref::<cmd::Exit>().map_or(1, |e| e.0))
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE
@@ -62,4 +79,13 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory as _;
+        super::Cli::command().debug_assert();
+    }
 }

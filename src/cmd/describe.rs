@@ -3,6 +3,8 @@
 use anyhow::{Result, anyhow};
 use toolscout_spec::{Disclosure, Level};
 
+use super::context::{Context, Global, find_tool};
+
 /// Arguments of `describe`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -19,9 +21,13 @@ pub(crate) struct Args {
     tokens: bool,
 }
 
-pub(crate) fn run(args: &Args, json: bool) -> Result<()> {
-    let tools = super::catalog();
-    let tool = super::find(&tools, &args.tool)?;
+pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let found = find_tool(&ctx.catalog, &args.tool)?;
+    if let Some(reason) = &found.disabled_reason {
+        eprintln!("note: '{}' cannot be called: {reason}", found.spec.name);
+    }
+    let tool = &found.spec;
     let disclosure = match &args.parameter {
         Some(p) => Disclosure::Parameter(tool.parameter(p)?),
         None => {

@@ -2,7 +2,10 @@
 
 use anyhow::Result;
 use serde_json::{Value, json};
+use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::{jsonl, manifest, mcp, openai};
+
+use super::context::{Context, Global};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -28,8 +31,13 @@ pub(crate) struct Args {
     strict: bool,
 }
 
-pub(crate) fn run(args: &Args) -> Result<()> {
-    let tools = super::catalog();
+pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let tools: Vec<ToolSpec> = super::context::tools_by_name(&ctx.catalog)
+        .into_iter()
+        .filter(toolscout_catalog::Tool::is_callable)
+        .map(|t| t.spec)
+        .collect();
     let value: Value = match args.format {
         Format::Openai => {
             let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));

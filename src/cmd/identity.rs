@@ -3,19 +3,23 @@
 use anyhow::Result;
 use serde_json::json;
 use toolscout_spec::adapters::manifest::PROTOCOL_VERSION;
-use toolscout_spec::identity::toolset_id;
 
-pub(crate) fn run(json: bool) -> Result<()> {
-    let tools = super::catalog();
-    let id = toolset_id(&tools);
+use super::context::{Context, Global};
+
+pub(crate) fn run(global: &Global, json: bool) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let id = ctx.catalog.identity();
+    let callable = super::context::tools_by_name(&ctx.catalog)
+        .iter()
+        .filter(|t| t.is_callable())
+        .count();
     if json {
         super::print_json(&json!({
             "server_id": id.to_string(),
-            "tools_count": tools.len(),
+            "tools_count": callable,
             "protocol_version": PROTOCOL_VERSION,
         }))
     } else {
-        super::emit(format!("{id}  ({} tools)", tools.len()))?;
-        Ok(())
+        super::emit(format!("{id}  ({callable} tools)"))
     }
 }

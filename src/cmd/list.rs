@@ -1,8 +1,11 @@
 //! `toolscout list`.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use serde_json::{Value, json};
+use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool};
 use toolscout_spec::Level;
+
+use super::context::{Context, Global, SPEC_ONLY, tools_by_name};
 
 /// Arguments of `list`.
 #[derive(Debug, clap::Args)]
@@ -10,22 +13,44 @@ pub(crate) struct Args {
     /// Only tools with this tag.
     #[arg(long)]
     tag: Option<String>,
+    /// Only tools of this bundle (slug or id).
+    #[arg(long)]
+    bundle: Option<String>,
+    /// List tools that cannot be called too, with the reason.
+    #[arg(long)]
+    include_disabled: bool,
     /// Print each tool's full parameter schema too.
     #[arg(long)]
     schemas: bool,
 }
 
-pub(crate) fn run(args: &Args, json: bool) -> Result<()> {
-    let tools = super::catalog();
-    let selected = tools
+pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let bundle = match &args.bundle {
+        Some(b) => Some(find_bundle(&ctx.catalog, b)?),
+        None => None,
+    };
+    let tools = tools_by_name(&ctx.catalog);
+    let selected: Vec<&Tool> = tools
         .iter()
-        .filter(|t| args.tag.as_ref().is_none_or(|tag| t.tags.contains(tag)));
+        .filter(|t| args.include_disabled || t.is_callable())
+        .filter(|t| bundle.as_ref().is_none_or(|b| t.bundle_id == b.id))
+        .filter(|t| {
+            args.tag
+                .as_ref()
+                .is_none_or(|tag| t.spec.tags.contains(tag))
+        })
+        .collect();
     if json {
         let items: Vec<Value> = selected
+            .iter()
             .map(|t| {
-                let mut v = t.disclose(Level::L1).to_json();
+                let mut v = t.spec.disclose(Level::L1).to_json();
                 if args.schemas {
-                    v["parameters"] = t.parameters.clone();
+                    v["parameters"] = t.spec.parameters.clone();
+                }
+                if let Some(reason) = &t.disabled_reason {
+                    v["disabled"] = json!(reason.to_string());
                 }
                 v
             })
@@ -33,10 +58,50 @@ pub(crate) fn run(args: &Args, json: bool) -> Result<()> {
         return super::print_json(&json!({ "tools": items }));
     }
     for t in selected {
-        super::emit(t.disclose(Level::L1).to_text())?;
+        let mut line = t.spec.disclose(Level::L1).to_text().trim_end().to_owned();
+        if let Some(reason) = &t.disabled_reason {
+            line.push_str(&format!("  [disabled: {reason}]"));
+        } else if t.native_func() == Some(SPEC_ONLY) {
+            line.push_str("  [spec only]");
+        }
+        super::emit(line)?;
         if args.schemas {
-            super::emit(format!("  {}", t.parameters))?;
+            super::emit(format!("  {}", t.spec.parameters))?;
         }
     }
     Ok(())
+}
+
+/// The bundle with this slug or id (deleted ones too), or an error that lists the slugs.
+pub(crate) fn find_bundle(catalog: &Catalog, key: &str) -> Result<Bundle> {
+    let bundles = all_bundles(catalog)?;
+    if let Some(b) = bundles
+        .iter()
+        .find(|b| b.slug == key || b.id.to_string() == key)
+    {
+        return Ok(b.clone());
+    }
+    let slugs: Vec<&str> = bundles.iter().map(|b| b.slug.as_str()).collect();
+    bail!(
+        "no bundle '{key}'; the bundles are: {} (try `toolscout bundle list`)",
+        slugs.join(", ")
+    )
+}
+
+/// Every bundle, deleted ones too.
+pub(crate) fn all_bundles(catalog: &Catalog) -> Result<Vec<Bundle>> {
+    let mut out = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let page = catalog.list_bundles(
+            &BundleQuery::default()
+                .with_include_deleted(true)
+                .with_page_token(token.as_deref()),
+        )?;
+        out.extend(page.items);
+        match page.next_page_token {
+            Some(t) => token = Some(t),
+            None => return Ok(out),
+        }
+    }
 }

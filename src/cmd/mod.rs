@@ -1,21 +1,33 @@
 //! One module per subcommand; each has an `Args` (clap) and a `run`.
 
 pub(crate) mod bench;
+pub(crate) mod bundle;
+pub(crate) mod call;
+pub(crate) mod context;
 pub(crate) mod describe;
 pub(crate) mod eval;
 pub(crate) mod eval_agent;
 pub(crate) mod export;
 pub(crate) mod identity;
+pub(crate) mod import;
 pub(crate) mod list;
 pub(crate) mod search;
+pub(crate) mod tool;
 
 use anyhow::{Result, bail};
 use toolscout_spec::ToolSpec;
 
-/// The catalog the commands read: the embedded default catalog.
-pub(crate) fn catalog() -> Vec<ToolSpec> {
-    toolscout_spec::sample::catalog()
+/// Ends the process with this code, after the command printed what it had to say.
+#[derive(Debug)]
+pub(crate) struct Exit(pub(crate) u8);
+
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}", self.0)
+    }
 }
+
+impl std::error::Error for Exit {}
 
 /// The tool called `name`, or an error that suggests the closest names.
 pub(crate) fn find<'a>(tools: &'a [ToolSpec], name: &str) -> Result<&'a ToolSpec> {

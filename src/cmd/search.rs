@@ -1,8 +1,10 @@
-//! `toolscout search QUERY [--explain] [--tag T] [--include-disabled]`.
+//! `toolscout search QUERY [--explain] [--tag T] [--bundle B] [--include-disabled]`.
 
 use anyhow::Result;
 use serde_json::json;
-use toolscout_search::{IndexDoc, SearchIndex, SearchQuery};
+use toolscout_search::SearchQuery;
+
+use super::context::{Context, Global};
 
 /// Arguments of `search`.
 #[derive(Debug, clap::Args)]
@@ -18,6 +20,9 @@ pub(crate) struct Args {
     /// Only tools of this category.
     #[arg(long)]
     category: Option<String>,
+    /// Only tools of this bundle (slug; repeatable: any of them).
+    #[arg(long = "bundle")]
+    bundles: Vec<String>,
     /// Find disabled tools too.
     #[arg(long)]
     include_disabled: bool,
@@ -29,40 +34,47 @@ pub(crate) struct Args {
     page: Option<String>,
 }
 
-pub(crate) fn run(args: &Args, json_out: bool) -> Result<()> {
-    let tools = super::catalog();
-    let index = SearchIndex::in_memory()?;
-    index.extend(
-        tools
-            .iter()
-            .map(|t| IndexDoc::new(t).with_enabled(t.metadata.enabled_by_default)),
-        &mut |_| {},
-    )?;
+pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
+    let toolbox = Context::open(global)?.into_toolbox()?;
     let mut q = SearchQuery::new(args.query.as_str())
         .with_include_disabled(args.include_disabled)
         .with_limit(args.limit)
         .with_page_token(args.page.clone());
     q.tags.clone_from(&args.tags);
     q.category.clone_from(&args.category);
-    let found = index.search(&q)?;
+    q.bundles.clone_from(&args.bundles);
+    let found = toolbox.search(&q)?;
     if json_out {
-        return super::print_json(&json!(found));
-    }
-    for hit in &found.hits {
-        let summary = tools
+        let hits: Vec<serde_json::Value> = found
+            .hits
             .iter()
-            .find(|t| t.name == hit.id.as_str())
-            .map_or("", |t| t.summary.as_str());
+            .map(|(tool, hit)| {
+                let mut v = json!(hit);
+                v["id"] = json!(tool.spec.name.as_str());
+                v["summary"] = json!(tool.spec.summary);
+                v
+            })
+            .collect();
+        return super::print_json(&json!({
+            "hits": hits,
+            "next_page": found.next_page,
+            "did_you_mean": found.did_you_mean,
+            "name_status": found.name_status,
+        }));
+    }
+    for (tool, hit) in &found.hits {
+        let summary = tool.spec.summary.as_str();
+        let name = tool.spec.name.as_str();
         if args.explain {
-            println!(
+            super::emit(format!(
                 "{:<24} {:<7} {:<12} {:>7.3}  {summary}",
-                hit.id,
+                name,
                 hit.tier.as_str(),
                 hit.field.as_str(),
                 hit.score
-            );
+            ))?;
         } else {
-            println!("{:<24} {summary}", hit.id);
+            super::emit(format!("{name:<24} {summary}"))?;
         }
     }
     if found.hits.is_empty() {

@@ -1,53 +1,89 @@
-//! End-to-end tests of the `toolscout` binary.
+//! End-to-end tests of the `toolscout` binary, each on its own temporary catalog.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Output};
 
 use insta::assert_snapshot;
 
-/// Runs `toolscout ARGS`; returns stdout on success, `error: …` (stderr) on failure.
-fn check(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
-        .args(args)
-        .output()
-        .expect("the toolscout binary runs");
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    if out.status.success() {
-        stdout
-    } else {
-        assert!(
-            stdout.is_empty(),
-            "a failing command printed to stdout: {stdout}"
-        );
-        format!("exit {}\n{stderr}", out.status.code().unwrap_or(-1))
+mod manage;
+
+/// A temporary catalog and workspace; `run` uses both.
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("ws")).unwrap();
+        Env { dir }
     }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn workspace(&self) -> std::path::PathBuf {
+        self.path().join("ws")
+    }
+
+    /// Runs `toolscout ARGS` on this catalog and workspace.
+    fn output(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            .env("TOOLSCOUT_HOME", self.path().join("catalog"))
+            .env_remove("XDG_DATA_HOME")
+            .arg("--workspace")
+            .arg(self.workspace())
+            .args(args)
+            .output()
+            .expect("the toolscout binary runs")
+    }
+
+    /// Stdout on success, `exit N` and stderr on failure (which must print nothing).
+    fn check(&self, args: &[&str]) -> String {
+        let out = self.output(args);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        if out.status.success() {
+            stdout
+        } else {
+            assert!(
+                stdout.is_empty(),
+                "a failing command printed to stdout: {stdout}"
+            );
+            format!("exit {}\n{stderr}", out.status.code().unwrap_or(-1))
+        }
+    }
+
+    /// `exit N`, then stdout and stderr, whatever the status.
+    fn all(&self, args: &[&str]) -> String {
+        let out = self.output(args);
+        format!(
+            "exit {}\n{}{}",
+            out.status.code().unwrap_or(-1),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap()
+        )
+    }
+}
+
+fn check(args: &[&str]) -> String {
+    Env::new().check(args)
 }
 
 #[test]
 fn describe_level3() {
-    assert_snapshot!(check(&["describe", "get_weather", "--level", "3"]), @r#"
-    # get_weather
-    Returns the current temperature, conditions and wind for a city.
-    Usage: get_weather(city="…", units="celsius")
-    Returns: object: temperature, conditions, wind_kph
-    Parameters:
-    - city (string, required): City name, optionally with a country code, e.g. Tokyo or Paris,FR
-    - units (string, default "celsius", one of: "celsius"|"fahrenheit"): Temperature units
-    Examples:
-    - get_weather(city="Tokyo") — Weather in Tokyo
-    Errors:
-    - unknown_city: the city is not found
-    "#);
+    assert_snapshot!(check(&["describe", "read_file", "--level", "3"]));
 }
 
 #[test]
 fn describe_levels_as_json() {
-    assert_snapshot!(check(&["describe", "weather.forecast", "--level", "1", "--json"]), @r#"
+    assert_snapshot!(check(&["describe", "clock", "--level", "1", "--json"]), @r#"
     {
-      "name": "weather.forecast",
-      "summary": "Daily weather forecast for a city, up to 14 days"
+      "name": "clock",
+      "summary": "Current date and time, and time-zone conversion"
     }
     "#);
     let l2: serde_json::Value =
@@ -70,42 +106,34 @@ fn describe_parameter() {
 
 #[test]
 fn errors_are_clear_and_exit_non_zero() {
-    assert_snapshot!(check(&["describe", "get_wether"]), @r"
-    exit 1
-    error: no tool named 'get_wether'; did you mean: get_weather?
-    ");
-    assert_snapshot!(check(&["describe", "read_file", "-p", "ofset"]), @r"
-    exit 1
-    error: tool 'read_file' has no parameter 'ofset'; its parameters are: file_path, offset, limit
-    ");
-    assert_snapshot!(check(&["describe", "zzzz"]), @r"
-    exit 1
-    error: no tool named 'zzzz' (try `toolscout list`)
-    ");
-    let bad_level = check(&["describe", "read_file", "--level", "4"]);
+    let env = Env::new();
+    assert_snapshot!(env.check(&["describe", "read_fil"]));
+    assert_snapshot!(env.check(&["describe", "read_file", "-p", "ofset"]));
+    assert_snapshot!(env.check(&["describe", "zzzz"]));
+    let bad_level = env.check(&["describe", "read_file", "--level", "4"]);
     assert!(bad_level.starts_with("exit 2\n"), "{bad_level}");
     assert!(bad_level.contains("4 is not in 1..=3"), "{bad_level}");
 }
 
 #[test]
 fn list_and_identity() {
-    assert_snapshot!(check(&["list", "--tag", "weather"]), @r"
-    get_weather — Current weather conditions for a city
-    weather.forecast — Daily weather forecast for a city, up to 14 days
-    ");
-    let id: serde_json::Value = serde_json::from_str(&check(&["identity", "--json"])).unwrap();
-    assert_eq!(id["tools_count"], 7);
+    let env = Env::new();
+    assert_snapshot!(env.check(&["list"]));
+    assert_snapshot!(env.check(&["list", "--bundle", "files"]));
+    let id: serde_json::Value = serde_json::from_str(&env.check(&["identity", "--json"])).unwrap();
+    assert_eq!(id["tools_count"], 6);
     assert_eq!(id["protocol_version"], "1.0");
-    let expected = toolscout_spec_id();
-    assert_eq!(id["server_id"], expected);
-}
-
-fn toolscout_spec_id() -> String {
-    toolscout::spec::identity::toolset_id(&toolscout::spec::sample::catalog()).to_string()
+    let expected = toolscout::spec::identity::toolset_id(&toolscout_catalog::builtin::specs());
+    assert_eq!(id["server_id"], expected.to_string());
 }
 
 #[test]
-fn export_openai_maps_dotted_names() {
+fn search_finds_builtin_tools() {
+    assert_snapshot!(check(&["search", "read a file"]));
+}
+
+#[test]
+fn export_openai_has_legal_names() {
     let out: serde_json::Value =
         serde_json::from_str(&check(&["export", "--format", "openai"])).unwrap();
     let names: Vec<&str> = out
@@ -114,10 +142,50 @@ fn export_openai_maps_dotted_names() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"weather_forecast"), "{names:?}");
-    assert!(
-        names
-            .iter()
-            .all(|n| toolscout::spec::adapters::openai::is_legal(n))
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "write_file",
+            "search_files",
+            "http_get",
+            "json_query",
+            "clock"
+        ]
     );
+}
+
+#[test]
+fn call_with_flags_typed_by_the_schema() {
+    let env = Env::new();
+    std::fs::write(env.workspace().join("notes.txt"), "a\nb\nc\n").unwrap();
+    assert_snapshot!(env.all(&[
+        "call",
+        "read_file",
+        "--file_path",
+        "notes.txt",
+        "--offset",
+        "2"
+    ]));
+    assert_snapshot!(env.all(&[
+        "call",
+        "read_file",
+        "--args",
+        r#"{"file_path": "notes.txt", "limit": 1}"#
+    ]));
+    assert_snapshot!(env.all(&["call", "read_file", "--file_path", "missing.txt"]));
+    assert_snapshot!(env.all(&["call", "read_file", "--offset", "two"]));
+    assert_snapshot!(env.all(&[
+        "call",
+        "json_query",
+        "--value",
+        r#"{"a": [1, 2]}"#,
+        "--path",
+        "$.a[1]"
+    ]));
+}
+
+#[test]
+fn call_help_lists_the_parameters() {
+    assert_snapshot!(check(&["call", "read_file", "--help"]));
 }

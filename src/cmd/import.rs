@@ -1,0 +1,144 @@
+//! `toolscout import jsonl FILE`: tools from a file of specs, into a bundle.
+//!
+//! A JSONL line (`{name, description, parameters}`) says what a tool is, not how it
+//! runs. Such tools are stored as native tools of the function `spec_only`, which this
+//! binary registers: they are found, listed and described like any other, and a call
+//! checks its arguments against the schema, then answers `not_registered` ("imported
+//! without an implementation"). A binary that does not register `spec_only` lists
+//! them as disabled, with that reason.
+
+use std::collections::HashSet;
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Subcommand;
+use serde_json::json;
+use toolscout_catalog::{BundlePut, ToolPut};
+use toolscout_spec::name::slug_from_name;
+use uuid::Uuid;
+
+use super::context::{Context, Global, SPEC_ONLY};
+
+/// Arguments of `import`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Debug, Subcommand)]
+enum What {
+    /// Tools from a JSONL file (`.jsonl` or `.jsonl.gz`), one `{name, description,
+    /// parameters}` a line, stored as spec-only tools (found and described, not called).
+    Jsonl {
+        /// The file.
+        file: PathBuf,
+        /// The bundle to add them to, created when missing (default: the file's name).
+        #[arg(long)]
+        bundle: Option<String>,
+    },
+}
+
+pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
+    match &args.what {
+        What::Jsonl { file, bundle } => jsonl(file, bundle.as_deref(), global, json_out),
+    }
+}
+
+fn jsonl(
+    file: &std::path::Path,
+    bundle: Option<&str>,
+    global: &Global,
+    json_out: bool,
+) -> Result<()> {
+    let specs = super::eval::read_tools(file)?;
+    if specs.is_empty() {
+        bail!("{} holds no tool", file.display());
+    }
+    let slug = match bundle {
+        Some(b) => b.to_owned(),
+        None => {
+            let name = file
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("imported");
+            let stem = name.split('.').next().unwrap_or(name);
+            slug_from_name(stem)
+        }
+    };
+    let ctx = Context::open(global)?;
+    let catalog = &ctx.catalog;
+    let existing = super::list::all_bundles(catalog)?
+        .into_iter()
+        .find(|b| b.slug == slug && b.soft_deleted_at.is_none());
+    let (bundle_id, created) = match existing {
+        Some(b) => (b.id, false),
+        None => {
+            let id = Uuid::now_v7();
+            catalog.put_bundle(
+                id,
+                &BundlePut::new(slug.as_str())
+                    .with_description(format!("Imported from {}", file.display())),
+            )?;
+            (id, true)
+        }
+    };
+    let mut taken: HashSet<String> = catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle_id)
+        .map(|t| t.spec.name.to_string())
+        .collect();
+    let mut slugs: HashSet<String> = catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle_id)
+        .map(|t| t.slug)
+        .collect();
+    let mut puts: Vec<(String, ToolPut)> = Vec::new();
+    let mut skipped = 0;
+    for spec in specs {
+        if !taken.insert(spec.name.to_string()) {
+            skipped += 1;
+            continue;
+        }
+        let base = slug_from_name(&spec.name);
+        let mut tool_slug = base.clone();
+        let mut n = 2;
+        while !slugs.insert(tool_slug.clone()) {
+            tool_slug = format!("{base}-{n}");
+            n += 1;
+        }
+        puts.push((tool_slug, ToolPut::native(spec, SPEC_ONLY)));
+    }
+    let spinner = (puts.len() >= 1000 && std::io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_message(format!("writing {} tools", puts.len()));
+        bar.enable_steady_tick(std::time::Duration::from_millis(100));
+        bar
+    });
+    let added = catalog.put_tools(bundle_id, puts.iter().map(|(s, p)| (s.as_str(), "1", p)))?;
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    if json_out {
+        return super::print_json(&json!({
+            "bundle": slug,
+            "bundle_id": bundle_id.to_string(),
+            "created": created,
+            "added": added.len(),
+            "skipped": skipped,
+        }));
+    }
+    super::emit(format!(
+        "imported {} tool(s) into bundle '{slug}'{}{} (spec only: found and described, not called)",
+        added.len(),
+        if created { " (new)" } else { "" },
+        if skipped > 0 {
+            format!("; {skipped} already there, skipped")
+        } else {
+            String::new()
+        }
+    ))
+}

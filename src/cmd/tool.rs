@@ -1,0 +1,170 @@
+//! `toolscout tool put|enable|disable|delete|get`: one tool version, as a `tool.json`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result, bail};
+use clap::Subcommand;
+use serde_json::json;
+use toolscout_catalog::{Catalog, Tool, ToolPut};
+use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+
+use super::context::{Context, Global};
+use super::list::find_bundle;
+
+/// Arguments of `tool`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+/// Which tool: a name, narrowed by bundle and version when several share it.
+#[derive(Debug, clap::Args)]
+struct Which {
+    /// Tool name (or slug).
+    name: String,
+    /// The tool's bundle (slug or id).
+    #[arg(long)]
+    bundle: Option<String>,
+    /// The tool's version label.
+    #[arg(long = "tool-version", value_name = "VERSION")]
+    tool_version: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum What {
+    /// Add a tool version from a `tool.json` file (the format `tool get` prints).
+    Put {
+        /// The `tool.json` file.
+        file: PathBuf,
+        /// The bundle to put it in (slug or id; default: the file's `bundleID`).
+        #[arg(long)]
+        bundle: Option<String>,
+    },
+    /// Turn a tool on.
+    Enable(Which),
+    /// Turn a tool off.
+    Disable(Which),
+    /// Delete a tool version for good.
+    Delete(Which),
+    /// Print a tool's `tool.json` (of several versions, the one a call would use).
+    Get(Which),
+}
+
+pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let catalog = &ctx.catalog;
+    match &args.what {
+        What::Put { file, bundle } => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let tool_file: ToolFile = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a tool.json", file.display()))?;
+            let spec = tool_file
+                .to_spec()
+                .with_context(|| format!("{} is not a valid tool", file.display()))?;
+            let bundle_id = match bundle {
+                Some(b) => find_bundle(catalog, b)?.id,
+                None => tool_file.bundle_id,
+            };
+            let put = ToolPut {
+                spec,
+                tool_type: tool_file.tool_type,
+                implementation: tool_file.implementation.clone(),
+                is_enabled: tool_file.is_enabled,
+            };
+            let tool = catalog.put_tool(bundle_id, &tool_file.slug, &tool_file.version, &put)?;
+            done(&tool, "added", json_out)
+        }
+        What::Enable(w) | What::Disable(w) => {
+            let on = matches!(args.what, What::Enable(_));
+            let t = which(catalog, w)?;
+            let t = catalog.patch_tool(t.bundle_id, &t.slug, &t.version, on)?;
+            done(&t, if on { "enabled" } else { "disabled" }, json_out)
+        }
+        What::Delete(w) => {
+            let t = which(catalog, w)?;
+            let t = catalog.delete_tool(t.bundle_id, &t.slug, &t.version)?;
+            done(&t, "deleted", json_out)
+        }
+        What::Get(w) => {
+            let t = match which(catalog, w) {
+                Ok(t) => t,
+                // Several versions: the one a call would use.
+                Err(_) if w.bundle.is_none() && w.tool_version.is_none() => {
+                    super::context::find_tool(catalog, &w.name)?
+                }
+                Err(e) => return Err(e),
+            };
+            super::print_json(&serde_json::to_value(tool_file(&t))?)
+        }
+    }
+}
+
+fn done(tool: &Tool, what: &str, json_out: bool) -> Result<()> {
+    if json_out {
+        return super::print_json(&json!(tool));
+    }
+    let mut line = format!("{what} {} ({}@{})", tool.spec.name, tool.slug, tool.version);
+    if let Some(reason) = &tool.disabled_reason {
+        line.push_str(&format!("; it cannot be called: {reason}"));
+    }
+    super::emit(line)
+}
+
+/// The tool a [`Which`] names.
+fn which(catalog: &Catalog, w: &Which) -> Result<Tool> {
+    let bundle = match &w.bundle {
+        Some(b) => Some(find_bundle(catalog, b)?.id),
+        None => None,
+    };
+    let mut found: Vec<Tool> = catalog
+        .tools()
+        .into_iter()
+        .filter(|t| t.spec.name == w.name.as_str() || t.slug == w.name)
+        .filter(|t| bundle.is_none_or(|b| t.bundle_id == b))
+        .filter(|t| w.tool_version.as_ref().is_none_or(|v| t.version == *v))
+        .collect();
+    match found.len() {
+        0 => {
+            // The error with suggestions.
+            super::context::find_tool(catalog, &w.name)?;
+            bail!(
+                "no tool '{}' matches the given --bundle/--tool-version",
+                w.name
+            )
+        }
+        1 => Ok(found.remove(0)),
+        _ => {
+            let list: Vec<String> = found
+                .iter()
+                .map(|t| format!("{}@{} (bundle {})", t.slug, t.version, t.bundle_id))
+                .collect();
+            bail!(
+                "several tools are named '{}': {}; pick one with --bundle and --tool-version",
+                w.name,
+                list.join(", ")
+            )
+        }
+    }
+}
+
+/// The `tool.json` of a catalog tool.
+fn tool_file(t: &Tool) -> ToolFile {
+    let mut file = ToolFile::from_spec(
+        &t.spec,
+        FileInfo {
+            bundle_id: t.bundle_id,
+            tool_id: Some(t.id),
+            tool_type: t.tool_type,
+            implementation: t.implementation.clone(),
+            is_enabled: t.is_enabled,
+            is_built_in: t.is_built_in,
+            created_at: t.created_at,
+            modified_at: t.modified_at,
+        },
+    );
+    file.slug.clone_from(&t.slug);
+    file.version.clone_from(&t.version);
+    file
+}
