@@ -33,6 +33,8 @@ enum Command {
     Search(cmd::search::Args),
     /// Call a tool: `--args JSON` or one `--<param> VALUE` per parameter (`call TOOL --help`).
     Call(cmd::call::Args),
+    /// Serve the catalog over HTTP (manifest, REST, JSON-RPC, MCP), or MCP over stdio.
+    Serve(cmd::serve::Args),
     /// Manage bundles: list, put, enable, disable, delete, export, import (ZIP).
     Bundle(cmd::bundle::Args),
     /// Manage tool versions: put (from a tool.json), enable, disable, delete, get.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(&args, &cli.global),
         Command::Search(args) => cmd::search::run(&args, &cli.global, cli.json),
         Command::Call(args) => cmd::call::run(&args, &cli.global),
+        Command::Serve(args) => cmd::serve::run(&args, &cli.global),
         Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),

@@ -12,6 +12,7 @@ pub(crate) mod identity;
 pub(crate) mod import;
 pub(crate) mod list;
 pub(crate) mod search;
+pub(crate) mod serve;
 pub(crate) mod tool;
 
 use anyhow::{Result, bail};

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use insta::assert_snapshot;
 
 mod manage;
+mod serve;
 
 /// A temporary catalog and workspace; `run` uses both.
 struct Env {

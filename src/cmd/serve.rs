@@ -1,0 +1,88 @@
+//! `toolscout serve`: the catalog over HTTP (manifest, REST, JSON-RPC, MCP) or MCP over stdio.
+
+use std::net::SocketAddr;
+
+use anyhow::{Context as _, Result, bail};
+use toolscout_server::{AppState, Expose, ServerOptions};
+
+use super::context::{Context, Global};
+
+/// Which tools MCP clients see.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ExposeArg {
+    /// `discover_tools` and `call_tool`: the whole catalog through two tools.
+    Discover,
+    /// Every callable tool, listed with pagination.
+    All,
+}
+
+/// Transports for MCP besides HTTP.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Mcp {
+    /// MCP over stdin and stdout (for clients that start the server themselves).
+    Stdio,
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7411")]
+    addr: SocketAddr,
+    /// A bearer token every request but reads must carry (default: $TOOLSCOUT_TOKEN).
+    #[arg(long, env = "TOOLSCOUT_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Listen on an address other than loopback.
+    #[arg(long)]
+    public: bool,
+    /// Serve MCP over stdio instead of HTTP.
+    #[arg(long, value_enum)]
+    mcp: Option<Mcp>,
+    /// What MCP clients see.
+    #[arg(long, value_enum, default_value = "discover")]
+    expose: ExposeArg,
+}
+
+pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
+    if !args.addr.ip().is_loopback() && !args.public && args.mcp.is_none() {
+        bail!(
+            "{} is not a loopback address: pass --public to serve the catalog to other machines (and --token to guard changes)",
+            args.addr
+        );
+    }
+    let toolbox = Context::open(global)?.into_toolbox()?;
+    let tools = toolbox.callable_specs().len();
+    let options = ServerOptions::default()
+        .with_token(args.token.as_deref())
+        .with_expose(match args.expose {
+            ExposeArg::Discover => Expose::Discover,
+            ExposeArg::All => Expose::All,
+        })
+        .with_base_url(Some(&format!("http://{}", args.addr)));
+    let state = AppState::new(toolbox, options);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if args.mcp.is_some() {
+        eprintln!("serving MCP over stdio ({tools} tools)");
+        return runtime
+            .block_on(toolscout_server::serve_stdio(state))
+            .context("serving MCP over stdio");
+    }
+    if !args.addr.ip().is_loopback() && args.token.is_none() {
+        eprintln!(
+            "warning: serving on {} without --token: anyone who reaches it can change the catalog",
+            args.addr
+        );
+    }
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("binding {}", args.addr))?;
+        let addr = listener.local_addr()?;
+        eprintln!("serving {tools} tools on http://{addr} (GET /api/v1/tools, POST /rpc, /mcp)");
+        toolscout_server::serve_on(listener, state)
+            .await
+            .context("serving")
+    })
+}

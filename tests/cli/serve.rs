@@ -1,0 +1,131 @@
+//! `toolscout serve` on a loopback port: the manifest and a JSON-RPC call.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use crate::Env;
+
+/// The server, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `toolscout serve` on a free port; returns it and its address.
+fn start(env: &Env, extra: &[&str]) -> (Server, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+        .env_remove("TOOLSCOUT_TOKEN")
+        .arg("--workspace")
+        .arg(env.workspace())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (Server(child), addr)
+}
+
+/// One HTTP/1.1 request; returns the status and the body.
+fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for h in headers {
+        request.push_str(h);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        unchunk(body)
+    } else {
+        body.to_owned()
+    };
+    (status, body)
+}
+
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+    out
+}
+
+#[test]
+fn serve_answers_the_manifest_and_json_rpc() {
+    let env = Env::new();
+    std::fs::write(env.workspace().join("hello.txt"), "hello\n").unwrap();
+    let (_server, addr) = start(&env, &["--token", "s3cret"]);
+
+    let (status, body) = http(&addr, "GET", "/api/v1/tools", &[], "");
+    assert_eq!(status, 200, "{body}");
+    let manifest: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let names: Vec<&str> = manifest["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "read_file",
+            "write_file",
+            "search_files",
+            "http_get",
+            "json_query",
+            "clock"
+        ]
+    );
+
+    let call = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"hello.txt"}},"id":1}"#;
+    let (status, _) = http(&addr, "POST", "/rpc", &[], call);
+    assert_eq!(status, 401, "a call without the token is refused");
+    let (status, body) = http(
+        &addr,
+        "POST",
+        "/rpc",
+        &["Authorization: Bearer s3cret"],
+        call,
+    );
+    assert_eq!(status, 200, "{body}");
+    insta::assert_snapshot!(body);
+}
+
+#[test]
+fn serve_refuses_a_public_address_unless_told() {
+    let out = Env::new().check(&["serve", "--addr", "0.0.0.0:7411"]);
+    insta::assert_snapshot!(out);
+}
