@@ -35,6 +35,8 @@ enum Command {
     Call(cmd::call::Args),
     /// Serve the catalog over HTTP (manifest, REST, JSON-RPC, MCP), or MCP over stdio.
     Serve(cmd::serve::Args),
+    /// Chat with a model that finds and calls the catalog's tools (OpenAI-compatible endpoint).
+    Chat(cmd::chat::Args),
     /// Manage bundles: list, put, enable, disable, delete, export, import (ZIP).
     Bundle(cmd::bundle::Args),
     /// Manage tool versions: put (from a tool.json), enable, disable, delete, get.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Search(args) => cmd::search::run(&args, &cli.global, cli.json),
         Command::Call(args) => cmd::call::run(&args, &cli.global),
         Command::Serve(args) => cmd::serve::run(&args, &cli.global),
+        Command::Chat(args) => cmd::chat::run(&args, &cli.global),
         Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),

@@ -3,6 +3,7 @@
 pub(crate) mod bench;
 pub(crate) mod bundle;
 pub(crate) mod call;
+pub(crate) mod chat;
 pub(crate) mod context;
 pub(crate) mod describe;
 pub(crate) mod eval;

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 
 use insta::assert_snapshot;
 
+mod chat;
 mod manage;
 mod serve;
 

@@ -1,0 +1,142 @@
+//! `toolscout chat`: the agent loop over the catalog (browse policy), streamed to the terminal.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::sync::Arc;
+
+use anyhow::{Result, bail};
+use tokio::sync::mpsc;
+use toolscout_agent::{
+    Agent, AgentConfig, AgentEvent, ChatClient, Message, Policy, RunOptions, RunReport, StopReason,
+    ToolboxHost,
+};
+
+use super::context::{Context, Global};
+
+/// The system prompt; the browse policy adds how to find tools.
+const SYSTEM: &str = "You are a helpful assistant. Use the tools when they help; find them first.";
+
+/// Arguments of `chat`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Model name (default: $TOOLSCOUT_MODEL).
+    #[arg(long, env = "TOOLSCOUT_MODEL")]
+    model: String,
+    /// Base URL of an OpenAI-compatible endpoint, with its version (default: $OPENAI_BASE_URL).
+    #[arg(
+        long,
+        env = "OPENAI_BASE_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
+    base_url: String,
+    /// API key (default: $OPENAI_API_KEY; may be empty for local servers).
+    #[arg(
+        long,
+        env = "OPENAI_API_KEY",
+        default_value = "",
+        hide_env_values = true
+    )]
+    api_key: String,
+    /// One turn with this message, instead of reading a message per line from stdin.
+    #[arg(long)]
+    prompt: Option<String>,
+    /// Model requests per turn before giving up.
+    #[arg(long, default_value_t = 16)]
+    max_steps: u32,
+    /// Wait for whole answers instead of streaming them.
+    #[arg(long)]
+    no_stream: bool,
+}
+
+pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
+    let toolbox = Context::open(global)?.into_toolbox()?;
+    let config = AgentConfig::builder("toolscout", args.model.as_str())
+        .system_prompt(SYSTEM)
+        .policy(Policy::Browse)
+        .max_steps(args.max_steps)
+        .stream(!args.no_stream)
+        .build()?;
+    let agent = Agent::new(
+        config,
+        ChatClient::new(&args.base_url, &args.api_key),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if let Some(prompt) = &args.prompt {
+        let report = runtime.block_on(turn(&agent, vec![Message::user(prompt.as_str())]))?;
+        return finish(&report);
+    }
+    let interactive = std::io::stdin().is_terminal();
+    let mut transcript: Vec<Message> = Vec::new();
+    let stdin = std::io::stdin();
+    loop {
+        if interactive {
+            eprint!("> ");
+            std::io::stderr().flush()?;
+        }
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut messages = transcript.clone();
+        messages.push(Message::user(line));
+        let report = runtime.block_on(turn(&agent, messages))?;
+        if let StopReason::EndpointError { .. } = report.stop {
+            finish(&report)?;
+        }
+        transcript = report.messages;
+    }
+}
+
+/// Runs one turn, printing text as it streams (stdout) and tool calls (stderr).
+async fn turn(agent: &Agent, messages: Vec<Message>) -> Result<RunReport> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let printer = tokio::spawn(async move {
+        let mut streamed = false;
+        while let Some(event) = rx.recv().await {
+            match event {
+                AgentEvent::TextDelta { text, depth: 0, .. } => {
+                    streamed = true;
+                    print!("{text}");
+                    let _ = std::io::stdout().flush();
+                }
+                AgentEvent::ToolCallStarted {
+                    tool, arguments, ..
+                } => eprintln!("→ {tool} {arguments}"),
+                AgentEvent::ToolCallFinished { tool, ok, .. } => {
+                    eprintln!("← {tool}: {}", if ok { "ok" } else { "failed" });
+                }
+                AgentEvent::Activated { tool, .. } => eprintln!("+ {tool}"),
+                _ => {}
+            }
+        }
+        streamed
+    });
+    let report = agent
+        .run_messages(messages, RunOptions::default().with_events(tx))
+        .await;
+    let streamed = printer.await?;
+    if !streamed && let Some(answer) = &report.answer {
+        super::emit(answer)?;
+    } else if streamed {
+        super::emit("")?;
+    }
+    Ok(report)
+}
+
+/// Fails when the run did not end with an answer.
+fn finish(report: &RunReport) -> Result<()> {
+    match &report.stop {
+        StopReason::Answer => Ok(()),
+        StopReason::EndpointError { status, message } => match status {
+            Some(s) => bail!("the endpoint answered {s}: {message}"),
+            None => bail!("the endpoint failed: {message}"),
+        },
+        other => bail!("the run stopped without an answer: {other:?}"),
+    }
+}
