@@ -37,6 +37,14 @@ enum Command {
     Serve(cmd::serve::Args),
     /// Chat with a model that finds and calls the catalog's tools (OpenAI-compatible endpoint).
     Chat(cmd::chat::Args),
+    /// Check the catalog: name clashes, near-duplicate descriptions, missing summaries and
+    /// examples, names and schemas providers reject (exit 1 on errors).
+    Lint(cmd::lint::Args),
+    /// Print a shell completion script: `toolscout completions bash > ~/.local/share/bash-completion/completions/toolscout`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Manage bundles: list, put, enable, disable, delete, export, import (ZIP).
     Bundle(cmd::bundle::Args),
     /// Manage tool versions: put (from a tool.json), enable, disable, delete, get.
@@ -60,6 +68,13 @@ fn main() -> ExitCode {
         Command::Call(args) => cmd::call::run(&args, &cli.global),
         Command::Serve(args) => cmd::serve::run(&args, &cli.global),
         Command::Chat(args) => cmd::chat::run(&args, &cli.global),
+        Command::Lint(args) => cmd::lint::run(&args, &cli.global, cli.json),
+        Command::Completions { shell } => {
+            use clap::CommandFactory as _;
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "toolscout", &mut out);
+            cmd::emit(String::from_utf8_lossy(&out).trim_end())
+        }
         Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),

@@ -11,6 +11,7 @@ pub(crate) mod eval_agent;
 pub(crate) mod export;
 pub(crate) mod identity;
 pub(crate) mod import;
+pub(crate) mod lint;
 pub(crate) mod list;
 pub(crate) mod search;
 pub(crate) mod serve;

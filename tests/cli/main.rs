@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use insta::assert_snapshot;
 
 mod chat;
+mod lint;
 mod manage;
 mod serve;
 
@@ -190,4 +191,12 @@ fn call_with_flags_typed_by_the_schema() {
 #[test]
 fn call_help_lists_the_parameters() {
     assert_snapshot!(check(&["call", "read_file", "--help"]));
+}
+
+#[test]
+fn completions_cover_every_command() {
+    let bash = check(&["completions", "bash"]);
+    for command in ["serve", "call", "chat", "bundle", "import", "lint"] {
+        assert!(bash.contains(command), "{command} is not completed");
+    }
 }

@@ -1,0 +1,38 @@
+//! `toolscout lint` on the built-in tools and on a catalog with mistakes.
+
+use insta::assert_snapshot;
+
+use crate::Env;
+
+#[test]
+fn builtin_tools_are_clean() {
+    assert_snapshot!(Env::new().check(&["lint"]), @"6 tools checked; no issue");
+}
+
+#[test]
+fn lint_reports_clashes_duplicates_and_bad_schemas() {
+    let env = Env::new();
+    let long = "a".repeat(70);
+    let tools = [
+        r#"{"name": "get_weather", "description": "Current weather conditions for a city, with temperature and wind.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}"#.to_owned(),
+        r#"{"name": "weather.get", "description": "Current weather conditions for a city, with temperature and wind speed.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}"#.to_owned(),
+        r#"{"name": "Get_Weather", "description": "Something else entirely.", "parameters": {"type": "object", "properties": {"days": {"type": "array"}}}}"#.to_owned(),
+        format!(r#"{{"name": "{long}", "description": "A tool with a long name.", "parameters": {{"type": "object", "properties": {{}}}}}}"#),
+    ];
+    let file = env.path().join("tools.jsonl");
+    std::fs::write(&file, tools.join("\n")).unwrap();
+    env.check(&["import", "jsonl", file.to_str().unwrap()]);
+    let other = env.path().join("other.jsonl");
+    std::fs::write(&other, &tools[0]).unwrap();
+    env.check(&["import", "jsonl", other.to_str().unwrap()]);
+    assert_snapshot!(env.all(&["lint"]));
+    let json: serde_json::Value = serde_json::from_str(
+        &env.output(&["lint", "--json"])
+            .stdout
+            .iter()
+            .map(|b| *b as char)
+            .collect::<String>(),
+    )
+    .unwrap();
+    assert_eq!(json["errors"], 3);
+}
