@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use toolscout_catalog::{Catalog, Tool};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{AllowedHosts, DynTool, ErrorKind, Invoker, ToolError};
+use toolscout_invoke::{AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, ToolError};
 use toolscout_search::SearchIndex;
 use toolscout_spec::ToolSpec;
 
@@ -31,9 +31,13 @@ pub(crate) struct Global {
     /// The directory the file tools may touch (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
-    /// A host `http_get` may reach, e.g. `api.github.com` or `*.example.com` (repeatable).
+    /// A host `http_get` and HTTP tools may reach, e.g. `api.github.com` or
+    /// `*.example.com` (repeatable).
     #[arg(long = "allow-host", global = true, value_name = "HOST")]
     pub(crate) allow_hosts: Vec<String>,
+    /// Let the allowed hosts resolve to loopback and private addresses (local services).
+    #[arg(long, global = true)]
+    pub(crate) allow_private: bool,
 }
 
 impl Global {
@@ -80,8 +84,10 @@ impl Context {
             Some(w) => w.clone(),
             None => std::env::current_dir().context("reading the current directory")?,
         };
-        let mut invoker = Invoker::default();
-        let config = BuiltinConfig::new(workspace, AllowedHosts::new(&global.allow_hosts));
+        let hosts = AllowedHosts::new(&global.allow_hosts).allow_private(global.allow_private);
+        let mut invoker =
+            Invoker::default().with_http_config(HttpConfig::with_allowed_hosts(hosts.clone()));
+        let config = BuiltinConfig::new(workspace, hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
             .context("registering the built-in tools")?;
         invoker

@@ -1,4 +1,5 @@
-//! `toolscout import jsonl FILE`: tools from a file of specs, into a bundle.
+//! `toolscout import jsonl FILE` and `import openapi SPEC`: tools from other formats,
+//! into a bundle.
 //!
 //! A JSONL line (`{name, description, parameters}`) says what a tool is, not how it
 //! runs. Such tools are stored as native tools of the function `spec_only`, which this
@@ -11,7 +12,7 @@ use std::collections::HashSet;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
 use toolscout_catalog::{BundlePut, ToolPut};
@@ -38,22 +39,75 @@ enum What {
         #[arg(long)]
         bundle: Option<String>,
     },
+    /// HTTP tools from an OpenAPI document (JSON; OpenAPI 3 or Swagger 2), one per
+    /// operation. Calls need `--allow-host` for the API's host.
+    Openapi {
+        /// The document.
+        spec: PathBuf,
+        /// The bundle to add them to, created when missing (default: the file's name).
+        #[arg(long)]
+        bundle: Option<String>,
+        /// The API's base URL (default: the document's first server).
+        #[arg(long)]
+        base_url: Option<String>,
+    },
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
-        What::Jsonl { file, bundle } => jsonl(file, bundle.as_deref(), global, json_out),
+        What::Jsonl { file, bundle } => {
+            let puts = super::eval::read_tools(file)?
+                .into_iter()
+                .map(|spec| ToolPut::native(spec, SPEC_ONLY))
+                .collect();
+            store(
+                file,
+                puts,
+                bundle.as_deref(),
+                global,
+                json_out,
+                "spec only: found and described, not called",
+            )
+        }
+        What::Openapi {
+            spec,
+            bundle,
+            base_url,
+        } => {
+            let text = super::eval::read_text(spec)?;
+            let doc: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+                format!(
+                    "{} is not JSON (YAML documents need converting first)",
+                    spec.display()
+                )
+            })?;
+            let puts = super::openapi::tools(&doc, base_url.as_deref())?
+                .into_iter()
+                .map(|(s, template)| ToolPut::http(s, template))
+                .collect();
+            store(
+                spec,
+                puts,
+                bundle.as_deref(),
+                global,
+                json_out,
+                "HTTP tools: calls need --allow-host",
+            )
+        }
     }
 }
 
-fn jsonl(
+/// Adds `puts` to the bundle `bundle` (default: named after `file`), skipping names the
+/// bundle already has.
+fn store(
     file: &std::path::Path,
+    puts: Vec<ToolPut>,
     bundle: Option<&str>,
     global: &Global,
     json_out: bool,
+    what: &str,
 ) -> Result<()> {
-    let specs = super::eval::read_tools(file)?;
-    if specs.is_empty() {
+    if puts.is_empty() {
         bail!("{} holds no tool", file.display());
     }
     let slug = match bundle {
@@ -96,22 +150,23 @@ fn jsonl(
         .filter(|t| t.bundle_id == bundle_id)
         .map(|t| t.slug)
         .collect();
-    let mut puts: Vec<(String, ToolPut)> = Vec::new();
+    let mut slugged: Vec<(String, ToolPut)> = Vec::new();
     let mut skipped = 0;
-    for spec in specs {
-        if !taken.insert(spec.name.to_string()) {
+    for put in puts {
+        if !taken.insert(put.spec.name.to_string()) {
             skipped += 1;
             continue;
         }
-        let base = slug_from_name(&spec.name);
+        let base = slug_from_name(&put.spec.name);
         let mut tool_slug = base.clone();
         let mut n = 2;
         while !slugs.insert(tool_slug.clone()) {
             tool_slug = format!("{base}-{n}");
             n += 1;
         }
-        puts.push((tool_slug, ToolPut::native(spec, SPEC_ONLY)));
+        slugged.push((tool_slug, put));
     }
+    let puts = slugged;
     let spinner = (puts.len() >= 1000 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_message(format!("writing {} tools", puts.len()));
@@ -132,7 +187,7 @@ fn jsonl(
         }));
     }
     super::emit(format!(
-        "imported {} tool(s) into bundle '{slug}'{}{} (spec only: found and described, not called)",
+        "imported {} tool(s) into bundle '{slug}'{}{} ({what})",
         added.len(),
         if created { " (new)" } else { "" },
         if skipped > 0 {

@@ -10,6 +10,7 @@ use insta::assert_snapshot;
 mod chat;
 mod lint;
 mod manage;
+mod openapi;
 mod serve;
 
 /// A temporary catalog and workspace; `run` uses both.

@@ -1,0 +1,68 @@
+//! `toolscout import openapi`: HTTP tools from an OpenAPI document, called on loopback.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpListener;
+
+use insta::assert_snapshot;
+use serde_json::json;
+
+use crate::Env;
+
+#[test]
+fn openapi_operations_become_http_tools() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let api = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(stream.try_clone().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let body = r#"{"id": 7, "name": "Rex"}"#;
+        write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        line
+    });
+    let doc = json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": format!("http://{addr}/v1")}],
+        "paths": {
+            "/pets/{petId}": {"get": {
+                "operationId": "getPet",
+                "summary": "Get one pet by id",
+                "parameters": [
+                    {"name": "petId", "in": "path", "required": true, "schema": {"type": "integer"}, "description": "The pet's id"},
+                    {"name": "verbose", "in": "query", "schema": {"type": "boolean"}}
+                ]
+            }},
+            "/pets": {"post": {
+                "operationId": "createPet",
+                "summary": "Add a pet",
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}}
+            }}
+        },
+        "components": {"schemas": {"Pet": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}
+    });
+    let env = Env::new();
+    let file = env.path().join("pets.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    assert_snapshot!(env.check(&["import", "openapi", file.to_str().unwrap()]));
+    assert_snapshot!(env.check(&["describe", "createPet", "--level", "3"]));
+    let host = addr.ip().to_string();
+    let out = env.all(&[
+        "--allow-host",
+        &host,
+        "--allow-private",
+        "call",
+        "getPet",
+        "--petId",
+        "7",
+    ]);
+    assert_snapshot!(out);
+    assert_eq!(api.join().unwrap(), "GET /v1/pets/7 HTTP/1.1\r\n");
+}
