@@ -188,7 +188,7 @@ async fn call_host(
         return CallOutcome::error(
             kind::UNKNOWN_TOOL,
             format!(
-                "there is no tool named '{tool}'; use only tool names you have seen in the tools list or in discover results"
+                "there is no tool named '{tool}'; find tools with a discover tool first (query: a few words about what you need), then use a name it returns"
             ),
         );
     };

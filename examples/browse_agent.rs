@@ -1,0 +1,90 @@
+//! A model browses the built-in catalog with `discover_tools`, activates the tool it
+//! described, and calls it for real: `read_file` on this repository's README.
+//!
+//! ```sh
+//! # any OpenAI-compatible endpoint; ../shared/local-llm/ runs one on this machine
+//! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=none TOOLSCOUT_MODEL=qwen2.5-coder-1.5b \
+//!     cargo run --release --example browse_agent -- "What are the two commands at the top of README.md?"
+//! ```
+
+use std::io::Write as _;
+use std::sync::Arc;
+
+use toolscout_agent::{
+    Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, ToolboxHost,
+};
+use toolscout_catalog::{Catalog, builtin};
+use toolscout_discover::Toolbox;
+use toolscout_invoke::builtin::BuiltinConfig;
+use toolscout_invoke::{AllowedHosts, Invoker};
+use toolscout_search::SearchIndex;
+
+fn main() -> anyhow::Result<()> {
+    let (Ok(base_url), Ok(model)) = (
+        std::env::var("OPENAI_BASE_URL"),
+        std::env::var("TOOLSCOUT_MODEL"),
+    ) else {
+        eprintln!("Set OPENAI_BASE_URL, OPENAI_API_KEY and TOOLSCOUT_MODEL to run this example.");
+        return Ok(());
+    };
+    let api_key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "none".to_owned());
+    let question = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "What does the first line of README.md say?".to_owned());
+
+    // The built-in catalog in a scratch directory; file tools confined to this folder.
+    let dir = tempfile::tempdir()?;
+    let catalog = Catalog::open(dir.path(), &builtin::NATIVE_FUNCTIONS)?;
+    let mut invoker = Invoker::default();
+    toolscout_invoke::builtin::register(
+        &mut invoker,
+        &BuiltinConfig::new(std::env::current_dir()?, AllowedHosts::default()),
+    )?;
+    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?;
+
+    let config = AgentConfig::builder("assistant", model)
+        .system_prompt("You are a helpful assistant. Find the right tool before you use it.")
+        .policy(Policy::Browse)
+        .max_steps(8)
+        .stream(true)
+        .build()?;
+    let agent = Agent::new(
+        config,
+        ChatClient::new(&base_url, &api_key),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                match event {
+                    AgentEvent::TextDelta { text, .. } => {
+                        print!("{text}");
+                        let _ = std::io::stdout().flush();
+                    }
+                    AgentEvent::ToolCallStarted {
+                        tool, arguments, ..
+                    } => eprintln!("→ {tool}({arguments})"),
+                    AgentEvent::ToolCallFinished { tool, ok, .. } => eprintln!("← {tool}: ok={ok}"),
+                    AgentEvent::Activated { tool, .. } => eprintln!("+ activated {tool}"),
+                    _ => {}
+                }
+            }
+        });
+        let report = agent
+            .run(&question, RunOptions::default().with_events(tx))
+            .await;
+        let _ = printer.await;
+        report
+    });
+    println!();
+    eprintln!(
+        "stopped: {:?} after {} steps, {} prompt + {} completion tokens",
+        report.stop, report.steps, report.usage.prompt_tokens, report.usage.completion_tokens
+    );
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! Specialist agents as tools: a coordinator delegates file work to a `librarian`
+//! sub-agent, which may only use the file tools of the built-in catalog.
+//!
+//! ```sh
+//! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=none TOOLSCOUT_MODEL=qwen2.5-coder-1.5b \
+//!     cargo run --release --example subagents -- "Ask the librarian which Rust files are in examples/."
+//! ```
+
+use std::sync::Arc;
+
+use toolscout_agent::{
+    Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, ToolScope, ToolboxHost,
+};
+use toolscout_catalog::{Catalog, builtin};
+use toolscout_discover::Toolbox;
+use toolscout_invoke::builtin::BuiltinConfig;
+use toolscout_invoke::{AllowedHosts, Invoker};
+use toolscout_search::SearchIndex;
+
+fn main() -> anyhow::Result<()> {
+    let (Ok(base_url), Ok(model)) = (
+        std::env::var("OPENAI_BASE_URL"),
+        std::env::var("TOOLSCOUT_MODEL"),
+    ) else {
+        eprintln!("Set OPENAI_BASE_URL, OPENAI_API_KEY and TOOLSCOUT_MODEL to run this example.");
+        return Ok(());
+    };
+    let api_key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "none".to_owned());
+    let question = std::env::args().nth(1).unwrap_or_else(|| {
+        "Ask the librarian which Rust files are in the examples folder.".to_owned()
+    });
+
+    let dir = tempfile::tempdir()?;
+    let catalog = Catalog::open(dir.path(), &builtin::NATIVE_FUNCTIONS)?;
+    let mut invoker = Invoker::default();
+    toolscout_invoke::builtin::register(
+        &mut invoker,
+        &BuiltinConfig::new(std::env::current_dir()?, AllowedHosts::default()),
+    )?;
+    let host = ToolboxHost::new(Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?);
+
+    let librarian = AgentConfig::builder("librarian", &model)
+        .description("Finds and reads files in the workspace; give it a task in plain words.")
+        .system_prompt("You find and read files. Answer with what you found.")
+        .policy(Policy::Browse)
+        .tool_scope(ToolScope::Only(vec![
+            "read_file".to_owned(),
+            "search_files".to_owned(),
+        ]))
+        .max_steps(6)
+        .build()?;
+    let coordinator = AgentConfig::builder("coordinator", &model)
+        .system_prompt("You delegate file questions to the librarian and report its answer.")
+        .tool_scope(ToolScope::None)
+        .max_steps(4)
+        .max_depth(2)
+        .build()?;
+    let agent = Agent::new(
+        coordinator,
+        ChatClient::new(&base_url, &api_key),
+        Arc::new(host),
+    )
+    .with_subagent(librarian);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                match event {
+                    AgentEvent::ToolCallStarted {
+                        agent,
+                        depth,
+                        tool,
+                        arguments,
+                        ..
+                    } => {
+                        eprintln!(
+                            "{:indent$}[{agent}] → {tool}({arguments})",
+                            "",
+                            indent = depth as usize * 2
+                        );
+                    }
+                    AgentEvent::FinalAnswer { agent, depth, text } => {
+                        eprintln!(
+                            "{:indent$}[{agent}] answered: {text}",
+                            "",
+                            indent = depth as usize * 2
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        });
+        let report = agent
+            .run(&question, RunOptions::default().with_events(tx))
+            .await;
+        let _ = printer.await;
+        report
+    });
+    println!("{}", report.answer.unwrap_or_default());
+    eprintln!("stopped: {:?} after {} steps", report.stop, report.steps);
+    Ok(())
+}
