@@ -94,6 +94,8 @@ impl Context {
             .register_dyn(Arc::new(SpecOnly))
             .context("registering spec-only tools")?;
         let dir = global.catalog_dir()?;
+        super::mcp::register(&mut invoker, &super::mcp::load(&dir)?)
+            .context("registering the tools of imported MCP servers")?;
         let catalog = Catalog::open(&dir, &invoker.native_names())
             .with_context(|| format!("opening the catalog in {}", dir.display()))?;
         for issue in catalog.issues() {

@@ -1,5 +1,5 @@
-//! `toolscout import jsonl FILE` and `import openapi SPEC`: tools from other formats,
-//! into a bundle.
+//! `toolscout import jsonl FILE`, `import openapi SPEC` and `import mcp -- COMMAND…`:
+//! tools from other formats and servers, into a bundle.
 //!
 //! A JSONL line (`{name, description, parameters}`) says what a tool is, not how it
 //! runs. Such tools are stored as native tools of the function `spec_only`, which this
@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
@@ -50,6 +50,16 @@ enum What {
         /// The API's base URL (default: the document's first server).
         #[arg(long)]
         base_url: Option<String>,
+    },
+    /// The tools of another MCP server, started with COMMAND over stdio; calls are
+    /// proxied to it (started again by each process that calls them).
+    Mcp {
+        /// The bundle to add them to, created when missing (default: the command's name).
+        #[arg(long)]
+        bundle: Option<String>,
+        /// The command that starts the server, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
 }
 
@@ -94,7 +104,49 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 "HTTP tools: calls need --allow-host",
             )
         }
+        What::Mcp { bundle, command } => {
+            let program = Path::new(&command[0]);
+            let slug = match bundle {
+                Some(b) => b.clone(),
+                None => default_slug(program),
+            };
+            let specs = super::mcp::list_tools(command)?;
+            let names: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
+            let puts = specs
+                .into_iter()
+                .map(|spec| {
+                    let f = super::mcp::func(&slug, spec.name.as_str());
+                    ToolPut::native(spec, &f)
+                })
+                .collect();
+            // Recorded first, so that the tools are callable as soon as they are stored.
+            super::mcp::save(
+                &global.catalog_dir()?,
+                &super::mcp::Server {
+                    bundle: slug.clone(),
+                    command: command.clone(),
+                    tools: names,
+                },
+            )?;
+            store(
+                program,
+                puts,
+                Some(&slug),
+                global,
+                json_out,
+                "calls are proxied to the server",
+            )
+        }
     }
+}
+
+/// A bundle slug from a file's name, up to its first dot.
+fn default_slug(file: &Path) -> String {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("imported");
+    slug_from_name(name.split('.').next().unwrap_or(name))
 }
 
 /// Adds `puts` to the bundle `bundle` (default: named after `file`), skipping names the
@@ -112,14 +164,7 @@ fn store(
     }
     let slug = match bundle {
         Some(b) => b.to_owned(),
-        None => {
-            let name = file
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("imported");
-            let stem = name.split('.').next().unwrap_or(name);
-            slug_from_name(stem)
-        }
+        None => default_slug(file),
     };
     let ctx = Context::open(global)?;
     let catalog = &ctx.catalog;

@@ -13,6 +13,7 @@ pub(crate) mod identity;
 pub(crate) mod import;
 pub(crate) mod lint;
 pub(crate) mod list;
+pub(crate) mod mcp;
 pub(crate) mod openapi;
 pub(crate) mod search;
 pub(crate) mod serve;

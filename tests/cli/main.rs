@@ -10,6 +10,7 @@ use insta::assert_snapshot;
 mod chat;
 mod lint;
 mod manage;
+mod mcp;
 mod openapi;
 mod serve;
 
