@@ -5,10 +5,23 @@
 //! | module | crate | what |
 //! |---|---|---|
 //! | [`spec`] | `toolscout-spec` | `ToolSpec`, disclosure levels, tokens, format adapters |
+//! | [`search`] | `toolscout-search` | `SearchIndex`: exact > prefix > word > fuzzy ranking |
+//! | [`catalog`] | `toolscout-catalog` | `Catalog`: bundles and tool versions as flat-file JSON |
+//! | [`invoke`] | `toolscout-invoke` | `Invoker`: validated calls of native and HTTP tools |
+//! | [`discover`] | `toolscout-discover` | `Toolbox` and the `discover_*` meta-tools |
+//! | [`agent`] | `toolscout-agent` | `Agent`: the loop over an OpenAI-compatible endpoint |
+//! | [`server`] | `toolscout-server` | HTTP manifest, REST, JSON-RPC and MCP |
 //!
 //! ```
 //! let tools = toolscout::spec::sample::catalog();
 //! assert!(tools.iter().any(|t| t.name == "get_weather"));
+//! assert!(toolscout::catalog::builtin::tool("read_file").is_some());
 //! ```
 
+pub use toolscout_agent as agent;
+pub use toolscout_catalog as catalog;
+pub use toolscout_discover as discover;
+pub use toolscout_invoke as invoke;
+pub use toolscout_search as search;
+pub use toolscout_server as server;
 pub use toolscout_spec as spec;
