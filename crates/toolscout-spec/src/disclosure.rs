@@ -193,7 +193,13 @@ impl ToolSpec {
                 entry.insert("required".to_owned(), Value::Bool(self.is_required(name)));
                 if let Some(obj) = schema.as_object() {
                     for (k, v) in obj {
-                        entry.insert(k.clone(), v.clone());
+                        // An object parameter's own `required` list would clobber the flag.
+                        let key = if k == "required" {
+                            "required_fields"
+                        } else {
+                            k.as_str()
+                        };
+                        entry.insert(key.to_owned(), v.clone());
                     }
                 }
                 (name.clone(), Value::Object(entry))

@@ -127,3 +127,32 @@ fn usage_is_generated_from_the_schema() {
     spawn_coding_agent(task="…", runner_type="claude-code", timeout_minutes=30)
     "#);
 }
+
+#[test]
+fn regression_object_parameter_keeps_its_required_flag() {
+    let spec = toolscout_spec::ToolSpec::builder("post_json", "Send a JSON body")
+        .parameters(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "body": {
+                    "type": "object",
+                    "properties": {"id": {"type": "integer"}},
+                    "required": ["id"]
+                }
+            },
+            "required": ["body"]
+        }))
+        .build()
+        .unwrap();
+    let l3 = spec.level3();
+    assert_eq!(l3.parameters["body"]["required"], true);
+    assert_eq!(
+        l3.parameters["body"]["required_fields"],
+        serde_json::json!(["id"])
+    );
+    assert!(
+        spec.disclose(Level::L3)
+            .to_text()
+            .contains("- body (object, required)")
+    );
+}
