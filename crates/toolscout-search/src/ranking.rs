@@ -15,7 +15,7 @@
 
 /// How much a word hit gains when the query covers its name: its BM25 score is multiplied
 /// by `1 + NAME_COVERAGE × (share of the name's words that the query contains)`. Only the
-/// best 50 BM25 hits are re-ranked, so pages stay consistent.
+/// best 20 BM25 hits are re-ranked, so pages stay consistent.
 ///
 /// **Rationale:** a tool whose whole name the query spells out ("area of a triangle" →
 /// `calculate_triangle_area`) is most likely the one meant, while long names of which the

@@ -27,7 +27,7 @@ use crate::{Result, SearchIndex};
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
 const TIE_MARGIN: usize = 4;
 /// How many of the best BM25 word hits are re-ranked by name coverage.
-const RERANK_DEPTH: usize = 50;
+const RERANK_DEPTH: usize = 20;
 /// At most this many distinct query terms are searched.
 const MAX_TERMS: usize = 48;
 /// At most this many query words are matched fuzzily.
