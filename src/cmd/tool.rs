@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
 use toolscout_catalog::{Catalog, Tool, ToolPut};
-use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use toolscout_spec::adapters::tool_file::ToolFile;
 
 use super::context::{Context, Global};
 use super::list::find_bundle;
@@ -96,7 +96,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 }
                 Err(e) => return Err(e),
             };
-            super::print_json(&serde_json::to_value(tool_file(&t))?)
+            super::print_json(&serde_json::to_value(t.to_file())?)
         }
     }
 }
@@ -147,24 +147,4 @@ fn which(catalog: &Catalog, w: &Which) -> Result<Tool> {
             )
         }
     }
-}
-
-/// The `tool.json` of a catalog tool.
-fn tool_file(t: &Tool) -> ToolFile {
-    let mut file = ToolFile::from_spec(
-        &t.spec,
-        FileInfo {
-            bundle_id: t.bundle_id,
-            tool_id: Some(t.id),
-            tool_type: t.tool_type,
-            implementation: t.implementation.clone(),
-            is_enabled: t.is_enabled,
-            is_built_in: t.is_built_in,
-            created_at: t.created_at,
-            modified_at: t.modified_at,
-        },
-    );
-    file.slug.clone_from(&t.slug);
-    file.version.clone_from(&t.version);
-    file
 }

@@ -13,7 +13,7 @@ use std::io::{Read, Seek, Write};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
-use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
@@ -107,25 +107,7 @@ impl Catalog {
                 .filter(|raw| raw.tool.bundle_id == id)
                 .map(|raw| match &raw.file {
                     Some(f) => f.clone(),
-                    None => {
-                        let t = &raw.tool;
-                        let mut f = ToolFile::from_spec(
-                            &t.spec,
-                            FileInfo {
-                                bundle_id: id,
-                                tool_id: Some(t.id),
-                                tool_type: t.tool_type,
-                                implementation: t.implementation.clone(),
-                                is_enabled: t.is_enabled,
-                                is_built_in: true,
-                                created_at: t.created_at,
-                                modified_at: t.modified_at,
-                            },
-                        );
-                        f.slug = t.slug.clone();
-                        f.version = t.version.clone();
-                        f
-                    }
+                    None => raw.tool.to_file(),
                 })
                 .collect();
             (bundle, files)

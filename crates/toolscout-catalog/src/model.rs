@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolscout_spec::ToolSpec;
-use toolscout_spec::adapters::tool_file::ToolType;
+use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile, ToolType};
 use uuid::Uuid;
 
 /// A named group of tools with one on/off switch.
@@ -176,6 +176,26 @@ impl Tool {
     /// Whether the tool can be called: it, its bundle and its implementation are all there.
     pub fn is_callable(&self) -> bool {
         self.disabled_reason.is_none()
+    }
+
+    /// The tool as a `tool.json` (what the catalog stores, and what import and export carry).
+    pub fn to_file(&self) -> ToolFile {
+        let mut file = ToolFile::from_spec(
+            &self.spec,
+            FileInfo {
+                bundle_id: self.bundle_id,
+                tool_id: Some(self.id),
+                tool_type: self.tool_type,
+                implementation: self.implementation.clone(),
+                is_enabled: self.is_enabled,
+                is_built_in: self.is_built_in,
+                created_at: self.created_at,
+                modified_at: self.modified_at,
+            },
+        );
+        file.slug.clone_from(&self.slug);
+        file.version.clone_from(&self.version);
+        file
     }
 
     /// The native function of a native tool.

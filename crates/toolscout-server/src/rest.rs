@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolscout_catalog::{Bundle, BundlePut, BundleQuery, Tool, ToolPut, ToolQuery};
 use toolscout_search::SearchQuery;
-use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 
 use crate::AppState;
@@ -44,21 +44,7 @@ pub fn bundle_json(b: &Bundle) -> Value {
 /// A tool as the API shows it: its `tool.json`, plus `isCallable`, `disabledReason`,
 /// `callCount` and `lastCalledAt`.
 pub fn tool_json(t: &Tool) -> Value {
-    let mut file = ToolFile::from_spec(
-        &t.spec,
-        FileInfo {
-            bundle_id: t.bundle_id,
-            tool_id: Some(t.id),
-            tool_type: t.tool_type,
-            implementation: t.implementation.clone(),
-            is_enabled: t.is_enabled,
-            is_built_in: t.is_built_in,
-            created_at: t.created_at,
-            modified_at: t.modified_at,
-        },
-    );
-    file.slug = t.slug.clone();
-    file.version = t.version.clone();
+    let file = t.to_file();
     let mut v = serde_json::to_value(&file).unwrap_or_else(|_| json!({}));
     v["isCallable"] = json!(t.is_callable());
     if let Some(r) = &t.disabled_reason {
