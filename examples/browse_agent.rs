@@ -7,40 +7,22 @@
 //!     cargo run --release --example browse_agent -- "What are the two commands at the top of README.md?"
 //! ```
 
+mod common;
+
 use std::io::Write as _;
 use std::sync::Arc;
 
-use toolscout_agent::{
-    Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, ToolboxHost,
-};
-use toolscout_catalog::{Catalog, builtin};
-use toolscout_discover::Toolbox;
-use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{AllowedHosts, Invoker};
-use toolscout_search::SearchIndex;
+use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions};
 
 fn main() -> anyhow::Result<()> {
-    let (Ok(base_url), Ok(model)) = (
-        std::env::var("OPENAI_BASE_URL"),
-        std::env::var("TOOLSCOUT_MODEL"),
-    ) else {
-        eprintln!("Set OPENAI_BASE_URL, OPENAI_API_KEY and TOOLSCOUT_MODEL to run this example.");
+    let Some((base_url, api_key, model)) = common::endpoint() else {
         return Ok(());
     };
-    let api_key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "none".to_owned());
     let question = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "What does the first line of README.md say?".to_owned());
 
-    // The built-in catalog in a scratch directory; file tools confined to this folder.
-    let dir = tempfile::tempdir()?;
-    let catalog = Catalog::open(dir.path(), &builtin::NATIVE_FUNCTIONS)?;
-    let mut invoker = Invoker::default();
-    toolscout_invoke::builtin::register(
-        &mut invoker,
-        &BuiltinConfig::new(std::env::current_dir()?, AllowedHosts::default()),
-    )?;
-    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?;
+    let (_catalog_dir, host) = common::builtin_host()?;
 
     let config = AgentConfig::builder("assistant", model)
         .system_prompt("You are a helpful assistant. Find the right tool before you use it.")
@@ -48,11 +30,7 @@ fn main() -> anyhow::Result<()> {
         .max_steps(8)
         .stream(true)
         .build()?;
-    let agent = Agent::new(
-        config,
-        ChatClient::new(&base_url, &api_key),
-        Arc::new(ToolboxHost::new(toolbox)),
-    );
+    let agent = Agent::new(config, ChatClient::new(&base_url, &api_key), Arc::new(host));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

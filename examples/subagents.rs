@@ -6,38 +6,21 @@
 //!     cargo run --release --example subagents -- "Ask the librarian which Rust files are in examples/."
 //! ```
 
+mod common;
+
 use std::sync::Arc;
 
-use toolscout_agent::{
-    Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, ToolScope, ToolboxHost,
-};
-use toolscout_catalog::{Catalog, builtin};
-use toolscout_discover::Toolbox;
-use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{AllowedHosts, Invoker};
-use toolscout_search::SearchIndex;
+use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, ToolScope};
 
 fn main() -> anyhow::Result<()> {
-    let (Ok(base_url), Ok(model)) = (
-        std::env::var("OPENAI_BASE_URL"),
-        std::env::var("TOOLSCOUT_MODEL"),
-    ) else {
-        eprintln!("Set OPENAI_BASE_URL, OPENAI_API_KEY and TOOLSCOUT_MODEL to run this example.");
+    let Some((base_url, api_key, model)) = common::endpoint() else {
         return Ok(());
     };
-    let api_key = std::env::var("OPENAI_API_KEY").unwrap_or_else(|_| "none".to_owned());
     let question = std::env::args().nth(1).unwrap_or_else(|| {
         "Ask the librarian which Rust files are in the examples folder.".to_owned()
     });
 
-    let dir = tempfile::tempdir()?;
-    let catalog = Catalog::open(dir.path(), &builtin::NATIVE_FUNCTIONS)?;
-    let mut invoker = Invoker::default();
-    toolscout_invoke::builtin::register(
-        &mut invoker,
-        &BuiltinConfig::new(std::env::current_dir()?, AllowedHosts::default()),
-    )?;
-    let host = ToolboxHost::new(Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?);
+    let (_catalog_dir, host) = common::builtin_host()?;
 
     let librarian = AgentConfig::builder("librarian", &model)
         .description("Finds and reads files in the workspace; give it a task in plain words.")
