@@ -1,7 +1,7 @@
 //! A tour of the catalog: create it in a temporary directory, add a bundle and a tool,
 //! list, disable, watch the changes, and export the bundle as a ZIP file.
 //!
-//! Run with `cargo run -p toolscout-catalog --example catalog`.
+//! Run with `cargo run --example catalog`.
 
 use std::fs::File;
 

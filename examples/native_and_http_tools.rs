@@ -1,6 +1,6 @@
 //! Invoke a typed native tool and an HTTP tool against a local server.
 //!
-//! Run with `cargo run -p toolscout-invoke --example invoke`.
+//! Run with `cargo run --example native_and_http_tools`.
 
 use std::net::SocketAddr;
 
