@@ -12,7 +12,7 @@ mod common;
 use std::io::Write as _;
 use std::sync::Arc;
 
-use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions};
+use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy};
 
 fn main() -> anyhow::Result<()> {
     let Some((base_url, api_key, model)) = common::endpoint() else {
@@ -32,33 +32,18 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let agent = Agent::new(config, ChatClient::new(&base_url, &api_key), Arc::new(host));
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let report = runtime.block_on(async {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let printer = tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                match event {
-                    AgentEvent::TextDelta { text, .. } => {
-                        print!("{text}");
-                        let _ = std::io::stdout().flush();
-                    }
-                    AgentEvent::ToolCallStarted {
-                        tool, arguments, ..
-                    } => eprintln!("→ {tool}({arguments})"),
-                    AgentEvent::ToolCallFinished { tool, ok, .. } => eprintln!("← {tool}: ok={ok}"),
-                    AgentEvent::Activated { tool, .. } => eprintln!("+ activated {tool}"),
-                    _ => {}
-                }
-            }
-        });
-        let report = agent
-            .run(&question, RunOptions::default().with_events(tx))
-            .await;
-        let _ = printer.await;
-        report
-    });
+    let report = common::run(&agent, &question, |event| match event {
+        AgentEvent::TextDelta { text, .. } => {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+        AgentEvent::ToolCallStarted {
+            tool, arguments, ..
+        } => eprintln!("→ {tool}({arguments})"),
+        AgentEvent::ToolCallFinished { tool, ok, .. } => eprintln!("← {tool}: ok={ok}"),
+        AgentEvent::Activated { tool, .. } => eprintln!("+ activated {tool}"),
+        _ => {}
+    })?;
     println!();
     eprintln!(
         "stopped: {:?} after {} steps, {} prompt + {} completion tokens",

@@ -10,7 +10,7 @@ mod common;
 
 use std::sync::Arc;
 
-use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, ToolScope};
+use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy, ToolScope};
 
 fn main() -> anyhow::Result<()> {
     let Some((base_url, api_key, model)) = common::endpoint() else {
@@ -45,44 +45,29 @@ fn main() -> anyhow::Result<()> {
     )
     .with_subagent(librarian);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let report = runtime.block_on(async {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let printer = tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                match event {
-                    AgentEvent::ToolCallStarted {
-                        agent,
-                        depth,
-                        tool,
-                        arguments,
-                        ..
-                    } => {
-                        eprintln!(
-                            "{:indent$}[{agent}] → {tool}({arguments})",
-                            "",
-                            indent = depth as usize * 2
-                        );
-                    }
-                    AgentEvent::FinalAnswer { agent, depth, text } => {
-                        eprintln!(
-                            "{:indent$}[{agent}] answered: {text}",
-                            "",
-                            indent = depth as usize * 2
-                        );
-                    }
-                    _ => {}
-                }
-            }
-        });
-        let report = agent
-            .run(&question, RunOptions::default().with_events(tx))
-            .await;
-        let _ = printer.await;
-        report
-    });
+    let report = common::run(&agent, &question, |event| match event {
+        AgentEvent::ToolCallStarted {
+            agent,
+            depth,
+            tool,
+            arguments,
+            ..
+        } => {
+            eprintln!(
+                "{:indent$}[{agent}] → {tool}({arguments})",
+                "",
+                indent = depth as usize * 2
+            );
+        }
+        AgentEvent::FinalAnswer { agent, depth, text } => {
+            eprintln!(
+                "{:indent$}[{agent}] answered: {text}",
+                "",
+                indent = depth as usize * 2
+            );
+        }
+        _ => {}
+    })?;
     println!("{}", report.answer.unwrap_or_default());
     eprintln!("stopped: {:?} after {} steps", report.stop, report.steps);
     Ok(())

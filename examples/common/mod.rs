@@ -1,7 +1,7 @@
 //! What the agent examples share: the endpoint from the environment, and a host over the
 //! built-in catalog.
 
-use toolscout_agent::ToolboxHost;
+use toolscout_agent::{Agent, AgentEvent, RunOptions, RunReport, ToolboxHost};
 use toolscout_catalog::{Catalog, builtin};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
@@ -35,4 +35,29 @@ pub(crate) fn builtin_host() -> anyhow::Result<(tempfile::TempDir, ToolboxHost)>
     )?;
     let toolbox = Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?;
     Ok((dir, ToolboxHost::new(toolbox)))
+}
+
+/// Runs `agent` on `question` on a new runtime, handing every event to `on_event` as it
+/// happens.
+pub(crate) fn run(
+    agent: &Agent,
+    question: &str,
+    mut on_event: impl FnMut(AgentEvent) + Send + 'static,
+) -> anyhow::Result<RunReport> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(async {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                on_event(event);
+            }
+        });
+        let report = agent
+            .run(question, RunOptions::default().with_events(tx))
+            .await;
+        let _ = printer.await;
+        report
+    }))
 }

@@ -38,30 +38,21 @@ pub const CALL_TOOL: &str = "call_tool";
 /// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`]:
 /// `call_tool {name: string, arguments: object}`.
 pub fn call_tool_spec() -> ToolSpec {
-    ToolSpec {
-        name: toolscout_spec::ToolName::new(CALL_TOOL).unwrap_or_else(|_| unreachable!()),
-        title: Some("Call a tool".to_owned()),
-        summary: "Call any tool by name with JSON arguments".to_owned(),
-        description: crate::prompts::CALL_TOOL.trim().to_owned(),
-        usage: None,
-        returns: "the tool's result: {\"ok\":true,\"value\":…} or {\"ok\":false,\"error\":{\"kind\":…,\"message\":…}}".to_owned(),
-        parameters: json!({
+    ToolSpec::builder(CALL_TOOL, "Call any tool by name with JSON arguments")
+        .title("Call a tool")
+        .description(crate::prompts::CALL_TOOL.trim())
+        .returns("the tool's result: {\"ok\":true,\"value\":…} or {\"ok\":false,\"error\":{\"kind\":…,\"message\":…}}")
+        .parameters(json!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "The tool's exact name, as discover_* shows it"},
                 "arguments": {"type": "object", "description": "The tool's arguments, matching its parameters"}
             },
             "required": ["name", "arguments"]
-        }),
-        output_schema: None,
-        examples: Vec::new(),
-        errors: Vec::new(),
-        notes: Vec::new(),
-        category: None,
-        tags: Vec::new(),
-        version: None,
-        metadata: toolscout_spec::Metadata::default(),
-    }
+        }))
+        .build()
+        // A fixed, valid spec: the tests build it.
+        .unwrap_or_else(|e| unreachable!("the call_tool spec is valid: {e}"))
 }
 
 /// Where a call comes from.
