@@ -58,13 +58,29 @@ impl From<async_openai::error::OpenAIError> for Error {
                 message: r.api_error.to_string(),
             },
             E::Reqwest(e) => Error::Http(e.to_string()),
-            E::JSONDeserialize(e, content) => {
-                Error::Decode(format!("{e}: {}", truncate(&content, 500)))
-            }
+            E::JSONDeserialize(e, content) => endpoint_error_body(&content)
+                .unwrap_or_else(|| Error::Decode(format!("{e}: {}", truncate(&content, 500)))),
             E::StreamError(e) => Error::Stream(e.to_string()),
             other => Error::Http(other.to_string()),
         }
     }
+}
+
+/// An error body that async-openai does not read, because its `code` is a number:
+/// llama.cpp and vLLM answer `{"error":{"code":400,"message":"the request exceeds the
+/// available context size…"}}`.
+fn endpoint_error_body(content: &str) -> Option<Error> {
+    let body: serde_json::Value = serde_json::from_str(content).ok()?;
+    let error = body.get("error")?;
+    let status = error
+        .get("code")
+        .and_then(serde_json::Value::as_u64)
+        .filter(|c| (400..600).contains(c))?;
+    let message = error.get("message")?.as_str()?.to_owned();
+    Some(Error::Endpoint {
+        status: u16::try_from(status).ok()?,
+        message,
+    })
 }
 
 fn truncate(s: &str, max: usize) -> &str {
@@ -76,3 +92,21 @@ fn truncate(s: &str, max: usize) -> &str {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn llama_cpp_context_error_is_an_endpoint_error() {
+        let body = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9030,"n_ctx":8192}}"#;
+        let e = endpoint_error_body(body).unwrap();
+        assert_eq!(e.status(), Some(400));
+        assert_eq!(
+            e.to_string(),
+            "the endpoint rejected the request (400): the request exceeds the available context size, try increasing it"
+        );
+        assert!(endpoint_error_body(r#"{"choices":[]}"#).is_none());
+        assert!(endpoint_error_body(r#"{"error":{"code":"bad","message":"x"}}"#).is_none());
+    }
+}
