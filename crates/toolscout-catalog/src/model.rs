@@ -178,6 +178,33 @@ impl Tool {
         self.disabled_reason.is_none()
     }
 
+    /// A stored, non-built-in tool read from its `tool.json` (`spec` is the file's checked
+    /// spec), with no usage counted yet.
+    pub(crate) fn from_file(
+        id: Uuid,
+        file: &ToolFile,
+        spec: ToolSpec,
+        path: PathBuf,
+        disabled_reason: Option<DisabledReason>,
+    ) -> Tool {
+        Tool {
+            id,
+            bundle_id: file.bundle_id,
+            slug: file.slug.clone(),
+            version: file.version.clone(),
+            spec,
+            tool_type: file.tool_type,
+            implementation: file.implementation.clone(),
+            is_enabled: file.is_enabled,
+            is_built_in: false,
+            created_at: file.created_at,
+            modified_at: file.modified_at,
+            usage: Usage::default(),
+            disabled_reason,
+            path: Some(path),
+        }
+    }
+
     /// The tool as a `tool.json` (what the catalog stores, and what import and export carry).
     pub fn to_file(&self) -> ToolFile {
         let mut file = ToolFile::from_spec(

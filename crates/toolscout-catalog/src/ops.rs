@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::catalog::{Catalog, Tx};
 use crate::events::CatalogEvent;
-use crate::model::{Bundle, BundlePut, Tool, ToolPut, Usage};
+use crate::model::{Bundle, BundlePut, Tool, ToolPut};
 use crate::state::{RawTool, State};
 use crate::store::{BUNDLE_SCHEMA, BundleFile};
 use crate::validate::{check_id, check_slug, check_tool_file, check_version};
@@ -100,22 +100,7 @@ impl Tx<'_> {
         let path = self.store.tool_path(file.bundle_id, id);
         self.store.write_json(&path, &file)?;
         let raw = RawTool {
-            tool: Tool {
-                id,
-                bundle_id: file.bundle_id,
-                slug: file.slug.clone(),
-                version: file.version.clone(),
-                spec,
-                tool_type: file.tool_type,
-                implementation: file.implementation.clone(),
-                is_enabled: file.is_enabled,
-                is_built_in: false,
-                created_at: file.created_at,
-                modified_at: file.modified_at,
-                usage: Usage::default(),
-                disabled_reason: None,
-                path: Some(path),
-            },
+            tool: Tool::from_file(id, &file, spec, path, None),
             file: Some(file),
             key: None,
         };

@@ -75,22 +75,7 @@ pub(crate) fn tool_from_file(found: &FoundTool, file: &ToolFile) -> Option<RawTo
         ),
     };
     Some(RawTool {
-        tool: Tool {
-            id: found.id,
-            bundle_id: file.bundle_id,
-            slug: file.slug.clone(),
-            version: file.version.clone(),
-            spec,
-            tool_type: file.tool_type,
-            implementation: file.implementation.clone(),
-            is_enabled: file.is_enabled,
-            is_built_in: false,
-            created_at: file.created_at,
-            modified_at: file.modified_at,
-            usage: Usage::default(),
-            disabled_reason: invalid,
-            path: Some(found.path.clone()),
-        },
+        tool: Tool::from_file(found.id, file, spec, found.path.clone(), invalid),
         file: Some(file.clone()),
         key: found.key.clone(),
     })
