@@ -1,5 +1,17 @@
 //! `${var}` templates of HTTP tools: values from the call's arguments or from secrets,
 //! encoded for where they land (URL, header, JSON body, text body).
+//!
+//! | placeholder | expands to |
+//! |---|---|
+//! | `${name}` | the argument `name` (when given and not `null`), else the secret `name` |
+//! | `${@args}` | the whole arguments object, as JSON |
+//!
+//! `${@args}` forwards a call as it is, optional members included, e.g. to another
+//! server's invoke route: `"bodyTemplate": "{\"args\":${@args}}"`. In a JSON body it is
+//! written as raw JSON, so it goes where a JSON value goes, never inside quotes; in a URL
+//! it is percent-encoded as one component; in a header or a text body it is the compact
+//! JSON text (which has no line breaks). Names that start with `@` are reserved for such
+//! built-in placeholders: an unknown one is a configuration error, never an argument.
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
@@ -64,6 +76,9 @@ pub(crate) fn expand(
     Ok(out)
 }
 
+/// The placeholder of the whole arguments object.
+pub(crate) const ALL_ARGS: &str = "@args";
+
 fn render(
     name: &str,
     target: Target,
@@ -71,6 +86,9 @@ fn render(
     args: &Map<String, Value>,
     secrets: &SecretStore,
 ) -> Result<String, ToolError> {
+    if name.starts_with('@') {
+        return render_builtin(name, target, field, args);
+    }
     if let Some(value) = args.get(name).filter(|v| !v.is_null()) {
         let raw = match value {
             Value::String(s) => s.clone(),
@@ -116,6 +134,33 @@ fn render(
         ),
     )
     .with_details(json!({"missing": name, "template": field})))
+}
+
+/// A built-in placeholder (`@…`): only [`ALL_ARGS`] exists.
+fn render_builtin(
+    name: &str,
+    target: Target,
+    field: &str,
+    args: &Map<String, Value>,
+) -> Result<String, ToolError> {
+    if name != ALL_ARGS {
+        return Err(ToolError::new(
+            ErrorKind::Misconfigured,
+            format!(
+                "the template {field} has the unknown placeholder '${{{name}}}'; names that \
+                 start with '@' are built in, and the only one is '${{{ALL_ARGS}}}' (the whole \
+                 arguments object as JSON)"
+            ),
+        )
+        .with_details(json!({"placeholder": name, "template": field})));
+    }
+    // Serialising a map of JSON values cannot fail; compact JSON escapes every control
+    // character, so the text has no line break and is safe in a header.
+    let text = Value::Object(args.clone()).to_string();
+    Ok(match target {
+        Target::Url => url_encode(&text),
+        Target::Header | Target::Json | Target::Text => text,
+    })
 }
 
 #[cfg(test)]
@@ -164,5 +209,52 @@ mod tests {
     #[test]
     fn missing_variable() {
         insta::assert_snapshot!(check("${nope} ${", Target::Text, json!({})), @"error: invalid_arguments: the template t needs '${nope}', which is neither an argument of this call nor a configured secret; pass 'nope' as an argument");
+    }
+
+    #[test]
+    fn all_args_in_a_json_body_is_raw_json() {
+        assert_eq!(
+            check(
+                r#"{"args":${@args}}"#,
+                Target::Json,
+                json!({"q": "a\"b\n}", "n": null, "o": {"k": [1, 2]}})
+            ),
+            r#"{"args":{"q":"a\"b\n}","n":null,"o":{"k":[1,2]}}}"#
+        );
+        assert_eq!(check("${@args}", Target::Json, json!({})), "{}");
+    }
+
+    #[test]
+    fn all_args_in_a_url_is_one_encoded_component() {
+        assert_eq!(
+            check(
+                "https://h/run?args=${@args}",
+                Target::Url,
+                json!({"city": "São Paulo&x"})
+            ),
+            "https://h/run?args=%7B%22city%22%3A%22S%C3%A3o%20Paulo%26x%22%7D"
+        );
+    }
+
+    #[test]
+    fn all_args_in_a_header_has_no_line_breaks() {
+        assert_eq!(
+            check("${@args}", Target::Header, json!({"v": "a\r\nEvil: 1"})),
+            r#"{"v":"a\r\nEvil: 1"}"#
+        );
+    }
+
+    #[test]
+    fn all_args_is_not_an_argument_or_a_secret() {
+        // An argument named like the placeholder does not replace it.
+        assert_eq!(
+            check("${@args}", Target::Text, json!({"@args": 1})),
+            r#"{"@args":1}"#
+        );
+    }
+
+    #[test]
+    fn unknown_builtin_placeholder() {
+        insta::assert_snapshot!(check("${@arg}", Target::Json, json!({"@arg": 1})), @"error: misconfigured: the template t has the unknown placeholder '${@arg}'; names that start with '@' are built in, and the only one is '${@args}' (the whole arguments object as JSON)");
     }
 }

@@ -8,6 +8,7 @@ mod http;
 mod native;
 mod server;
 mod setup;
+mod whole_args;
 
 use toolscout_invoke::Outcome;
 
