@@ -7,11 +7,12 @@ use reqwest::header::CACHE_CONTROL;
 use serde_json::{Value, json};
 use toolscout_catalog::{BundlePut, Tool, ToolPut};
 use toolscout_discover::Toolbox;
+use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::manifest::{ToolManifest, from_definition};
 use toolscout_spec::identity::canonical_json;
 use uuid::Uuid;
 
-use super::{DEFAULT_MAX_AGE, RemoteSource, SUPPORTED_MAJOR};
+use super::{ALL_ARGS, DEFAULT_MAX_AGE, RemoteSource, SUPPORTED_MAJOR};
 use crate::Result;
 
 /// `max-age` of a `Cache-Control` header; [`DEFAULT_MAX_AGE`] when there is none, zero
@@ -110,7 +111,13 @@ pub(super) fn import(
             }
         };
         let slug = toolscout_spec::name::slug_from_name(&spec.name);
-        let def_json = serde_json::to_value(def).unwrap_or(Value::Null);
+        let implementation = invoke_route(source, &spec);
+        // The version covers how the tool is called too, so that a new token or a
+        // catalog imported by an older release is brought up to date.
+        let def_json = json!({
+            "definition": serde_json::to_value(def).unwrap_or(Value::Null),
+            "impl": implementation,
+        });
         let hash = Uuid::new_v5(&Uuid::NAMESPACE_OID, canonical_json(&def_json).as_bytes());
         let version = format!("r{}", &hash.simple().to_string()[..12]);
         let enabled = overrides
@@ -130,11 +137,6 @@ pub(super) fn import(
             }
             None => {}
         }
-        let implementation = json!({
-            "method": "POST",
-            "urlTemplate": format!("{}/api/v1/tools/{}/invoke", source.endpoint, spec.name),
-            "headers": {"Content-Type": "application/json"},
-        });
         let put = ToolPut::http(spec, implementation).with_enabled(enabled);
         catalog.put_tool(bundle, &slug, &version, &put)?;
     }
@@ -142,6 +144,33 @@ pub(super) fn import(
         catalog.delete_tool(bundle, &gone.slug, &gone.version)?;
     }
     Ok(defaults)
+}
+
+/// The `impl` block of an imported tool: an HTTP call of the remote's invoke route,
+/// `POST {endpoint}/api/v1/tools/{name}/invoke` with `{"args": <the arguments>}`, whose
+/// answer's `value` is the result. A source with a token sends it as a bearer token
+/// read from the secret [`RemoteSource::token_secret`], so that the token is never
+/// stored in the catalog.
+pub(super) fn invoke_route(source: &RemoteSource, spec: &ToolSpec) -> Value {
+    let mut headers = serde_json::Map::new();
+    headers.insert("Content-Type".to_owned(), json!("application/json"));
+    if source.token.is_some() {
+        headers.insert(
+            "Authorization".to_owned(),
+            json!(format!("Bearer ${{{}}}", source.token_secret())),
+        );
+    }
+    let mut implementation = json!({
+        "method": "POST",
+        "urlTemplate": format!("{}/api/v1/tools/{}/invoke", source.endpoint, spec.name),
+        "headers": headers,
+        "bodyTemplate": format!("{{\"args\":${{{ALL_ARGS}}}}}"),
+        "extractExpr": "$.value",
+    });
+    if let Some(secs) = spec.metadata.timeout_seconds {
+        implementation["timeoutMs"] = json!(u64::from(secs) * 1000);
+    }
+    implementation
 }
 
 /// Sets each tool of the bundle to its override, or to its manifest default.

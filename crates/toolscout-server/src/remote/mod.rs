@@ -12,12 +12,16 @@
 //! * per-tool overrides ([`RemoteCatalog::set_override`]) beat the manifest's
 //!   `enabled_by_default`, and survive every refresh.
 //!
-//! Remote tools are stored as HTTP tools whose `impl` names the remote's invoke route,
-//! `POST {endpoint}/api/v1/tools/{name}/invoke` with `{"args": …}`, and are called by
-//! [`RemoteCatalog::call`] (which [`crate::AppState::call`] uses for them).
-//! **Rationale:** the templates of HTTP tools place arguments one by one, and cannot
-//! forward a whole argument object with optional members; calling the route from here
-//! forwards the arguments as they are and returns the remote's outcome unchanged.
+//! Remote tools are stored as HTTP tools whose `impl` calls the remote's invoke route,
+//! `POST {endpoint}/api/v1/tools/{name}/invoke` with the body template
+//! `{"args":${@args}}` (the whole arguments object, optional members included) and
+//! `extractExpr` `$.value`, so that any [`Toolbox`] can call them with
+//! [`Toolbox::call`](toolscout_discover::Toolbox::call), as long as its invoker allows
+//! the remote's host and holds the source's token under
+//! [`RemoteSource::token_secret`] ([`RemoteSource::secrets`] gives them). A server with
+//! a [`RemoteCatalog`] ([`crate::AppState::with_remote`]) calls them through
+//! [`RemoteCatalog::call`] instead, which passes the remote's outcome on unchanged
+//! (error kind included) rather than as an HTTP tool's error.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -29,7 +33,7 @@ use reqwest::header::{ETAG, IF_NONE_MATCH};
 use serde_json::{Value, json};
 use toolscout_catalog::Tool;
 use toolscout_discover::Toolbox;
-use toolscout_invoke::{ErrorKind, Outcome, ToolError};
+use toolscout_invoke::{ErrorKind, Outcome, SecretStore, ToolError};
 use toolscout_spec::adapters::manifest::ToolManifest;
 use uuid::Uuid;
 
@@ -44,6 +48,10 @@ pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// The protocol major version this consumer reads.
 pub const SUPPORTED_MAJOR: u64 = 1;
+
+/// The placeholder of `toolscout-invoke`'s templates that expands to the whole
+/// arguments object (`${@args}`).
+const ALL_ARGS: &str = "@args";
 
 /// One server that publishes a manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,10 +72,32 @@ impl RemoteSource {
         }
     }
 
-    /// Sends `Authorization: Bearer <token>` with invoke requests.
+    /// Sends `Authorization: Bearer <token>` with invoke requests (an empty token is
+    /// none).
     pub fn with_token(mut self, token: Option<&str>) -> Self {
-        self.token = token.map(str::to_owned);
+        self.token = token.filter(|t| !t.is_empty()).map(str::to_owned);
         self
+    }
+
+    /// The name of the secret that holds this source's token in the invoker of the
+    /// consuming [`Toolbox`]: `REMOTE_TOKEN_` and 12 hexadecimal digits of
+    /// [`RemoteSource::bundle_id`]. Imported tools send `Authorization: Bearer ${name}`.
+    pub fn token_secret(&self) -> String {
+        let id = self.bundle_id().simple().to_string();
+        format!("REMOTE_TOKEN_{}", id[id.len() - 12..].to_ascii_uppercase())
+    }
+
+    /// The tokens of `sources` (those that have one), each under its
+    /// [`RemoteSource::token_secret`]: add them to the secrets of the invoker that calls
+    /// the imported tools.
+    pub fn secrets(sources: &[RemoteSource]) -> SecretStore {
+        let mut store = SecretStore::default();
+        for source in sources {
+            if let Some(token) = &source.token {
+                store.insert(source.token_secret(), token.as_str());
+            }
+        }
+        store
     }
 
     /// The local bundle of this source: a UUIDv7-shaped id derived from the endpoint,

@@ -233,3 +233,94 @@ async fn remote_calls_carry_the_source_token() {
         }
     }
 }
+
+/// A consumer with no tools of its own, whose invoker may reach loopback and holds the
+/// tokens of `sources`; its catalog lives in `dir`.
+fn consumer(dir: &std::path::Path, sources: &[RemoteSource]) -> toolscout_discover::Toolbox {
+    use toolscout_catalog::{Catalog, CatalogOptions};
+    use toolscout_invoke::{AllowedHosts, HttpConfig, Invoker};
+    let catalog = Catalog::open_with(dir, CatalogOptions::default().with_builtins(false)).unwrap();
+    let invoker = Invoker::default()
+        .with_http_config(HttpConfig::with_allowed_hosts(
+            AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        ))
+        .with_secrets(RemoteSource::secrets(sources));
+    toolscout_discover::Toolbox::new(
+        catalog,
+        toolscout_search::SearchIndex::in_memory().unwrap(),
+        invoker,
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_remote_tool_is_called_through_the_toolbox_and_the_consumers_invoke_route() {
+    // The producer needs a token for calls; its `read_file` reads its own workspace,
+    // which the consumer does not have: the text can only come from the producer.
+    let producer = fixture_with(ServerOptions::default().with_token(Some("t0ken")), true);
+    let url = spawn(producer.state.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sources = vec![RemoteSource::new(url.clone()).with_token(Some("t0ken"))];
+    let toolbox = consumer(dir.path(), &sources);
+    let rc = RemoteCatalog::new(toolbox.clone(), sources.clone()).unwrap();
+    assert_eq!(
+        status(&rc.refresh().await),
+        SourceStatus::Fetched { tools: 8 }
+    );
+    let Lookup::Found(tool) = toolbox.lookup("read_file") else {
+        panic!("read_file was not imported");
+    };
+    assert!(
+        !tool.implementation.to_string().contains("t0ken"),
+        "the token is not stored in the catalog: {}",
+        tool.implementation
+    );
+
+    // Toolbox::call: the imported HTTP tool posts {"args": …} to the producer.
+    let outcome = toolbox
+        .call("read_file", json!({"file_path": "hello.txt", "limit": 1}))
+        .await;
+    assert_eq!(outcome.value(), Some(&json!("hello\n")), "{outcome:?}");
+
+    // The consumer's own invoke route, served without a RemoteCatalog: the same HTTP tool.
+    let consumer_url = spawn(AppState::new(toolbox.clone(), ServerOptions::default())).await;
+    let reply: serde_json::Value = reqwest::Client::new()
+        .post(format!("{consumer_url}/api/v1/tools/read_file/invoke"))
+        .json(&json!({"args": {"file_path": "hello.txt"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(reply["value"], "hello\nworld\n");
+
+    // A failure on the producer comes back as an error that quotes its outcome. (The
+    // server's own path, `AppState::with_remote`, passes the outcome on unchanged.)
+    let missing = toolbox
+        .call("read_file", json!({"file_path": "missing.txt"}))
+        .await;
+    insta::assert_snapshot!(
+        crate::redact(&missing.to_json()).to_string().replace(&url, "[url]"),
+        @r#"{"ok":false,"error":{"kind":"tool_failed","message":"the response of [url]/api/v1/tools/read_file/invoke has nothing at $.value","details":{"extract_expr":"$.value","body":"{\"ok\":false,\"error\":{\"kind\":\"not_found\",\"message\":\"'missing.txt' does not exist\",\"details\":{\"path\":\"missing.txt\"}}}"}}}"#
+    );
+}
+
+#[tokio::test]
+async fn a_remote_tool_without_the_token_says_the_credentials_were_refused() {
+    let producer = fixture_with(ServerOptions::default().with_token(Some("t0ken")), true);
+    let url = spawn(producer.state.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sources = vec![RemoteSource::new(url.clone())];
+    let toolbox = consumer(dir.path(), &sources);
+    let rc = RemoteCatalog::new(toolbox.clone(), sources).unwrap();
+    rc.refresh().await;
+    let outcome = toolbox
+        .call("json_query", json!({"value": [1], "path": "$[0]"}))
+        .await;
+    insta::assert_snapshot!(
+        outcome.error().unwrap().to_string().replace(&url, "[url]"),
+        @"http_status: POST [url]/api/v1/tools/json_query/invoke answered 401, expected a 2xx status. The credentials were refused; this is not fixable by changing arguments."
+    );
+}
