@@ -10,7 +10,7 @@ use toolscout_agent::{
     ToolboxHost,
 };
 
-use super::context::{Context, Global};
+use super::context::{Context, Global, Remotes, connect_remotes};
 
 /// The system prompt; the browse policy adds how to find tools.
 const SYSTEM: &str = "You are a helpful assistant. Use the tools when they help; find them first.";
@@ -45,10 +45,19 @@ pub(crate) struct Args {
     /// Wait for whole answers instead of streaming them.
     #[arg(long)]
     no_stream: bool,
+    #[command(flatten)]
+    remotes: Remotes,
 }
 
 pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
-    let toolbox = Context::open(global)?.into_toolbox()?;
+    let sources = args.remotes.sources()?;
+    let toolbox = Context::open_with_remotes(global, &sources)?.into_toolbox()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    // The remote tools are read once, at start; a remote that is down stays unavailable
+    // for this session.
+    runtime.block_on(connect_remotes(&toolbox, &sources))?;
     let config = AgentConfig::builder("toolscout", args.model.as_str())
         .system_prompt(SYSTEM)
         .policy(Policy::Browse)
@@ -60,9 +69,6 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         ChatClient::new(&args.base_url, &args.api_key),
         Arc::new(ToolboxHost::new(toolbox)),
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
     if let Some(prompt) = &args.prompt {
         let report = runtime.block_on(turn(&agent, vec![Message::user(prompt.as_str())]))?;
         return finish(&report);

@@ -1,5 +1,6 @@
 //! What every catalog command starts from: the catalog directory, the invoker with the
-//! built-in native tools, and (for search, calls and serving) a [`Toolbox`].
+//! built-in native tools, and (for search, calls and serving) a [`Toolbox`]; for `serve`
+//! and `chat`, the remote catalogs (`--remote`) whose tools join it.
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, ToolError};
 use toolscout_search::SearchIndex;
+use toolscout_server::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_spec::ToolSpec;
 
 /// The native function of tools imported from spec files (`import jsonl`): they can be
@@ -71,6 +73,145 @@ fn default_dir() -> Result<PathBuf> {
     bail!("no catalog directory: pass --catalog DIR or set TOOLSCOUT_HOME")
 }
 
+/// Other toolscout servers whose tools join the catalog (`serve`, `chat`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct Remotes {
+    /// The base URL of another toolscout server whose tools join this catalog, e.g.
+    /// `http://127.0.0.1:7411` (repeatable). Its manifest is read at start and then
+    /// whenever it is stale; its tools are kept in a bundle `remote-<name>` of the
+    /// catalog, unavailable while the server does not answer, and called through its
+    /// invoke route. Its host is allowed for HTTP calls; a remote on `localhost` or a
+    /// loopback or private address also turns on --allow-private.
+    #[arg(long = "remote", value_name = "URL")]
+    pub(crate) urls: Vec<String>,
+    /// The bearer token sent with calls to the remotes' tools, when they need one
+    /// (default: $TOOLSCOUT_REMOTE_TOKEN).
+    #[arg(
+        long,
+        env = "TOOLSCOUT_REMOTE_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN",
+        requires = "urls"
+    )]
+    pub(crate) remote_token: Option<String>,
+}
+
+impl Remotes {
+    /// The sources, each URL checked; the error names the flag, the URL and the problem.
+    pub(crate) fn sources(&self) -> Result<Vec<RemoteSource>> {
+        let mut sources: Vec<RemoteSource> = Vec::with_capacity(self.urls.len());
+        for url in &self.urls {
+            remote_host(url)?;
+            let source = RemoteSource::new(url.as_str()).with_token(self.remote_token.as_deref());
+            if !sources.iter().any(|s| s.endpoint == source.endpoint) {
+                sources.push(source);
+            }
+        }
+        Ok(sources)
+    }
+}
+
+/// The host of a `--remote` URL (`http://HOST[:PORT][/PREFIX]`), or an error that says
+/// what is wrong with it.
+fn remote_host(url: &str) -> Result<String> {
+    let bad = |why: &str| anyhow::anyhow!("--remote {url:?}: {why}");
+    let lower = url.to_ascii_lowercase();
+    let rest = ["http://", "https://"]
+        .iter()
+        .find_map(|scheme| lower.starts_with(scheme).then(|| &url[scheme.len()..]))
+        .ok_or_else(|| bad("expected an http:// or https:// URL, e.g. http://127.0.0.1:7411"))?;
+    if url.contains("${") || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad(
+            "a URL must not contain spaces, control characters or '${'",
+        ));
+    }
+    if url.contains(['?', '#']) {
+        return Err(bad(
+            "expected the server's base URL, without a query or fragment (the manifest is read from <URL>/api/v1/tools)",
+        ));
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Err(bad(
+            "user names and passwords do not go in the URL; use --remote-token",
+        ));
+    }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("an IPv6 address needs its closing ']'"))?;
+            (host, after.strip_prefix(':'))
+        }
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(bad("the URL has no host"));
+    }
+    if let Some(port) = port
+        && port.parse::<u16>().is_err()
+    {
+        return Err(bad(&format!("{port:?} is not a port number")));
+    }
+    Ok(host.to_ascii_lowercase())
+}
+
+/// Whether `host` is this machine or a private network: `localhost`, or a loopback,
+/// private, link-local or unique-local address.
+fn is_local(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Ok(std::net::IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| is_local(&v4.to_string()))
+        }
+        Err(_) => false,
+    }
+}
+
+/// A remote catalog over `sources` feeding `toolbox`, read once (each source's trouble is
+/// a warning on stderr, and its tools are unavailable); `None` without sources. Call it
+/// inside the runtime that will go on using it.
+pub(crate) async fn connect_remotes(
+    toolbox: &Toolbox,
+    sources: &[RemoteSource],
+) -> Result<Option<RemoteCatalog>> {
+    if sources.is_empty() {
+        return Ok(None);
+    }
+    let remote = RemoteCatalog::new(toolbox.clone(), sources.to_vec())
+        .context("setting up the remote catalogs")?;
+    for report in remote.refresh().await {
+        match report.status {
+            SourceStatus::Fetched { tools } => {
+                eprintln!("remote {}: {tools} tools", report.endpoint);
+            }
+            SourceStatus::Unavailable { reason } | SourceStatus::Skipped { reason } => {
+                eprintln!(
+                    "warning: remote {}: {reason}; its tools are unavailable until it answers",
+                    report.endpoint
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(Some(remote))
+}
+
 /// An opened catalog and an invoker whose native functions it knows about.
 pub(crate) struct Context {
     pub(crate) catalog: Catalog,
@@ -80,14 +221,34 @@ pub(crate) struct Context {
 impl Context {
     /// Opens the catalog and registers the built-in native tools.
     pub(crate) fn open(global: &Global) -> Result<Context> {
+        Context::open_with_remotes(global, &[])
+    }
+
+    /// Like [`Context::open`], with an invoker that can call the tools of `remotes`:
+    /// their hosts are allowed (private addresses too when one is local) and their
+    /// tokens are secrets.
+    pub(crate) fn open_with_remotes(global: &Global, remotes: &[RemoteSource]) -> Result<Context> {
         let workspace = match &global.workspace {
             Some(w) => w.clone(),
             None => std::env::current_dir().context("reading the current directory")?,
         };
-        let hosts = AllowedHosts::new(&global.allow_hosts).allow_private(global.allow_private);
-        let mut invoker =
-            Invoker::default().with_http_config(HttpConfig::with_allowed_hosts(hosts.clone()));
-        let config = BuiltinConfig::new(workspace, hosts);
+        let builtin_hosts =
+            AllowedHosts::new(&global.allow_hosts).allow_private(global.allow_private);
+        let mut remote_hosts = Vec::with_capacity(remotes.len());
+        for source in remotes {
+            remote_hosts.push(remote_host(&source.endpoint)?);
+        }
+        let hosts = if remote_hosts.is_empty() {
+            builtin_hosts.clone()
+        } else {
+            AllowedHosts::new(global.allow_hosts.iter().chain(&remote_hosts))
+                .allow_private(global.allow_private || remote_hosts.iter().any(|h| is_local(h)))
+        };
+        let mut invoker = Invoker::default()
+            .with_http_config(HttpConfig::with_allowed_hosts(hosts))
+            .with_secrets(RemoteSource::secrets(remotes));
+        // `http_get` keeps the hosts of --allow-host: a remote is for its tools.
+        let config = BuiltinConfig::new(workspace, builtin_hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
             .context("registering the built-in tools")?;
         invoker

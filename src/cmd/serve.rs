@@ -5,7 +5,11 @@ use std::net::SocketAddr;
 use anyhow::{Context as _, Result, bail};
 use toolscout_server::{AppState, Expose, ServerOptions};
 
-use super::context::{Context, Global};
+use super::context::{Context, Global, Remotes, connect_remotes};
+
+/// How often the remote catalogs are checked; each is read again only once its manifest
+/// is stale (its `max-age`).
+const REMOTE_REFRESH: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Which tools MCP clients see.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -41,6 +45,8 @@ pub(crate) struct Args {
     /// What MCP clients see.
     #[arg(long, value_enum, default_value = "discover")]
     expose: ExposeArg,
+    #[command(flatten)]
+    remotes: Remotes,
 }
 
 pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
@@ -50,7 +56,12 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             args.addr
         );
     }
-    let toolbox = Context::open(global)?.into_toolbox()?;
+    let sources = args.remotes.sources()?;
+    let toolbox = Context::open_with_remotes(global, &sources)?.into_toolbox()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let remote = runtime.block_on(connect_remotes(&toolbox, &sources))?;
     let tools = toolbox.callable_specs().len();
     let options = ServerOptions::default()
         .with_token(args.token.as_deref())
@@ -59,10 +70,15 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             ExposeArg::All => Expose::All,
         })
         .with_base_url(Some(&format!("http://{}", args.addr)));
-    let state = AppState::new(toolbox, options);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let state = match remote {
+        Some(remote) => {
+            let _guard = runtime.enter();
+            // The task lives as long as the runtime, that is as long as the server.
+            drop(remote.spawn_refresh(REMOTE_REFRESH));
+            AppState::with_remote(toolbox, options, remote)
+        }
+        None => AppState::new(toolbox, options),
+    };
     if args.mcp.is_some() {
         eprintln!("serving MCP over stdio ({tools} tools)");
         return runtime

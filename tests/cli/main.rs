@@ -12,6 +12,7 @@ mod lint;
 mod manage;
 mod mcp;
 mod openapi;
+mod remote;
 mod serve;
 
 /// A temporary catalog and workspace; `run` uses both.
