@@ -111,9 +111,37 @@ impl Remotes {
     }
 }
 
+impl Remotes {
+    /// Refuses a remote that is the server at `addr` itself: its tools would call
+    /// themselves over HTTP without end.
+    pub(crate) fn check_not_self(&self, addr: std::net::SocketAddr) -> Result<()> {
+        for url in &self.urls {
+            let (host, port) = remote_authority(url)?;
+            let listens_locally = addr.ip().is_loopback() || addr.ip().is_unspecified();
+            // Other host names may or may not be this machine; only these are sure.
+            let same_host = match host.parse::<std::net::IpAddr>() {
+                Ok(ip) => ip == addr.ip() || (ip.is_loopback() && addr.ip().is_unspecified()),
+                Err(_) => (host == "localhost" || host.ends_with(".localhost")) && listens_locally,
+            };
+            if port == addr.port() && same_host {
+                bail!(
+                    "--remote {url} is this server's own address ({addr}): its tools would call themselves; give another server's URL"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The host of a `--remote` URL (`http://HOST[:PORT][/PREFIX]`), or an error that says
 /// what is wrong with it.
 fn remote_host(url: &str) -> Result<String> {
+    remote_authority(url).map(|(host, _)| host)
+}
+
+/// The host (lower case) and port of a `--remote` URL, or an error that says what is
+/// wrong with it.
+fn remote_authority(url: &str) -> Result<(String, u16)> {
     let bad = |why: &str| anyhow::anyhow!("--remote {url:?}: {why}");
     let lower = url.to_ascii_lowercase();
     let rest = ["http://", "https://"]
@@ -151,12 +179,14 @@ fn remote_host(url: &str) -> Result<String> {
     if host.is_empty() {
         return Err(bad("the URL has no host"));
     }
-    if let Some(port) = port
-        && port.parse::<u16>().is_err()
-    {
-        return Err(bad(&format!("{port:?} is not a port number")));
-    }
-    Ok(host.to_ascii_lowercase())
+    let port = match port {
+        Some(p) => p
+            .parse::<u16>()
+            .map_err(|_| bad(&format!("{p:?} is not a port number")))?,
+        None if lower.starts_with("https://") => 443,
+        None => 80,
+    };
+    Ok((host.to_ascii_lowercase(), port))
 }
 
 /// Whether `host` is this machine or a private network: `localhost`, or a loopback,

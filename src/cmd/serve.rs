@@ -57,6 +57,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         );
     }
     let sources = args.remotes.sources()?;
+    if args.mcp.is_none() {
+        args.remotes.check_not_self(args.addr)?;
+    }
     let toolbox = Context::open_with_remotes(global, &sources)?.into_toolbox()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -145,6 +145,10 @@ fn a_bad_remote_url_is_a_clear_error() {
     exit 1
     error: --remote "http://127.0.0.1:7411/?a=1": expected the server's base URL, without a query or fragment (the manifest is read from <URL>/api/v1/tools)
     "#);
+    insta::assert_snapshot!(env.check(&["serve", "--addr", "127.0.0.1:7411", "--remote", "http://localhost:7411/"]), @"
+    exit 1
+    error: --remote http://localhost:7411/ is this server's own address (127.0.0.1:7411): its tools would call themselves; give another server's URL
+    ");
     let no_remote = env.check(&["serve", "--remote-token", "t"]);
     assert!(no_remote.starts_with("exit 2\n"), "{no_remote}");
     assert!(no_remote.contains("--remote <URL>"), "{no_remote}");
