@@ -112,7 +112,7 @@ impl SearchIndex {
     pub fn upsert(&self, doc: &IndexDoc<'_>) -> Result<()> {
         self.with_writer(|w| {
             w.delete_term(Term::from_field_text(self.fields.id, doc.id));
-            w.add_document(self.fields.document(doc))?;
+            w.add_document(self.fields.document(doc, &mut self.analyzer.clone()))?;
             Ok(())
         })
     }
@@ -128,13 +128,14 @@ impl SearchIndex {
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
         let fresh = self.is_empty();
+        let mut analyzer = self.analyzer.clone();
         self.with_writer(|w| {
             let mut n = 0u64;
             for doc in docs {
                 if !fresh {
                     w.delete_term(Term::from_field_text(self.fields.id, doc.id));
                 }
-                w.add_document(self.fields.document(&doc))?;
+                w.add_document(self.fields.document(&doc, &mut analyzer))?;
                 n += 1;
                 if n.is_multiple_of(1024) {
                     progress(n);

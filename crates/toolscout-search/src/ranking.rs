@@ -15,7 +15,10 @@
 
 /// How much a word hit gains when the query covers its name: its BM25 score is multiplied
 /// by `1 + NAME_COVERAGE × (share of the name's words that the query contains)`. Only the
-/// best 20 BM25 hits are re-ranked, so pages stay consistent.
+/// best 20 BM25 hits are re-ranked, so pages stay consistent. A name word counts as
+/// covered when the query holds it or its spelled-out form (`calc` ← "calculate"); it is
+/// read from the postings of the analyzed name and a per-tool term count (a fast field),
+/// never from the stored name.
 ///
 /// **Rationale:** a tool whose whole name the query spells out ("area of a triangle" →
 /// `calculate_triangle_area`) is most likely the one meant, while long names of which the

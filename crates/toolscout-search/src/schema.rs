@@ -83,9 +83,12 @@ pub(crate) struct Fields {
     pub(crate) bundle_raw: Field,
     pub(crate) enabled: Field,
     pub(crate) modified_at: Field,
+    pub(crate) name_words: Field,
 }
 
 pub(crate) const MODIFIED_AT: &str = "modified_at";
+/// How many distinct terms the name analyzes into: the denominator of name coverage.
+pub(crate) const NAME_WORDS: &str = "name_words";
 pub(crate) const ENABLED: &str = "enabled";
 /// The name as given, a fast field: did-you-mean reads names without a stored document.
 pub(crate) const NAME_FAST: &str = "name_fast";
@@ -109,6 +112,7 @@ pub(crate) fn schema() -> Schema {
     b.add_text_field("bundle_raw", STRING);
     b.add_u64_field(ENABLED, INDEXED | FAST);
     b.add_i64_field(MODIFIED_AT, FAST);
+    b.add_u64_field(NAME_WORDS, FAST);
     b.build()
 }
 
@@ -132,11 +136,16 @@ impl Fields {
             bundle_raw: f("bundle_raw")?,
             enabled: f(ENABLED)?,
             modified_at: f(MODIFIED_AT)?,
+            name_words: f(NAME_WORDS)?,
         })
     }
 
-    /// The tantivy document of a tool.
-    pub(crate) fn document(&self, doc: &IndexDoc<'_>) -> TantivyDocument {
+    /// The tantivy document of a tool; `analyzer` counts the name's terms.
+    pub(crate) fn document(
+        &self,
+        doc: &IndexDoc<'_>,
+        analyzer: &mut tantivy::tokenizer::TextAnalyzer,
+    ) -> TantivyDocument {
         let spec = doc.spec;
         let mut d = TantivyDocument::default();
         d.add_text(self.id, doc.id);
@@ -172,6 +181,8 @@ impl Fields {
         }
         d.add_u64(self.enabled, u64::from(doc.enabled));
         d.add_i64(self.modified_at, doc.modified_at);
+        let words = crate::analyzer::terms(analyzer, spec.name.as_str(), 32).len();
+        d.add_u64(self.name_words, words as u64);
         d
     }
 }

@@ -9,6 +9,7 @@ use std::ops::Bound;
 
 use tantivy::collector::TopDocs;
 use tantivy::columnar::Column;
+use tantivy::postings::SegmentPostings;
 use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, InvertedIndexRangeQuery, Occur,
     Query, TermQuery,
@@ -21,7 +22,7 @@ use crate::query::{
     Hit, MAX_QUERY_CHARS, MatchField, NameStatus, SearchQuery, SearchResults, Tier,
 };
 use crate::ranking::NAME_COVERAGE;
-use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST};
+use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST, NAME_WORDS};
 use crate::{Result, SearchIndex};
 
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
@@ -294,28 +295,24 @@ impl SearchIndex {
         let top = searcher.search(&query, &TopDocs::with_limit(k).order_by_score())?;
         let mut head = Vec::with_capacity(top.len());
         let mut tail = Vec::new();
-        let mut analyzer = self.analyzer.clone();
-        for (rank, (mut score, addr)) in top.into_iter().enumerate() {
+        for (rank, (score, addr)) in top.into_iter().enumerate() {
             if !seen.insert(addr) {
                 continue;
-            }
-            let modified_at = cols.modified_at(searcher, addr)?;
-            let reranked = rank < RERANK_DEPTH && rerank.is_some();
-            if let (true, Some(q)) = (reranked, rerank) {
-                let name = cols.name(searcher, addr)?;
-                let words = terms(&mut analyzer, &name, 32);
-                if !words.is_empty() {
-                    let covered = words.iter().filter(|w| q.contains(w)).count();
-                    score *= 1.0 + NAME_COVERAGE * covered as f32 / words.len() as f32;
-                }
             }
             let c = Cand {
                 addr,
                 tier,
                 score,
-                modified_at,
+                modified_at: cols.modified_at(searcher, addr)?,
             };
-            if reranked { head.push(c) } else { tail.push(c) }
+            if rank < RERANK_DEPTH && rerank.is_some() {
+                head.push(c);
+            } else {
+                tail.push(c);
+            }
+        }
+        if let Some(q) = rerank {
+            self.rerank_by_name_coverage(searcher, q, &mut head, cols)?;
         }
         let order = |a: &Cand, b: &Cand| {
             b.score
@@ -330,6 +327,34 @@ impl SearchIndex {
         }
         out.extend(head);
         out.extend(tail);
+        Ok(())
+    }
+
+    /// Multiplies each word hit's score by its name coverage (see [`NAME_COVERAGE`]): the
+    /// share of the name's terms that the query holds, read from the postings of the
+    /// analyzed name (abbreviations spelled out count too) and the name's term count.
+    fn rerank_by_name_coverage(
+        &self,
+        searcher: &Searcher,
+        terms: &[String],
+        head: &mut [Cand],
+        cols: &mut Columns,
+    ) -> Result<()> {
+        let mut sorted: Vec<(DocAddress, usize)> =
+            head.iter().enumerate().map(|(i, c)| (c.addr, i)).collect();
+        sorted.sort();
+        let mut covered = vec![0u32; head.len()];
+        for t in terms {
+            let term = Term::from_field_text(self.fields.text[0], t);
+            docs_with_term(searcher, &term, &sorted, &mut |i| covered[i] += 1)?;
+        }
+        for (c, n) in head.iter_mut().zip(covered) {
+            let words = cols.name_words(searcher, c.addr)?;
+            if words > 0 {
+                let share = n.min(words) as f32 / words as f32;
+                c.score *= 1.0 + NAME_COVERAGE * share;
+            }
+        }
         Ok(())
     }
 
@@ -403,46 +428,17 @@ impl SearchIndex {
             if open.is_empty() {
                 break;
             }
-            let mut decided = vec![false; open.len()];
+            let mut decided = vec![false; page.len()];
             for t in &p.terms {
                 let term = Term::from_field_text(*field, t);
-                let mut postings: Option<(u32, tantivy::postings::SegmentPostings)> = None;
-                for (k, &(addr, i)) in open.iter().enumerate() {
-                    if decided[k] {
-                        continue;
-                    }
-                    if postings
-                        .as_ref()
-                        .is_none_or(|(seg, _)| *seg != addr.segment_ord)
-                    {
-                        let reader = searcher.segment_reader(addr.segment_ord);
-                        let inv = reader.inverted_index(*field)?;
-                        let read = inv.read_postings(&term, IndexRecordOption::Basic);
-                        match read.map_err(|e| crate::Error::Index(e.into()))? {
-                            Some(sp) => postings = Some((addr.segment_ord, sp)),
-                            None => {
-                                postings = None;
-                                continue;
-                            }
-                        }
-                    }
-                    let Some((_, sp)) = postings.as_mut() else {
-                        continue;
-                    };
-                    if sp.doc() != TERMINATED && sp.doc() < addr.doc_id {
-                        sp.seek(addr.doc_id);
-                    }
-                    if sp.doc() == addr.doc_id {
-                        best[i] = MatchField::SHORT[fi];
-                        decided[k] = true;
-                    }
-                }
+                let pending: Vec<(DocAddress, usize)> =
+                    open.iter().copied().filter(|&(_, i)| !decided[i]).collect();
+                docs_with_term(searcher, &term, &pending, &mut |i| {
+                    best[i] = MatchField::SHORT[fi];
+                    decided[i] = true;
+                })?;
             }
-            let mut k = 0;
-            open.retain(|_| {
-                k += 1;
-                !decided[k - 1]
-            });
+            open.retain(|&(_, i)| !decided[i]);
         }
         for (_, i) in open {
             best[i] = MatchField::Text;
@@ -525,10 +521,46 @@ fn with_filters(query: Box<dyn Query>, filters: &[Clause]) -> Box<dyn Query> {
     Box::new(BooleanQuery::new(clauses))
 }
 
+/// Calls `hit(i)` for each `(address, i)` of `sorted` (ascending addresses) whose
+/// document holds `term`: one postings walk per segment.
+fn docs_with_term(
+    searcher: &Searcher,
+    term: &Term,
+    sorted: &[(DocAddress, usize)],
+    hit: &mut dyn FnMut(usize),
+) -> Result<()> {
+    let mut postings: Option<(u32, Option<SegmentPostings>)> = None;
+    for &(addr, i) in sorted {
+        if postings
+            .as_ref()
+            .is_none_or(|(seg, _)| *seg != addr.segment_ord)
+        {
+            let reader = searcher.segment_reader(addr.segment_ord);
+            let inv = reader.inverted_index(term.field())?;
+            let read = inv.read_postings(term, IndexRecordOption::Basic);
+            postings = Some((
+                addr.segment_ord,
+                read.map_err(|e| crate::Error::Index(e.into()))?,
+            ));
+        }
+        let Some((_, Some(sp))) = postings.as_mut() else {
+            continue;
+        };
+        if sp.doc() != TERMINATED && sp.doc() < addr.doc_id {
+            sp.seek(addr.doc_id);
+        }
+        if sp.doc() == addr.doc_id {
+            hit(i);
+        }
+    }
+    Ok(())
+}
+
 /// Fast-field columns, opened once per segment per search.
 #[derive(Default)]
 struct Columns {
     modified: Vec<Option<Column<i64>>>,
+    name_words: Vec<Option<Column<u64>>>,
     names: Vec<Option<tantivy::columnar::StrColumn>>,
 }
 
@@ -546,6 +578,22 @@ impl Columns {
             .as_ref()
             .and_then(|c| c.first(addr.doc_id))
             .unwrap_or(0))
+    }
+
+    fn name_words(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<u32> {
+        let seg = addr.segment_ord as usize;
+        if self.name_words.len() <= seg {
+            self.name_words.resize_with(seg + 1, || None);
+        }
+        if self.name_words[seg].is_none() {
+            let reader = searcher.segment_reader(addr.segment_ord);
+            self.name_words[seg] = Some(reader.fast_fields().u64(NAME_WORDS)?);
+        }
+        let n = self.name_words[seg]
+            .as_ref()
+            .and_then(|c| c.first(addr.doc_id))
+            .unwrap_or(0);
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
     }
 
     fn name(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<String> {
