@@ -49,6 +49,8 @@ struct Cand {
 struct Prepared {
     lower: String,
     terms: Vec<String>,
+    /// Every term of the query, for name coverage.
+    cover: Vec<String>,
     fuzzy_words: Vec<String>,
     name_like: bool,
 }
@@ -120,7 +122,7 @@ impl SearchIndex {
                 &mut seen,
                 &mut out,
                 &mut cols,
-                Some(&p.terms),
+                Some(&p.cover),
             )?;
         }
         if out.len() < need
@@ -162,7 +164,7 @@ impl SearchIndex {
         let text: String = text.trim().chars().take(MAX_QUERY_CHARS).collect();
         let lower = text.to_lowercase();
         let mut analyzer = self.analyzer.clone();
-        let t = terms(&mut analyzer, &text, MAX_TERMS);
+        let mut t = terms(&mut analyzer, &text, MAX_TERMS);
         let mut fuzzy_words: Vec<String> = Vec::new();
         for w in split_words(&text) {
             let n = w.chars().count();
@@ -177,9 +179,17 @@ impl SearchIndex {
         let name_like = !lower.is_empty()
             && lower.chars().count() <= 128
             && !lower.chars().any(char::is_whitespace);
+        // In a sentence, numbers are the values of a call ("10 units", "in 2019"), not what
+        // tools are named or described by; in a name-like query they stay ("ipv4", "s3").
+        // Name coverage still counts them: names hold digits too (`Weather_1_GetWeather`).
+        let cover = t.clone();
+        if !name_like {
+            t.retain(|w| !w.bytes().all(|b| b.is_ascii_digit()));
+        }
         Prepared {
             lower,
             terms: t,
+            cover,
             fuzzy_words,
             name_like,
         }
