@@ -78,151 +78,229 @@ fn is_cjk(c: char) -> bool {
 /// ```
 pub fn split_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    split_into(text, &mut |s, _, _| out.push(s));
+    Splitter::default().split(text, &mut |s, _, _| out.push(s.to_owned()));
     out
 }
 
-/// The splitting of [`split_words`], calling `emit(word, byte_from, byte_to)`.
-fn split_into(text: &str, emit: &mut dyn FnMut(String, usize, usize)) {
-    let mut run_start: Option<usize> = None;
-    for (i, c) in text.char_indices() {
-        let cjk = is_cjk(c);
-        if cjk || !c.is_alphanumeric() {
-            if let Some(start) = run_start.take() {
-                split_run(&text[start..i], start, emit);
+/// The splitting of [`split_words`], with its buffers kept between texts so that
+/// splitting allocates nothing once warm.
+#[derive(Debug, Clone, Default)]
+struct Splitter {
+    chars: Vec<(usize, char)>,
+    cuts: Vec<usize>,
+    lower: String,
+}
+
+impl Splitter {
+    /// Calls `emit(word, byte_from, byte_to)` for every word of `text`, lowercased.
+    fn split(&mut self, text: &str, emit: &mut dyn FnMut(&str, usize, usize)) {
+        let mut run_start: Option<usize> = None;
+        for (i, c) in text.char_indices() {
+            let cjk = is_cjk(c);
+            if cjk || !c.is_alphanumeric() {
+                if let Some(start) = run_start.take() {
+                    self.split_run(&text[start..i], start, emit);
+                }
+            } else if run_start.is_none() {
+                run_start = Some(i);
             }
-        } else if run_start.is_none() {
-            run_start = Some(i);
+            if cjk {
+                let end = i + c.len_utf8();
+                emit(&text[i..end], i, end);
+                if let Some(next) = text[end..].chars().next()
+                    && is_cjk(next)
+                {
+                    let pair_end = end + next.len_utf8();
+                    emit(&text[i..pair_end], i, pair_end);
+                }
+            }
         }
-        if cjk {
-            let end = i + c.len_utf8();
-            emit(c.to_string(), i, end);
-            if let Some(next) = text[end..].chars().next()
-                && is_cjk(next)
-            {
-                let pair_end = end + next.len_utf8();
-                emit(text[i..pair_end].to_string(), i, pair_end);
-            }
+        if let Some(start) = run_start {
+            self.split_run(&text[start..], start, emit);
         }
     }
-    if let Some(start) = run_start {
-        split_run(&text[start..], start, emit);
+
+    /// Splits one alphanumeric run at case and digit boundaries.
+    fn split_run(&mut self, run: &str, offset: usize, emit: &mut dyn FnMut(&str, usize, usize)) {
+        self.chars.clear();
+        self.chars.extend(run.char_indices());
+        self.cuts.clear();
+        self.cuts.push(0);
+        let chars = &self.chars;
+        for k in 1..chars.len() {
+            let (pos, c) = chars[k];
+            let p = chars[k - 1].1;
+            let next_lower = chars.get(k + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let cut = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next_lower)
+                || (p.is_numeric() != c.is_numeric());
+            if cut {
+                self.cuts.push(pos);
+            }
+        }
+        if self.cuts.len() > 1 {
+            lowercase_into(run, &mut self.lower);
+            emit(&self.lower, offset, offset + run.len());
+        }
+        self.cuts.push(run.len());
+        for k in 1..self.cuts.len() {
+            let (a, b) = (self.cuts[k - 1], self.cuts[k]);
+            lowercase_into(&run[a..b], &mut self.lower);
+            emit(&self.lower, offset + a, offset + b);
+        }
     }
 }
 
-/// Splits one alphanumeric run at case and digit boundaries.
-fn split_run(run: &str, offset: usize, emit: &mut dyn FnMut(String, usize, usize)) {
-    let chars: Vec<(usize, char)> = run.char_indices().collect();
-    let mut cuts = vec![0usize];
-    for k in 1..chars.len() {
-        let (pos, c) = chars[k];
-        let p = chars[k - 1].1;
-        let next_lower = chars.get(k + 1).is_some_and(|&(_, n)| n.is_lowercase());
-        let cut = (p.is_lowercase() && c.is_uppercase())
-            || (p.is_uppercase() && c.is_uppercase() && next_lower)
-            || (p.is_numeric() != c.is_numeric());
-        if cut {
-            cuts.push(pos);
-        }
-    }
-    if cuts.len() > 1 {
-        emit(run.to_lowercase(), offset, offset + run.len());
-    }
-    cuts.push(run.len());
-    for w in cuts.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        emit(run[a..b].to_lowercase(), offset + a, offset + b);
+/// `text` lowercased into `out` (replacing what it held).
+fn lowercase_into(text: &str, out: &mut String) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
     }
 }
+
+/// FNV-1a: the tokenizer's memory is hit once per word of every text, and its keys are
+/// short words, for which SipHash's set-up dominates.
+#[derive(Debug, Clone, Copy, Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
 
 /// The tantivy side of the pipeline: [`split_words`], then stop words and stemming.
 ///
 /// Each indexing thread clones its own tokenizer; it remembers what each word became,
-/// since stemming is the costliest step and vocabularies repeat.
+/// since stemming is the costliest step and vocabularies repeat, and it reuses its
+/// tokens' buffers from one text to the next.
 #[derive(Clone)]
 pub(crate) struct ToolTokenizer {
     stemmer: frostem::Stemmer,
     /// Word → its stem, or `None` for a stop word or an over-long word.
-    cache: HashMap<String, Option<String>>,
+    cache: HashMap<String, Option<String>, FnvBuild>,
+    splitter: Splitter,
+    tokens: Vec<Token>,
 }
 
 impl Default for ToolTokenizer {
     fn default() -> Self {
         ToolTokenizer {
             stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
+            splitter: Splitter::default(),
+            tokens: Vec::new(),
         }
     }
 }
 
-impl ToolTokenizer {
-    fn term(&mut self, word: String) -> Option<String> {
-        if let Some(t) = self.cache.get(&word) {
-            return t.clone();
-        }
-        let t = if word.len() > MAX_TERM_BYTES || STOP_WORDS.contains(&word.as_str()) {
+/// What one word becomes: its stem, or `None` for a stop word or an over-long word.
+fn term_of<'c>(
+    stemmer: &frostem::Stemmer,
+    cache: &'c mut HashMap<String, Option<String>, FnvBuild>,
+    word: &str,
+) -> Option<&'c str> {
+    if !cache.contains_key(word) {
+        let t = if word.len() > MAX_TERM_BYTES || STOP_WORDS.contains(&word) {
             None
         } else {
-            Some(self.stemmer.stem(&word).into_owned())
+            Some(stemmer.stem(word).into_owned())
         };
-        if self.cache.len() >= CACHE_WORDS {
-            self.cache.clear();
+        if cache.len() >= CACHE_WORDS {
+            cache.clear();
         }
-        self.cache.insert(word, t.clone());
-        t
+        cache.insert(word.to_owned(), t);
     }
+    cache.get(word).and_then(|t| t.as_deref())
 }
 
-/// The tokens of one text, produced at once.
-pub(crate) struct VecTokenStream {
-    tokens: Vec<Token>,
+/// The tokens of one text, produced at once into the tokenizer's reused buffer.
+pub(crate) struct VecTokenStream<'a> {
+    tokens: &'a mut Vec<Token>,
+    len: usize,
     next: usize,
 }
 
 impl Tokenizer for ToolTokenizer {
-    type TokenStream<'a> = VecTokenStream;
+    type TokenStream<'a> = VecTokenStream<'a>;
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream {
-        let mut words = Vec::new();
-        split_into(text, &mut |word, from, to| words.push((word, from, to)));
-        let mut tokens = Vec::with_capacity(words.len());
-        for (word, from, to) in words {
-            if let Some(term) = self.term(word) {
-                let position = tokens.len();
-                tokens.push(Token {
-                    offset_from: from,
-                    offset_to: to,
-                    position,
-                    text: term,
-                    position_length: 1,
-                });
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream<'a> {
+        let ToolTokenizer {
+            stemmer,
+            cache,
+            splitter,
+            tokens,
+        } = self;
+        let mut len = 0;
+        splitter.split(text, &mut |word, from, to| {
+            let Some(term) = term_of(stemmer, cache, word) else {
+                return;
+            };
+            if len == tokens.len() {
+                tokens.push(Token::default());
             }
+            let t = &mut tokens[len];
+            t.text.clear();
+            t.text.push_str(term);
+            t.offset_from = from;
+            t.offset_to = to;
+            t.position = len;
+            t.position_length = 1;
+            len += 1;
+        });
+        // A buffer grown by one huge text is not kept.
+        if tokens.len() > 4096 && len < 4096 {
+            tokens.truncate(4096);
+            tokens.shrink_to_fit();
         }
-        VecTokenStream { tokens, next: 0 }
+        VecTokenStream {
+            tokens,
+            len,
+            next: 0,
+        }
     }
 }
 
-impl TokenStream for VecTokenStream {
+impl TokenStream for VecTokenStream<'_> {
     fn advance(&mut self) -> bool {
         self.next += 1;
-        self.next <= self.tokens.len()
+        self.next <= self.len
     }
 
     fn token(&self) -> &Token {
         // `advance` is always called first; before that, or after the end, tantivy never
         // asks. The fallback keeps this total anyway.
-        self.tokens
-            .get(self.next.saturating_sub(1))
-            .unwrap_or(&EMPTY_TOKEN)
+        match self.next.checked_sub(1) {
+            Some(i) if i < self.len => &self.tokens[i],
+            _ => &EMPTY_TOKEN,
+        }
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        let i = self.next.saturating_sub(1);
+        let i = self.next.saturating_sub(1).min(self.len);
         if i >= self.tokens.len() {
             self.tokens.push(Token::default());
         }
-        let last = self.tokens.len() - 1;
-        &mut self.tokens[i.min(last)]
+        &mut self.tokens[i]
     }
 }
 
