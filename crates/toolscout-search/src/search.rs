@@ -164,7 +164,7 @@ impl SearchIndex {
         if p.name_like && !exact_found && offset == 0 {
             name_status = self.name_status(&searcher, &p.lower, q.include_disabled, &mut cols)?;
             if name_status.is_none() && !prefix_found {
-                did_you_mean = self.suggest(&searcher, &p, &filters, &out)?;
+                did_you_mean = self.suggest(&searcher, &p, &filters, &out, &mut cols)?;
             }
         }
         Ok(SearchResults {
@@ -522,6 +522,7 @@ impl SearchIndex {
         p: &Prepared,
         filters: &[Clause],
         found: &[Cand],
+        cols: &mut Columns,
     ) -> Result<Vec<String>> {
         // The best word hits are the names that share the query's words.
         let mut cands: HashSet<DocAddress> = found.iter().take(32).map(|c| c.addr).collect();
@@ -532,22 +533,17 @@ impl SearchIndex {
             &TopDocs::with_limit(32).order_by_score(),
         )?;
         cands.extend(top.into_iter().map(|(_, a)| a));
+        let mut cands: Vec<DocAddress> = cands.into_iter().collect();
+        cands.sort();
         let mut scored: Vec<(f64, String)> = Vec::new();
-        let mut buf = String::new();
         for addr in cands {
-            let reader = searcher.segment_reader(addr.segment_ord);
-            let Some(col) = reader.fast_fields().str(NAME_FAST)? else {
+            let name = cols.name(searcher, addr)?;
+            if name.is_empty() {
                 continue;
-            };
-            let Some(ord) = col.term_ords(addr.doc_id).next() else {
-                continue;
-            };
-            buf.clear();
-            col.ord_to_str(ord, &mut buf)
-                .map_err(|e| crate::Error::Index(e.into()))?;
-            let score = strsim::jaro_winkler(&p.lower, &buf.to_lowercase());
-            if score >= 0.75 && !scored.iter().any(|(_, s)| *s == buf) {
-                scored.push((score, buf.clone()));
+            }
+            let score = strsim::jaro_winkler(&p.lower, &name.to_lowercase());
+            if score >= 0.75 && !scored.iter().any(|(_, s)| *s == name) {
+                scored.push((score, name));
             }
         }
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
