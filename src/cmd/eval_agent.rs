@@ -71,6 +71,13 @@ pub(crate) struct AgentArgs {
     /// Stream responses (server-sent events).
     #[arg(long)]
     stream: bool,
+    /// Completion tokens per model request (`max_tokens`): a small model can otherwise
+    /// ramble until the context is full.
+    #[arg(long, default_value_t = 512)]
+    max_completion_tokens: u32,
+    /// Print every tool call with its arguments and result, and the final answer.
+    #[arg(long)]
+    trace: bool,
 }
 
 struct Task {
@@ -201,6 +208,29 @@ impl ToolHost for Offered {
     }
 }
 
+/// One line of `--trace` output for an event, on stderr.
+fn trace(event: &AgentEvent) {
+    let cut = |text: &str| -> String {
+        let short: String = text.chars().take(400).collect();
+        if short.len() < text.len() {
+            format!("{short}…")
+        } else {
+            short
+        }
+    };
+    match event {
+        AgentEvent::ToolCallStarted {
+            tool, arguments, ..
+        } => eprintln!("    → {tool} {}", cut(arguments)),
+        AgentEvent::ToolCallFinished { result, .. } => {
+            eprintln!("    ← {}", cut(&result.to_string()));
+        }
+        AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
+        AgentEvent::FinalAnswer { text, .. } => eprintln!("    = {}", cut(text)),
+        _ => {}
+    }
+}
+
 #[derive(Default)]
 struct Totals {
     tasks: usize,
@@ -249,6 +279,7 @@ pub(crate) fn run(args: &AgentArgs, json_out: bool) -> Result<()> {
             .max_steps(args.max_steps)
             .stream(args.stream)
             .request_param("temperature", json!(0))
+            .request_param("max_tokens", json!(args.max_completion_tokens))
             .build()
     };
     let by_name =
@@ -292,6 +323,10 @@ pub(crate) fn run(args: &AgentArgs, json_out: bool) -> Result<()> {
                 }),
             ),
         };
+        if args.trace {
+            let short: String = task.query.chars().take(300).collect();
+            eprintln!("[{}/{}] task: {short}", i + 1, tasks.len());
+        }
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let t0 = Instant::now();
         let report =
@@ -299,6 +334,9 @@ pub(crate) fn run(args: &AgentArgs, json_out: bool) -> Result<()> {
         let mut called = Vec::new();
         let mut success = false;
         while let Ok(event) = rx.try_recv() {
+            if args.trace {
+                trace(&event);
+            }
             if let AgentEvent::ToolCallFinished {
                 tool, ok, result, ..
             } = event

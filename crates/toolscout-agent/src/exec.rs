@@ -206,7 +206,9 @@ async fn call_host(
     }
     let problems = validate::check(&spec, &args);
     if !problems.is_empty() {
-        return invalid(&spec, &problems);
+        // The error shows the usage: that discloses the tool, so it is activated and
+        // the model's retry can use its schema.
+        return invalid(&spec, &problems).with_disclosed([spec.name.to_string()]);
     }
     if spec.metadata.requires_approval {
         let request = ApprovalRequest {

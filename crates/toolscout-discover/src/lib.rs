@@ -50,4 +50,6 @@ pub use agents::{AgentProfile, DiscoverAgents};
 pub use args::{Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use error::{Error, Result};
 pub use toolbox::{Lookup, ToolHits, Toolbox};
-pub use tools::{Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_PAGE_SIZE, DiscoverTools, Scope};
+pub use tools::{
+    Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_PAGE_SIZE, DEFAULT_USAGE_HITS, DiscoverTools, Scope,
+};

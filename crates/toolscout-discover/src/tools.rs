@@ -18,6 +18,9 @@ const DESCRIPTION: &str = include_str!("../../../prompts/discover_tools.md");
 pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
 /// Tools per page of a listing or a search.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
+/// How many of the best search hits carry their usage line, so that a model can call
+/// the obvious tool without a second round trip.
+pub const DEFAULT_USAGE_HITS: usize = 3;
 
 /// Which part of the catalog a discover tool sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +66,7 @@ pub struct DiscoverTools {
     toolbox: Toolbox,
     overview_threshold: usize,
     page_size: usize,
+    usage_hits: usize,
 }
 
 impl DiscoverTools {
@@ -74,6 +78,7 @@ impl DiscoverTools {
             toolbox,
             overview_threshold: DEFAULT_OVERVIEW_THRESHOLD,
             page_size: DEFAULT_PAGE_SIZE,
+            usage_hits: DEFAULT_USAGE_HITS,
         }
     }
 
@@ -102,6 +107,15 @@ impl DiscoverTools {
     #[must_use]
     pub fn with_page_size(mut self, size: usize) -> Self {
         self.page_size = size.clamp(1, 100);
+        self
+    }
+
+    /// How many of the best search hits carry their usage line (0: none). Usage lines
+    /// save a model the `tool` round trip for the obvious candidates; level 2 stays the
+    /// way to activate a tool.
+    #[must_use]
+    pub fn with_usage_hits(mut self, count: usize) -> Self {
+        self.usage_hits = count;
         self
     }
 
@@ -325,7 +339,16 @@ impl DiscoverTools {
             .hits
             .iter()
             .filter(|(t, _)| self.contains(t))
-            .map(|(t, h)| json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()}))
+            .enumerate()
+            .map(|(i, (t, h))| {
+                let mut hit = json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()});
+                if i < self.usage_hits
+                    && let Some(obj) = hit.as_object_mut()
+                {
+                    obj.insert("usage".to_owned(), json!(t.spec.usage()));
+                }
+                hit
+            })
             .collect();
         let mut reply = Map::new();
         reply.insert("kind".to_owned(), json!("search"));

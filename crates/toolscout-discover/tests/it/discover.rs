@@ -2,7 +2,7 @@
 
 use insta::assert_snapshot;
 use serde_json::json;
-use toolscout_discover::{DiscoverTools, Scope};
+use toolscout_discover::{DEFAULT_USAGE_HITS, DiscoverTools, Scope};
 use toolscout_spec::Level;
 
 use crate::{fixture, names, show};
@@ -80,9 +80,25 @@ fn search_ranks_and_says_how_each_tool_matched() {
         json!({
             "name": "read_file",
             "summary": "Read a text file, whole or a range of lines",
-            "match": "prefix"
+            "match": "prefix",
+            "usage": "read_file(file_path=\"…\", offset=1)"
         })
     );
+    // Only the best hits carry their usage line.
+    let many = discover.answer(&json!({"query": "file"})).reply;
+    let with_usage = many["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h.get("usage").is_some())
+        .count();
+    assert_eq!(
+        with_usage,
+        DEFAULT_USAGE_HITS.min(many["tools"].as_array().unwrap().len())
+    );
+    let bare = discover.clone().with_usage_hits(0);
+    let reply = bare.answer(&json!({"query": "read_fi"})).reply;
+    assert!(reply["tools"][0].get("usage").is_none());
 }
 
 #[test]
