@@ -2,7 +2,7 @@
 //!
 //! The word tier scores a tool with one BM25 over all of its text, the `all` field: the
 //! name twice, its words with common abbreviations spelled out (`calc` → `calculate`), the
-//! description, parameter names (with the top-level parameters' descriptions and enum
+//! description and once more its first sentence (the summary), parameter names (with the top-level parameters' descriptions and enum
 //! values), tags, category and bundle. Query and text go through the same analysis: words
 //! split on separators, case and digits, stop words dropped, English stemming.
 //!

@@ -163,6 +163,9 @@ impl Fields {
         d.add_text(self.all, spec.name.as_str());
         d.add_text(self.all, name_text(spec.name.as_str()));
         d.add_text(self.all, spec.description_or_summary());
+        // The summary (the description's first sentence) counts twice: it says what the
+        // tool does, where the rest adds conditions and parameter prose.
+        d.add_text(self.all, &spec.summary);
         d.add_text(self.all, &p);
         for t in &spec.tags {
             d.add_text(tags, t);
