@@ -74,10 +74,51 @@ pub(crate) async fn run(
             .push(("Authorization".to_owned(), format!("Bearer {token}")));
         resp = send_with_retry(cx.config, &req, timeout, cx.config.max_response_bytes, 0).await?;
     }
+    if http.response_encoding == ResponseEncoding::Outcome
+        && let Some(outcome) = remote_outcome(&resp)
+    {
+        return match outcome {
+            Ok(value) => extract(http, &resp, value),
+            Err(e) => empty_or(http.error_mode, e),
+        };
+    }
     if !http.is_success(resp.status) {
         return empty_or(http.error_mode, status_error(&req.method, http, &resp));
     }
     decode(http, &resp)
+}
+
+/// The body as a toolscout outcome (`{"ok": true, "value"}` or `{"ok": false, "error"}`),
+/// or `None` when it is not one.
+fn remote_outcome(resp: &HttpResponse) -> Option<Result<Value, ToolError>> {
+    let body: Value = serde_json::from_slice(&resp.body).ok()?;
+    match body.get("ok")?.as_bool()? {
+        true => Some(Ok(body.get("value").cloned().unwrap_or(Value::Null))),
+        false => {
+            let error = body.get("error")?;
+            let word = error
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("tool_failed");
+            let kind = serde_json::from_value::<ErrorKind>(Value::String(word.to_owned()))
+                .unwrap_or(ErrorKind::ToolFailed);
+            let message = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("the remote tool failed without a message");
+            let mut details = Map::new();
+            if let Some(Value::Object(d)) = error.get("details") {
+                details.extend(d.clone());
+            }
+            details.insert("remote_status".to_owned(), json!(resp.status));
+            if kind.as_str() != word {
+                details.insert("remote_kind".to_owned(), json!(word));
+            }
+            Some(Err(
+                ToolError::new(kind, message).with_details(Value::Object(details))
+            ))
+        }
+    }
 }
 
 fn build_request(
@@ -171,13 +212,8 @@ fn status_error(method: &Method, http: &HttpImpl, resp: &HttpResponse) -> ToolEr
 
 fn decode(http: &HttpImpl, resp: &HttpResponse) -> Result<Value, ToolError> {
     let text = String::from_utf8_lossy(&resp.body);
-    let extractor = match &http.extract_expr {
-        Some(expr) => Some(Extractor::parse(expr).map_err(|reason| {
-            ToolError::new(ErrorKind::Misconfigured, format!("extractExpr: {reason}"))
-        })?),
-        None => None,
-    };
-    let wants_json = http.response_encoding == ResponseEncoding::Json
+    let extractor = extractor(http)?;
+    let wants_json = http.response_encoding != ResponseEncoding::Text
         || extractor.as_ref().is_some_and(Extractor::needs_json);
     let body = if wants_json {
         match serde_json::from_str::<Value>(&text) {
@@ -196,10 +232,41 @@ fn decode(http: &HttpImpl, resp: &HttpResponse) -> Result<Value, ToolError> {
     } else {
         Value::String(text.clone().into_owned())
     };
+    apply(http, resp, extractor, body, &text)
+}
+
+/// The value of a remote outcome, through `extractExpr` when there is one.
+fn extract(http: &HttpImpl, resp: &HttpResponse, value: Value) -> Result<Value, ToolError> {
+    let extractor = extractor(http)?;
+    let text = match &value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    apply(http, resp, extractor, value, &text)
+}
+
+fn extractor(http: &HttpImpl) -> Result<Option<Extractor>, ToolError> {
+    http.extract_expr
+        .as_deref()
+        .map(|expr| {
+            Extractor::parse(expr).map_err(|reason| {
+                ToolError::new(ErrorKind::Misconfigured, format!("extractExpr: {reason}"))
+            })
+        })
+        .transpose()
+}
+
+fn apply(
+    http: &HttpImpl,
+    resp: &HttpResponse,
+    extractor: Option<Extractor>,
+    body: Value,
+    text: &str,
+) -> Result<Value, ToolError> {
     let Some(extractor) = extractor else {
         return Ok(body);
     };
-    match extractor.apply(&body, &text) {
+    match extractor.apply(&body, text) {
         Some(v) => Ok(v),
         None => empty_or(
             http.error_mode,

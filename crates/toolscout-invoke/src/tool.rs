@@ -149,6 +149,11 @@ pub enum ResponseEncoding {
     Json,
     /// Kept as text.
     Text,
+    /// A toolscout outcome, as another toolscout server's invoke route answers:
+    /// `{"ok": true, "value": …}` gives `value` (then `extractExpr`, if any, applies to
+    /// it), `{"ok": false, "error": {"kind", "message", "details"}}` gives that error,
+    /// whatever the HTTP status. A body that is not an outcome is read as JSON.
+    Outcome,
 }
 
 /// What a non-success status or an extraction that finds nothing returns.
@@ -188,7 +193,8 @@ pub struct HttpImpl {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
     /// Body template; JSON-escaped values when the body is JSON (it starts with `{` or `[`,
-    /// or a `Content-Type` header says JSON). Empty: no body.
+    /// or a `Content-Type` header says JSON). `${@args}` stands for the whole arguments
+    /// object, written as raw JSON (`{"args":${@args}}`). Empty: no body.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body_template: String,
     /// Accepted statuses; empty means any 2xx.

@@ -31,6 +31,7 @@ pub(crate) async fn start() -> TestServer {
     let counters = Counters::default();
     let app = Router::new()
         .route("/echo", any(echo))
+        .route("/mirror/{code}", post(mirror))
         .route("/weather", get(weather))
         .route("/status/{code}", get(status))
         .route("/flaky", any(flaky))
@@ -70,6 +71,12 @@ async fn echo(req: Request) -> axum::Json<Value> {
         "headers": headers,
         "body": String::from_utf8_lossy(&body),
     }))
+}
+
+/// Answers with the request's body, as JSON, under the status in the path.
+async fn mirror(Path(code): Path<u16>, body: String) -> Response {
+    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::IM_A_TEAPOT);
+    (code, [("content-type", "application/json")], body).into_response()
 }
 
 async fn weather(Query(q): Query<std::collections::HashMap<String, String>>) -> axum::Json<Value> {

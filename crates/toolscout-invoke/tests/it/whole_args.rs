@@ -94,3 +94,78 @@ async fn an_unknown_builtin_placeholder_is_a_configuration_error() {
     }
     "#);
 }
+
+/// A tool whose server answers with the `reply` argument under `status`, read as an
+/// outcome (`responseEncoding: outcome`).
+fn outcome_tool(base: &str, status: u16, extract: Option<&str>) -> Tool {
+    let spec = ToolSpec::builder("remote", "A tool of another toolscout server")
+        .parameters(json!({"type": "object", "properties": {"reply": {}}}))
+        .build()
+        .unwrap();
+    let mut block = json!({
+        "method": "POST",
+        "urlTemplate": format!("{base}/mirror/{status}"),
+        "bodyTemplate": "${reply}",
+        "headers": {"Content-Type": "application/json"},
+        "responseEncoding": "outcome"
+    });
+    if let Some(e) = extract {
+        block["extractExpr"] = json!(e);
+    }
+    Tool::from_parts(spec, ToolType::Http, &block).unwrap()
+}
+
+#[tokio::test]
+async fn an_outcome_response_passes_its_value_or_its_error_on() {
+    let s = server::start().await;
+    let call = |status: u16, extract: Option<&'static str>, reply: Value| {
+        let t = outcome_tool(&s.base, status, extract);
+        async move {
+            invoker()
+                .invoke(&t, json!({ "reply": reply }))
+                .await
+                .to_json()
+        }
+    };
+    // A success gives its value, through extractExpr when there is one.
+    assert_eq!(
+        call(200, None, json!({"ok": true, "value": {"temp": 21}})).await,
+        json!({"ok": true, "value": {"temp": 21}})
+    );
+    assert_eq!(
+        call(
+            200,
+            Some("$.temp"),
+            json!({"ok": true, "value": {"temp": 21}})
+        )
+        .await,
+        json!({"ok": true, "value": 21})
+    );
+    // A failure gives the remote's kind, message and details, whatever the status.
+    assert_eq!(
+        call(
+            422,
+            None,
+            json!({"ok": false, "error": {"kind": "invalid_arguments", "message": "'city' is required", "details": {"field": "city"}}})
+        )
+        .await,
+        json!({"ok": false, "error": {"kind": "invalid_arguments", "message": "'city' is required", "details": {"field": "city", "remote_status": 422}}})
+    );
+    // A kind this side does not know is a tool failure that keeps the remote's word.
+    assert_eq!(
+        call(
+            200,
+            None,
+            json!({"ok": false, "error": {"kind": "quota_exceeded", "message": "no calls left"}})
+        )
+        .await,
+        json!({"ok": false, "error": {"kind": "tool_failed", "message": "no calls left", "details": {"remote_status": 200, "remote_kind": "quota_exceeded"}}})
+    );
+    // A body that is not an outcome is plain JSON, and a bad status is still an error.
+    assert_eq!(
+        call(200, None, json!({"temp": 21})).await,
+        json!({"ok": true, "value": {"temp": 21}})
+    );
+    let failed = call(503, None, json!({"message": "down"})).await;
+    assert_eq!(failed["error"]["kind"], "http_status", "{failed}");
+}

@@ -148,7 +148,8 @@ pub(super) fn import(
 
 /// The `impl` block of an imported tool: an HTTP call of the remote's invoke route,
 /// `POST {endpoint}/api/v1/tools/{name}/invoke` with `{"args": <the arguments>}`, whose
-/// answer's `value` is the result. A source with a token sends it as a bearer token
+/// answer is an outcome read as such (`responseEncoding: outcome`): its `value` is the
+/// result, its `error` (kind, message, details) the error the caller sees. A source with a token sends it as a bearer token
 /// read from the secret [`RemoteSource::token_secret`], so that the token is never
 /// stored in the catalog.
 pub(super) fn invoke_route(source: &RemoteSource, spec: &ToolSpec) -> Value {
@@ -165,7 +166,7 @@ pub(super) fn invoke_route(source: &RemoteSource, spec: &ToolSpec) -> Value {
         "urlTemplate": format!("{}/api/v1/tools/{}/invoke", source.endpoint, spec.name),
         "headers": headers,
         "bodyTemplate": format!("{{\"args\":${{{ALL_ARGS}}}}}"),
-        "extractExpr": "$.value",
+        "responseEncoding": "outcome",
     });
     if let Some(secs) = spec.metadata.timeout_seconds {
         implementation["timeoutMs"] = json!(u64::from(secs) * 1000);

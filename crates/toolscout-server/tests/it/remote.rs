@@ -296,14 +296,14 @@ async fn a_remote_tool_is_called_through_the_toolbox_and_the_consumers_invoke_ro
     assert_eq!(reply["ok"], true, "{reply}");
     assert_eq!(reply["value"], "hello\nworld\n");
 
-    // A failure on the producer comes back as an error that quotes its outcome. (The
-    // server's own path, `AppState::with_remote`, passes the outcome on unchanged.)
+    // A failure on the producer comes back as the producer's own error: its kind,
+    // message and details, plus the status it answered with.
     let missing = toolbox
         .call("read_file", json!({"file_path": "missing.txt"}))
         .await;
     insta::assert_snapshot!(
         crate::redact(&missing.to_json()).to_string().replace(&url, "[url]"),
-        @r#"{"ok":false,"error":{"kind":"tool_failed","message":"the response of [url]/api/v1/tools/read_file/invoke has nothing at $.value","details":{"extract_expr":"$.value","body":"{\"ok\":false,\"error\":{\"kind\":\"not_found\",\"message\":\"'missing.txt' does not exist\",\"details\":{\"path\":\"missing.txt\"}}}"}}}"#
+        @r#"{"ok":false,"error":{"kind":"not_found","message":"'missing.txt' does not exist","details":{"path":"missing.txt","remote_status":200}}}"#
     );
 }
 
