@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 use tracing::Instrument;
@@ -185,12 +185,7 @@ async fn call_host(
     cancel: &CancellationToken,
 ) -> CallOutcome {
     let Some(spec) = tools.get(tool).cloned().or_else(|| rt.host.spec(tool)) else {
-        return CallOutcome::error(
-            kind::UNKNOWN_TOOL,
-            format!(
-                "there is no tool named '{tool}'; find tools with a discover tool first (query: a few words about what you need), then use a name it returns"
-            ),
-        );
+        return unknown_tool(rt, tool);
     };
     if !spec.metadata.enabled_by_default {
         return CallOutcome::error(
@@ -260,6 +255,34 @@ async fn call_host(
             ),
         },
     }
+}
+
+/// The `unknown_tool` error, with the host's suggestions when it has some.
+fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
+    let suggestions = rt.host.suggest(tool);
+    if suggestions.is_empty() {
+        return CallOutcome::error(
+            kind::UNKNOWN_TOOL,
+            format!(
+                "there is no tool named '{tool}'; find tools with a discover tool first (query: a few words about what you need), then use a name it returns"
+            ),
+        );
+    }
+    let mut outcome = CallOutcome::error(
+        kind::UNKNOWN_TOOL,
+        format!(
+            "there is no tool named '{tool}'. These tools exist and may fit: {}. Call one of them by its exact name, or search with a discover tool",
+            suggestions.join("; ")
+        ),
+    );
+    if let Some(error) = outcome
+        .result
+        .get_mut("error")
+        .and_then(Value::as_object_mut)
+    {
+        error.insert("did_you_mean".to_owned(), json!(suggestions));
+    }
+    outcome
 }
 
 fn invalid(spec: &ToolSpec, problems: &[String]) -> CallOutcome {

@@ -153,6 +153,16 @@ pub trait ToolHost: Send + Sync {
     /// The spec of a tool (any tool the host knows, enabled or not), or `None`.
     fn spec(&self, name: &str) -> Option<ToolSpec>;
 
+    /// Tools to offer instead of `name`, which is not a tool: the closest names, or the
+    /// tools its words find. Each is a usage line (`name(param=…)`) or a bare name,
+    /// optionally followed by ` — ` and a summary. The loop puts them in the
+    /// `unknown_tool` error, so a model that guessed a name can pick a real one. None by
+    /// default.
+    fn suggest(&self, name: &str) -> Vec<String> {
+        let _ = name;
+        Vec::new()
+    }
+
     /// Runs one call. `name` is a real tool name (never [`CALL_TOOL`]) and `arguments`
     /// a JSON object that passed the schema check. Failures are [`CallOutcome::error`]s,
     /// never panics.

@@ -56,6 +56,9 @@ impl ToolboxHost {
     }
 }
 
+/// How many tools an `unknown_tool` error suggests.
+const SUGGESTIONS: usize = 3;
+
 fn answered(answer: Answer) -> CallOutcome {
     CallOutcome::ok(answer.reply).with_disclosed(answer.disclosed)
 }
@@ -92,6 +95,14 @@ impl ToolHost for ToolboxHost {
             }
             Lookup::NotFound { .. } => None,
         }
+    }
+
+    fn suggest(&self, name: &str) -> Vec<String> {
+        self.toolbox
+            .suggest_tools(name, SUGGESTIONS)
+            .iter()
+            .map(|t| format!("{} — {}", t.spec.usage(), t.spec.summary))
+            .collect()
     }
 
     fn call<'a>(

@@ -246,6 +246,36 @@ impl Toolbox {
         }
     }
 
+    /// Callable tools to offer for `name`, which is not a tool's name: the closest names
+    /// when there are some, else the best search hits for its words (a model that
+    /// guessed `calculate_light_travel_time` is offered `light_travel_time`). At most
+    /// `limit`.
+    pub fn suggest_tools(&self, name: &str, limit: usize) -> Vec<Tool> {
+        fn push(out: &mut Vec<Tool>, t: Tool, limit: usize) {
+            if t.is_callable()
+                && out.len() < limit
+                && !out.iter().any(|o| o.spec.name == t.spec.name)
+            {
+                out.push(t);
+            }
+        }
+        let mut out: Vec<Tool> = Vec::new();
+        for close in self.suggest(name) {
+            if let Lookup::Found(t) = self.lookup(&close) {
+                push(&mut out, *t, limit);
+            }
+        }
+        if out.is_empty() {
+            let words = name.replace(['_', '.', '-'], " ");
+            if let Ok(found) = self.search(&SearchQuery::new(words).with_limit(limit)) {
+                for (t, _) in found.hits {
+                    push(&mut out, t, limit);
+                }
+            }
+        }
+        out
+    }
+
     /// Runs a search and resolves the hits to catalog tools (one per name).
     pub fn search(&self, query: &SearchQuery) -> Result<ToolHits> {
         let r = self.inner.index.search(query)?;

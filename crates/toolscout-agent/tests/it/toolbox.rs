@@ -87,3 +87,68 @@ async fn search_describe_activate_and_call_a_builtin_tool() {
         results[3]
     );
 }
+
+#[tokio::test]
+async fn a_guessed_tool_name_is_answered_with_real_tools_to_use_instead() {
+    let catalog_dir = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("todo.txt"), "buy milk\n").unwrap();
+    let catalog = Catalog::open(catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap();
+    let mut invoker = Invoker::default();
+    toolscout_invoke::builtin::register(
+        &mut invoker,
+        &BuiltinConfig::new(workspace.path(), toolscout_invoke::AllowedHosts::default()),
+    )
+    .unwrap();
+    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap();
+    let server = Server::start(vec![
+        // A typo of a real name, then a name made up from the task's words.
+        call("c1", "read_fil", r#"{"file_path":"todo.txt"}"#),
+        call(
+            "c2",
+            "call_tool",
+            r#"{"name":"write_text_file","arguments":{}}"#,
+        ),
+        call("c3", "read_file", r#"{"file_path":"todo.txt"}"#),
+        text("It says: buy milk."),
+    ])
+    .await;
+    let agent = Agent::new(
+        config(Policy::Browse, false).build().unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    let report = agent
+        .run("What is in todo.txt?", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer, "{}", render(&report));
+    let results: Vec<serde_json::Value> = report
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            toolscout_agent::Message::Tool { content, .. } => serde_json::from_str(content).ok(),
+            _ => None,
+        })
+        .collect();
+    let suggested = |i: usize| -> Vec<String> {
+        assert_eq!(
+            results[i]["error"]["kind"], "unknown_tool",
+            "{}",
+            results[i]
+        );
+        results[i]["error"]["did_you_mean"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no suggestions in {}", results[i]))
+            .iter()
+            .map(|s| s.as_str().unwrap().split('(').next().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(suggested(0)[0], "read_file", "{}", results[0]);
+    assert!(
+        suggested(1).contains(&"write_file".to_owned()),
+        "{}",
+        results[1]
+    );
+    insta::assert_snapshot!(results[0]["error"]["message"].as_str().unwrap());
+    assert_eq!(results[2]["ok"], true, "{}", results[2]);
+}
