@@ -478,6 +478,9 @@ impl SearchIndex {
                 let term = Term::from_field_text(*field, t);
                 let pending: Vec<(DocAddress, usize)> =
                     open.iter().copied().filter(|&(_, i)| !decided[i]).collect();
+                if pending.is_empty() {
+                    break;
+                }
                 docs_with_term(searcher, &term, &pending, &mut |i| {
                     best[i] = MatchField::SHORT[fi];
                     decided[i] = true;
