@@ -46,7 +46,8 @@ struct SearchArgs {
     /// Also print the figures per query `source`.
     #[arg(long)]
     by_source: bool,
-    /// Print this many queries whose expected tool is not in toolscout's top 5.
+    /// Print this many queries whose expected tool is not in toolscout's top 5, with the
+    /// rank each expected tool got and the five tools ranked first.
     #[arg(long, default_value_t = 0)]
     misses: usize,
 }
@@ -371,10 +372,23 @@ fn run_queries(
                 .any(|r| q.expected.iter().any(|x| x == r))
         {
             let text: String = q.text.chars().take(160).collect();
+            // Where each expected tool ranked (1-based, "-" beyond the top 100), so a
+            // near miss tells from a tool the ranking never found.
+            let at: Vec<String> = q
+                .expected
+                .iter()
+                .map(|x| {
+                    ranked
+                        .iter()
+                        .position(|r| r == x)
+                        .map_or_else(|| "-".to_owned(), |i| (i + 1).to_string())
+                })
+                .collect();
             misses.push(format!(
-                "MISS {:?} expected {:?} got {:?}",
+                "MISS {:?} expected {:?} at {:?} got {:?}",
                 text.replace('\n', " "),
                 q.expected,
+                at,
                 &ranked[..ranked.len().min(5)]
             ));
         }
