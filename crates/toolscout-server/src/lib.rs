@@ -15,7 +15,8 @@
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
 //! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond). When
 //! [`ServerOptions::token`] is set, every request but `GET`/`HEAD` (and every `/mcp`
-//! request) needs `Authorization: Bearer <token>`.
+//! request) needs `Authorization: Bearer <token>`; on `POST /rpc` only `tools/call`
+//! does, the read methods are open.
 //!
 //! [`RemoteCatalog`] is the consumer side of the discovery protocol: it imports other
 //! servers' manifests into local bundles and calls their tools remotely.
@@ -117,15 +118,11 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
     };
     let read = matches!(*request.method(), Method::GET | Method::HEAD)
         && !request.uri().path().starts_with("/mcp");
-    if read {
+    // JSON-RPC reads are open; the handler asks for the token on `tools/call`.
+    if read || request.uri().path() == "/rpc" {
         return next.run(request).await;
     }
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match given {
+    match bearer(request.headers()) {
         Some(g) if same(g.trim().as_bytes(), token.as_bytes()) => next.run(request).await,
         Some(_) => AppError::new(
             StatusCode::UNAUTHORIZED,
@@ -139,6 +136,22 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
             "this server needs a token for everything but reads: send Authorization: Bearer <token>",
         )
         .into_response(),
+    }
+}
+
+/// The bearer token a request carries.
+fn bearer(headers: &header::HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+}
+
+/// Whether a request may do what needs the token: no token is set, or it carries it.
+pub(crate) fn has_token(state: &AppState, headers: &header::HeaderMap) -> bool {
+    match state.options().token.as_deref() {
+        None => true,
+        Some(token) => bearer(headers).is_some_and(|g| same(g.trim().as_bytes(), token.as_bytes())),
     }
 }
 

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use toolscout_discover::Lookup;
@@ -36,6 +36,8 @@ pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 /// Internal error.
 pub const INTERNAL_ERROR: i64 = -32603;
+/// `tools/call` without the server's bearer token (a server-defined code).
+pub const UNAUTHORIZED: i64 = -32001;
 
 /// A JSON-RPC error: code, message, optional data.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,21 +77,29 @@ impl RpcError {
     }
 }
 
-/// `POST /rpc`.
+/// `POST /rpc`. Reads need no token; `tools/call` needs the server's bearer token when
+/// one is set (the token middleware lets `/rpc` through and leaves that to this handler).
 pub(crate) async fn handle(
     State(state): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let body = body?;
-    match answer(&state, &body).await {
+    let may_call = crate::has_token(&state, &headers);
+    match answer_with(&state, &body, may_call).await {
         Some(reply) => Ok(Json(reply).into_response()),
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
 }
 
 /// The reply to one HTTP body: a response, an array of responses, or nothing (only
-/// notifications).
+/// notifications). Every method may be called: this is the in-process entry point.
 pub async fn answer(state: &AppState, body: &[u8]) -> Option<Value> {
+    answer_with(state, body, true).await
+}
+
+/// Like [`answer`]; `tools/call` is refused unless `may_call`.
+async fn answer_with(state: &AppState, body: &[u8], may_call: bool) -> Option<Value> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {
@@ -113,17 +123,17 @@ pub async fn answer(state: &AppState, body: &[u8]) -> Option<Value> {
         Value::Array(items) => {
             let mut replies = Vec::new();
             for item in items {
-                if let Some(r) = one(state, item).await {
+                if let Some(r) = one(state, item, may_call).await {
                     replies.push(r);
                 }
             }
             (!replies.is_empty()).then_some(Value::Array(replies))
         }
-        other => one(state, other).await,
+        other => one(state, other, may_call).await,
     }
 }
 
-async fn one(state: &AppState, request: Value) -> Option<Value> {
+async fn one(state: &AppState, request: Value, may_call: bool) -> Option<Value> {
     let Value::Object(req) = request else {
         return Some(
             RpcError::new(
@@ -172,7 +182,7 @@ async fn one(state: &AppState, request: Value) -> Option<Value> {
     };
     let params = req.get("params").cloned().unwrap_or(Value::Null);
     let result = match &params {
-        Value::Null | Value::Object(_) => dispatch(state, method, &params).await,
+        Value::Null | Value::Object(_) => dispatch(state, method, &params, may_call).await,
         other => Err(RpcError::params(format!(
             "invalid params: \"params\" must be an object, found {other}"
         ))),
@@ -208,9 +218,18 @@ fn required<'a>(
     })
 }
 
-async fn dispatch(state: &AppState, method: &str, params: &Value) -> Result<Value, RpcError> {
+async fn dispatch(
+    state: &AppState,
+    method: &str,
+    params: &Value,
+    may_call: bool,
+) -> Result<Value, RpcError> {
     match method {
         "tools/list" => tools_list(state, params),
+        "tools/call" if !may_call => Err(RpcError::new(
+            UNAUTHORIZED,
+            "unauthorized: tools/call needs this server's token (send Authorization: Bearer <token>); tools/list, tools/describe, tools/search and server/identity do not",
+        )),
         "tools/call" => {
             let name = required(params, "name", method, "{name, arguments}")?;
             let args = match params.get("arguments") {
