@@ -2,9 +2,9 @@
 //!
 //! JSON documents only (OpenAPI 3 or Swagger 2; convert YAML first). Each operation
 //! becomes a tool named by its `operationId` (else `method_path`), whose parameters are
-//! the path parameters, the required query parameters, and `body` for a JSON request
-//! body. An HTTP template cannot leave out an absent value, so optional query parameters
-//! are left out of the tool.
+//! the path parameters, the query parameters, and `body` for a JSON request body.
+//! Required query parameters are in the URL template; optional ones are `queryParams`,
+//! sent only when a call gives them.
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Map, Value, json};
@@ -87,6 +87,7 @@ fn operation(
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut query = Vec::new();
+    let mut optional_query = Vec::new();
     let params = shared.iter().chain(
         op.get("parameters")
             .and_then(Value::as_array)
@@ -125,6 +126,7 @@ fn operation(
             "query" if is_required => {
                 query.push(pname.to_owned());
             }
+            "query" => optional_query.push(json!(pname)),
             _ => continue,
         }
         if is_required {
@@ -146,6 +148,9 @@ fn operation(
         url.push_str(&format!("{q}=${{{q}}}"));
     }
     let mut template = json!({"method": method.to_uppercase(), "urlTemplate": url});
+    if !optional_query.is_empty() {
+        template["queryParams"] = json!(optional_query);
+    }
     if body_schema.is_some() {
         template["bodyTemplate"] = json!("${body}");
         template["headers"] = json!({"Content-Type": "application/json"});

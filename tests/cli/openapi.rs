@@ -62,7 +62,13 @@ fn openapi_operations_become_http_tools() {
         "getPet",
         "--petId",
         "7",
+        "--verbose",
+        "true",
     ]);
     assert_snapshot!(out);
-    assert_eq!(api.join().unwrap(), "GET /v1/pets/7 HTTP/1.1\r\n");
+    assert_eq!(
+        api.join().unwrap(),
+        "GET /v1/pets/7?verbose=true HTTP/1.1\r\n",
+        "the optional query parameter is sent when given"
+    );
 }

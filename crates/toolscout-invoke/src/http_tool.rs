@@ -133,12 +133,13 @@ fn build_request(
         args,
         cx.secrets,
     )?;
-    let url = Url::parse(&url_text).map_err(|e| {
+    let mut url = Url::parse(&url_text).map_err(|e| {
         ToolError::new(
             ErrorKind::Misconfigured,
             format!("the urlTemplate does not expand to a valid URL: {e}"),
         )
     })?;
+    add_query_params(&mut url, &http.query_params, args);
     let method = Method::from_bytes(http.method.to_ascii_uppercase().as_bytes()).map_err(|_| {
         ToolError::new(
             ErrorKind::Misconfigured,
@@ -183,6 +184,27 @@ fn build_request(
         body,
         truncate_body: false,
     })
+}
+
+/// Appends the given `queryParams` arguments to the URL's query.
+fn add_query_params(url: &mut Url, names: &[String], args: &Map<String, Value>) {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for name in names {
+        match args.get(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(items)) => {
+                for item in items.iter().filter(|v| !v.is_null()) {
+                    url.query_pairs_mut().append_pair(name, &text(item));
+                }
+            }
+            Some(v) => {
+                url.query_pairs_mut().append_pair(name, &text(v));
+            }
+        }
+    }
 }
 
 fn status_error(method: &Method, http: &HttpImpl, resp: &HttpResponse) -> ToolError {

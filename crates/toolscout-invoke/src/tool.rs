@@ -189,6 +189,11 @@ pub struct HttpImpl {
     pub method: String,
     /// The URL, with `${var}` placeholders; must start with `http://` or `https://`.
     pub url_template: String,
+    /// Arguments added to the URL's query as `name=value` when the call gives them (and
+    /// they are not `null`): the optional query parameters a template cannot leave out.
+    /// An array repeats the name for each item; an object is sent as JSON text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query_params: Vec<String>,
     /// Header templates.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
@@ -228,6 +233,7 @@ impl HttpImpl {
         HttpImpl {
             method: get(),
             url_template: url_template.into(),
+            query_params: Vec::new(),
             headers: BTreeMap::new(),
             body_template: String::new(),
             success_codes: Vec::new(),

@@ -416,3 +416,35 @@ async fn error_mode_empty_turns_a_bad_status_into_null() {
     let out = invoker().invoke(&t, json!({})).await;
     assert_eq!(out.to_json(), json!({"ok": true, "value": null}));
 }
+
+#[tokio::test]
+async fn optional_query_parameters_are_sent_only_when_given() {
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object", "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "verbose": {"type": "boolean"}
+        }, "required": ["city"]}),
+        json!({
+            "urlTemplate": format!("{}/echo?city=${{city}}", s.base),
+            "queryParams": ["days", "tags", "verbose"],
+            "extractExpr": "$.query"
+        }),
+    );
+    let query = |args: Value| {
+        let t = t.clone();
+        async move { invoker().invoke(&t, args).await }
+    };
+    assert_eq!(value(&query(json!({"city": "Oslo"})).await), "city=Oslo");
+    assert_eq!(
+        value(
+            &query(
+                json!({"city": "São Paulo", "days": 3, "tags": ["a b", "c&d"], "verbose": false})
+            )
+            .await
+        ),
+        "city=S%C3%A3o%20Paulo&days=3&tags=a+b&tags=c%26d&verbose=false"
+    );
+}
