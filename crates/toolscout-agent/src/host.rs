@@ -163,6 +163,14 @@ pub trait ToolHost: Send + Sync {
         Vec::new()
     }
 
+    /// The tool an OpenAI-style alias stands for, when `name` is no tool's name but the
+    /// alias of exactly one (`spotify_play` for `spotify.play`): models write the alias of
+    /// a tool they found but have not activated. None by default.
+    fn resolve_alias(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
+
     /// Runs one call. `name` is a real tool name (never [`CALL_TOOL`]) and `arguments`
     /// a JSON object that passed the schema check. Failures are [`CallOutcome::error`]s,
     /// never panics.

@@ -3,6 +3,7 @@
 use serde_json::Value;
 use toolscout_discover::{Answer, DiscoverAgents, DiscoverTools, Lookup, Toolbox};
 use toolscout_spec::ToolSpec;
+use toolscout_spec::adapters::openai::NameMap;
 
 use crate::Policy;
 use crate::host::{BoxFuture, CallContext, CallOutcome, ToolHost, call_tool_spec};
@@ -94,6 +95,19 @@ impl ToolHost for ToolboxHost {
                 Some(spec)
             }
             Lookup::NotFound { .. } => None,
+        }
+    }
+
+    fn resolve_alias(&self, name: &str) -> Option<String> {
+        let alias = |n: &str| NameMap::new([n]).alias(n).map(str::to_owned);
+        let mut found = self
+            .toolbox
+            .suggest(name)
+            .into_iter()
+            .filter(|n| n != name && alias(n).as_deref() == Some(name));
+        match (found.next(), found.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
         }
     }
 

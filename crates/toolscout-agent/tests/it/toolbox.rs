@@ -152,3 +152,75 @@ async fn a_guessed_tool_name_is_answered_with_real_tools_to_use_instead() {
     insta::assert_snapshot!(results[0]["error"]["message"].as_str().unwrap());
     assert_eq!(results[2]["ok"], true, "{}", results[2]);
 }
+
+#[tokio::test]
+async fn the_alias_of_a_tool_not_yet_activated_calls_that_tool() {
+    let catalog_dir = tempfile::tempdir().unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap();
+    // A dotted name, whose OpenAI alias is `time_now`, run by the built-in clock.
+    let mut spec = match catalog
+        .tools()
+        .into_iter()
+        .find(|t| t.spec.name.as_str() == "clock")
+    {
+        Some(t) => t.spec,
+        None => panic!("no built-in clock"),
+    };
+    spec.name = toolscout_spec::ToolName::new("time.now").unwrap();
+    let bundle = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(bundle, &toolscout_catalog::BundlePut::new("extra"))
+        .unwrap();
+    catalog
+        .put_tool(
+            bundle,
+            "time-now",
+            "1",
+            &toolscout_catalog::ToolPut::native(spec, "clock"),
+        )
+        .unwrap();
+    let mut invoker = Invoker::default();
+    toolscout_invoke::builtin::register(
+        &mut invoker,
+        &BuiltinConfig::new(workspace.path(), toolscout_invoke::AllowedHosts::default()),
+    )
+    .unwrap();
+    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap();
+    let server = Server::start(vec![
+        call("c1", "time_now", r#"{"action":"now","time_zone":"UTC"}"#),
+        call(
+            "c2",
+            "call_tool",
+            r#"{"name":"time_now","arguments":{"action":"now"}}"#,
+        ),
+        call("c3", "clock_now", r#"{"action":"now"}"#),
+        text("Done."),
+    ])
+    .await;
+    let agent = Agent::new(
+        config(Policy::Browse, false).build().unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run("What time is it?", RunOptions::default().with_events(tx))
+        .await;
+    assert_eq!(report.stop, StopReason::Answer, "{}", render(&report));
+    let mut finished = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let toolscout_agent::AgentEvent::ToolCallFinished { tool, ok, .. } = event {
+            finished.push((tool, ok));
+        }
+    }
+    assert_eq!(
+        finished,
+        [
+            ("time.now".to_owned(), true),
+            ("time.now".to_owned(), true),
+            // Not an alias of any tool: still unknown.
+            ("clock_now".to_owned(), false),
+        ]
+    );
+}
