@@ -56,10 +56,12 @@ pub(crate) async fn execute(
             Ok(args)
         }
     });
-    if tools.get(&tool).is_none() && rt.subagent(&tool).is_none() && rt.host.spec(&tool).is_none() {
-        if let Some(real) = rt.host.resolve_alias(&tool) {
-            tool = real;
-        }
+    if tools.get(&tool).is_none()
+        && rt.subagent(&tool).is_none()
+        && rt.host.spec(&tool).is_none()
+        && let Some(real) = rt.host.resolve_alias(&tool)
+    {
+        tool = real;
     }
     span.record("tool", tool.as_str());
     rt.emitter.emit(AgentEvent::ToolCallStarted {
