@@ -111,8 +111,16 @@ fn serve_answers_the_manifest_and_json_rpc() {
     );
 
     let call = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"hello.txt"}},"id":1}"#;
-    let (status, _) = http(&addr, "POST", "/rpc", &[], call);
-    assert_eq!(status, 401, "a call without the token is refused");
+    let (status, body) = http(&addr, "POST", "/rpc", &[], call);
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(r#""code":-32001"#),
+        "a call without the token is refused: {body}"
+    );
+    let identity = r#"{"jsonrpc":"2.0","method":"server/identity","id":2}"#;
+    let (status, body) = http(&addr, "POST", "/rpc", &[], identity);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("server_id"), "reads need no token: {body}");
     let (status, body) = http(
         &addr,
         "POST",
