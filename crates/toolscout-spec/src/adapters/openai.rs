@@ -129,11 +129,18 @@ fn alias_for(name: &str, taken: &BTreeSet<String>) -> String {
 /// With `strict`, the schema is rewritten as OpenAI's strict mode demands: every object
 /// has `additionalProperties: false` and lists all its properties as required, and
 /// optional properties accept `null` instead.
+///
+/// Without `strict`, a property schema with no `type` (JSON Schema's "any value", common
+/// in imported catalogs) gets an explicit list of every type: the same meaning, and
+/// servers that turn schemas into grammars (llama.cpp's) accept it, where they reject
+/// `{"description": …}` alone.
 pub fn to_openai_named(spec: &ToolSpec, name: &str, strict: bool) -> Value {
     let parameters = if strict {
         strict_schema(&spec.parameters)
     } else {
-        spec.parameters.clone()
+        let mut p = spec.parameters.clone();
+        type_untyped(&mut p, 0);
+        p
     };
     json!({
         "type": "function",
@@ -144,6 +151,50 @@ pub fn to_openai_named(spec: &ToolSpec, name: &str, strict: bool) -> Value {
             "strict": strict,
         }
     })
+}
+
+/// Every JSON type, for a schema that accepts any value.
+const ANY_TYPE: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// Gives the untyped property and item schemas under `schema` an explicit "any" type.
+fn type_untyped(schema: &mut Value, depth: usize) {
+    /// Keywords that already say what a value may be.
+    const SHAPED: [&str; 8] = [
+        "type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "not",
+    ];
+    if depth > 32 {
+        return;
+    }
+    let Some(obj) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for prop in props.values_mut() {
+            if let Some(p) = prop.as_object_mut()
+                && !SHAPED.iter().any(|k| p.contains_key(*k))
+            {
+                p.insert("type".to_owned(), json!(ANY_TYPE));
+            }
+            type_untyped(prop, depth + 1);
+        }
+    }
+    if let Some(items) = obj.get_mut("items") {
+        if let Some(i) = items.as_object_mut()
+            && !SHAPED.iter().any(|k| i.contains_key(*k))
+        {
+            i.insert("type".to_owned(), json!(ANY_TYPE));
+        }
+        type_untyped(items, depth + 1);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(subs)) = obj.get_mut(key) {
+            for sub in subs {
+                type_untyped(sub, depth + 1);
+            }
+        }
+    }
 }
 
 /// The OpenAI tool object of `spec` under its own name, which must be legal for OpenAI.

@@ -71,6 +71,42 @@ fn openai_round_trip() {
 }
 
 #[test]
+fn openai_gives_untyped_schemas_an_explicit_any_type() {
+    let any = json!([
+        "string", "number", "integer", "boolean", "object", "array", "null"
+    ]);
+    let spec = ToolSpec::builder("set_value", "Set a value")
+        .parameters(json!({
+            "type": "object",
+            "properties": {
+                "key": {"type": "string"},
+                "value": {"description": "Any value", "x-bfcl-type": "any"},
+                "choice": {"enum": ["a", "b"]},
+                "nested": {"type": "object", "properties": {"inner": {"description": "Any"}}},
+                "list": {"type": "array", "items": {"description": "Any item"}}
+            },
+            "required": ["key"]
+        }))
+        .build()
+        .unwrap();
+    let params = &openai::to_openai(&spec, false).unwrap()["function"]["parameters"];
+    assert_eq!(params["properties"]["key"]["type"], "string");
+    assert_eq!(params["properties"]["value"]["type"], any);
+    assert_eq!(params["properties"]["value"]["description"], "Any value");
+    assert!(
+        params["properties"]["choice"].get("type").is_none(),
+        "an enum says enough"
+    );
+    assert_eq!(
+        params["properties"]["nested"]["properties"]["inner"]["type"],
+        any
+    );
+    assert_eq!(params["properties"]["list"]["items"]["type"], any);
+    // The spec itself is unchanged.
+    assert!(spec.parameters["properties"]["value"].get("type").is_none());
+}
+
+#[test]
 fn openai_rejects_illegal_names_without_a_map() {
     let err = openai::to_openai(&tool("weather.forecast"), false).unwrap_err();
     assert_snapshot!(err, @"openai: 'weather.forecast' is not a legal OpenAI function name (a-z, A-Z, 0-9, '_', '-', at most 64); map it with NameMap");
