@@ -13,20 +13,45 @@ use toolscout_search::SearchIndex;
 use crate::server::{Server, call, text};
 use crate::{assert_paired, config, render};
 
+/// A catalog folder with the built-in tools and a workspace holding `todo.txt`.
+struct Fixture {
+    catalog_dir: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(todo: &str) -> Fixture {
+        let workspace = tempfile::tempdir().unwrap();
+        std::fs::write(workspace.path().join("todo.txt"), todo).unwrap();
+        Fixture {
+            catalog_dir: tempfile::tempdir().unwrap(),
+            workspace,
+        }
+    }
+
+    fn catalog(&self) -> Catalog {
+        Catalog::open(self.catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap()
+    }
+
+    /// A toolbox over `catalog` whose invoker runs the built-ins in the workspace.
+    fn toolbox(&self, catalog: Catalog) -> Toolbox {
+        let mut invoker = Invoker::default();
+        toolscout_invoke::builtin::register(
+            &mut invoker,
+            &BuiltinConfig::new(
+                self.workspace.path(),
+                toolscout_invoke::AllowedHosts::default(),
+            ),
+        )
+        .unwrap();
+        Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap()
+    }
+}
+
 #[tokio::test]
 async fn search_describe_activate_and_call_a_builtin_tool() {
-    let catalog_dir = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    std::fs::write(workspace.path().join("todo.txt"), "buy milk\ncall mum\n").unwrap();
-    let catalog = Catalog::open(catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap();
-    let mut invoker = Invoker::default();
-    toolscout_invoke::builtin::register(
-        &mut invoker,
-        &BuiltinConfig::new(workspace.path(), toolscout_invoke::AllowedHosts::default()),
-    )
-    .unwrap();
-    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap();
-    let host = ToolboxHost::new(toolbox);
+    let f = Fixture::new("buy milk\ncall mum\n");
+    let host = ToolboxHost::new(f.toolbox(f.catalog()));
 
     let server = Server::start(vec![
         call(
@@ -90,17 +115,8 @@ async fn search_describe_activate_and_call_a_builtin_tool() {
 
 #[tokio::test]
 async fn a_guessed_tool_name_is_answered_with_real_tools_to_use_instead() {
-    let catalog_dir = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    std::fs::write(workspace.path().join("todo.txt"), "buy milk\n").unwrap();
-    let catalog = Catalog::open(catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap();
-    let mut invoker = Invoker::default();
-    toolscout_invoke::builtin::register(
-        &mut invoker,
-        &BuiltinConfig::new(workspace.path(), toolscout_invoke::AllowedHosts::default()),
-    )
-    .unwrap();
-    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap();
+    let f = Fixture::new("buy milk\n");
+    let toolbox = f.toolbox(f.catalog());
     let server = Server::start(vec![
         // A typo of a real name, then a name made up from the task's words.
         call("c1", "read_fil", r#"{"file_path":"todo.txt"}"#),
@@ -155,9 +171,8 @@ async fn a_guessed_tool_name_is_answered_with_real_tools_to_use_instead() {
 
 #[tokio::test]
 async fn the_alias_of_a_tool_not_yet_activated_calls_that_tool() {
-    let catalog_dir = tempfile::tempdir().unwrap();
-    let workspace = tempfile::tempdir().unwrap();
-    let catalog = Catalog::open(catalog_dir.path(), &builtin::NATIVE_FUNCTIONS).unwrap();
+    let f = Fixture::new("");
+    let catalog = f.catalog();
     // A dotted name, whose OpenAI alias is `time_now`, run by the built-in clock.
     let mut spec = match catalog
         .tools()
@@ -180,13 +195,7 @@ async fn the_alias_of_a_tool_not_yet_activated_calls_that_tool() {
             &toolscout_catalog::ToolPut::native(spec, "clock"),
         )
         .unwrap();
-    let mut invoker = Invoker::default();
-    toolscout_invoke::builtin::register(
-        &mut invoker,
-        &BuiltinConfig::new(workspace.path(), toolscout_invoke::AllowedHosts::default()),
-    )
-    .unwrap();
-    let toolbox = Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap();
+    let toolbox = f.toolbox(catalog);
     let server = Server::start(vec![
         call("c1", "time_now", r#"{"action":"now","time_zone":"UTC"}"#),
         call(
