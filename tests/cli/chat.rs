@@ -10,7 +10,7 @@ use crate::Env;
 
 /// Serves `replies` (chat-completion bodies, or SSE bodies when a string starts with
 /// `data:`) one per request; returns the base URL and the requests' JSON bodies.
-fn scripted(replies: Vec<String>) -> (String, std::thread::JoinHandle<Vec<Value>>) {
+pub(crate) fn scripted(replies: Vec<String>) -> (String, std::thread::JoinHandle<Vec<Value>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let handle = std::thread::spawn(move || {

@@ -154,45 +154,6 @@ fn a_bad_remote_url_is_a_clear_error() {
     assert!(no_remote.contains("--remote <URL>"), "{no_remote}");
 }
 
-/// A scripted OpenAI-compatible endpoint: one chat-completion body per request, in
-/// order; returns its base URL and, at the end, the requests' bodies.
-fn scripted_model(
-    replies: Vec<serde_json::Value>,
-) -> (String, std::thread::JoinHandle<Vec<serde_json::Value>>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        for reply in replies {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            seen.push(serde_json::from_slice(&body).unwrap());
-            let reply = reply.to_string();
-            write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}",
-                reply.len()
-            )
-            .unwrap();
-        }
-        seen
-    });
-    (url, handle)
-}
-
 fn completion(message: serde_json::Value, finish: &str) -> serde_json::Value {
     serde_json::json!({
         "id": "c", "object": "chat.completion", "created": 0, "model": "m",
@@ -221,7 +182,7 @@ fn chat_with_a_remote_calls_its_tools_through_the_catalog() {
         serde_json::json!({"role": "assistant", "content": "It says hello."}),
         "stop",
     );
-    let (model, requests) = scripted_model(vec![call, answer]);
+    let (model, requests) = crate::chat::scripted(vec![call.to_string(), answer.to_string()]);
     let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
         .env("TOOLSCOUT_HOME", b.path().join("catalog"))
         .env_remove("OPENAI_API_KEY")
