@@ -1,59 +1,12 @@
 //! `toolscout serve --remote`: one server (A) serves its tools, a second (B) serves them
 //! too and calls them through A's invoke route.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use crate::Env;
-
-/// A server, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `toolscout serve --addr 127.0.0.1:0 EXTRA` on `env`; returns it, its address
-/// and what it printed before it was ready.
-fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolscout"))
-        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
-        .env_remove("TOOLSCOUT_TOKEN")
-        .env_remove("TOOLSCOUT_REMOTE_TOKEN")
-        .arg("--workspace")
-        .arg(env.workspace())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    // Owned before anything can fail, so that a failing test still ends the process.
-    let server = Server(child);
-    let mut before = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server ended before it was ready: {before}"
-        );
-        if let Some(rest) = line.strip_prefix("serving ") {
-            let addr = rest
-                .split("http://")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next())
-                .unwrap_or_else(|| panic!("no address in {line:?}"))
-                .to_owned();
-            return (server, addr, before);
-        }
-        before.push_str(&line);
-    }
-}
+use crate::serve::serve;
 
 /// One HTTP/1.1 POST of a JSON body; returns the status and the body as JSON.
 fn post(addr: &str, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {

@@ -6,8 +6,8 @@ use std::process::{Child, Command, Stdio};
 
 use crate::Env;
 
-/// The server, killed when dropped.
-struct Server(Child);
+/// A server, killed when dropped.
+pub(crate) struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -16,11 +16,13 @@ impl Drop for Server {
     }
 }
 
-/// Starts `toolscout serve` on a free port; returns it and its address.
-fn start(env: &Env, extra: &[&str]) -> (Server, String) {
+/// Starts `toolscout serve --addr 127.0.0.1:0 EXTRA` on `env`; returns it, its address
+/// and what it printed before it was ready.
+pub(crate) fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolscout"))
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))
         .env_remove("TOOLSCOUT_TOKEN")
+        .env_remove("TOOLSCOUT_REMOTE_TOKEN")
         .arg("--workspace")
         .arg(env.workspace())
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -30,15 +32,26 @@ fn start(env: &Env, extra: &[&str]) -> (Server, String) {
         .spawn()
         .unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_owned();
-    (Server(child), addr)
+    // Owned before anything can fail, so that a failing test still ends the process.
+    let server = Server(child);
+    let mut before = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server ended before it was ready: {before}"
+        );
+        if let Some(rest) = line.strip_prefix("serving ") {
+            let addr = rest
+                .split("http://")
+                .nth(1)
+                .and_then(|r| r.split_whitespace().next())
+                .unwrap_or_else(|| panic!("no address in {line:?}"))
+                .to_owned();
+            return (server, addr, before);
+        }
+        before.push_str(&line);
+    }
 }
 
 /// One HTTP/1.1 request; returns the status and the body.
@@ -87,7 +100,7 @@ fn unchunk(mut body: &str) -> String {
 fn serve_answers_the_manifest_and_json_rpc() {
     let env = Env::new();
     std::fs::write(env.workspace().join("hello.txt"), "hello\n").unwrap();
-    let (_server, addr) = start(&env, &["--token", "s3cret"]);
+    let (_server, addr, _) = serve(&env, &["--token", "s3cret"]);
 
     let (status, body) = http(&addr, "GET", "/api/v1/tools", &[], "");
     assert_eq!(status, 200, "{body}");
