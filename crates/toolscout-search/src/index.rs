@@ -1,7 +1,7 @@
 //! [`SearchIndex`]: the tantivy index, in memory or in a directory, and its writes.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tantivy::directory::MmapDirectory;
 use tantivy::schema::Term;
@@ -10,7 +10,8 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
 
 use crate::analyzer::{ANALYZER, analyzer};
 use crate::schema::{Fields, IndexDoc, schema};
-use crate::{Error, Result};
+use crate::semantic::{Semantic, tool_text};
+use crate::{Embedder, Error, Result};
 
 /// Memory the writer may use before it flushes a segment, in bytes. Large enough that a
 /// 100k-tool catalog makes one segment.
@@ -34,6 +35,7 @@ pub struct SearchIndex {
     pub(crate) reader: IndexReader,
     pub(crate) fields: Fields,
     pub(crate) analyzer: TextAnalyzer,
+    pub(crate) semantic: Option<Semantic>,
     writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
 }
 
@@ -41,6 +43,7 @@ impl std::fmt::Debug for SearchIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SearchIndex")
             .field("docs", &self.len())
+            .field("semantic", &self.semantic)
             .finish_non_exhaustive()
     }
 }
@@ -77,8 +80,55 @@ impl SearchIndex {
             reader,
             fields,
             analyzer: analyzer(),
+            semantic: None,
             writer: Mutex::new(None),
         })
+    }
+
+    /// Ranks sentence queries by meaning too: the word tier fuses BM25 with the cosine of
+    /// the `embedder`'s vectors of the query and of each tool (see [`Embedder`]).
+    ///
+    /// Tools are embedded when they are added, so set the embedder before adding them; the
+    /// vectors live in memory, and tools already in a reopened index are ranked by words
+    /// alone until they are added again. Name-like queries (one word, no spaces) are not
+    /// affected: exact, prefix and fuzzy name matches stay as they are.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolscout_search::{Embedder, IndexDoc, SearchIndex, SearchQuery};
+    ///
+    /// /// A toy embedder: one dimension per topic word.
+    /// struct Topics;
+    /// impl Embedder for Topics {
+    ///     fn model(&self) -> &str { "topics" }
+    ///     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+    ///         texts.iter().map(|t| {
+    ///             let t = t.to_lowercase();
+    ///             let v = [t.contains("weather") || t.contains("rain"), t.contains("file")];
+    ///             let v: Vec<f32> = v.iter().map(|&b| if b { 1.0 } else { 0.0 }).collect();
+    ///             let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+    ///             v.iter().map(|x| x / n).collect()
+    ///         }).collect()
+    ///     }
+    /// }
+    ///
+    /// let tools = toolscout_spec::sample::catalog();
+    /// let index = SearchIndex::in_memory()?.with_embedder(Arc::new(Topics));
+    /// index.extend(tools.iter().map(IndexDoc::new), &mut |_| {})?;
+    /// // Meaning ranks a weather tool first, whatever words it uses.
+    /// let found = index.search(&SearchQuery::new("will it rain tomorrow"))?;
+    /// let first: Vec<&str> = found.hits.iter().take(2).map(|h| h.id.as_str()).collect();
+    /// assert!(first.contains(&"get_weather"), "{first:?}");
+    /// # Ok::<(), toolscout_search::Error>(())
+    /// ```
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.semantic = Some(Semantic::new(embedder));
+        self
+    }
+
+    /// The model that ranks by meaning, if any (see [`with_embedder`](Self::with_embedder)).
+    pub fn embedder_model(&self) -> Option<&str> {
+        self.semantic.as_ref().map(|s| s.embedder.model())
     }
 
     /// How many tools the current snapshot holds.
@@ -117,7 +167,11 @@ impl SearchIndex {
             w.delete_term(Term::from_field_text(self.fields.id, doc.id));
             w.add_document(self.fields.document(doc, &mut self.analyzer.clone()))?;
             Ok(())
-        })
+        })?;
+        if let Some(s) = &self.semantic {
+            s.stage(vec![(doc.id.to_owned(), tool_text(doc.spec))]);
+        }
+        Ok(())
     }
 
     /// Adds many tools at once, replacing those with the same ids, then commits.
@@ -132,6 +186,7 @@ impl SearchIndex {
     ) -> Result<()> {
         let fresh = self.is_empty();
         let mut analyzer = self.analyzer.clone();
+        let mut meaning: Vec<(String, String)> = Vec::new();
         self.with_writer(|w| {
             let mut n = 0u64;
             for doc in docs {
@@ -139,6 +194,9 @@ impl SearchIndex {
                     w.delete_term(Term::from_field_text(self.fields.id, doc.id));
                 }
                 w.add_document(self.fields.document(&doc, &mut analyzer))?;
+                if self.semantic.is_some() {
+                    meaning.push((doc.id.to_owned(), tool_text(doc.spec)));
+                }
                 n += 1;
                 if n.is_multiple_of(1024) {
                     progress(n);
@@ -147,6 +205,9 @@ impl SearchIndex {
             progress(n);
             Ok(())
         })?;
+        if let Some(s) = &self.semantic {
+            s.stage(meaning);
+        }
         self.commit()
     }
 
@@ -156,7 +217,11 @@ impl SearchIndex {
         self.with_writer(|w| {
             w.delete_term(Term::from_field_text(self.fields.id, id));
             Ok(())
-        })
+        })?;
+        if let Some(s) = &self.semantic {
+            s.stage_delete(id);
+        }
+        Ok(())
     }
 
     /// Makes every write so far durable and visible to new searches.
@@ -166,6 +231,9 @@ impl SearchIndex {
             Ok(())
         })?;
         self.reader.reload()?;
+        if let Some(s) = &self.semantic {
+            s.commit();
+        }
         Ok(())
     }
 }

@@ -40,6 +40,7 @@ mod query;
 mod ranking;
 mod schema;
 mod search;
+mod semantic;
 
 pub use error::{Error, Result};
 pub use index::SearchIndex;
@@ -48,3 +49,4 @@ pub use query::{
     SearchQuery, SearchResults, Tier,
 };
 pub use schema::IndexDoc;
+pub use semantic::Embedder;

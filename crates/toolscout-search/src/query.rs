@@ -154,7 +154,9 @@ pub enum Tier {
     Exact,
     /// The query starts the tool's name.
     Prefix,
-    /// Words of the query occur in the tool's text; BM25 ranks these.
+    /// Words of the query occur in the tool's text; BM25 ranks these. With an
+    /// [`Embedder`](crate::Embedder), a sentence's word tier also holds the tools nearest in
+    /// meaning, ranked by BM25 and cosine together.
     Word,
     /// Words of the query are within edit distance 1 (2 for long words) of the tool's name
     /// or its words.
@@ -190,6 +192,9 @@ pub enum MatchField {
     Category,
     /// The bundle.
     Bundle,
+    /// No query word: the tool's text is close in meaning (only with an
+    /// [`Embedder`](crate::Embedder)).
+    Meaning,
 }
 
 impl MatchField {
@@ -211,6 +216,7 @@ impl MatchField {
             MatchField::Tags => "tags",
             MatchField::Category => "category",
             MatchField::Bundle => "bundle",
+            MatchField::Meaning => "meaning",
         }
     }
 }

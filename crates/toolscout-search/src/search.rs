@@ -23,6 +23,7 @@ use crate::query::{
 };
 use crate::ranking::NAME_COVERAGE;
 use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST, NAME_WORDS};
+use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING};
 use crate::{Result, SearchIndex};
 
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
@@ -57,6 +58,8 @@ struct Cand {
     tier: Tier,
     score: f32,
     modified_at: i64,
+    /// Found by meaning alone (no query word in its text).
+    by_meaning: bool,
 }
 
 /// The query text, prepared once for every tier.
@@ -125,7 +128,23 @@ impl SearchIndex {
             )?;
             prefix_found = out.len() > before;
         }
+        let by_meaning = self
+            .semantic
+            .as_ref()
+            .filter(|s| !p.name_like && !p.lower.is_empty() && s.len() > 0);
         if out.len() < need
+            && let Some(sem) = by_meaning
+        {
+            let fused = FusedTier {
+                sem,
+                text: &q.text,
+                words: self.word_query(&scored),
+                cover: &p.cover,
+            };
+            self.run_fused_tier(
+                &searcher, fused, &filters, need, &mut seen, &mut out, &mut cols,
+            )?;
+        } else if out.len() < need
             && let Some(w) = self.word_query(&scored)
         {
             self.run_tier(
@@ -349,6 +368,7 @@ impl SearchIndex {
                 tier,
                 score,
                 modified_at: cols.modified_at(searcher, addr)?,
+                by_meaning: false,
             };
             if rank < RERANK_DEPTH && rerank.is_some() {
                 head.push(c);
@@ -372,6 +392,102 @@ impl SearchIndex {
         }
         out.extend(head);
         out.extend(tail);
+        Ok(())
+    }
+
+    /// The word tier of a sentence query when an embedder is set: the best BM25 hits (with
+    /// name coverage) and the tools nearest in meaning, each scored
+    /// `bm25 / best bm25 + MEANING_WEIGHT × cosine` (see [`crate::semantic`]).
+    #[allow(clippy::too_many_arguments)]
+    fn run_fused_tier(
+        &self,
+        searcher: &Searcher,
+        f: FusedTier<'_>,
+        filters: &[Clause],
+        need: usize,
+        seen: &mut HashSet<DocAddress>,
+        out: &mut Vec<Cand>,
+        cols: &mut Columns,
+    ) -> Result<()> {
+        let depth = (need.saturating_sub(out.len()) + seen.len() + TIE_MARGIN).max(FUSE_DEPTH);
+        let mut cands: Vec<Cand> = Vec::new();
+        let mut lexical: HashSet<DocAddress> = HashSet::new();
+        if let Some(words) = f.words {
+            let query = with_filters(words, filters);
+            let top = searcher.search(&query, &TopDocs::with_limit(depth).order_by_score())?;
+            for (score, addr) in top {
+                if seen.contains(&addr) {
+                    continue;
+                }
+                lexical.insert(addr);
+                cands.push(Cand {
+                    addr,
+                    tier: Tier::Word,
+                    score,
+                    modified_at: cols.modified_at(searcher, addr)?,
+                    by_meaning: false,
+                });
+            }
+            let head = cands.len().min(RERANK_DEPTH);
+            self.rerank_by_name_coverage(searcher, f.cover, &mut cands[..head], cols)?;
+        }
+        let best = cands.iter().map(|c| c.score).fold(0.0f32, f32::max);
+        let query = f.sem.query_vector(f.text);
+        let mut near = f.sem.nearest(&query, depth);
+        near.retain(|(_, cos)| *cos >= MIN_MEANING);
+        if !near.is_empty() {
+            // The nearest tools that pass the filters, by id.
+            let ids: Vec<Clause> = near
+                .iter()
+                .map(|(id, _)| {
+                    let t = Term::from_field_text(self.fields.id, id);
+                    let q: Box<dyn Query> = Box::new(TermQuery::new(t, IndexRecordOption::Basic));
+                    (Occur::Should, q)
+                })
+                .collect();
+            let q = with_filters(Box::new(BooleanQuery::new(ids)), filters);
+            for (_, addr) in
+                searcher.search(&q, &TopDocs::with_limit(near.len()).order_by_score())?
+            {
+                if seen.contains(&addr) || lexical.contains(&addr) {
+                    continue;
+                }
+                cands.push(Cand {
+                    addr,
+                    tier: Tier::Word,
+                    score: 0.0,
+                    modified_at: cols.modified_at(searcher, addr)?,
+                    by_meaning: true,
+                });
+            }
+        }
+        let mut ids: Vec<String> = Vec::with_capacity(cands.len());
+        for c in &cands {
+            let doc: TantivyDocument = searcher.doc(c.addr)?;
+            ids.push(
+                doc.get_first(self.fields.id)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let cosines = f.sem.cosines(&query, &id_refs);
+        for (c, cos) in cands.iter_mut().zip(cosines) {
+            let words = if best > 0.0 { c.score / best } else { 0.0 };
+            c.score = words + MEANING_WEIGHT * cos;
+        }
+        cands.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.modified_at.cmp(&a.modified_at))
+                .then(a.addr.cmp(&b.addr))
+        });
+        self.order_ties_by_name(searcher, &mut cands, cols)?;
+        for c in &cands {
+            seen.insert(c.addr);
+        }
+        out.extend(cands);
         Ok(())
     }
 
@@ -436,6 +552,11 @@ impl SearchIndex {
         let fields = self.best_fields(searcher, p, page)?;
         let mut hits = Vec::with_capacity(page.len());
         for (c, field) in page.iter().zip(fields) {
+            let field = if c.by_meaning {
+                MatchField::Meaning
+            } else {
+                field
+            };
             let doc: TantivyDocument = searcher.doc(c.addr)?;
             let id = doc
                 .get_first(self.fields.id)
@@ -552,6 +673,14 @@ impl SearchIndex {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         Ok(scored.into_iter().take(3).map(|(_, s)| s).collect())
     }
+}
+
+/// What the fused word tier needs besides the usual tier arguments.
+struct FusedTier<'a> {
+    sem: &'a crate::semantic::Semantic,
+    text: &'a str,
+    words: Option<Box<dyn Query>>,
+    cover: &'a [String],
 }
 
 /// `query`, restricted by the filters (unchanged when there are none, so that tantivy can

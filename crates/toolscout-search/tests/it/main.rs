@@ -5,4 +5,5 @@
 
 mod fixture;
 mod index;
+mod meaning;
 mod ranking;

@@ -1,0 +1,204 @@
+//! Ranking by meaning: an [`Embedder`] turns tool texts and queries into vectors, and the
+//! word tier of a sentence query fuses BM25 with the cosine of those vectors.
+//!
+//! **Rationale:** words miss what a tool is *for* when the query says it differently
+//! ("how many Canadian dollars for 500 US dollars" → `currency_exchange.convert`).
+//! Measured in a prototype with all-MiniLM-L6-v2 (recall@5): alone it gets 0.79 on BFCL
+//! (BM25 0.80) but 0.77 on MetaTool (BM25 0.49), and BM25 + 2 × cosine gets 0.86 and 0.69.
+//! The two make different mistakes, so the sum beats either; see [`MEANING_WEIGHT`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use toolscout_spec::ToolSpec;
+
+/// Turns texts into unit vectors whose dot product says how close their meanings are.
+///
+/// The search crate knows no model: an embedder (for example `toolscout-embed`'s
+/// sentence encoder) is handed to [`SearchIndex::with_embedder`](crate::SearchIndex::with_embedder).
+pub trait Embedder: Send + Sync {
+    /// The model's name; vectors of different models are never compared.
+    fn model(&self) -> &str;
+    /// One L2-normalised vector per text, in order, all of the same length.
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>>;
+}
+
+/// How much the cosine counts against BM25 in the fused word tier: a hit scores
+/// `bm25 / best bm25 + MEANING_WEIGHT × cosine`.
+///
+/// **Rationale:** cosines of related texts sit around 0.4–0.7 and of unrelated ones near
+/// 0.1, while the normalised BM25 spans 0–1; see [`crate::ranking`] for the figures.
+pub(crate) const MEANING_WEIGHT: f32 = 2.0;
+/// A tool found by meaning alone (no query word in its text) must be at least this close.
+///
+/// **Rationale:** every text has some cosine with every other; without a floor any
+/// sentence would list the whole catalog. all-MiniLM-L6-v2 puts unrelated texts below
+/// about 0.2 and texts on the same subject above 0.3.
+pub(crate) const MIN_MEANING: f32 = 0.3;
+/// How many candidates each side (BM25, meaning) brings to the fusion, at least.
+pub(crate) const FUSE_DEPTH: usize = 50;
+
+/// The text of a tool that is embedded: its name in words, then what it does.
+pub(crate) fn tool_text(spec: &ToolSpec) -> String {
+    let words = crate::analyzer::split_words(spec.name.as_str()).join(" ");
+    format!("{words}: {}", spec.description_or_summary())
+}
+
+/// The embedder and the vectors of the indexed tools.
+pub(crate) struct Semantic {
+    pub(crate) embedder: Arc<dyn Embedder>,
+    store: RwLock<Store>,
+}
+
+/// Committed vectors (what searches see) and the writes since the last commit.
+#[derive(Default)]
+struct Store {
+    ids: Vec<String>,
+    /// `ids.len() × dim` floats, row `i` the vector of `ids[i]`.
+    rows: Vec<f32>,
+    by_id: HashMap<String, usize>,
+    dim: usize,
+    /// `None` deletes.
+    pending: Vec<(String, Option<Vec<f32>>)>,
+}
+
+impl Semantic {
+    pub(crate) fn new(embedder: Arc<dyn Embedder>) -> Self {
+        Semantic {
+            embedder,
+            store: RwLock::new(Store::default()),
+        }
+    }
+
+    /// Embeds `texts` and records each vector under its id, visible after [`commit`](Self::commit).
+    pub(crate) fn stage(&self, items: Vec<(String, String)>) {
+        if items.is_empty() {
+            return;
+        }
+        let texts: Vec<&str> = items.iter().map(|(_, t)| t.as_str()).collect();
+        let vectors = self.embedder.embed(&texts);
+        let mut store = self.write();
+        for ((id, _), v) in items.into_iter().zip(vectors) {
+            store.pending.push((id, Some(v)));
+        }
+    }
+
+    pub(crate) fn stage_delete(&self, id: &str) {
+        self.write().pending.push((id.to_owned(), None));
+    }
+
+    /// Applies the staged writes.
+    pub(crate) fn commit(&self) {
+        let mut store = self.write();
+        let pending = std::mem::take(&mut store.pending);
+        if pending.is_empty() {
+            return;
+        }
+        let mut map: HashMap<String, Vec<f32>> = HashMap::with_capacity(store.ids.len());
+        let dim = store.dim;
+        for (i, id) in std::mem::take(&mut store.ids).into_iter().enumerate() {
+            let row = store.rows.get(i * dim..(i + 1) * dim).unwrap_or_default();
+            map.insert(id, row.to_vec());
+        }
+        for (id, v) in pending {
+            match v {
+                Some(v) => map.insert(id, v),
+                None => map.remove(&id),
+            };
+        }
+        let dim = map.values().map(Vec::len).max().unwrap_or(0);
+        let mut ids: Vec<String> = map.keys().cloned().collect();
+        ids.sort();
+        let mut rows = Vec::with_capacity(ids.len() * dim);
+        for id in &ids {
+            let v = &map[id];
+            rows.extend_from_slice(v);
+            rows.resize(rows.len() + (dim - v.len()), 0.0);
+        }
+        store.by_id = ids
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (id.clone(), i))
+            .collect();
+        store.ids = ids;
+        store.rows = rows;
+        store.dim = dim;
+    }
+
+    /// How many tools have a committed vector.
+    pub(crate) fn len(&self) -> usize {
+        self.read().ids.len()
+    }
+
+    /// The query's vector.
+    pub(crate) fn query_vector(&self, text: &str) -> Vec<f32> {
+        self.embedder
+            .embed(&[text])
+            .into_iter()
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// The cosine of each id's vector with `query` (0 for an id without one).
+    pub(crate) fn cosines(&self, query: &[f32], ids: &[&str]) -> Vec<f32> {
+        let store = self.read();
+        ids.iter()
+            .map(|id| match store.by_id.get(*id) {
+                Some(&i) => dot(query, store.row(i)),
+                None => 0.0,
+            })
+            .collect()
+    }
+
+    /// The `k` ids whose vectors are closest to `query`, best first, with their cosines.
+    pub(crate) fn nearest(&self, query: &[f32], k: usize) -> Vec<(String, f32)> {
+        let store = self.read();
+        if k == 0 || store.dim == 0 || query.len() != store.dim {
+            return Vec::new();
+        }
+        // A bounded min-heap would do fewer compares; a partial sort of all scores is as
+        // fast at these sizes and simpler.
+        let mut scored: Vec<(f32, usize)> = (0..store.ids.len())
+            .map(|i| (dot(query, store.row(i)), i))
+            .collect();
+        let k = k.min(scored.len());
+        if k < scored.len() {
+            scored.select_nth_unstable_by(k, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored.truncate(k);
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored
+            .into_iter()
+            .map(|(s, i)| (store.ids[i].clone(), s))
+            .collect()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Store {
+    fn row(&self, i: usize) -> &[f32] {
+        self.rows
+            .get(i * self.dim..(i + 1) * self.dim)
+            .unwrap_or_default()
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+impl std::fmt::Debug for Semantic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Semantic")
+            .field("model", &self.embedder.model())
+            .field("vectors", &self.len())
+            .finish()
+    }
+}

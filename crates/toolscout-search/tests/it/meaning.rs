@@ -1,0 +1,154 @@
+//! Ranking by meaning: the fused word tier with a toy [`Embedder`].
+
+use std::sync::Arc;
+
+use insta::assert_snapshot;
+use toolscout_search::{Embedder, MatchField, SearchIndex, SearchQuery, Tier};
+
+use crate::fixture::{feed, render, tools};
+
+/// One dimension per topic; a text's vector counts the topic words it holds.
+struct Topics;
+
+const TOPICS: [&[&str]; 6] = [
+    &["weather", "rain", "umbrella", "sunny", "forecast"],
+    &["file", "document", "save", "disk", "read", "write"],
+    &["stock", "shares", "ticker", "invest", "price"],
+    &["notify", "chat", "message", "ping", "team"],
+    &["translate", "language", "french", "german"],
+    &["bmi", "body", "health", "weight", "height"],
+];
+
+impl Embedder for Topics {
+    fn model(&self) -> &str {
+        "topics"
+    }
+
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let words: Vec<&str> = t.split(|c: char| !c.is_alphanumeric()).collect();
+                let mut v: Vec<f32> = TOPICS
+                    .iter()
+                    .map(|topic| words.iter().filter(|w| topic.contains(w)).count() as f32)
+                    .collect();
+                v.push(0.1); // every text is a little "other", so no vector is zero
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect()
+    }
+}
+
+fn index() -> SearchIndex {
+    let index = SearchIndex::in_memory()
+        .unwrap()
+        .with_embedder(Arc::new(Topics));
+    feed(&index, &tools());
+    index
+}
+
+fn check(q: SearchQuery) -> String {
+    render(&index().search(&q).unwrap())
+}
+
+#[test]
+fn a_sentence_without_shared_words_finds_tools_by_meaning() {
+    // No tool's text says "umbrella" or "sunny": only meaning finds the weather tools.
+    let out = check(SearchQuery::new("do I need an umbrella, or is it sunny"));
+    assert_snapshot!(out);
+}
+
+#[test]
+fn words_and_meaning_rank_together() {
+    assert_snapshot!(check(SearchQuery::new("ping my team about the shares")));
+}
+
+#[test]
+fn hits_found_by_meaning_alone_say_so() {
+    let found = index()
+        .search(&SearchQuery::new("do I need an umbrella"))
+        .unwrap();
+    assert!(!found.hits.is_empty());
+    for h in &found.hits {
+        assert_eq!(h.tier, Tier::Word);
+        assert_eq!(h.field, MatchField::Meaning, "{}", h.explain());
+    }
+}
+
+#[test]
+fn name_like_queries_are_ranked_as_without_an_embedder() {
+    let plain = crate::fixture::index();
+    let semantic = index();
+    for text in [
+        "get_weather",
+        "get_w",
+        "wether",
+        "notify",
+        "translateText",
+        "天气预报",
+    ] {
+        let q = SearchQuery::new(text);
+        assert_eq!(
+            render(&semantic.search(&q).unwrap()),
+            render(&plain.search(&q).unwrap()),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn filters_hold_for_hits_found_by_meaning() {
+    let index = index();
+    // write_file is disabled: meaning must not bring it back.
+    let found = index
+        .search(&SearchQuery::new("save this document to disk"))
+        .unwrap();
+    assert!(found.hits.iter().all(|h| h.id != "write_file"));
+    let found = index
+        .search(&SearchQuery::new("save this document to disk").with_include_disabled(true))
+        .unwrap();
+    assert!(found.hits.iter().any(|h| h.id == "write_file"));
+    let found = index
+        .search(&SearchQuery::new("do I need an umbrella").with_tag("finance"))
+        .unwrap();
+    assert!(
+        found.hits.iter().all(|h| h.id == "get_stock_price"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn deleted_tools_lose_their_meaning_too() {
+    let index = index();
+    index.delete("get_weather").unwrap();
+    index.commit().unwrap();
+    let found = index
+        .search(&SearchQuery::new("do I need an umbrella").with_limit(100))
+        .unwrap();
+    assert!(found.hits.iter().all(|h| h.id != "get_weather"));
+    assert!(found.hits.iter().any(|h| h.id == "weather_alerts"));
+}
+
+#[test]
+fn pages_of_a_fused_tier_have_no_duplicates_or_gaps() {
+    let index = index();
+    let q = SearchQuery::new("read the weather forecast and ping the team");
+    let all = index.search(&q.clone().with_limit(100)).unwrap();
+    let mut paged = Vec::new();
+    let mut token = None;
+    loop {
+        let page = index
+            .search(&q.clone().with_limit(3).with_page_token(token))
+            .unwrap();
+        paged.extend(page.hits.into_iter().map(|h| h.id));
+        token = page.next_page;
+        if token.is_none() {
+            break;
+        }
+    }
+    let ids: Vec<String> = all.hits.into_iter().map(|h| h.id).collect();
+    assert_eq!(paged, ids);
+}
