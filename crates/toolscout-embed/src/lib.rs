@@ -1,0 +1,43 @@
+//! `toolscout-embed`: turn tool descriptions and queries into vectors, so that search
+//! can rank tools by meaning and not only by shared words.
+//!
+//! [`Encoder`] is a pure-Rust sentence encoder for sentence-transformers'
+//! all-MiniLM-L6-v2 (or any BERT of the same shape): BERT's uncased WordPiece
+//! tokenizer, the transformer's forward pass in f32 (linear layers through
+//! `matrixmultiply`'s sgemm), mean pooling over all tokens and L2 normalisation, so the
+//! dot product of two vectors is their cosine. It reads the model from a directory of
+//! `config.json`, `tokenizer.json` and `model.safetensors`; [`default_model_dir`] says
+//! where `scripts/fetch-model.sh` puts it. Texts are cut at 128 tokens by default
+//! ([`Encoder::with_max_tokens`]).
+//!
+//! [`CachedEncoder`] keeps every vector it computes in an append-only file, so a
+//! catalog of ninety thousand tools is encoded once. Both implement
+//! [`toolscout_search::Embedder`].
+//!
+//! ```no_run
+//! use toolscout_embed::{Encoder, default_model_dir};
+//!
+//! let encoder = Encoder::load(&default_model_dir().ok_or("no home directory")?)?;
+//! let query = encoder.embed_one("how many yen is 20 euros");
+//! let tools = encoder.embed_batch(&["convert an amount between currencies", "get the weather"]);
+//! let cosine = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+//! assert!(cosine(&query, &tools[0]) > cosine(&query, &tools[1]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The crate does no network IO; it reads the environment only in [`default_model_dir`]
+//! and [`CachedEncoder::default_cache_file`].
+
+#![warn(missing_docs)]
+#![cfg_attr(test, allow(clippy::unwrap_used))]
+
+mod cache;
+mod encoder;
+mod error;
+mod model;
+mod tokenizer;
+
+pub use cache::CachedEncoder;
+pub use encoder::{DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, default_model_dir};
+pub use error::{Error, Result};
+pub use tokenizer::Tokenizer;

@@ -1,0 +1,441 @@
+//! A BERT encoder's forward pass over one text: embeddings, `layers` transformer blocks,
+//! mean pooling over every token (`[CLS]` and `[SEP]` included), L2 normalisation.
+//!
+//! Each text is run on its own, so there is no padding and no attention mask: a text's
+//! vector cannot depend on the texts it is batched with. The linear layers multiply all
+//! of a text's tokens at once with `matrixmultiply`'s sgemm (through `ndarray`).
+
+use std::path::Path;
+
+use ndarray::{
+    ArrayView2, ArrayViewMut2, Axis, ShapeBuilder, ShapeError, Slice, linalg::general_mat_mul,
+};
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// The fields of a Hugging Face `config.json` the forward pass needs.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Config {
+    pub(crate) hidden_size: usize,
+    pub(crate) num_hidden_layers: usize,
+    pub(crate) num_attention_heads: usize,
+    pub(crate) intermediate_size: usize,
+    pub(crate) vocab_size: usize,
+    pub(crate) max_position_embeddings: usize,
+    #[serde(default = "default_type_vocab_size")]
+    pub(crate) type_vocab_size: usize,
+    #[serde(default = "default_eps")]
+    pub(crate) layer_norm_eps: f32,
+    #[serde(default = "default_act")]
+    pub(crate) hidden_act: String,
+}
+
+fn default_type_vocab_size() -> usize {
+    2
+}
+fn default_eps() -> f32 {
+    1e-12
+}
+fn default_act() -> String {
+    "gelu".to_owned()
+}
+
+impl Config {
+    pub(crate) fn from_file(path: &Path) -> Result<Config> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let config: Config = serde_json::from_slice(&bytes).map_err(|source| Error::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+        let problem = if config.hidden_size == 0 || config.num_attention_heads == 0 {
+            Some("hidden_size and num_attention_heads must be positive".to_owned())
+        } else if !config
+            .hidden_size
+            .is_multiple_of(config.num_attention_heads)
+        {
+            Some(format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                config.hidden_size, config.num_attention_heads
+            ))
+        } else if config.max_position_embeddings < 2 || config.type_vocab_size == 0 {
+            Some("max_position_embeddings must be at least 2, type_vocab_size at least 1".into())
+        } else if config.hidden_act != "gelu" {
+            Some(format!(
+                "hidden_act {:?} is not supported, only \"gelu\"",
+                config.hidden_act
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(message) => Err(Error::Config {
+                path: path.to_owned(),
+                message,
+            }),
+            None => Ok(config),
+        }
+    }
+}
+
+/// `y = x Wᵀ + b` with `W` stored as (out, in), as PyTorch's `nn.Linear` stores it.
+#[derive(Debug)]
+struct Linear {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+    inputs: usize,
+    outputs: usize,
+}
+
+#[derive(Debug)]
+struct LayerNorm {
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+}
+
+#[derive(Debug)]
+struct Layer {
+    /// Query, key and value stacked into one (3·hidden, hidden) matrix.
+    qkv: Linear,
+    attention_out: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+/// A BERT encoder's weights.
+#[derive(Debug)]
+pub(crate) struct Bert {
+    config: Config,
+    word_embeddings: Vec<f32>,
+    position_embeddings: Vec<f32>,
+    /// Row 0 of the token type embeddings: every token is of type 0.
+    token_type: Vec<f32>,
+    embedding_norm: LayerNorm,
+    layers: Vec<Layer>,
+}
+
+/// Reads named f32 tensors of checked shapes out of a safetensors file.
+struct Weights<'a> {
+    path: &'a Path,
+    tensors: SafeTensors<'a>,
+    /// `""` or `"bert."`, whichever the file's names start with.
+    prefix: &'static str,
+}
+
+impl Weights<'_> {
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
+        let full = format!("{}{name}", self.prefix);
+        let view = self
+            .tensors
+            .tensor(&full)
+            .map_err(|_| Error::MissingTensor {
+                path: self.path.to_owned(),
+                tensor: full.clone(),
+            })?;
+        if view.dtype() != Dtype::F32 || view.shape() != shape {
+            return Err(Error::BadTensor {
+                path: self.path.to_owned(),
+                tensor: full,
+                expected: format!("F32 {shape:?}"),
+                found: format!("{:?} {:?}", view.dtype(), view.shape()),
+            });
+        }
+        Ok(view
+            .data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    }
+
+    fn linear(&self, name: &str, outputs: usize, inputs: usize) -> Result<Linear> {
+        Ok(Linear {
+            weight: self.get(&format!("{name}.weight"), &[outputs, inputs])?,
+            bias: self.get(&format!("{name}.bias"), &[outputs])?,
+            inputs,
+            outputs,
+        })
+    }
+
+    fn layer_norm(&self, name: &str, size: usize) -> Result<LayerNorm> {
+        Ok(LayerNorm {
+            gamma: self.get(&format!("{name}.weight"), &[size])?,
+            beta: self.get(&format!("{name}.bias"), &[size])?,
+        })
+    }
+}
+
+impl Bert {
+    /// Reads the weights of the model `config` describes from a safetensors file.
+    pub(crate) fn load(config: Config, path: &Path) -> Result<Bert> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let tensors = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let prefix = if tensors.tensor("embeddings.word_embeddings.weight").is_err()
+            && tensors
+                .tensor("bert.embeddings.word_embeddings.weight")
+                .is_ok()
+        {
+            "bert."
+        } else {
+            ""
+        };
+        let w = Weights {
+            path,
+            tensors,
+            prefix,
+        };
+        let h = config.hidden_size;
+        let i = config.intermediate_size;
+        let mut token_type = w.get(
+            "embeddings.token_type_embeddings.weight",
+            &[config.type_vocab_size, h],
+        )?;
+        token_type.truncate(h);
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
+        for n in 0..config.num_hidden_layers {
+            let name = |part: &str| format!("encoder.layer.{n}.{part}");
+            let query = w.linear(&name("attention.self.query"), h, h)?;
+            let key = w.linear(&name("attention.self.key"), h, h)?;
+            let value = w.linear(&name("attention.self.value"), h, h)?;
+            let qkv = Linear {
+                weight: [query.weight, key.weight, value.weight].concat(),
+                bias: [query.bias, key.bias, value.bias].concat(),
+                inputs: h,
+                outputs: 3 * h,
+            };
+            layers.push(Layer {
+                qkv,
+                attention_out: w.linear(&name("attention.output.dense"), h, h)?,
+                attention_norm: w.layer_norm(&name("attention.output.LayerNorm"), h)?,
+                intermediate: w.linear(&name("intermediate.dense"), i, h)?,
+                output: w.linear(&name("output.dense"), h, i)?,
+                output_norm: w.layer_norm(&name("output.LayerNorm"), h)?,
+            });
+        }
+        Ok(Bert {
+            word_embeddings: w.get("embeddings.word_embeddings.weight", &[config.vocab_size, h])?,
+            position_embeddings: w.get(
+                "embeddings.position_embeddings.weight",
+                &[config.max_position_embeddings, h],
+            )?,
+            token_type,
+            embedding_norm: w.layer_norm("embeddings.LayerNorm", h)?,
+            layers,
+            config,
+        })
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The unit-length mean of the last layer's token states, one vector per text.
+    ///
+    /// Every text must be non-empty, have ids below `vocab_size` and be at most
+    /// `max_position_embeddings` long (the encoder's tokenizer and token limit see to
+    /// that). The texts' tokens are stacked into one matrix for the linear layers, so
+    /// the weights are streamed once per call rather than once per text; attention
+    /// stays within each text. A row of a matrix product does not depend on the other
+    /// rows, so a text's vector is the same whatever it is stacked with.
+    pub(crate) fn embed(&self, texts: &[Vec<u32>]) -> Vec<Vec<f32>> {
+        let h = self.config.hidden_size;
+        match self.forward(texts) {
+            Ok(v) => v,
+            Err(e) => {
+                // Shapes are fixed at load time, so this is a bug, not bad input.
+                debug_assert!(false, "shape error in the forward pass: {e}");
+                vec![vec![0.0; h]; texts.len()]
+            }
+        }
+    }
+
+    fn forward(&self, texts: &[Vec<u32>]) -> std::result::Result<Vec<Vec<f32>>, ShapeError> {
+        let c = &self.config;
+        let (h, heads) = (c.hidden_size, c.num_attention_heads);
+        let head = h / heads;
+        let eps = c.layer_norm_eps;
+        // Each text's rows in the stacked matrices.
+        let mut spans = Vec::with_capacity(texts.len());
+        let mut rows = 0;
+        for ids in texts {
+            let t = ids.len().min(c.max_position_embeddings);
+            spans.push(rows..rows + t);
+            rows += t;
+        }
+        let longest = spans.iter().map(|s| s.len()).max().unwrap_or(0);
+
+        let mut x = vec![0.0f32; rows * h];
+        for (ids, span) in texts.iter().zip(&spans) {
+            let text_rows = x[span.start * h..span.end * h].chunks_exact_mut(h);
+            for (pos, (row, &id)) in text_rows.zip(ids).enumerate() {
+                let id = (id as usize).min(c.vocab_size - 1);
+                let word = &self.word_embeddings[id * h..(id + 1) * h];
+                let position = &self.position_embeddings[pos * h..(pos + 1) * h];
+                let parts = row.iter_mut().zip(word).zip(position).zip(&self.token_type);
+                for (((r, w), p), k) in parts {
+                    *r = w + p + k;
+                }
+            }
+        }
+        layer_norm(&mut x, &self.embedding_norm, eps);
+
+        let mut qkv = vec![0.0f32; rows * 3 * h];
+        let mut context = vec![0.0f32; rows * h];
+        let mut tmp = vec![0.0f32; rows * h];
+        let mut inter = vec![0.0f32; rows * c.intermediate_size];
+        let mut scores = vec![0.0f32; longest * longest];
+        let scale = 1.0 / (head as f32).sqrt();
+        for layer in &self.layers {
+            linear(&x, rows, &layer.qkv, &mut qkv)?;
+            for span in &spans {
+                let t = span.len();
+                let all =
+                    ArrayView2::from_shape((t, 3 * h), &qkv[span.start * 3 * h..span.end * 3 * h])?;
+                let mut ctx =
+                    ArrayViewMut2::from_shape((t, h), &mut context[span.start * h..span.end * h])?;
+                let scores = &mut scores[..t * t];
+                for n in 0..heads {
+                    let cols = n * head..(n + 1) * head;
+                    let q = all.slice_axis(Axis(1), Slice::from(cols.clone()));
+                    let k = all.slice_axis(Axis(1), Slice::from(h + cols.start..h + cols.end));
+                    let v =
+                        all.slice_axis(Axis(1), Slice::from(2 * h + cols.start..2 * h + cols.end));
+                    let mut p = ArrayViewMut2::from_shape((t, t), &mut *scores)?;
+                    general_mat_mul(scale, &q, &k.t(), 0.0, &mut p);
+                    for row in scores.chunks_exact_mut(t) {
+                        softmax(row);
+                    }
+                    let p = ArrayView2::from_shape((t, t), &*scores)?;
+                    let mut out = ctx.slice_axis_mut(Axis(1), Slice::from(cols));
+                    general_mat_mul(1.0, &p, &v, 0.0, &mut out);
+                }
+            }
+            linear(&context, rows, &layer.attention_out, &mut tmp)?;
+            add_assign(&mut x, &tmp);
+            layer_norm(&mut x, &layer.attention_norm, eps);
+
+            linear(&x, rows, &layer.intermediate, &mut inter)?;
+            inter.iter_mut().for_each(|v| *v = gelu(*v));
+            linear(&inter, rows, &layer.output, &mut tmp)?;
+            add_assign(&mut x, &tmp);
+            layer_norm(&mut x, &layer.output_norm, eps);
+        }
+
+        Ok(spans
+            .iter()
+            .map(|span| {
+                let mut pooled = vec![0.0f32; h];
+                for row in x[span.start * h..span.end * h].chunks_exact(h) {
+                    add_assign(&mut pooled, row);
+                }
+                let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt();
+                // Mean pooling divides every component by the token count, which the
+                // normalisation undoes.
+                if norm > 0.0 {
+                    pooled.iter_mut().for_each(|v| *v /= norm);
+                }
+                pooled
+            })
+            .collect())
+    }
+}
+
+/// `y = x Wᵀ + b` for the `t` rows of `x`; `Wᵀ` is a strided view, never a copy.
+fn linear(
+    x: &[f32],
+    t: usize,
+    layer: &Linear,
+    y: &mut [f32],
+) -> std::result::Result<(), ShapeError> {
+    for row in y.chunks_exact_mut(layer.outputs) {
+        row.copy_from_slice(&layer.bias);
+    }
+    let x = ArrayView2::from_shape((t, layer.inputs), x)?;
+    let w_t = ArrayView2::from_shape(
+        (layer.inputs, layer.outputs).strides((1, layer.inputs)),
+        &layer.weight,
+    )?;
+    let mut y = ArrayViewMut2::from_shape((t, layer.outputs), y)?;
+    general_mat_mul(1.0, &x, &w_t, 1.0, &mut y);
+    Ok(())
+}
+
+fn add_assign(x: &mut [f32], y: &[f32]) {
+    x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+}
+
+fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
+    let h = norm.gamma.len();
+    let n = h as f32;
+    for row in x.chunks_exact_mut(h) {
+        let mean = row.iter().sum::<f32>() / n;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+        let inv = 1.0 / (var + eps).sqrt();
+        for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+            *v = (*v - mean) * inv * g + b;
+        }
+    }
+}
+
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    row.iter_mut().for_each(|v| *v /= sum);
+}
+
+/// GELU with the exact error function, as BERT's `"gelu"` is defined.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// The error function, Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7).
+fn erf(x: f32) -> f32 {
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
+    let y = 1.0 - poly * (-a * a).exp();
+    y.copysign(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+            (4.0, 0.999_999_98),
+        ] {
+            assert!((erf(x) - want).abs() < 3e-7, "erf({x}) = {}", erf(x));
+        }
+    }
+
+    #[test]
+    fn softmax_sums_to_one() {
+        let mut row = [1.0, 2.0, 3.0, -1000.0];
+        softmax(&mut row);
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        assert_eq!(row[3], 0.0);
+    }
+}

@@ -1,0 +1,9 @@
+//! The crate's one integration test binary.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod cache;
+mod fixture;
+mod forward;
+mod reference;
+mod tokenizer;
