@@ -390,28 +390,48 @@ fn layer_norm(x: &mut [f32], norm: &LayerNorm, eps: f32) {
 
 fn softmax(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for v in row.iter_mut() {
-        *v = (*v - max).exp();
-        sum += *v;
-    }
+    row.iter_mut().for_each(|v| *v = exp(*v - max));
+    let sum: f32 = row.iter().sum();
     row.iter_mut().for_each(|v| *v /= sum);
 }
 
 /// GELU with the exact error function, as BERT's `"gelu"` is defined.
+#[inline]
 fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// The error function, Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7).
+#[inline]
 fn erf(x: f32) -> f32 {
     let a = x.abs();
     let t = 1.0 / (1.0 + 0.327_591_1 * a);
     let poly = t
         * (0.254_829_6
             + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152_1 + t * 1.061_405_4))));
-    let y = 1.0 - poly * (-a * a).exp();
+    let y = 1.0 - poly * exp(-a * a);
     y.copysign(x)
+}
+
+/// `eˣ` within about 2 ulp (Cephes' `expf`), written without branches or calls so
+/// that the loops over activations vectorise; libm's `expf` was a tenth of the time.
+#[inline]
+fn exp(x: f32) -> f32 {
+    // 1.5 · 2²³: adding it rounds to an integer, which lands in the low mantissa bits.
+    const ROUND: f32 = 12_582_912.0;
+    let x = x.clamp(-87.3, 88.3);
+    let t = x * std::f32::consts::LOG2_E + ROUND;
+    let n = t - ROUND;
+    let k = t.to_bits().wrapping_sub(ROUND.to_bits());
+    let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
+    let p = 1.987_569_1e-4;
+    let p = p * r + 1.398_199_9e-3;
+    let p = p * r + 8.333_452e-3;
+    let p = p * r + 4.166_579_6e-2;
+    let p = p * r + 0.166_666_65;
+    let p = p * r + 0.5;
+    let y = p * r * r + r + 1.0;
+    y * f32::from_bits(k.wrapping_add(127) << 23)
 }
 
 #[cfg(test)]
@@ -432,10 +452,26 @@ mod tests {
     }
 
     #[test]
+    fn exp_is_within_a_few_ulp() {
+        let mut x = -87.0f32;
+        while x < 88.0 {
+            let want = f64::from(x).exp();
+            let got = f64::from(exp(x));
+            assert!(
+                ((got - want) / want).abs() < 3e-7,
+                "exp({x}) = {got}, want {want}"
+            );
+            x += 0.0137;
+        }
+        assert_eq!(exp(-1000.0), (-87.3f32).exp());
+        assert!(exp(f32::NEG_INFINITY) < 1e-37);
+    }
+
+    #[test]
     fn softmax_sums_to_one() {
         let mut row = [1.0, 2.0, 3.0, -1000.0];
         softmax(&mut row);
         assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        assert_eq!(row[3], 0.0);
+        assert!(row[3] < 1e-30);
     }
 }

@@ -161,3 +161,10 @@ fn a_bad_config_is_named() {
         "{message}"
     );
 }
+
+#[test]
+fn encoders_can_be_shared_across_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Encoder>();
+    shared::<toolscout_embed::CachedEncoder>();
+}
