@@ -58,9 +58,9 @@ impl CachedEncoder {
     /// Opens `cache_file` (creating it and its directory if needed) and reads every
     /// vector in it.
     pub fn open(encoder: Encoder, cache_file: &Path) -> Result<CachedEncoder> {
-        let io = |source| Error::Io {
+        let io = |cause| Error::Io {
             path: cache_file.to_owned(),
-            source,
+            cause,
         };
         let header = header(&encoder);
         if !cache_file.exists() {

@@ -5,20 +5,22 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A file could not be read, created or written.
-    #[error("{}: {source}", path.display())]
+    // The cause is in the message and not also a `source`, so that error chains
+    // (`anyhow`'s `{:#}`) do not print it twice.
+    #[error("{}: {cause}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A JSON file (`config.json`, `tokenizer.json`) is not valid JSON.
-    #[error("{}: invalid JSON: {source}", path.display())]
+    #[error("{}: invalid JSON: {cause}", path.display())]
     Json {
         /// The file.
         path: PathBuf,
         /// The parser's error.
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// `config.json` is valid JSON but does not describe a usable BERT.
     #[error("{}: {message}", path.display())]

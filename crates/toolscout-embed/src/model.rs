@@ -44,13 +44,13 @@ fn default_act() -> String {
 
 impl Config {
     pub(crate) fn from_file(path: &Path) -> Result<Config> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        let bytes = std::fs::read(path).map_err(|cause| Error::Io {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
-        let config: Config = serde_json::from_slice(&bytes).map_err(|source| Error::Json {
+        let config: Config = serde_json::from_slice(&bytes).map_err(|cause| Error::Json {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         let problem = if config.hidden_size == 0 || config.num_attention_heads == 0 {
             Some("hidden_size and num_attention_heads must be positive".to_owned())
@@ -173,9 +173,9 @@ impl Weights<'_> {
 impl Bert {
     /// Reads the weights of the model `config` describes from a safetensors file.
     pub(crate) fn load(config: Config, path: &Path) -> Result<Bert> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        let bytes = std::fs::read(path).map_err(|cause| Error::Io {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         let tensors = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors {
             path: path.to_owned(),

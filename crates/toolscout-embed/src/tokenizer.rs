@@ -29,13 +29,13 @@ pub struct Tokenizer {
 impl Tokenizer {
     /// Reads a Hugging Face `tokenizer.json` whose model is `WordPiece`.
     pub fn from_file(path: &Path) -> Result<Tokenizer> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        let bytes = std::fs::read(path).map_err(|cause| Error::Io {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
-        let json: Value = serde_json::from_slice(&bytes).map_err(|source| Error::Json {
+        let json: Value = serde_json::from_slice(&bytes).map_err(|cause| Error::Json {
             path: path.to_owned(),
-            source,
+            cause,
         })?;
         Tokenizer::from_json(&json).map_err(|message| Error::Tokenizer {
             path: path.to_owned(),
