@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | [`spec`] | `toolscout-spec` | `ToolSpec`, disclosure levels, tokens, format adapters |
 //! | [`search`] | `toolscout-search` | `SearchIndex`: exact > prefix > word > fuzzy ranking |
+//! | [`embed`] | `toolscout-embed` | `Encoder`: a sentence encoder, so search ranks by meaning too |
 //! | [`catalog`] | `toolscout-catalog` | `Catalog`: bundles and tool versions as flat-file JSON |
 //! | [`invoke`] | `toolscout-invoke` | `Invoker`: validated calls of native and HTTP tools |
 //! | [`discover`] | `toolscout-discover` | `Toolbox` and the `discover_*` meta-tools |
@@ -21,6 +22,7 @@
 pub use toolscout_agent as agent;
 pub use toolscout_catalog as catalog;
 pub use toolscout_discover as discover;
+pub use toolscout_embed as embed;
 pub use toolscout_invoke as invoke;
 pub use toolscout_search as search;
 pub use toolscout_server as server;

@@ -78,7 +78,7 @@ fn main() -> ExitCode {
         Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),
-        Command::Eval(args) => cmd::eval::run(&args, cli.json),
+        Command::Eval(args) => cmd::eval::run(&args, &cli.global, cli.json),
         Command::Bench(args) => cmd::bench::run(&args, cli.json),
     };
     match result {

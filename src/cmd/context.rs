@@ -12,7 +12,7 @@ use toolscout_catalog::{Catalog, Tool};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, ToolError};
-use toolscout_search::SearchIndex;
+use toolscout_search::{Embedder, SearchIndex};
 use toolscout_server::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_spec::ToolSpec;
 
@@ -40,6 +40,55 @@ pub(crate) struct Global {
     /// Let the allowed hosts resolve to loopback and private addresses (local services).
     #[arg(long, global = true)]
     pub(crate) allow_private: bool,
+    #[command(flatten)]
+    pub(crate) meaning: MeaningArgs,
+}
+
+/// Ranking by meaning: which sentence encoder, if any.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct MeaningArgs {
+    /// The sentence-encoder model directory (all-MiniLM-L6-v2; fetch it with
+    /// `scripts/fetch-model.sh`) that ranks searches by meaning too. Default:
+    /// $TOOLSCOUT_MODEL_DIR, else ~/.cache/toolscout/models/all-MiniLM-L6-v2 when it is there
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) encoder: Option<PathBuf>,
+    /// Rank by words only, even when a model is there
+    #[arg(long, global = true, conflicts_with = "encoder")]
+    pub(crate) words_only: bool,
+}
+
+impl MeaningArgs {
+    /// The embedder these arguments ask for: `None` for words only, or when no model was
+    /// named and none is in the default place.
+    pub(crate) fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>> {
+        if self.words_only {
+            return Ok(None);
+        }
+        let dir = match &self.encoder {
+            Some(d) => d.clone(),
+            None => match toolscout_embed::default_model_dir() {
+                Some(d) if d.join("model.safetensors").exists() => d,
+                _ => return Ok(None),
+            },
+        };
+        let encoder = toolscout_embed::Encoder::load(&dir).with_context(|| {
+            format!(
+                "loading the sentence encoder from {} (scripts/fetch-model.sh fetches it)",
+                dir.display()
+            )
+        })?;
+        let cache = toolscout_embed::CachedEncoder::default_cache_file(
+            encoder.model(),
+            encoder.max_tokens(),
+        );
+        Ok(Some(match cache {
+            Some(file) => Arc::new(
+                toolscout_embed::CachedEncoder::open(encoder, &file)
+                    .with_context(|| format!("opening the vector cache {}", file.display()))?,
+            ),
+            None => Arc::new(encoder),
+        }))
+    }
 }
 
 impl Global {
@@ -246,6 +295,8 @@ pub(crate) async fn connect_remotes(
 pub(crate) struct Context {
     pub(crate) catalog: Catalog,
     pub(crate) invoker: Invoker,
+    /// Which sentence encoder the search index ranks by, loaded by [`Context::into_toolbox`].
+    meaning: MeaningArgs,
 }
 
 impl Context {
@@ -292,19 +343,30 @@ impl Context {
         for issue in catalog.issues() {
             eprintln!("warning: skipped {issue}");
         }
-        Ok(Context { catalog, invoker })
+        Ok(Context {
+            catalog,
+            invoker,
+            meaning: global.meaning.clone(),
+        })
     }
 
     /// The catalog, its in-memory search index and the invoker, in step.
     pub(crate) fn into_toolbox(self) -> Result<Toolbox> {
         let n = self.catalog.tools().len();
-        let spinner = (n >= LARGE_CATALOG && std::io::stderr().is_terminal()).then(|| {
+        let embedder = self.meaning.embedder()?;
+        // Embedding is the slow part the first time (later runs read the vector cache).
+        let slow = n >= LARGE_CATALOG || (embedder.is_some() && n >= 200);
+        let spinner = (slow && std::io::stderr().is_terminal()).then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
             bar.set_message(format!("indexing {n} tools"));
             bar.enable_steady_tick(std::time::Duration::from_millis(100));
             bar
         });
-        let toolbox = Toolbox::new(self.catalog, SearchIndex::in_memory()?, self.invoker)?;
+        let mut index = SearchIndex::in_memory()?;
+        if let Some(e) = embedder {
+            index = index.with_embedder(e);
+        }
+        let toolbox = Toolbox::new(self.catalog, index, self.invoker)?;
         if let Some(s) = spinner {
             s.finish_and_clear();
         }

@@ -11,6 +11,8 @@ use clap::Subcommand;
 use serde_json::{Value, json};
 use toolscout_search::baseline::Bm25;
 use toolscout_search::{IndexDoc, SearchIndex, SearchQuery};
+
+use super::context::Global;
 use toolscout_spec::ToolSpec;
 use toolscout_spec::name::sanitize_name;
 
@@ -52,9 +54,9 @@ struct SearchArgs {
     misses: usize,
 }
 
-pub(crate) fn run(args: &Args, json_out: bool) -> Result<()> {
+pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
-        What::Search(a) => search(a, json_out),
+        What::Search(a) => search(a, global, json_out),
         What::Agent(a) => super::eval_agent::run(a, json_out),
     }
 }
@@ -239,21 +241,41 @@ impl Sums {
     }
 }
 
-/// Per-query results: toolscout's sums, BM25's sums, per source.
-type Tally = Vec<(String, Sums, Sums)>;
+/// The sums of one query source: toolscout's, BM25's and (with a model) words alone.
+#[derive(Default, Clone)]
+struct Row {
+    source: String,
+    toolscout: Sums,
+    bm25: Sums,
+    words: Sums,
+}
 
-fn tally_of<'a>(t: &'a mut Tally, source: &str) -> &'a mut (String, Sums, Sums) {
-    let i = match t.iter().position(|(s, _, _)| s == source) {
+impl Row {
+    fn merge(&mut self, o: &Row) {
+        self.toolscout.merge(&o.toolscout);
+        self.bm25.merge(&o.bm25);
+        self.words.merge(&o.words);
+    }
+}
+
+/// Per-source results.
+type Tally = Vec<Row>;
+
+fn tally_of<'a>(t: &'a mut Tally, source: &str) -> &'a mut Row {
+    let i = match t.iter().position(|r| r.source == source) {
         Some(i) => i,
         None => {
-            t.push((source.to_owned(), Sums::default(), Sums::default()));
+            t.push(Row {
+                source: source.to_owned(),
+                ..Row::default()
+            });
             t.len() - 1
         }
     };
     &mut t[i]
 }
 
-fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
+fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
     let queries_path = a.queries.clone().unwrap_or_else(|| {
         a.tools
             .parent()
@@ -274,11 +296,24 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
                 .filter(|t| !names.contains(t.name.as_str())),
         );
     }
+    let embedder = global.meaning.embedder()?;
     let started = Instant::now();
-    let index = SearchIndex::in_memory()?;
+    let mut index = SearchIndex::in_memory()?;
+    if let Some(e) = &embedder {
+        index = index.with_embedder(e.clone());
+    }
     build_index(&index, &tools)?;
     let bm25 = Bm25::new(&tools);
     let build = started.elapsed();
+    // With a model, the same run also measures words alone, for comparison.
+    let words = match &embedder {
+        Some(_) => {
+            let words = SearchIndex::in_memory()?;
+            build_index(&words, &tools)?;
+            Some(words)
+        }
+        None => None,
+    };
 
     let started = Instant::now();
     let threads = std::thread::available_parallelism()
@@ -288,7 +323,10 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
     let results: Vec<Result<(Tally, Vec<String>)>> = std::thread::scope(|s| {
         let handles: Vec<_> = queries
             .chunks(chunk)
-            .map(|part| s.spawn(|| run_queries(&index, &bm25, &tools, part, a.misses)))
+            .map(|part| {
+                let (index, words, bm25, tools) = (&index, words.as_ref(), &bm25, &tools);
+                s.spawn(move || run_queries(index, words, bm25, tools, part, a.misses))
+            })
             .collect();
         handles
             .into_iter()
@@ -302,41 +340,55 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
     let mut misses = Vec::new();
     for r in results {
         let (t, m) = r?;
-        for (src, ts, bm) in t {
-            let e = tally_of(&mut tally, &src);
-            e.1.merge(&ts);
-            e.2.merge(&bm);
+        for row in t {
+            tally_of(&mut tally, &row.source).merge(&row);
         }
         misses.extend(m);
     }
-    let (mut all_ts, mut all_bm) = (Sums::default(), Sums::default());
-    for (_, ts, bm) in &tally {
-        all_ts.merge(ts);
-        all_bm.merge(bm);
+    let mut all = Row::default();
+    for row in &tally {
+        all.merge(row);
     }
+    let model = index.embedder_model().map(str::to_owned);
     if json_out {
-        let v = json!({"queries": all_ts.n, "tools": tools.len(), "toolscout": all_ts.json(), "bm25": all_bm.json()});
+        let mut v = json!({"queries": all.toolscout.n, "tools": tools.len(),
+            "toolscout": all.toolscout.json(), "bm25": all.bm25.json(), "model": model});
+        if words.is_some() {
+            v["words_only"] = all.words.json();
+        }
         println!("{v}");
         return Ok(());
     }
     println!(
         "{} queries, {} tools; indexed in {:.2}s, queries ran in {:.2}s",
-        all_ts.n,
+        all.toolscout.n,
         tools.len(),
         build.as_secs_f64(),
         started.elapsed().as_secs_f64()
     );
+    match &model {
+        Some(m) => println!("ranking by words and meaning ({m})"),
+        None => println!(
+            "ranking by words only (no sentence encoder: run scripts/fetch-model.sh, or pass --encoder DIR)"
+        ),
+    }
     println!(
         "{:<28} {:>6} {:>6} {:>6} {:>6} {:>6}",
         "", "n", "R@1", "R@5", "R@10", "MRR"
     );
-    println!("{}", all_ts.line("toolscout"));
-    println!("{}", all_bm.line("bm25 (baseline)"));
+    println!("{}", all.toolscout.line("toolscout"));
+    if words.is_some() {
+        println!("{}", all.words.line("toolscout, words only"));
+    }
+    println!("{}", all.bm25.line("bm25 (baseline)"));
     if a.by_source {
-        tally.sort_by(|x, y| x.0.cmp(&y.0));
-        for (src, ts, bm) in &tally {
-            println!("{}", ts.line(&format!("  {src}")));
-            println!("{}", bm.line("    bm25"));
+        tally.sort_by(|x, y| x.source.cmp(&y.source));
+        for row in &tally {
+            println!("{}", row.toolscout.line(&format!("  {}", row.source)));
+            if words.is_some() {
+                println!("{}", row.words.line("    words only"));
+            }
+            println!("{}", row.bm25.line("    bm25"));
         }
     }
     for m in misses.iter().take(a.misses) {
@@ -347,6 +399,7 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
 
 fn run_queries(
     index: &SearchIndex,
+    words: Option<&SearchIndex>,
     bm25: &Bm25,
     tools: &[ToolSpec],
     queries: &[Query],
@@ -363,8 +416,13 @@ fn run_queries(
             .filter_map(|(i, _)| tools.get(i).map(|t| t.name.as_str()))
             .collect();
         let e = tally_of(&mut tally, &q.source);
-        e.1.add(&ranked, &q.expected);
-        e.2.add(&base, &q.expected);
+        e.toolscout.add(&ranked, &q.expected);
+        e.bm25.add(&base, &q.expected);
+        if let Some(w) = words {
+            let found = w.search(&SearchQuery::new(q.text.as_str()).with_limit(100))?;
+            let ranked: Vec<&str> = found.hits.iter().map(|h| h.id.as_str()).collect();
+            e.words.add(&ranked, &q.expected);
+        }
         if misses.len() < want_misses
             && !ranked
                 .iter()

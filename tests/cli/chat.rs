@@ -77,6 +77,8 @@ fn chat_finds_a_tool_then_streams_the_answer() {
     );
     let (url, server) = scripted(vec![discover, answer]);
     let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        // Hermetic: rank by words, whatever model this machine has fetched.
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))
         .env_remove("OPENAI_API_KEY")
         .args(["chat", "--model", "m", "--base-url", &url])

@@ -38,6 +38,8 @@ impl Env {
     /// Runs `toolscout ARGS` on this catalog and workspace.
     fn output(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            // Hermetic: rank by words, whatever model this machine has fetched.
+            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
             .env("TOOLSCOUT_HOME", self.path().join("catalog"))
             .env_remove("XDG_DATA_HOME")
             .arg("--workspace")
@@ -136,6 +138,25 @@ fn list_and_identity() {
 #[test]
 fn search_finds_builtin_tools() {
     assert_snapshot!(check(&["search", "read a file"]));
+}
+
+#[test]
+fn a_sentence_encoder_that_is_not_there_is_a_clear_error() {
+    let env = Env::new();
+    let missing = env.path().join("no-model");
+    let out = env.check(&[
+        "--encoder",
+        missing.to_str().unwrap(),
+        "search",
+        "read a file",
+    ]);
+    let out = out.replace(env.path().to_str().unwrap(), "<tmp>");
+    assert_snapshot!(out);
+    // Words only needs no model, wherever one is named.
+    assert_eq!(
+        env.check(&["--words-only", "search", "read a file"]),
+        check(&["search", "read a file"])
+    );
 }
 
 #[test]

@@ -137,6 +137,8 @@ fn chat_with_a_remote_calls_its_tools_through_the_catalog() {
     );
     let (model, requests) = crate::chat::scripted(vec![call.to_string(), answer.to_string()]);
     let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        // Hermetic: rank by words, whatever model this machine has fetched.
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
         .env("TOOLSCOUT_HOME", b.path().join("catalog"))
         .env_remove("OPENAI_API_KEY")
         .env_remove("TOOLSCOUT_REMOTE_TOKEN")

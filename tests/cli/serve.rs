@@ -20,6 +20,8 @@ impl Drop for Server {
 /// and what it printed before it was ready.
 pub(crate) fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        // Hermetic: rank by words, whatever model this machine has fetched.
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))
         .env_remove("TOOLSCOUT_TOKEN")
         .env_remove("TOOLSCOUT_REMOTE_TOKEN")

@@ -10,9 +10,14 @@
 //! says its tier, the [`MatchField`] that matched and its score. A name that is not found
 //! gets did-you-mean suggestions, or a [`NameStatus`] when it exists but is hidden.
 //!
+//! With an [`Embedder`] ([`SearchIndex::with_embedder`]), sentence queries are ranked by
+//! meaning too: the word tier fuses BM25 with the cosine of the query's and each tool's
+//! vectors, and finds tools that share no word with the query ([`MatchField::Meaning`]).
+//!
 //! [`baseline::Bm25`] is a plain BM25, the floor the ranking is measured against.
 //!
-//! The crate is synchronous and knows nothing of HTTP or models.
+//! The crate is synchronous and knows nothing of HTTP; it knows the [`Embedder`] trait,
+//! not a model (`toolscout-embed` has one).
 //!
 //! ```
 //! use toolscout_search::{IndexDoc, SearchIndex, SearchQuery, Tier};

@@ -12,6 +12,9 @@
 //! adding light per-field boosts back gained under 0.005 and cost 4× the query time, so
 //! the short fields are used only to tell which one matched. Then name coverage re-ranks
 //! the best hits (see [`NAME_COVERAGE`]).
+//!
+//! With an [`Embedder`](crate::Embedder), a sentence's word tier adds meaning to this
+//! score; `crate::semantic` says how, and what it gains.
 
 /// How much a word hit gains when the query covers its name: its BM25 score is multiplied
 /// by `1 + NAME_COVERAGE × (share of the name's words that the query contains)`. Only the
