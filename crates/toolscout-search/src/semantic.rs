@@ -6,7 +6,8 @@
 //! A prototype with all-MiniLM-L6-v2 (recall@5) found the cosine alone at 0.79 on BFCL
 //! (BM25 0.80) but 0.77 on MetaTool (BM25 0.49): the two make different mistakes, so
 //! their sum beats either. Measured with `toolscout eval search` (words only → words and
-//! meaning): BFCL 0.845 → 0.872, MetaTool 0.641 → 0.740. Averaged GloVe word vectors, tried
+//! meaning): BFCL 0.845 → 0.872, MetaTool 0.641 → 0.740, BFCL among the 92k OpenAPI
+//! tools 0.784 → 0.818. Averaged GloVe word vectors, tried
 //! first, gained under 0.02 on either, so a sentence encoder it is.
 
 use std::collections::HashMap;
@@ -33,7 +34,9 @@ pub trait Embedder: Send + Sync {
 /// 0.865, 0.869, 0.872, 0.867, 0.864; on MetaTool 2, 3, 4 give 0.740, 0.759, 0.768. BFCL,
 /// the set further from its target, decides. The tool text embedded (name words and
 /// description; with parameter names; the summary only) moved BFCL by under 0.002, and
-/// [`MIN_MEANING`] from 0 to 0.4 not at all.
+/// [`MIN_MEANING`] from 0 to 0.4 not at all. With the 92k OpenAPI tools as distractors,
+/// weights 2 and 3 give 0.818 and 0.820. Dividing BM25 by the sum of the query terms' IDFs
+/// instead of by the best hit's score gave BFCL 0.867, MetaTool 0.763, distractors 0.815.
 pub(crate) const MEANING_WEIGHT: f32 = 2.0;
 /// A tool found by meaning alone (no query word in its text) must be at least this close.
 ///
@@ -196,8 +199,23 @@ impl Store {
     }
 }
 
+/// The dot product, in eight lanes so that the compiler vectorises it (a plain `sum` of
+/// floats must add in order, one at a time).
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let mut lanes = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for ((l, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *l += x * y;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
 }
 
 impl std::fmt::Debug for Semantic {
@@ -206,5 +224,20 @@ impl std::fmt::Debug for Semantic {
             .field("model", &self.embedder.model())
             .field("vectors", &self.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dot;
+
+    #[test]
+    fn dot_in_lanes_equals_the_plain_sum() {
+        for n in [0, 1, 7, 8, 9, 16, 19, 384] {
+            let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
+            let plain: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(x * y)).sum();
+            assert!((f64::from(dot(&a, &b)) - plain).abs() < 1e-4, "n = {n}");
+        }
     }
 }
