@@ -3,7 +3,7 @@
 //! and `chat`, the remote catalogs (`--remote`) whose tools join it.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
@@ -60,7 +60,11 @@ pub(crate) struct MeaningArgs {
 impl MeaningArgs {
     /// The embedder these arguments ask for: `None` for words only, or when no model was
     /// named and none is in the default place.
-    pub(crate) fn embedder(&self) -> Result<Option<Arc<dyn Embedder>>> {
+    ///
+    /// Its vector cache is `~/.cache/toolscout/vectors/<model>-<max tokens>[.<scope>].bin`:
+    /// one file per catalog (`scope`, hashed), so that a command reads back the vectors of
+    /// its own catalog and not those of every catalog ever embedded.
+    pub(crate) fn embedder(&self, scope: Option<&Path>) -> Result<Option<Arc<dyn Embedder>>> {
         if self.words_only {
             return Ok(None);
         }
@@ -80,7 +84,17 @@ impl MeaningArgs {
         let cache = toolscout_embed::CachedEncoder::default_cache_file(
             encoder.model(),
             encoder.max_tokens(),
-        );
+        )
+        .map(|file| match scope {
+            Some(scope) => {
+                let scope = scope.canonicalize().unwrap_or_else(|_| scope.to_path_buf());
+                file.with_extension(format!(
+                    "{:016x}.bin",
+                    fnv1a(scope.as_os_str().as_encoded_bytes())
+                ))
+            }
+            None => file,
+        });
         Ok(Some(match cache {
             Some(file) => Arc::new(
                 toolscout_embed::CachedEncoder::open(encoder, &file)
@@ -89,6 +103,13 @@ impl MeaningArgs {
             None => Arc::new(encoder),
         }))
     }
+}
+
+/// 64-bit FNV-1a: a stable name for a path.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 impl Global {
@@ -353,7 +374,7 @@ impl Context {
     /// The catalog, its in-memory search index and the invoker, in step.
     pub(crate) fn into_toolbox(self) -> Result<Toolbox> {
         let n = self.catalog.tools().len();
-        let embedder = self.meaning.embedder()?;
+        let embedder = self.meaning.embedder(Some(self.catalog.root()))?;
         // Embedding is the slow part the first time (later runs read the vector cache).
         let slow = n >= LARGE_CATALOG || (embedder.is_some() && n >= 200);
         let spinner = (slow && std::io::stderr().is_terminal()).then(|| {

@@ -296,7 +296,7 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
                 .filter(|t| !names.contains(t.name.as_str())),
         );
     }
-    let embedder = global.meaning.embedder()?;
+    let embedder = global.meaning.embedder(None)?;
     let started = Instant::now();
     let mut index = SearchIndex::in_memory()?;
     if let Some(e) = &embedder {
