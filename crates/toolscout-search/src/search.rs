@@ -62,6 +62,16 @@ struct Cand {
     by_meaning: bool,
 }
 
+impl Cand {
+    /// Better score first, then newer, then index order (stable across runs).
+    fn rank(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.modified_at.cmp(&a.modified_at))
+            .then(a.addr.cmp(&b.addr))
+    }
+}
+
 /// The query text, prepared once for every tier.
 struct Prepared {
     lower: String,
@@ -379,14 +389,8 @@ impl SearchIndex {
         if let Some(q) = rerank {
             self.rerank_by_name_coverage(searcher, q, &mut head, cols)?;
         }
-        let order = |a: &Cand, b: &Cand| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.modified_at.cmp(&a.modified_at))
-                .then(a.addr.cmp(&b.addr))
-        };
-        head.sort_by(order);
-        tail.sort_by(order);
+        head.sort_by(Cand::rank);
+        tail.sort_by(Cand::rank);
         for part in [&mut head, &mut tail] {
             self.order_ties_by_name(searcher, part, cols)?;
         }
@@ -477,12 +481,7 @@ impl SearchIndex {
             let words = if best > 0.0 { c.score / best } else { 0.0 };
             c.score = words + MEANING_WEIGHT * cos;
         }
-        cands.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.modified_at.cmp(&a.modified_at))
-                .then(a.addr.cmp(&b.addr))
-        });
+        cands.sort_by(Cand::rank);
         self.order_ties_by_name(searcher, &mut cands, cols)?;
         for c in &cands {
             seen.insert(c.addr);
