@@ -57,7 +57,7 @@ struct SearchArgs {
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, global, json_out),
-        What::Agent(a) => super::eval_agent::run(a, json_out),
+        What::Agent(a) => super::eval_agent::run(a, global, json_out),
     }
 }
 

@@ -146,7 +146,11 @@ impl DynTool for Stub {
 }
 
 /// Stores the tools in a temporary catalog (one bundle, native tools on the stub).
-fn build_toolbox(tools: &[ToolSpec], dir: &std::path::Path) -> Result<Toolbox> {
+fn build_toolbox(
+    tools: &[ToolSpec],
+    dir: &std::path::Path,
+    embedder: Option<Arc<dyn toolscout_search::Embedder>>,
+) -> Result<Toolbox> {
     let catalog = Catalog::open_with(
         dir,
         CatalogOptions::default()
@@ -180,7 +184,11 @@ fn build_toolbox(tools: &[ToolSpec], dir: &std::path::Path) -> Result<Toolbox> {
         .context("storing the tools")?;
     let mut invoker = Invoker::default();
     invoker.register_dyn(Arc::new(Stub))?;
-    Ok(Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?)
+    let mut index = SearchIndex::in_memory()?;
+    if let Some(e) = embedder {
+        index = index.with_embedder(e);
+    }
+    Ok(Toolbox::new(catalog, index, invoker)?)
 }
 
 /// A host that offers only some tools up front (the oracle policy).
@@ -253,7 +261,7 @@ fn first_turn_tokens(system: &str, tools: &[ToolSpec]) -> usize {
     tokens::count(system) + tokens::count_json(&Value::Array(array))
 }
 
-pub(crate) fn run(args: &AgentArgs, json_out: bool) -> Result<()> {
+pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: bool) -> Result<()> {
     let tools = super::eval::read_tools(&args.tools)?;
     if tools.is_empty() {
         bail!("{} has no tools", args.tools.display());
@@ -261,7 +269,7 @@ pub(crate) fn run(args: &AgentArgs, json_out: bool) -> Result<()> {
     let tasks = read_tasks(args)?;
     let dir = tempfile::tempdir()?;
     let started = Instant::now();
-    let toolbox = build_toolbox(&tools, dir.path())?;
+    let toolbox = build_toolbox(&tools, dir.path(), global.meaning.embedder(None)?)?;
     eprintln!(
         "catalog: {} tools stored and indexed in {:.1} s; {} tasks, policy {:?}, model {}",
         tools.len(),
