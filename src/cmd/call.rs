@@ -52,7 +52,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         Err(e) => e.exit(),
     };
     let arguments = arguments(&tool.spec, &matches)?;
-    let toolbox = ctx.into_toolbox()?;
+    let toolbox = ctx.words_only().into_toolbox()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
