@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What went wrong loading a model or opening a vector cache, and in which file.
 #[derive(Debug, thiserror::Error)]
@@ -80,3 +80,19 @@ pub enum Error {
 
 /// This crate's result.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The bytes of a model file, or an error that names it.
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|cause| Error::Io {
+        path: path.to_owned(),
+        cause,
+    })
+}
+
+/// A model's JSON file (`config.json`, `tokenizer.json`), parsed, or an error that names it.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    serde_json::from_slice(&read_file(path)?).map_err(|cause| Error::Json {
+        path: path.to_owned(),
+        cause,
+    })
+}

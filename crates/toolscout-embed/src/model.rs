@@ -13,6 +13,7 @@ use ndarray::{
 use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
+use crate::error::{read_file, read_json};
 use crate::{Error, Result};
 
 /// The fields of a Hugging Face `config.json` the forward pass needs.
@@ -44,14 +45,7 @@ fn default_act() -> String {
 
 impl Config {
     pub(crate) fn from_file(path: &Path) -> Result<Config> {
-        let bytes = std::fs::read(path).map_err(|cause| Error::Io {
-            path: path.to_owned(),
-            cause,
-        })?;
-        let config: Config = serde_json::from_slice(&bytes).map_err(|cause| Error::Json {
-            path: path.to_owned(),
-            cause,
-        })?;
+        let config: Config = read_json(path)?;
         let problem = if config.hidden_size == 0 || config.num_attention_heads == 0 {
             Some("hidden_size and num_attention_heads must be positive".to_owned())
         } else if !config
@@ -173,10 +167,7 @@ impl Weights<'_> {
 impl Bert {
     /// Reads the weights of the model `config` describes from a safetensors file.
     pub(crate) fn load(config: Config, path: &Path) -> Result<Bert> {
-        let bytes = std::fs::read(path).map_err(|cause| Error::Io {
-            path: path.to_owned(),
-            cause,
-        })?;
+        let bytes = read_file(path)?;
         let tensors = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors {
             path: path.to_owned(),
             message: e.to_string(),

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::error::read_json;
 use crate::{Error, Result};
 
 /// Splits text into WordPiece ids, `[CLS]` first and `[SEP]` last.
@@ -29,14 +30,7 @@ pub struct Tokenizer {
 impl Tokenizer {
     /// Reads a Hugging Face `tokenizer.json` whose model is `WordPiece`.
     pub fn from_file(path: &Path) -> Result<Tokenizer> {
-        let bytes = std::fs::read(path).map_err(|cause| Error::Io {
-            path: path.to_owned(),
-            cause,
-        })?;
-        let json: Value = serde_json::from_slice(&bytes).map_err(|cause| Error::Json {
-            path: path.to_owned(),
-            cause,
-        })?;
+        let json: Value = read_json(path)?;
         Tokenizer::from_json(&json).map_err(|message| Error::Tokenizer {
             path: path.to_owned(),
             message,
