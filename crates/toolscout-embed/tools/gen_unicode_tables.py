@@ -31,12 +31,14 @@ def cat(cp):
     return unicodedata.category(chr(cp))
 
 
-def emit_ranges(name, doc, rs):
-    print(f"/// {doc}")
-    print(f"pub(super) const {name}: &[(u32, u32)] = &[")
+def emit(name, doc, ty, items):
+    """A `pub(super) const` slice of `items` (Rust literals), wrapped at 96 columns."""
+    for d in doc.split("\n"):
+        print(f"/// {d}")
+    print(f"pub(super) const {name}: &[{ty}] = &[")
     line = "   "
-    for a, b in rs:
-        item = f" (0x{a:X}, 0x{b:X}),"
+    for item in items:
+        item = f" {item},"
         if len(line) + len(item) > 96:
             print(line)
             line = "   "
@@ -44,6 +46,10 @@ def emit_ranges(name, doc, rs):
     if line.strip():
         print(line)
     print("];")
+
+
+def emit_ranges(name, doc, rs):
+    emit(name, doc, "(u32, u32)", (f"(0x{a:X}, 0x{b:X})" for a, b in rs))
     print()
 
 
@@ -71,17 +77,8 @@ for cp in range(MAX):
     stripped = "".join(x for x in d if unicodedata.category(x) != "Mn")
     if stripped != c:
         pairs.append((cp, stripped))
-print("/// Characters whose canonical decomposition (NFD) differs from them once its")
-print("/// non-spacing marks are dropped, with that result. Hangul syllables are left out:")
-print("/// they decompose by rule.")
-print("pub(super) const STRIPPED: &[(u32, &str)] = &[")
-line = "   "
-for cp, s in pairs:
-    item = f' (0x{cp:X}, "{rust_str(s)}"),'
-    if len(line) + len(item) > 96:
-        print(line)
-        line = "   "
-    line += item
-if line.strip():
-    print(line)
-print("];")
+emit("STRIPPED",
+     "Characters whose canonical decomposition (NFD) differs from them once its\n"
+     "non-spacing marks are dropped, with that result. Hangul syllables are left out:\n"
+     "they decompose by rule.",
+     "(u32, &str)", (f'(0x{cp:X}, "{rust_str(s)}")' for cp, s in pairs))
