@@ -48,6 +48,18 @@ impl Fixture {
     }
 }
 
+/// What the model read back, call by call: each tool message's JSON.
+fn tool_results(report: &toolscout_agent::RunReport) -> Vec<serde_json::Value> {
+    report
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            toolscout_agent::Message::Tool { content, .. } => serde_json::from_str(content).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn search_describe_activate_and_call_a_builtin_tool() {
     let f = Fixture::new("buy milk\ncall mum\n");
@@ -84,15 +96,7 @@ async fn search_describe_activate_and_call_a_builtin_tool() {
         "activated after level 2"
     );
 
-    // What the model read back, call by call.
-    let results: Vec<serde_json::Value> = report
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            toolscout_agent::Message::Tool { content, .. } => serde_json::from_str(content).ok(),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&report);
     assert_eq!(
         results[0]["value"]["tools"][0]["name"], "read_file",
         "{}",
@@ -138,14 +142,7 @@ async fn a_guessed_tool_name_is_answered_with_real_tools_to_use_instead() {
         .run("What is in todo.txt?", RunOptions::default())
         .await;
     assert_eq!(report.stop, StopReason::Answer, "{}", render(&report));
-    let results: Vec<serde_json::Value> = report
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            toolscout_agent::Message::Tool { content, .. } => serde_json::from_str(content).ok(),
-            _ => None,
-        })
-        .collect();
+    let results = tool_results(&report);
     let suggested = |i: usize| -> Vec<String> {
         assert_eq!(
             results[i]["error"]["kind"], "unknown_tool",
