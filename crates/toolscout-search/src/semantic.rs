@@ -99,39 +99,12 @@ impl Semantic {
     /// Applies the staged writes.
     pub(crate) fn commit(&self) {
         let mut store = self.write();
-        let pending = std::mem::take(&mut store.pending);
-        if pending.is_empty() {
-            return;
-        }
-        let mut map: HashMap<String, Vec<f32>> = HashMap::with_capacity(store.ids.len());
-        let dim = store.dim;
-        for (i, id) in std::mem::take(&mut store.ids).into_iter().enumerate() {
-            let row = store.rows.get(i * dim..(i + 1) * dim).unwrap_or_default();
-            map.insert(id, row.to_vec());
-        }
-        for (id, v) in pending {
+        for (id, v) in std::mem::take(&mut store.pending) {
             match v {
-                Some(v) => map.insert(id, v),
-                None => map.remove(&id),
-            };
+                Some(v) => store.put(id, &v),
+                None => store.remove(&id),
+            }
         }
-        let dim = map.values().map(Vec::len).max().unwrap_or(0);
-        let mut ids: Vec<String> = map.keys().cloned().collect();
-        ids.sort();
-        let mut rows = Vec::with_capacity(ids.len() * dim);
-        for id in &ids {
-            let v = &map[id];
-            rows.extend_from_slice(v);
-            rows.resize(rows.len() + (dim - v.len()), 0.0);
-        }
-        store.by_id = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (id.clone(), i))
-            .collect();
-        store.ids = ids;
-        store.rows = rows;
-        store.dim = dim;
     }
 
     /// How many tools have a committed vector.
@@ -192,6 +165,42 @@ impl Semantic {
 }
 
 impl Store {
+    /// Sets `id`'s vector in place. A vector of another length than the first one stored
+    /// is left out (the [`Embedder`] contract says they are all alike): that tool is then
+    /// ranked by words alone.
+    fn put(&mut self, id: String, v: &[f32]) {
+        if self.ids.is_empty() {
+            self.dim = v.len();
+        }
+        if v.len() != self.dim {
+            return;
+        }
+        let dim = self.dim;
+        match self.by_id.get(&id) {
+            Some(&i) => self.rows[i * dim..(i + 1) * dim].copy_from_slice(v),
+            None => {
+                self.by_id.insert(id.clone(), self.ids.len());
+                self.ids.push(id);
+                self.rows.extend_from_slice(v);
+            }
+        }
+    }
+
+    /// Drops `id`'s vector: the last row moves into its place.
+    fn remove(&mut self, id: &str) {
+        let Some(i) = self.by_id.remove(id) else {
+            return;
+        };
+        let (dim, last) = (self.dim, self.ids.len() - 1);
+        if i != last {
+            self.rows.copy_within(last * dim..(last + 1) * dim, i * dim);
+            self.ids.swap(i, last);
+            self.by_id.insert(self.ids[i].clone(), i);
+        }
+        self.ids.pop();
+        self.rows.truncate(last * dim);
+    }
+
     fn row(&self, i: usize) -> &[f32] {
         self.rows
             .get(i * self.dim..(i + 1) * self.dim)
@@ -229,7 +238,50 @@ impl std::fmt::Debug for Semantic {
 
 #[cfg(test)]
 mod tests {
-    use super::dot;
+    use std::sync::Arc;
+
+    use super::{Embedder, Semantic, dot};
+
+    /// "x…" texts point along the first axis, anything else along the second.
+    struct Axis;
+    impl Embedder for Axis {
+        fn model(&self) -> &str {
+            "axis"
+        }
+        fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+            let v = |t: &str| {
+                if t.starts_with('x') {
+                    vec![1.0, 0.0]
+                } else {
+                    vec![0.0, 1.0]
+                }
+            };
+            texts.iter().map(|t| v(t)).collect()
+        }
+    }
+
+    #[test]
+    fn writes_replace_and_delete_rows_in_place() {
+        let s = Semantic::new(Arc::new(Axis));
+        let item = |id: &str, text: &str| (id.to_owned(), text.to_owned());
+        s.stage(vec![item("a", "x"), item("b", "y"), item("c", "x")]);
+        s.commit();
+        s.stage_delete("a");
+        s.stage(vec![item("c", "y")]);
+        // Not visible before the commit.
+        assert_eq!(s.cosines(&[1.0, 0.0], &["a", "b", "c"]), [1.0, 0.0, 1.0]);
+        s.commit();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.cosines(&[1.0, 0.0], &["a", "b", "c"]), [0.0, 0.0, 0.0]);
+        assert_eq!(s.cosines(&[0.0, 1.0], &["a", "b", "c"]), [0.0, 1.0, 1.0]);
+        let near: Vec<String> = s
+            .nearest(&[0.0, 1.0], 5)
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(near.len(), 2);
+        assert!(near.contains(&"b".to_owned()) && near.contains(&"c".to_owned()));
+    }
 
     #[test]
     fn dot_in_lanes_equals_the_plain_sum() {
