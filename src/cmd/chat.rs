@@ -1,4 +1,5 @@
-//! `toolscout chat`: the agent loop over the catalog (browse policy), streamed to the terminal.
+//! `toolscout chat`: the agent loop over the catalog (retrieve policy by default), streamed
+//! to the terminal.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -6,14 +7,15 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use tokio::sync::mpsc;
 use toolscout_agent::{
-    Agent, AgentConfig, AgentEvent, ChatClient, Message, Policy, RunOptions, RunReport, StopReason,
+    Agent, AgentConfig, AgentEvent, ChatClient, Message, RunOptions, RunReport, StopReason,
     ToolboxHost,
 };
 
+use super::agent_opts::{ActivationArgs, PolicyArg};
 use super::context::{Context, Global, Remotes, connect_remotes};
 
-/// The system prompt; the browse policy adds how to find tools.
-const SYSTEM: &str = "You are a helpful assistant. Use the tools when they help; find them first.";
+/// The system prompt; the retrieve and browse policies add how to find tools.
+const SYSTEM: &str = "You are a helpful assistant. Use the tools when they help.";
 
 /// Arguments of `chat`.
 #[derive(Debug, clap::Args)]
@@ -45,6 +47,11 @@ pub(crate) struct Args {
     /// Wait for whole answers instead of streaming them.
     #[arg(long)]
     no_stream: bool,
+    /// Which tools the model sees first.
+    #[arg(long, value_enum, default_value_t = PolicyArg::default_value())]
+    policy: PolicyArg,
+    #[command(flatten)]
+    activation: ActivationArgs,
     #[command(flatten)]
     remotes: Remotes,
 }
@@ -58,9 +65,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     // The remote tools are read once, at start; a remote that is down stays unavailable
     // for this session.
     runtime.block_on(connect_remotes(&toolbox, &sources))?;
-    let config = AgentConfig::builder("toolscout", args.model.as_str())
+    let config = args
+        .activation
+        .apply(AgentConfig::builder("toolscout", args.model.as_str()))
         .system_prompt(SYSTEM)
-        .policy(Policy::Browse)
+        .policy(args.policy.into())
         .max_steps(args.max_steps)
         .stream(!args.no_stream)
         .build()?;

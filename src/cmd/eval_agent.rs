@@ -25,10 +25,15 @@ use toolscout_spec::adapters::openai::{NameMap, to_openai_named};
 use toolscout_spec::name::{sanitize_name, slug_from_name};
 use toolscout_spec::{ToolSpec, tokens};
 
+use super::agent_opts::ActivationArgs;
+
 /// Which tools the model gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum EvalPolicy {
-    /// Only the discover tools and `call_tool`; tools it describes are activated.
+    /// The tools that best match the task, activated before the first request, plus the
+    /// discover tools and `call_tool` (toolscout's default).
+    Retrieve,
+    /// Only the discover tools and `call_tool`; tools it finds or describes are activated.
     Browse,
     /// Every tool of the catalog in the tools array (the baseline).
     Upfront,
@@ -39,7 +44,10 @@ pub(crate) enum EvalPolicy {
 /// Arguments of `eval agent`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct AgentArgs {
-    /// Tasks, JSONL with `query`, `expected` and (for `--policy offered`) `offered`.
+    /// Tasks, JSONL with `query`, `expected` and `offered`. A task whose `expected` is
+    /// empty is an irrelevance task: it runs over its own `offered` tools (the whole
+    /// catalog when it has none), none of which fits, and succeeds when the model calls
+    /// none of them.
     #[arg(long, default_value = "../shared/data/bfcl/queries.jsonl")]
     tasks: PathBuf,
     /// The tool catalog, JSONL (`.jsonl` or `.jsonl.gz`).
@@ -60,8 +68,10 @@ pub(crate) struct AgentArgs {
     )]
     api_key: String,
     /// Which tools the model gets.
-    #[arg(long, value_enum, default_value_t = EvalPolicy::Browse)]
+    #[arg(long, value_enum, default_value_t = EvalPolicy::Retrieve)]
     policy: EvalPolicy,
+    #[command(flatten)]
+    activation: ActivationArgs,
     /// Run only this many tasks, spread evenly over the file.
     #[arg(long)]
     limit: Option<usize>,
@@ -82,8 +92,15 @@ pub(crate) struct AgentArgs {
 
 struct Task {
     query: String,
+    /// Empty for an irrelevance task.
     expected: Vec<String>,
     offered: Vec<String>,
+}
+
+impl Task {
+    fn irrelevant(&self) -> bool {
+        self.expected.is_empty()
+    }
 }
 
 fn read_tasks(args: &AgentArgs) -> Result<Vec<Task>> {
@@ -104,17 +121,17 @@ fn read_tasks(args: &AgentArgs) -> Result<Vec<Task>> {
                 .map(sanitize_name)
                 .collect()
         };
-        let expected = names("expected");
         let Some(query) = v.get("query").and_then(Value::as_str) else {
-            continue;
+            bail!(
+                "{} line {}: a task needs \"query\", a string",
+                args.tasks.display(),
+                i + 1
+            );
         };
-        if expected.is_empty() {
-            continue;
-        }
         tasks.push(Task {
             query: query.to_owned(),
             offered: names("offered"),
-            expected,
+            expected: names("expected"),
         });
     }
     Ok(match args.limit {
@@ -227,6 +244,7 @@ fn trace(event: &AgentEvent) {
         }
     };
     match event {
+        AgentEvent::Retrieved { tools, .. } => eprintln!("    ? retrieved [{}]", tools.join(", ")),
         AgentEvent::ToolCallStarted {
             tool, arguments, ..
         } => eprintln!("    → {tool} {}", cut(arguments)),
@@ -239,16 +257,61 @@ fn trace(event: &AgentEvent) {
     }
 }
 
+/// The figures of one group of tasks (relevant or irrelevance).
 #[derive(Default)]
 struct Totals {
     tasks: usize,
     successes: usize,
+    /// Relevant tasks whose expected tool was among the retrieved ones, and how many of
+    /// those (and of the others) succeeded.
+    hits: usize,
+    hit_successes: usize,
+    miss_successes: usize,
     steps: u64,
     prompt_tokens: u64,
     completion_tokens: u64,
+    first_turn_prompt_tokens: u64,
+    seconds: f64,
     max_steps: usize,
     endpoint_errors: usize,
     estimated: bool,
+}
+
+impl Totals {
+    fn figures(&self, retrieve: bool) -> Value {
+        let n = self.tasks.max(1) as f64;
+        let rate = |k: usize, of: usize| {
+            if of == 0 {
+                Value::Null
+            } else {
+                json!(k as f64 / of as f64)
+            }
+        };
+        let mut v = json!({
+            "tasks": self.tasks,
+            "success_rate": self.successes as f64 / n,
+            "mean_steps": self.steps as f64 / n,
+            "mean_prompt_tokens": self.prompt_tokens as f64 / n,
+            "mean_completion_tokens": self.completion_tokens as f64 / n,
+            "mean_first_turn_prompt_tokens": self.first_turn_prompt_tokens as f64 / n,
+            "seconds_per_task": self.seconds / n,
+            "max_steps_rate": self.max_steps as f64 / n,
+            "endpoint_error_rate": self.endpoint_errors as f64 / n,
+            "tokens_estimated": self.estimated,
+        });
+        if retrieve && let Some(o) = v.as_object_mut() {
+            o.insert("retrieved_hit_rate".to_owned(), rate(self.hits, self.tasks));
+            o.insert(
+                "success_given_hit".to_owned(),
+                rate(self.hit_successes, self.hits),
+            );
+            o.insert(
+                "success_given_miss".to_owned(),
+                rate(self.miss_successes, self.tasks - self.hits),
+            );
+        }
+        v
+    }
 }
 
 /// Tokens of the first request's fixed part: system prompt and tools array.
@@ -261,27 +324,84 @@ fn first_turn_tokens(system: &str, tools: &[ToolSpec]) -> usize {
     tokens::count(system) + tokens::count_json(&Value::Array(array))
 }
 
+/// What one task's run did, read from its events.
+#[derive(Default)]
+struct Seen {
+    /// Calls, in order: the tool and, for a failure, its error kind.
+    calls: Vec<String>,
+    /// Successful calls of expected tools.
+    expected_called: bool,
+    /// Calls (successful or not) of the task's catalog tools.
+    catalog_called: bool,
+    /// Tools retrieved before the first request.
+    retrieved: Vec<String>,
+    first_prompt_tokens: Option<u64>,
+}
+
+fn watch(
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    task: &Task,
+    catalog: &HashSet<String>,
+    trace_on: bool,
+) -> Seen {
+    let mut seen = Seen::default();
+    while let Ok(event) = events.try_recv() {
+        if trace_on {
+            trace(&event);
+        }
+        match event {
+            AgentEvent::Retrieved {
+                tools, depth: 0, ..
+            } => seen.retrieved.extend(tools),
+            AgentEvent::StepFinished {
+                usage, depth: 0, ..
+            } if seen.first_prompt_tokens.is_none() => {
+                seen.first_prompt_tokens = Some(usage.prompt_tokens);
+            }
+            AgentEvent::ToolCallFinished {
+                tool, ok, result, ..
+            } => {
+                seen.expected_called |= ok && task.expected.contains(&tool);
+                seen.catalog_called |= catalog.contains(&tool);
+                let kind = result.pointer("/error/kind").and_then(Value::as_str);
+                seen.calls.push(match kind {
+                    Some(k) if !ok => format!("{tool}({k})"),
+                    _ => tool,
+                });
+            }
+            _ => {}
+        }
+    }
+    seen
+}
+
 pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: bool) -> Result<()> {
     let tools = super::eval::read_tools(&args.tools)?;
     if tools.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
     let tasks = read_tasks(args)?;
+    let by_name_all: std::collections::HashMap<&str, &ToolSpec> =
+        tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let embedder = global.meaning.embedder(None)?;
     let dir = tempfile::tempdir()?;
     let started = Instant::now();
-    let toolbox = build_toolbox(&tools, dir.path(), global.meaning.embedder(None)?)?;
+    let toolbox = build_toolbox(&tools, dir.path(), embedder.clone())?;
     eprintln!(
-        "catalog: {} tools stored and indexed in {:.1} s; {} tasks, policy {:?}, model {}",
+        "catalog: {} tools stored and indexed in {:.1} s; {} tasks ({} irrelevance), policy {:?}, model {}",
         tools.len(),
         started.elapsed().as_secs_f64(),
         tasks.len(),
+        tasks.iter().filter(|t| t.irrelevant()).count(),
         args.policy,
         args.model
     );
-    let host = ToolboxHost::new(toolbox.clone());
+    let whole = ToolboxHost::new(toolbox.clone());
+    let whole_names: HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     let system = "You are a helpful assistant. Use the tools to do what the user asks.";
     let config = |policy: Policy| {
-        AgentConfig::builder("eval", &args.model)
+        args.activation
+            .apply(AgentConfig::builder("eval", &args.model))
             .system_prompt(system)
             .policy(policy)
             .max_steps(args.max_steps)
@@ -290,28 +410,45 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             .request_param("max_tokens", json!(args.max_completion_tokens))
             .build()
     };
-    let by_name =
-        |names: &[String]| -> Vec<ToolSpec> { names.iter().filter_map(|n| host.spec(n)).collect() };
-    let browse_tokens = first_turn_tokens(system, &host.initial_tools(Policy::Browse))
-        + tokens::count(toolscout_agent::prompts::BROWSE);
-    let upfront_tokens = first_turn_tokens(system, &host.initial_tools(Policy::Upfront));
-    let offered_tokens = if tasks.is_empty() {
-        0
-    } else {
-        tasks
-            .iter()
-            .map(|t| first_turn_tokens(system, &by_name(&t.offered)))
-            .sum::<usize>()
-            / tasks.len()
+    let by_name = |names: &[String]| -> Vec<ToolSpec> {
+        names.iter().filter_map(|n| whole.spec(n)).collect()
     };
+    let browse_tokens = first_turn_tokens(system, &whole.initial_tools(Policy::Browse))
+        + tokens::count(toolscout_agent::prompts::BROWSE);
+    let upfront_tokens = first_turn_tokens(system, &whole.initial_tools(Policy::Upfront));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let client = ChatClient::new(&args.base_url, &args.api_key);
-    let mut totals = Totals::default();
+    let mut relevant = Totals::default();
+    let mut irrelevant = Totals::default();
     for (i, task) in tasks.iter().enumerate() {
+        // An irrelevance task runs over its own offered tools, none of which fits.
+        let own = if task.irrelevant() && !task.offered.is_empty() {
+            let specs: Vec<ToolSpec> = task
+                .offered
+                .iter()
+                .filter_map(|n| by_name_all.get(n.as_str()).map(|s| (*s).clone()))
+                .collect();
+            let own_dir = tempfile::tempdir()?;
+            let own_toolbox = build_toolbox(&specs, own_dir.path(), embedder.clone())?;
+            Some((ToolboxHost::new(own_toolbox), own_dir))
+        } else {
+            None
+        };
+        let host = own.as_ref().map_or(&whole, |(h, _)| h);
+        let catalog: HashSet<String> = if own.is_some() {
+            task.offered.iter().cloned().collect()
+        } else {
+            whole_names.clone()
+        };
         let agent = match args.policy {
+            EvalPolicy::Retrieve => Agent::new(
+                config(Policy::Retrieve)?,
+                client.clone(),
+                Arc::new(host.clone()),
+            ),
             EvalPolicy::Browse => Agent::new(
                 config(Policy::Browse)?,
                 client.clone(),
@@ -339,29 +476,24 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         let t0 = Instant::now();
         let report =
             runtime.block_on(agent.run(&task.query, RunOptions::default().with_events(tx)));
-        let mut called = Vec::new();
-        let mut success = false;
-        while let Ok(event) = rx.try_recv() {
-            if args.trace {
-                trace(&event);
-            }
-            if let AgentEvent::ToolCallFinished {
-                tool, ok, result, ..
-            } = event
-            {
-                success |= ok && task.expected.contains(&tool);
-                let kind = result.pointer("/error/kind").and_then(Value::as_str);
-                called.push(match kind {
-                    Some(k) if !ok => format!("{tool}({k})"),
-                    _ => tool,
-                });
-            }
-        }
+        let seconds = t0.elapsed().as_secs_f64();
+        let seen = watch(&mut rx, task, &catalog, args.trace);
+        let (totals, success) = if task.irrelevant() {
+            (&mut irrelevant, !seen.catalog_called)
+        } else {
+            (&mut relevant, seen.expected_called)
+        };
+        let hit = seen.retrieved.iter().any(|t| task.expected.contains(t));
         totals.tasks += 1;
         totals.successes += usize::from(success);
+        totals.hits += usize::from(hit);
+        totals.hit_successes += usize::from(hit && success);
+        totals.miss_successes += usize::from(!hit && success);
         totals.steps += u64::from(report.steps);
         totals.prompt_tokens += report.usage.prompt_tokens;
         totals.completion_tokens += report.usage.completion_tokens;
+        totals.first_turn_prompt_tokens += seen.first_prompt_tokens.unwrap_or(0);
+        totals.seconds += seconds;
         totals.estimated |= report.usage.estimated;
         match &report.stop {
             StopReason::MaxSteps => totals.max_steps += 1,
@@ -378,54 +510,80 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             }
             other => format!("{other:?}").to_lowercase(),
         };
+        let expected = if task.irrelevant() {
+            "none (irrelevance)".to_owned()
+        } else {
+            task.expected.join("|")
+        };
+        let retrieved = if args.policy == EvalPolicy::Retrieve {
+            format!(" retrieved={}", if hit { "hit" } else { "miss" })
+        } else {
+            String::new()
+        };
         eprintln!(
-            "[{}/{}] {} {:.1}s steps={} calls=[{}] expected={} stop={stop}",
+            "[{}/{}] {} {seconds:.1}s steps={} calls=[{}] expected={expected}{retrieved} stop={stop}",
             i + 1,
             tasks.len(),
             if success { "ok  " } else { "FAIL" },
-            t0.elapsed().as_secs_f64(),
             report.steps,
-            called.join(", "),
-            task.expected.join("|"),
+            seen.calls.join(", "),
         );
     }
-    let n = totals.tasks.max(1) as f64;
-    let figures = json!({
-        "tasks": totals.tasks,
-        "success_rate": totals.successes as f64 / n,
-        "mean_steps": totals.steps as f64 / n,
-        "mean_prompt_tokens": totals.prompt_tokens as f64 / n,
-        "mean_completion_tokens": totals.completion_tokens as f64 / n,
-        "max_steps_rate": totals.max_steps as f64 / n,
-        "endpoint_error_rate": totals.endpoint_errors as f64 / n,
-        "first_turn_prompt_tokens": {"browse": browse_tokens, "upfront": upfront_tokens, "offered_mean": offered_tokens},
+    let retrieve = args.policy == EvalPolicy::Retrieve;
+    let mut figures = json!({
+        "policy": format!("{:?}", args.policy).to_lowercase(),
+        "model": args.model,
+        "top_k": args.activation.top_k,
+        "activate_hits": args.activation.activate_hits,
+        "tool_choice": format!("{:?}", args.activation.tool_choice),
+        "tools": tools.len(),
+        "first_turn_prompt_tokens_o200k": {"browse": browse_tokens, "upfront": upfront_tokens},
     });
+    if let Some(o) = figures.as_object_mut() {
+        if relevant.tasks > 0 {
+            o.insert("relevant".to_owned(), relevant.figures(retrieve));
+        }
+        if irrelevant.tasks > 0 {
+            let mut f = irrelevant.figures(false);
+            if let Some(f) = f.as_object_mut() {
+                // Success on an irrelevance task is abstaining: no catalog tool called.
+                f.insert("abstention_rate".to_owned(), f["success_rate"].clone());
+            }
+            o.insert("irrelevance".to_owned(), f);
+        }
+    }
     if json_out {
         return super::print_json(&figures);
     }
-    super::emit(format!(
-        "policy {:?}, {} tasks over {} tools, model {}\n\
-         success rate        {:.3}\n\
-         mean steps          {:.2}\n\
-         mean prompt tokens  {:.0}{}\n\
-         mean completion     {:.0}\n\
-         hit max steps       {:.3}\n\
-         endpoint errors     {:.3} (requests the endpoint rejected, e.g. for context length; counted as failures)\n\
-         first-turn prompt tokens (o200k, system prompt + tools array): browse {browse_tokens}, upfront {upfront_tokens}, offered (mean) {offered_tokens}",
+    let mut out = format!(
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}\n",
         args.policy,
-        totals.tasks,
+        tasks.len(),
         tools.len(),
         args.model,
-        figures["success_rate"].as_f64().unwrap_or(0.0),
-        figures["mean_steps"].as_f64().unwrap_or(0.0),
-        figures["mean_prompt_tokens"].as_f64().unwrap_or(0.0),
-        if totals.estimated {
-            " (partly estimated with o200k)"
-        } else {
-            ""
-        },
-        figures["mean_completion_tokens"].as_f64().unwrap_or(0.0),
-        figures["max_steps_rate"].as_f64().unwrap_or(0.0),
-        figures["endpoint_error_rate"].as_f64().unwrap_or(0.0),
-    ))
+        args.activation.top_k,
+        args.activation.activate_hits,
+        args.activation.tool_choice,
+    );
+    for (name, group) in [
+        ("relevant", &figures["relevant"]),
+        ("irrelevance", &figures["irrelevance"]),
+    ] {
+        let Some(g) = group.as_object() else { continue };
+        out.push_str(&format!("{name} tasks: {}\n", g["tasks"]));
+        for (key, value) in g {
+            if key == "tasks" {
+                continue;
+            }
+            let shown = match value {
+                Value::Number(n) if n.is_f64() => format!("{:.3}", n.as_f64().unwrap_or(0.0)),
+                other => other.to_string(),
+            };
+            out.push_str(&format!("  {key:<32} {shown}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "first-turn prompt tokens of the catalog (o200k, system prompt + tools array): browse {browse_tokens}, upfront {upfront_tokens}"
+    ));
+    super::emit(out)
 }

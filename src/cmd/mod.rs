@@ -1,5 +1,6 @@
 //! One module per subcommand; each has an `Args` (clap) and a `run`.
 
+pub(crate) mod agent_opts;
 pub(crate) mod bench;
 pub(crate) mod bundle;
 pub(crate) mod call;

@@ -98,11 +98,16 @@ pub(crate) fn with_system(config: &AgentConfig, mut messages: Vec<Message>) -> V
         return messages;
     }
     let mut prompt = config.system_prompt.trim().to_owned();
-    if config.policy == Policy::Browse {
+    let guidance = match config.policy {
+        Policy::Upfront => None,
+        Policy::Browse => Some(prompts::BROWSE),
+        Policy::Retrieve => Some(prompts::RETRIEVE),
+    };
+    if let Some(guidance) = guidance {
         if !prompt.is_empty() {
             prompt.push_str("\n\n");
         }
-        prompt.push_str(prompts::BROWSE.trim());
+        prompt.push_str(guidance.trim());
     }
     if !prompt.is_empty() {
         messages.insert(0, Message::system(prompt));

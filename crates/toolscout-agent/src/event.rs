@@ -95,6 +95,16 @@ pub enum AgentEvent {
         /// The tools disclosed.
         tools: Vec<String>,
     },
+    /// [`Policy::Retrieve`](crate::Policy::Retrieve) searched the catalog with a user
+    /// message, before the model's first request for it.
+    Retrieved {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The tools found, best first (those not yet in the tools array are activated).
+        tools: Vec<String>,
+    },
     /// A tool's schema was appended to the tools array.
     Activated {
         /// Agent name.

@@ -13,7 +13,7 @@ use tracing::field::Empty;
 
 use crate::agent::with_system;
 use crate::approval::{ApprovalRequest, Decision};
-use crate::host::{CALL_TOOL, CallContext, kind};
+use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext, kind};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
 use crate::{AgentConfig, AgentEvent, CallOutcome, Message, StopReason, ToolCall, Usage, validate};
@@ -25,6 +25,8 @@ pub(crate) struct Executed {
     pub(crate) outcome: CallOutcome,
     /// Tokens a sub-agent used.
     pub(crate) usage: Usage,
+    /// The text of a call of the [answer tool](ANSWER_TOOL): the run's final answer.
+    pub(crate) answer: Option<String>,
 }
 
 pub(crate) async fn execute(
@@ -71,8 +73,24 @@ pub(crate) async fn execute(
         tool: tool.clone(),
         arguments: call.function.arguments.clone(),
     });
+    let mut answer = None;
     let (outcome, usage) = match parsed {
         Err(outcome) => (outcome, Usage::default()),
+        Ok(args) if tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() => {
+            match args.get("text") {
+                Some(Value::String(text)) => {
+                    answer = Some(text.clone());
+                    (CallOutcome::ok(json!("delivered")), Usage::default())
+                }
+                _ => (
+                    CallOutcome::error(
+                        kind::INVALID_ARGUMENTS,
+                        "answer needs 'text': the answer as a string. Usage: answer(text=\"…\")",
+                    ),
+                    Usage::default(),
+                ),
+            }
+        }
         Ok(args) => {
             dispatch(rt, config, depth, tools, &tool, args, &call.id, cancel)
                 .instrument(span.clone())
@@ -94,6 +112,7 @@ pub(crate) async fn execute(
         tool,
         outcome,
         usage,
+        answer,
     }
 }
 
@@ -275,19 +294,21 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
             ),
         );
     }
+    let lines: Vec<&str> = suggestions.iter().map(|s| s.line.as_str()).collect();
     let mut outcome = CallOutcome::error(
         kind::UNKNOWN_TOOL,
         format!(
             "there is no tool named '{tool}'. These tools exist and may fit: {}. Call one of them by its exact name, or search with a discover tool",
-            suggestions.join("; ")
+            lines.join("; ")
         ),
-    );
+    )
+    .with_found(suggestions.iter().map(|s| s.name.clone()));
     if let Some(error) = outcome
         .result
         .get_mut("error")
         .and_then(Value::as_object_mut)
     {
-        error.insert("did_you_mean".to_owned(), json!(suggestions));
+        error.insert("did_you_mean".to_owned(), json!(lines));
     }
     outcome
 }

@@ -3,7 +3,8 @@
 //! The loop knows nothing of catalogs or search. A host answers three questions:
 //!
 //! 1. *Which tools does a run start with?* ([`ToolHost::initial_tools`]) Under
-//!    [`Policy::Upfront`], every enabled tool; under [`Policy::Browse`], the
+//!    [`Policy::Upfront`], every enabled tool; under [`Policy::Browse`] and
+//!    [`Policy::Retrieve`], the
 //!    `discover_*` tools and [`call_tool`](CALL_TOOL) (see [`call_tool_spec`]).
 //! 2. *What is this tool's schema?* ([`ToolHost::spec`]) Used to activate a disclosed
 //!    tool, to check arguments, and to read `metadata.requires_approval`,
@@ -11,7 +12,10 @@
 //!    `metadata.timeout_seconds`.
 //! 3. *Run this call.* ([`ToolHost::call`]) The answer is a [`CallOutcome`]: the JSON
 //!    the model reads, plus the names of tools the call disclosed at level 2 or 3, which
-//!    the loop activates.
+//!    the loop activates, and of the tools a search found, best first, of which the loop
+//!    activates the first [`AgentConfig::activate_hits`](crate::AgentConfig::activate_hits).
+//! 4. *Which tools fit this user message?* ([`ToolHost::retrieve`]) Under
+//!    [`Policy::Retrieve`], the loop activates them before the first request.
 //!
 //! Before `call` runs, the loop has already resolved OpenAI aliases to tool names,
 //! unwrapped `call_tool {name, arguments}` into a call of `name`, refused unknown and
@@ -35,7 +39,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The name of the generic meta-tool that calls any tool by name.
 pub const CALL_TOOL: &str = "call_tool";
 
-/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`]:
+/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`] and
+/// [`Policy::Retrieve`]:
 /// `call_tool {name: string, arguments: object}`.
 pub fn call_tool_spec() -> ToolSpec {
     ToolSpec::builder(CALL_TOOL, "Call any tool by name with JSON arguments")
@@ -53,6 +58,27 @@ pub fn call_tool_spec() -> ToolSpec {
         .build()
         // A fixed, valid spec: the tests build it.
         .unwrap_or_else(|e| unreachable!("the call_tool spec is valid: {e}"))
+}
+
+/// The name of the tool whose call is the final answer, offered with
+/// [`ToolChoice::RequiredAfterActivation`](crate::ToolChoice::RequiredAfterActivation):
+/// a model that must call a tool can still decline the others.
+pub const ANSWER_TOOL: &str = "answer";
+
+/// The spec of [`ANSWER_TOOL`]: `answer {text: string}`.
+pub fn answer_tool_spec() -> ToolSpec {
+    ToolSpec::builder(ANSWER_TOOL, "Answer the user with text")
+        .description(crate::prompts::ANSWER_TOOL.trim())
+        .parameters(json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "description": "The answer, as the user should read it"}
+            },
+            "required": ["text"]
+        }))
+        .build()
+        // A fixed, valid spec: the tests build it.
+        .unwrap_or_else(|e| unreachable!("the answer spec is valid: {e}"))
 }
 
 /// Where a call comes from.
@@ -98,9 +124,13 @@ pub struct CallOutcome {
     /// `{"ok":true,"value":…}` or `{"ok":false,"error":{"kind":…,"message":…}}`.
     pub result: Value,
     /// Tools this call disclosed at level 2 or 3 (tool names, not aliases): under
-    /// [`Policy::Browse`] the loop activates them.
+    /// [`Policy::Browse`] and [`Policy::Retrieve`] the loop activates them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disclosed: Vec<String>,
+    /// Tools this call found (a search's hits), best first: the loop activates the
+    /// first [`AgentConfig::activate_hits`](crate::AgentConfig::activate_hits).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub found: Vec<String>,
 }
 
 impl CallOutcome {
@@ -109,6 +139,7 @@ impl CallOutcome {
         CallOutcome {
             result: json!({"ok": true, "value": value}),
             disclosed: Vec::new(),
+            found: Vec::new(),
         }
     }
 
@@ -118,6 +149,7 @@ impl CallOutcome {
         CallOutcome {
             result: json!({"ok": false, "error": {"kind": kind, "message": message.into()}}),
             disclosed: Vec::new(),
+            found: Vec::new(),
         }
     }
 
@@ -125,6 +157,13 @@ impl CallOutcome {
     #[must_use]
     pub fn with_disclosed(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.disclosed.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Records the tools this call found, best first.
+    #[must_use]
+    pub fn with_found(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.found.extend(names.into_iter().map(Into::into));
         self
     }
 
@@ -137,6 +176,16 @@ impl CallOutcome {
     pub fn error_kind(&self) -> Option<&str> {
         self.result.pointer("/error/kind").and_then(Value::as_str)
     }
+}
+
+/// A tool offered instead of a name that is no tool's: the tool's name, and the line the
+/// model reads (a usage line or the name, optionally followed by ` — ` and a summary).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Suggestion {
+    /// The tool's name.
+    pub name: String,
+    /// What the model reads about it, e.g. `read_file(file_path="…") — Read a file`.
+    pub line: String,
 }
 
 /// Where tools come from and how they run; see the [module docs](self).
@@ -154,12 +203,20 @@ pub trait ToolHost: Send + Sync {
     fn spec(&self, name: &str) -> Option<ToolSpec>;
 
     /// Tools to offer instead of `name`, which is not a tool: the closest names, or the
-    /// tools its words find. Each is a usage line (`name(param=…)`) or a bare name,
-    /// optionally followed by ` — ` and a summary. The loop puts them in the
-    /// `unknown_tool` error, so a model that guessed a name can pick a real one. None by
+    /// tools its words find, best first. The loop puts their lines in the `unknown_tool`
+    /// error, so a model that guessed a name can pick a real one, and activates the
+    /// first [`AgentConfig::activate_hits`](crate::AgentConfig::activate_hits). None by
     /// default.
-    fn suggest(&self, name: &str) -> Vec<String> {
+    fn suggest(&self, name: &str) -> Vec<Suggestion> {
         let _ = name;
+        Vec::new()
+    }
+
+    /// The tools that best fit a user's message, best first, at most `limit`: what
+    /// [`Policy::Retrieve`] activates before the first request. Only tools that match
+    /// the message belong here (a host need not fill `limit`). None by default.
+    fn retrieve(&self, message: &str, limit: usize) -> Vec<String> {
+        let _ = (message, limit);
         Vec::new()
     }
 

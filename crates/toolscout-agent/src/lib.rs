@@ -6,11 +6,18 @@
 //!
 //! * **Policies** ([`Policy`]): `Upfront` puts every enabled tool's schema in the tools
 //!   array; `Browse` offers only the `discover_*` tools and [`call_tool`](CALL_TOOL),
-//!   and *activates* a tool once the model has disclosed it at level 2 or 3: its schema
+//!   and *activates* a tool once the model has disclosed it at level 2 or 3, or a search
+//!   ranked it among the [`AgentConfig::activate_hits`] best: its schema
 //!   is appended to the tools array (never reordered, so prompt caches stay valid),
 //!   up to [`AgentConfig::activation_cap`] tools, least recently used evicted first.
+//!   `Retrieve` (the default) is `Browse` plus, before the first request, the
+//!   [`AgentConfig::retrieve_top_k`] tools the host's search ranks best for each user
+//!   message ([`ToolHost::retrieve`]), activated up front.
 //!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
 //!   aliases, since OpenAI names allow no dots.
+//! * **Making the model act** ([`ToolChoice`]): with `RequiredAfterActivation` the
+//!   request after new activations says `tool_choice: "required"` until a real tool
+//!   has been called, and the [`answer`](ANSWER_TOOL) tool lets the model decline.
 //! * **Calls** run in parallel, each with its own timeout. Every failure — unknown or
 //!   disabled tool, invalid arguments (including JSON that does not parse), timeout,
 //!   refused approval — becomes a tool result the model reads ([`CallOutcome`]).
@@ -81,10 +88,16 @@ mod wire;
 pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
 pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover, RefuseAll};
 pub use client::ChatClient;
-pub use config::{AgentConfig, AgentConfigBuilder, Policy, ToolScope};
+pub use config::{
+    AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy,
+    ToolChoice, ToolScope,
+};
 pub use error::{Error, Result};
 pub use event::AgentEvent;
-pub use host::{BoxFuture, CALL_TOOL, CallContext, CallOutcome, ToolHost, call_tool_spec};
+pub use host::{
+    ANSWER_TOOL, BoxFuture, CALL_TOOL, CallContext, CallOutcome, Suggestion, ToolHost,
+    answer_tool_spec, call_tool_spec,
+};
 pub use message::{FunctionCall, Message, ToolCall, Usage};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 pub use toolbox_host::ToolboxHost;

@@ -2,6 +2,10 @@
 
 /// Appended to the system prompt under [`Policy::Browse`](crate::Policy::Browse).
 pub const BROWSE: &str = include_str!("../../../prompts/agent_browse.md");
+/// Appended to the system prompt under [`Policy::Retrieve`](crate::Policy::Retrieve).
+pub const RETRIEVE: &str = include_str!("../../../prompts/agent_retrieve.md");
+/// The description of the [`answer`](crate::ANSWER_TOOL) tool.
+pub const ANSWER_TOOL: &str = include_str!("../../../prompts/agent_answer_tool.md");
 /// The description of [`call_tool`](crate::CALL_TOOL).
 pub const CALL_TOOL: &str = include_str!("../../../prompts/agent_call_tool.md");
 /// The description of a sub-agent tool's `task` parameter.

@@ -11,12 +11,19 @@ use crate::agent::subagent_spec;
 use crate::approval::Approver;
 use crate::event::Emitter;
 use crate::exec::{Executed, execute};
+use crate::host::{ANSWER_TOOL, answer_tool_spec};
 use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
 use crate::{
     AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport, StopReason,
-    ToolHost, ToolScope, Usage,
+    ToolChoice, ToolHost, ToolScope, Usage,
 };
+
+/// How many requests of one run may say `tool_choice: "required"`.
+///
+/// **Rationale:** each activation asks for a call once; a model that keeps searching
+/// (each search activating new hits) must not be forced forever.
+const MAX_FORCED_REQUESTS: u32 = 3;
 
 /// What every loop of one run (the top-level agent's and its sub-agents') shares.
 pub(crate) struct Runtime<'a> {
@@ -37,7 +44,8 @@ impl Runtime<'_> {
 }
 
 /// The tools a loop at `depth` starts with: the host's, within the scope, then the
-/// sub-agents while delegation is allowed.
+/// sub-agents while delegation is allowed, then the answer tool when calls may be
+/// required.
 fn initial_tools(
     rt: &Runtime<'_>,
     config: &AgentConfig,
@@ -50,7 +58,34 @@ fn initial_tools(
     if depth < rt.max_depth {
         tools.extend(rt.subagents.iter().map(subagent_spec));
     }
+    if config.tool_choice == ToolChoice::RequiredAfterActivation {
+        tools.push(answer_tool_spec());
+    }
     tools
+}
+
+/// Whether the model must call a tool on the next request; see [`ToolChoice`].
+#[derive(Debug, Default)]
+struct Forcing {
+    /// Tools were activated since the last request.
+    activated: bool,
+    /// A real tool (not a discover tool) has been called successfully.
+    acted: bool,
+    /// Requests that said `required` so far.
+    forced: u32,
+}
+
+impl Forcing {
+    /// Whether the next request says `tool_choice: "required"`; counts it if so.
+    fn next_request(&mut self, config: &AgentConfig) -> bool {
+        let force = config.tool_choice == ToolChoice::RequiredAfterActivation
+            && self.activated
+            && !self.acted
+            && self.forced < MAX_FORCED_REQUESTS;
+        self.activated = false;
+        self.forced += u32::from(force);
+        force
+    }
 }
 
 /// Runs one agent's loop; boxed because sub-agents recurse into it.
@@ -63,7 +98,15 @@ pub(crate) fn run_loop<'a>(
 ) -> BoxFuture<'a, RunReport> {
     Box::pin(async move {
         let agent = config.name.clone();
-        let mut tools = ToolSet::new(initial_tools(rt, config, depth), config.activation_cap);
+        let initial = initial_tools(rt, config, depth);
+        // The tools a run starts with are the meta tools (discover, call_tool, answer)
+        // and sub-agents; a successful call of anything else is a real action.
+        let meta: Vec<String> = initial.iter().map(|t| t.name.to_string()).collect();
+        let mut tools = ToolSet::new(initial, config.activation_cap);
+        let mut forcing = Forcing::default();
+        if config.policy == Policy::Retrieve {
+            forcing.activated |= retrieve(rt, config, depth, &mut tools, &messages);
+        }
         let mut usage = Usage::default();
         let mut steps = 0u32;
         let mut answer = None;
@@ -93,7 +136,8 @@ pub(crate) fn run_loop<'a>(
                 depth,
                 step: steps,
             });
-            let body = request_body(config, &messages, &tools);
+            let force = forcing.next_request(config);
+            let body = request_body(config, &messages, &tools, force);
             let emitter = rt.emitter.clone();
             let on_text = |text: &str| {
                 emitter.emit(AgentEvent::TextDelta {
@@ -168,10 +212,39 @@ pub(crate) fn run_loop<'a>(
                     content: done.outcome.result.to_string(),
                 });
             }
+            let mut final_text = None;
             for done in executed {
                 usage.add(done.usage);
+                if done.tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() {
+                    final_text = done.answer;
+                    continue;
+                }
                 tools.touch(&done.tool);
-                activate(rt, config, depth, &mut tools, &done.outcome.disclosed);
+                forcing.acted |= done.outcome.is_ok() && !meta.contains(&done.tool);
+                let found = done.outcome.found.iter().take(config.activate_hits);
+                let names: Vec<String> = done
+                    .outcome
+                    .disclosed
+                    .iter()
+                    .chain(found)
+                    .cloned()
+                    .collect();
+                disclosed(rt, config, depth, &done.outcome.disclosed);
+                forcing.activated |= activate(rt, config, depth, &mut tools, &names);
+            }
+            if let Some(text) = final_text {
+                // The answer tool's text is the final answer, as if the model had said it.
+                messages.push(Message::Assistant {
+                    content: Some(text.clone()),
+                    tool_calls: Vec::new(),
+                });
+                rt.emitter.emit(AgentEvent::FinalAnswer {
+                    agent: agent.clone(),
+                    depth,
+                    text: text.clone(),
+                });
+                answer = Some(text);
+                break StopReason::Answer;
             }
         };
         RunReport {
@@ -186,14 +259,8 @@ pub(crate) fn run_loop<'a>(
     })
 }
 
-/// Appends the tools a call disclosed (browse policy), within the scope.
-fn activate(
-    rt: &Runtime<'_>,
-    config: &AgentConfig,
-    depth: u32,
-    tools: &mut ToolSet,
-    disclosed: &[String],
-) {
+/// Reports the tools a call disclosed at level 2 or 3.
+fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[String]) {
     if disclosed.is_empty() {
         return;
     }
@@ -202,10 +269,49 @@ fn activate(
         depth,
         tools: disclosed.to_vec(),
     });
-    if config.policy != Policy::Browse {
-        return;
+}
+
+/// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
+/// activates what each finds. Earlier messages are searched again so that a continued
+/// conversation rebuilds the same tools array, then appends. Whether anything was
+/// activated.
+fn retrieve(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &mut ToolSet,
+    messages: &[Message],
+) -> bool {
+    let mut activated = false;
+    for message in messages {
+        let Message::User { content } = message else {
+            continue;
+        };
+        let found = rt.host.retrieve(content, config.retrieve_top_k);
+        rt.emitter.emit(AgentEvent::Retrieved {
+            agent: config.name.clone(),
+            depth,
+            tools: found.clone(),
+        });
+        activated |= activate(rt, config, depth, tools, &found);
     }
-    for name in disclosed {
+    activated
+}
+
+/// Appends tools to the tools array (browse and retrieve policies), within the scope.
+/// Whether any was added.
+fn activate(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &mut ToolSet,
+    names: &[String],
+) -> bool {
+    if !config.policy.browses() {
+        return false;
+    }
+    let mut added = false;
+    for name in names {
         if !config.tool_scope.allows(name) {
             continue;
         }
@@ -217,6 +323,7 @@ fn activate(
         }
         if let Activation::Added { alias, evicted } = tools.activate(spec) {
             tracing::debug!(tool = %name, %alias, ?evicted, "activated");
+            added = true;
             rt.emitter.emit(AgentEvent::Activated {
                 agent: config.name.clone(),
                 depth,
@@ -226,9 +333,15 @@ fn activate(
             });
         }
     }
+    added
 }
 
-fn request_body(config: &AgentConfig, messages: &[Message], tools: &ToolSet) -> Map<String, Value> {
+fn request_body(
+    config: &AgentConfig,
+    messages: &[Message],
+    tools: &ToolSet,
+    force: bool,
+) -> Map<String, Value> {
     let mut body = config.request_params.clone();
     for key in ["stream", "stream_options", "tools"] {
         body.remove(key);
@@ -236,8 +349,13 @@ fn request_body(config: &AgentConfig, messages: &[Message], tools: &ToolSet) -> 
     body.insert("model".to_owned(), json!(config.model));
     body.insert("messages".to_owned(), json!(messages));
     let tools = tools.to_openai();
-    if !tools.is_empty() {
+    if tools.is_empty() {
+        body.remove("tool_choice");
+    } else {
         body.insert("tools".to_owned(), Value::Array(tools));
+        if force {
+            body.insert("tool_choice".to_owned(), json!("required"));
+        }
     }
     body
 }

@@ -21,6 +21,8 @@ type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + 
 /// A fixed set of tools, each a [`ToolSpec`] and an async function, plus a minimal
 /// discovery: `discover_search {query?}` lists matching tools at level 1,
 /// `discover_describe {name, level?}` shows one at level 2 or 3 (and so activates it).
+/// [`ToolHost::retrieve`] ranks tools by how many of the message's words (of four
+/// letters or more) their name, summary and tags contain.
 ///
 /// ```
 /// use serde_json::{json, Value};
@@ -93,15 +95,16 @@ impl StaticHost {
             .unwrap_or("")
             .to_lowercase();
         let words: Vec<&str> = query.split_whitespace().collect();
-        let tools: Vec<Value> = self
+        let found: Vec<&ToolSpec> = self
             .enabled()
-            .filter(|s| {
-                let hay = format!("{} {} {}", s.name, s.summary, s.tags.join(" ")).to_lowercase();
-                words.iter().all(|w| hay.contains(w))
-            })
+            .filter(|s| words.iter().all(|w| haystack(s).contains(w)))
+            .collect();
+        let tools: Vec<Value> = found
+            .iter()
             .map(|s| s.disclose(Level::L1).to_json())
             .collect();
         CallOutcome::ok(json!({ "tools": tools }))
+            .with_found(found.iter().map(|s| s.name.to_string()))
     }
 
     fn describe(&self, args: &Value) -> CallOutcome {
@@ -126,6 +129,11 @@ impl StaticHost {
             ),
         }
     }
+}
+
+/// What [`StaticHost`]'s search and retrieval match words against.
+fn haystack(spec: &ToolSpec) -> String {
+    format!("{} {} {}", spec.name, spec.summary, spec.tags.join(" ")).to_lowercase()
 }
 
 fn discover_specs() -> Vec<ToolSpec> {
@@ -155,7 +163,7 @@ impl ToolHost for StaticHost {
     fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec> {
         match policy {
             Policy::Upfront => self.enabled().cloned().collect(),
-            Policy::Browse => {
+            Policy::Browse | Policy::Retrieve => {
                 let mut tools = discover_specs();
                 tools.push(call_tool_spec());
                 tools
@@ -176,6 +184,31 @@ impl ToolHost for StaticHost {
             spec.metadata.enabled_by_default = false;
         }
         Some(spec)
+    }
+
+    fn retrieve(&self, message: &str, limit: usize) -> Vec<String> {
+        let message = message.to_lowercase();
+        let mut words: Vec<&str> = message
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .collect();
+        words.sort_unstable();
+        words.dedup();
+        let mut scored: Vec<(usize, &ToolSpec)> = self
+            .enabled()
+            .map(|s| {
+                let hay = haystack(s);
+                (words.iter().filter(|w| hay.contains(**w)).count(), s)
+            })
+            .filter(|(n, _)| *n > 0)
+            .collect();
+        // Stable: ties keep the order the tools were added in.
+        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored
+            .into_iter()
+            .take(limit)
+            .map(|(_, s)| s.name.to_string())
+            .collect()
     }
 
     fn call<'a>(

@@ -5,15 +5,20 @@ use toolscout_discover::{Answer, DiscoverAgents, DiscoverTools, Lookup, Toolbox}
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::openai::NameMap;
 
+use toolscout_search::{SearchQuery, Tier};
+
 use crate::Policy;
-use crate::host::{BoxFuture, CallContext, CallOutcome, ToolHost, call_tool_spec};
+use crate::host::{BoxFuture, CallContext, CallOutcome, Suggestion, ToolHost, call_tool_spec};
 
 /// A [`ToolHost`] over a catalog: the `discover_*` tools answer from the [`Toolbox`]'s
 /// catalog and index, every other call goes through its invoker.
 ///
-/// Under [`Policy::Browse`] a run starts with the discover tools (one `discover_tools`
-/// over the whole catalog unless others are added), `discover_agents` when agents are
-/// set, and `call_tool`. Under [`Policy::Upfront`] it starts with every callable tool.
+/// Under [`Policy::Browse`] and [`Policy::Retrieve`] a run starts with the discover tools
+/// (one `discover_tools` over the whole catalog unless others are added),
+/// `discover_agents` when agents are set, and `call_tool`; a search's hits are reported
+/// as [`CallOutcome::found`], and [`ToolHost::retrieve`] is the catalog's ranked search
+/// (name, words and, with an embedder, meaning; fuzzy matches of single words do not
+/// count as a fit). Under [`Policy::Upfront`] it starts with every callable tool.
 /// A disabled tool's spec comes back with `metadata.enabled_by_default = false`, which
 /// the loop reads as "disabled".
 #[derive(Debug, Clone)]
@@ -60,15 +65,35 @@ impl ToolboxHost {
 /// How many tools an `unknown_tool` error suggests.
 const SUGGESTIONS: usize = 3;
 
+/// The longest user message [`ToolHost::retrieve`] searches with, in characters: the
+/// start of a long message says what it is about, and a query's cost grows with its words.
+const RETRIEVE_CHARS: usize = 2_000;
+
 fn answered(answer: Answer) -> CallOutcome {
-    CallOutcome::ok(answer.reply).with_disclosed(answer.disclosed)
+    // A search reply's hits, best first, are what the search found.
+    let found: Vec<String> = if answer.reply.get("kind").and_then(Value::as_str) == Some("search") {
+        answer
+            .reply
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    CallOutcome::ok(answer.reply)
+        .with_disclosed(answer.disclosed)
+        .with_found(found)
 }
 
 impl ToolHost for ToolboxHost {
     fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec> {
         match policy {
             Policy::Upfront => self.toolbox.callable_specs(),
-            Policy::Browse => {
+            Policy::Browse | Policy::Retrieve => {
                 let mut tools: Vec<ToolSpec> =
                     self.discover.iter().filter_map(|d| d.spec().ok()).collect();
                 if let Some(spec) = self.agents.as_ref().and_then(|a| a.spec().ok()) {
@@ -111,11 +136,35 @@ impl ToolHost for ToolboxHost {
         }
     }
 
-    fn suggest(&self, name: &str) -> Vec<String> {
+    fn suggest(&self, name: &str) -> Vec<Suggestion> {
         self.toolbox
             .suggest_tools(name, SUGGESTIONS)
             .iter()
-            .map(|t| format!("{} — {}", t.spec.usage(), t.spec.summary))
+            .map(|t| Suggestion {
+                name: t.spec.name.to_string(),
+                line: format!("{} — {}", t.spec.usage(), t.spec.summary),
+            })
+            .collect()
+    }
+
+    fn retrieve(&self, message: &str, limit: usize) -> Vec<String> {
+        if limit == 0 {
+            return Vec::new();
+        }
+        let text: String = message.chars().take(RETRIEVE_CHARS).collect();
+        if text.trim().is_empty() {
+            return Vec::new();
+        }
+        let query = SearchQuery::new(text).with_limit(limit);
+        let Ok(found) = self.toolbox.search(&query) else {
+            return Vec::new();
+        };
+        found
+            .hits
+            .into_iter()
+            .filter(|(t, h)| h.tier != Tier::Fuzzy && t.is_callable())
+            .map(|(t, _)| t.spec.name.to_string())
+            .take(limit)
             .collect()
     }
 
@@ -137,6 +186,7 @@ impl ToolHost for ToolboxHost {
             CallOutcome {
                 result: outcome.to_json(),
                 disclosed: Vec::new(),
+                found: Vec::new(),
             }
         })
     }

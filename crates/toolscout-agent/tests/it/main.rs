@@ -6,6 +6,7 @@ mod browse;
 mod calls;
 mod endpoint;
 mod live;
+mod retrieve;
 mod server;
 mod subagent;
 mod toolbox;

@@ -164,6 +164,51 @@ async fn a_guessed_tool_name_is_answered_with_real_tools_to_use_instead() {
     );
     insta::assert_snapshot!(results[0]["error"]["message"].as_str().unwrap());
     assert_eq!(results[2]["ok"], true, "{}", results[2]);
+    // The suggestions were activated: the retry calls a native tool.
+    let arrays = server.tool_arrays();
+    assert!(
+        arrays[1].contains(&"read_file".to_owned()),
+        "{:?}",
+        arrays[1]
+    );
+    assert!(
+        !arrays[0].contains(&"read_file".to_owned()),
+        "{:?}",
+        arrays[0]
+    );
+}
+
+#[tokio::test]
+async fn retrieve_searches_the_catalog_with_the_users_message() {
+    let f = Fixture::new("buy milk\ncall mum\n");
+    let host = ToolboxHost::new(f.toolbox(f.catalog()));
+    for (message, expect_read_file) in [
+        ("Show me the lines of the text file todo.txt", true),
+        // Words of no tool: neither the word tier nor (as a fit) the fuzzy one.
+        ("xqzv wkpj", false),
+    ] {
+        let server = Server::start(vec![text("Done.")]).await;
+        let agent = Agent::new(
+            config(Policy::Retrieve, false)
+                .retrieve_top_k(3)
+                .build()
+                .unwrap(),
+            ChatClient::new(&server.base_url, "test-key"),
+            Arc::new(host.clone()),
+        );
+        agent.run(message, RunOptions::default()).await;
+        let tools = &server.tool_arrays()[0];
+        assert_eq!(&tools[..2], ["discover_tools", "call_tool"], "{tools:?}");
+        assert!(tools.len() <= 5, "{tools:?}");
+        assert_eq!(
+            tools.contains(&"read_file".to_owned()),
+            expect_read_file,
+            "{message}: {tools:?}"
+        );
+        if !expect_read_file {
+            assert_eq!(tools.len(), 2, "{tools:?}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -1,0 +1,318 @@
+//! The retrieve policy, activation of search hits, and `tool_choice` switching: what
+//! the model is sent, request by request.
+
+use serde_json::Value;
+use toolscout_agent::{AgentEvent, Message, Policy, RunOptions, StopReason, ToolChoice, ToolScope};
+
+use crate::server::{Server, call, text};
+use crate::{agent, assert_paired, config, render};
+
+/// Each request as the model sees it: `tool_choice`, then the tools array by name.
+fn requests_seen(server: &Server) -> String {
+    server
+        .requests()
+        .iter()
+        .zip(server.tool_arrays())
+        .enumerate()
+        .map(|(i, (request, tools))| {
+            let choice = match &request["tool_choice"] {
+                Value::Null => "auto".to_owned(),
+                other => other.as_str().unwrap_or("?").to_owned(),
+            };
+            format!(
+                "request {}: tool_choice={choice} tools=[{}]\n",
+                i + 1,
+                tools.join(", ")
+            )
+        })
+        .collect()
+}
+
+fn system_prompt(server: &Server) -> String {
+    server.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn retrieve_activates_the_best_tools_before_the_first_request() {
+    for stream in [false, true] {
+        let server = Server::start(vec![
+            call("c1", "get_weather", r#"{"city":"Oslo"}"#),
+            text("It is sunny in Oslo, 21 °C."),
+        ])
+        .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let agent = agent(&server, config(Policy::Retrieve, stream).retrieve_top_k(2));
+        let report = agent
+            .run(
+                "What's the weather in Oslo today?",
+                RunOptions::default().with_events(tx),
+            )
+            .await;
+        assert_eq!(report.stop, StopReason::Answer);
+        assert_paired(&report.messages);
+        let mut retrieved = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let AgentEvent::Retrieved { tools, .. } = event {
+                retrieved.push(tools);
+            }
+        }
+        assert_eq!(retrieved, [["get_weather", "weather.forecast"]]);
+        // Activated tools come after the meta tools, in the order retrieval ranked them.
+        insta::assert_snapshot!(requests_seen(&server), @r"
+        request 1: tool_choice=auto tools=[discover_search, discover_describe, call_tool, get_weather, weather_forecast]
+        request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, get_weather, weather_forecast]
+        ");
+    }
+}
+
+#[tokio::test]
+async fn the_retrieve_prompt_replaces_the_browse_prompt() {
+    let server = Server::start(vec![text("Hello.")]).await;
+    let agent = agent(&server, config(Policy::Retrieve, false));
+    agent.run("Hello?", RunOptions::default()).await;
+    let prompt = system_prompt(&server);
+    assert!(
+        prompt.starts_with("You are a test assistant.\n\n"),
+        "{prompt}"
+    );
+    assert!(prompt.contains(toolscout_agent::prompts::RETRIEVE.trim()));
+    assert!(!prompt.contains(toolscout_agent::prompts::BROWSE.trim()));
+}
+
+#[tokio::test]
+async fn a_message_that_matches_nothing_activates_nothing() {
+    let server = Server::start(vec![text("4")]).await;
+    let agent = agent(&server, config(Policy::Retrieve, false));
+    let report = agent.run("2+2?", RunOptions::default()).await;
+    assert_eq!(report.answer.as_deref(), Some("4"));
+    assert_eq!(
+        server.tool_arrays(),
+        [["discover_search", "discover_describe", "call_tool"]]
+    );
+}
+
+#[tokio::test]
+async fn later_user_messages_search_again_and_append() {
+    let server = Server::start(vec![text("Done.")]).await;
+    let agent = agent(&server, config(Policy::Retrieve, false).retrieve_top_k(1));
+    let conversation = vec![
+        Message::user("What's the weather in Oslo?"),
+        Message::Assistant {
+            content: Some("Sunny.".to_owned()),
+            tool_calls: Vec::new(),
+        },
+        Message::user("Now read the file notes.txt"),
+    ];
+    agent
+        .run_messages(conversation, RunOptions::default())
+        .await;
+    // The first message's tool keeps its place; the new message's is appended.
+    assert_eq!(
+        server.tool_arrays(),
+        [[
+            "discover_search",
+            "discover_describe",
+            "call_tool",
+            "get_weather",
+            "read_file"
+        ]]
+    );
+}
+
+#[tokio::test]
+async fn retrieval_respects_the_tool_scope_and_disabled_tools() {
+    let server = Server::start(vec![text("Done.")]).await;
+    let agent = agent(
+        &server,
+        config(Policy::Retrieve, false)
+            .tool_scope(ToolScope::Only(vec!["weather.forecast".to_owned()])),
+    );
+    agent
+        .run(
+            "Weather forecast, and export everything in the legacy format",
+            RunOptions::default(),
+        )
+        .await;
+    let tools = &server.tool_arrays()[0];
+    assert!(tools.contains(&"weather_forecast".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"get_weather".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"legacy_export".to_owned()), "{tools:?}");
+}
+
+#[tokio::test]
+async fn a_search_activates_its_best_hits() {
+    for (hits, expected) in [
+        (
+            0usize,
+            vec!["discover_search", "discover_describe", "call_tool"],
+        ),
+        (
+            1,
+            vec![
+                "discover_search",
+                "discover_describe",
+                "call_tool",
+                "get_weather",
+            ],
+        ),
+    ] {
+        let server = Server::start(vec![
+            call("c1", "discover_search", r#"{"query":"weather"}"#),
+            text("Found them."),
+        ])
+        .await;
+        let agent = agent(&server, config(Policy::Browse, false).activate_hits(hits));
+        let report = agent.run("Weather?", RunOptions::default()).await;
+        assert_eq!(report.stop, StopReason::Answer);
+        assert_eq!(server.tool_arrays()[1], expected, "activate_hits = {hits}");
+    }
+}
+
+#[tokio::test]
+async fn tool_choice_is_required_after_activation_then_auto() {
+    let server = Server::start(vec![
+        call("c1", "get_weather", r#"{"city":"Oslo"}"#),
+        text("Sunny, 21 °C."),
+    ])
+    .await;
+    let agent = agent(
+        &server,
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation),
+    );
+    let report = agent
+        .run("What's the weather in Oslo?", RunOptions::default())
+        .await;
+    assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."));
+    insta::assert_snapshot!(requests_seen(&server), @r"
+    request 1: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, answer, get_weather]
+    ");
+}
+
+#[tokio::test]
+async fn a_search_under_required_forces_the_next_request_too() {
+    let server = Server::start(vec![
+        call("c1", "discover_search", r#"{"query":"forecast"}"#),
+        call("c2", "weather_forecast", r#"{"city":"Oslo","days":2}"#),
+        text("Two sunny days."),
+    ])
+    .await;
+    let agent = agent(
+        &server,
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation),
+    );
+    let report = agent
+        .run("What's the weather in Oslo?", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    insta::assert_snapshot!(requests_seen(&server), @r"
+    request 1: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather]
+    request 2: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
+    request 3: tool_choice=auto tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
+    ");
+}
+
+#[tokio::test]
+async fn the_answer_tool_lets_a_forced_model_decline() {
+    for stream in [false, true] {
+        let server = Server::start(vec![call(
+            "c1",
+            "answer",
+            r#"{"text":"None of my tools can book a table; call the restaurant."}"#,
+        )])
+        .await;
+        let agent = agent(
+            &server,
+            config(Policy::Retrieve, stream).tool_choice(ToolChoice::RequiredAfterActivation),
+        );
+        let report = agent
+            .run(
+                "Book a table for two and check the weather",
+                RunOptions::default(),
+            )
+            .await;
+        assert_eq!(report.stop, StopReason::Answer);
+        assert_eq!(report.steps, 1);
+        assert_eq!(
+            report.answer.as_deref(),
+            Some("None of my tools can book a table; call the restaurant.")
+        );
+        assert_paired(&report.messages);
+        assert_eq!(server.remaining(), 0);
+        insta::assert_snapshot!(format!("answer_tool_stream_{stream}"), render(&report));
+    }
+}
+
+#[tokio::test]
+async fn an_answer_without_text_is_an_error_the_model_can_fix() {
+    let server = Server::start(vec![
+        call("c1", "answer", r#"{"reply":"Sunny."}"#),
+        call("c2", "answer", r#"{"text":"Sunny."}"#),
+    ])
+    .await;
+    let agent = agent(
+        &server,
+        config(Policy::Retrieve, false).tool_choice(ToolChoice::RequiredAfterActivation),
+    );
+    let report = agent.run("Weather in Oslo?", RunOptions::default()).await;
+    assert_eq!(report.answer.as_deref(), Some("Sunny."));
+    assert_eq!(report.steps, 2);
+    let first_result = report.messages.iter().find_map(|m| match m {
+        Message::Tool { content, .. } => Some(content.clone()),
+        _ => None,
+    });
+    insta::assert_snapshot!(first_result.unwrap_or_default(), @r#"{"ok":false,"error":{"kind":"invalid_arguments","message":"answer needs 'text': the answer as a string. Usage: answer(text=\"…\")"}}"#);
+}
+
+#[tokio::test]
+async fn forcing_stops_after_a_few_requests() {
+    let searches: Vec<_> = ["weather", "file", "web", "agent", "forecast"]
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            call(
+                &format!("c{i}"),
+                "discover_search",
+                &format!(r#"{{"query":"{q}"}}"#),
+            )
+        })
+        .chain([text("Gave up.")])
+        .collect();
+    let server = Server::start(searches).await;
+    let agent = agent(
+        &server,
+        config(Policy::Browse, false).tool_choice(ToolChoice::RequiredAfterActivation),
+    );
+    let report = agent.run("Do something.", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    let required = server
+        .requests()
+        .iter()
+        .filter(|r| r["tool_choice"] == "required")
+        .count();
+    assert_eq!(required, 3, "{}", requests_seen(&server));
+}
+
+#[tokio::test]
+async fn without_activations_nothing_is_forced() {
+    let server = Server::start(vec![text("4")]).await;
+    let agent = agent(
+        &server,
+        config(Policy::Retrieve, false).tool_choice(ToolChoice::RequiredAfterActivation),
+    );
+    let report = agent.run("2+2?", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert!(
+        server.requests().iter().all(|r| r["tool_choice"].is_null()),
+        "{}",
+        requests_seen(&server)
+    );
+}

@@ -1,0 +1,90 @@
+//! The agent options `chat` and `eval agent` share: how tools reach the model.
+
+use toolscout_agent::{
+    AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy, ToolChoice,
+};
+
+/// `--tool-choice`: whether the model must call a tool after activations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ToolChoiceArg {
+    /// The model may always answer in text.
+    Auto,
+    /// `tool_choice: "required"` on the request after new activations, until a real tool
+    /// has been called; an `answer` tool lets the model decline.
+    RequiredAfterActivation,
+}
+
+impl From<ToolChoiceArg> for ToolChoice {
+    fn from(arg: ToolChoiceArg) -> Self {
+        match arg {
+            ToolChoiceArg::Auto => ToolChoice::Auto,
+            ToolChoiceArg::RequiredAfterActivation => ToolChoice::RequiredAfterActivation,
+        }
+    }
+}
+
+impl ToolChoiceArg {
+    /// The library's default, as a flag value.
+    fn default_value() -> Self {
+        match ToolChoice::default() {
+            ToolChoice::Auto => ToolChoiceArg::Auto,
+            ToolChoice::RequiredAfterActivation => ToolChoiceArg::RequiredAfterActivation,
+        }
+    }
+}
+
+/// How retrieved and found tools are activated; the defaults are the library's.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ActivationArgs {
+    /// Tools the retrieve policy activates for each user message (searched with the message).
+    #[arg(long, default_value_t = DEFAULT_RETRIEVE_TOP_K)]
+    pub(crate) top_k: usize,
+    /// How many of a search's best hits (or an unknown name's suggestions) are activated.
+    #[arg(long, default_value_t = DEFAULT_ACTIVATE_HITS)]
+    pub(crate) activate_hits: usize,
+    /// Whether the model must call a tool after new activations.
+    #[arg(long, value_enum, default_value_t = ToolChoiceArg::default_value())]
+    pub(crate) tool_choice: ToolChoiceArg,
+}
+
+impl ActivationArgs {
+    /// Applies the options to an agent config.
+    pub(crate) fn apply(&self, builder: AgentConfigBuilder) -> AgentConfigBuilder {
+        builder
+            .retrieve_top_k(self.top_k)
+            .activate_hits(self.activate_hits)
+            .tool_choice(self.tool_choice.into())
+    }
+}
+
+/// `--policy` of `chat`: which tools the model sees first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PolicyArg {
+    /// The tools that best match each user message, plus the discover tools (the default).
+    Retrieve,
+    /// Only the discover tools and `call_tool`; tools it finds or describes are activated.
+    Browse,
+    /// Every tool's schema up front.
+    Upfront,
+}
+
+impl From<PolicyArg> for Policy {
+    fn from(arg: PolicyArg) -> Self {
+        match arg {
+            PolicyArg::Retrieve => Policy::Retrieve,
+            PolicyArg::Browse => Policy::Browse,
+            PolicyArg::Upfront => Policy::Upfront,
+        }
+    }
+}
+
+impl PolicyArg {
+    /// The library's default, as a flag value.
+    pub(crate) fn default_value() -> Self {
+        match Policy::default() {
+            Policy::Retrieve => PolicyArg::Retrieve,
+            Policy::Browse => PolicyArg::Browse,
+            Policy::Upfront => PolicyArg::Upfront,
+        }
+    }
+}
