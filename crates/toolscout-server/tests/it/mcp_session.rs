@@ -35,6 +35,8 @@ struct Session {
 
 impl Session {
     async fn connect(url: &str) -> Session {
+        // An error means a provider is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let (tx, changes) = watch::channel(0);
         let transport = StreamableHttpClientTransport::from_uri(format!("{url}/mcp"));
         let client = Watcher { changes: tx }.serve(transport).await.unwrap();
