@@ -202,3 +202,31 @@ async fn a_cap_of_zero_keeps_the_two_meta_tools() {
     assert_eq!(s.settled().await, 0);
     assert_eq!(s.names().await, ["discover_tools", "call_tool"]);
 }
+
+#[tokio::test]
+async fn session_less_requests_activate_nothing_and_announce_nothing() {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let f = fixture_with(ServerOptions::default(), true);
+    let url = spawn(f.state.clone()).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (tx, changes) = watch::channel(0);
+    let transport = StreamableHttpClientTransport::from_uri(format!("{url}/mcp"));
+    // Protocol 2026-07-28 has no `initialize`: every request stands alone.
+    let client = Watcher { changes: tx }
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap();
+    let s = Session { client, changes };
+    let found = s
+        .call("discover_tools", json!({"query": "read a file"}))
+        .await;
+    assert_eq!(value(&found)["tools"][0]["name"], "read_file");
+    assert_eq!(s.settled().await, 0);
+    assert_eq!(s.names().await, ["discover_tools", "call_tool"]);
+}
