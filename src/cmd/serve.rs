@@ -45,6 +45,15 @@ pub(crate) struct Args {
     /// What MCP clients see.
     #[arg(long, value_enum, default_value = "discover")]
     expose: ExposeArg,
+    /// With `--expose discover`: how many tools an MCP session may activate, that is add
+    /// to its tools list once it has described them or found them at the top of a search
+    /// (least recently used evicted first; 0: none).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(0..=128))]
+    activation_cap: u16,
+    /// With `--expose discover`: how many of the best hits of a `discover_tools` search an
+    /// MCP session activates (0: none).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(0..=128))]
+    search_activations: u16,
     #[command(flatten)]
     remotes: Remotes,
 }
@@ -72,6 +81,8 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             ExposeArg::Discover => Expose::Discover,
             ExposeArg::All => Expose::All,
         })
+        .with_activation_cap(usize::from(args.activation_cap))
+        .with_search_activations(usize::from(args.search_activations))
         .with_base_url(Some(&format!("http://{}", args.addr)));
     let state = match remote {
         Some(remote) => {

@@ -33,3 +33,117 @@ fn mcp_server_tools_are_imported_and_proxied() {
     ]);
     assert_snapshot!(call);
 }
+
+/// Counts the `notifications/tools/list_changed` a client receives.
+#[derive(Clone)]
+struct Watcher {
+    changes: tokio::sync::watch::Sender<usize>,
+}
+
+impl rmcp::ClientHandler for Watcher {
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::service::RoleClient>,
+    ) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+}
+
+#[test]
+fn an_mcp_stdio_session_activates_what_it_finds_and_describes() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::CallToolRequestParams;
+    use serde_json::{Value, json};
+
+    let env = Env::new();
+    std::fs::write(env.workspace().join("hello.txt"), "hello\n").unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolscout"));
+        cmd.env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+            .env_remove("XDG_DATA_HOME")
+            .arg("--catalog")
+            .arg(env.path().join("catalog"))
+            .arg("--workspace")
+            .arg(env.workspace())
+            .args(["serve", "--mcp", "stdio", "--search-activations", "2"]);
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (tx, mut changes) = tokio::sync::watch::channel(0);
+        let client = Watcher { changes: tx }.serve(transport).await.unwrap();
+        let names = || async {
+            client
+                .list_all_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect::<Vec<_>>()
+        };
+        let call = |name: &str, args: Value| {
+            let mut params = CallToolRequestParams::new(name.to_owned());
+            params.arguments = args.as_object().cloned();
+            client.call_tool(params)
+        };
+        let mut wait = async |count: usize| {
+            tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                changes.wait_for(|n| *n >= count),
+            )
+            .await
+            .expect("a list_changed notification within 20 s")
+            .unwrap();
+        };
+        assert_eq!(names().await, ["discover_tools", "call_tool"]);
+
+        let found = call("discover_tools", json!({"query": "read a file"}))
+            .await
+            .unwrap();
+        let hits: Vec<String> = found.structured_content.unwrap()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(2)
+            .map(|h| h["name"].as_str().unwrap().to_owned())
+            .collect();
+        wait(1).await;
+        let mut expected = vec!["discover_tools".to_owned(), "call_tool".to_owned()];
+        expected.extend(hits.clone());
+        assert_eq!(names().await, expected);
+        assert!(hits.contains(&"read_file".to_owned()));
+
+        call("discover_tools", json!({"tool": "json_query"}))
+            .await
+            .unwrap();
+        wait(2).await;
+        expected.push("json_query".to_owned());
+        assert_eq!(names().await, expected);
+
+        let read = call("read_file", json!({"file_path": "hello.txt"}))
+            .await
+            .unwrap();
+        assert_eq!(read.is_error, Some(false));
+        let called = call("json_query", json!({"value": [1, 2], "path": "$[1]"}))
+            .await
+            .unwrap();
+        assert_eq!(called.structured_content.unwrap()["value"], json!([2]));
+        client.cancel().await.unwrap();
+    });
+}
+
+#[test]
+fn an_activation_cap_beyond_128_is_refused() {
+    let out = Env::new().check(&["serve", "--mcp", "stdio", "--activation-cap", "129"]);
+    assert_snapshot!(out, @r"
+    exit 2
+    error: invalid value '129' for '--activation-cap <ACTIVATION_CAP>': 129 is not in 0..=128
+
+    For more information, try '--help'.
+    ");
+}

@@ -89,6 +89,33 @@ pub enum Lookup {
     },
 }
 
+impl Lookup {
+    /// The callable tool, or the error a call of `name` gets: `disabled` (with the
+    /// reason) or `unknown_tool` (with the closest names), as [`Toolbox::call`] answers.
+    pub fn into_callable(self, name: &str) -> std::result::Result<Box<Tool>, ToolError> {
+        match self {
+            Lookup::Found(t) => Ok(t),
+            Lookup::Disabled { tool, reason } => Err(ToolError::new(
+                ErrorKind::Disabled,
+                format!("tool '{name}' cannot be called: {reason}; use another tool"),
+            )
+            .with_details(json!({"tool": tool.spec.name.as_str(), "reason": reason}))),
+            Lookup::NotFound { did_you_mean } => {
+                let hint = if did_you_mean.is_empty() {
+                    "search the catalog for the right tool".to_owned()
+                } else {
+                    format!("did you mean: {}?", did_you_mean.join(", "))
+                };
+                Err(ToolError::new(
+                    ErrorKind::UnknownTool,
+                    format!("no tool named '{name}'; {hint}"),
+                )
+                .with_details(json!({"tool": name, "did_you_mean": did_you_mean})))
+            }
+        }
+    }
+}
+
 /// One page of search results, resolved to catalog tools.
 #[derive(Debug, Clone)]
 pub struct ToolHits {
@@ -326,31 +353,9 @@ impl Toolbox {
     }
 
     async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
-        let tool = match self.lookup(name) {
-            Lookup::Found(t) => t,
-            Lookup::Disabled { tool, reason } => {
-                return Outcome::Err(
-                    ToolError::new(
-                        ErrorKind::Disabled,
-                        format!("tool '{name}' cannot be called: {reason}; use another tool"),
-                    )
-                    .with_details(json!({"tool": tool.spec.name.as_str(), "reason": reason})),
-                );
-            }
-            Lookup::NotFound { did_you_mean } => {
-                let hint = if did_you_mean.is_empty() {
-                    "search the catalog for the right tool".to_owned()
-                } else {
-                    format!("did you mean: {}?", did_you_mean.join(", "))
-                };
-                return Outcome::Err(
-                    ToolError::new(
-                        ErrorKind::UnknownTool,
-                        format!("no tool named '{name}'; {hint}"),
-                    )
-                    .with_details(json!({"tool": name, "did_you_mean": did_you_mean})),
-                );
-            }
+        let tool = match self.lookup(name).into_callable(name) {
+            Ok(t) => t,
+            Err(e) => return Outcome::Err(e),
         };
         let mut spec = tool.spec.clone();
         if approved {

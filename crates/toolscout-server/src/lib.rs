@@ -63,7 +63,7 @@ use axum::routing::{get, post, put};
 pub use error::{AppError, Error, Result};
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
 pub use remote::{RemoteCatalog, RemoteSource, SourceReport, SourceStatus};
-pub use state::{AppState, DEFAULT_BODY_LIMIT, Expose, ServerOptions};
+pub use state::{AppState, DEFAULT_BODY_LIMIT, Expose, MAX_ACTIVATION_CAP, ServerOptions};
 
 /// The server's routes over `state` (see the crate documentation).
 pub fn router(state: AppState) -> Router {

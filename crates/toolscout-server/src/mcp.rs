@@ -3,45 +3,87 @@
 //!
 //! In [`Expose::Discover`] mode the server lists two tools, `discover_tools` (browse and
 //! search the catalog) and `call_tool` (`{name, arguments}`: call any tool found), so a
-//! client that caps its tools at 40 or 128 still reaches the whole catalog. In
-//! [`Expose::All`] mode it lists every callable tool, a page at a time (cursor
+//! client that caps its tools at 40 or 128 still reaches the whole catalog. Each session
+//! then *activates* the tools it is likely to call, since over MCP the client runs the
+//! model and a model calls the tools of its tools array far more reliably than through
+//! `call_tool`: a tool the session described at level 2 or 3, or found among the best
+//! [`ServerOptions::search_activations`] hits of a search, is appended to that session's
+//! `tools/list` under its own name (at most [`ServerOptions::activation_cap`], least
+//! recently used evicted first), and the session gets `notifications/tools/list_changed`.
+//! A stdio connection is one session; over streamable HTTP each `Mcp-Session-Id` is one
+//! (requests of the session-less protocol version, 2026-07-28, activate nothing).
+//!
+//! In [`Expose::All`] mode the server lists every callable tool, a page at a time (cursor
 //! pagination). Results carry the value as `structuredContent` and as JSON text; failed
 //! calls have `isError: true`. Every catalog change sends
 //! `notifications/tools/list_changed` to each initialized session.
+//!
+//! Catalog and index work (a discover answer, a lookup, a listing) runs on tokio's
+//! blocking threads, never on the async threads that serve every session.
+//!
+//! [`ServerOptions::search_activations`]: crate::ServerOptions::search_activations
+//! [`ServerOptions::activation_cap`]: crate::ServerOptions::activation_cap
 
-use std::sync::Arc;
+mod activation;
+
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
-use toolscout_discover::DiscoverTools;
+use toolscout_discover::{DiscoverTools, Lookup};
 use toolscout_invoke::Outcome;
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::mcp::to_mcp;
 
+use self::activation::Activated;
 use crate::{AppState, Error, Expose, Result};
 
 /// The name of the meta-tool that calls any tool.
 pub const CALL_TOOL: &str = "call_tool";
 
-/// One MCP session's handler over an [`AppState`].
+/// How long a session's `notifications/tools/list_changed` may take to be queued: a
+/// client that does not read its stream does not hold up the call that activated a tool.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// One MCP session's handler over an [`AppState`], with the tools the session has
+/// activated (see the [module documentation](self)).
+///
+/// Each session gets its own handler ([`mcp_service`] makes one per streamable HTTP
+/// session, [`serve_io`] one per connection); clones share the session's tools.
 #[derive(Debug, Clone)]
 pub struct McpServer {
     state: AppState,
+    activated: Arc<Mutex<Activated>>,
 }
 
 impl McpServer {
-    /// A handler over `state`.
+    /// A handler for a new session over `state`, with no tool activated.
     pub fn new(state: AppState) -> Self {
-        McpServer { state }
+        let cap = state.options().activation_cap;
+        McpServer {
+            state,
+            activated: Arc::new(Mutex::new(Activated::new(cap))),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Activated> {
+        // The list is valid after any panic: every change is one push or remove.
+        self.activated.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The tools this session has activated, in the order `tools/list` shows them (after
+    /// `discover_tools` and `call_tool`). Always empty in [`Expose::All`] mode.
+    pub fn activated(&self) -> Vec<String> {
+        self.lock().names()
     }
 
     fn discover(&self) -> DiscoverTools {
@@ -73,39 +115,155 @@ impl McpServer {
             .build()
     }
 
-    /// The tools this server lists, all of them (both modes).
+    /// The tools this session lists, all of them: in [`Expose::Discover`] mode
+    /// `discover_tools`, `call_tool` and the session's activated tools that can still be
+    /// called; in [`Expose::All`] mode every callable tool.
+    ///
+    /// It reads the catalog: async code calls it through `spawn_blocking`.
     pub fn tool_specs(&self) -> Vec<ToolSpec> {
         match self.state.options().expose {
-            Expose::Discover => [
-                self.discover().spec().ok(),
-                McpServer::call_tool_spec().ok(),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
+            Expose::Discover => {
+                let mut specs: Vec<ToolSpec> = [
+                    self.discover().spec().ok(),
+                    McpServer::call_tool_spec().ok(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                for name in self.activated() {
+                    if let Lookup::Found(tool) = self.state.toolbox().lookup(&name) {
+                        specs.push(tool.spec);
+                    }
+                }
+                specs
+            }
             Expose::All => self.state.toolbox().callable_specs(),
         }
     }
 
     /// Answers one `tools/call`: discover, call_tool, or (in either mode) a tool by name.
-    pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
-        let discover = self.discover();
-        if self.state.options().expose == Expose::Discover && name == discover.name() {
-            let answer = discover.answer(&args);
-            return structured(answer.reply, false);
+    /// In [`Expose::Discover`] mode a discover answer activates the tools it disclosed and
+    /// its best search hits; see [`McpServer::activated`].
+    ///
+    /// A failed call is a result with `isError: true`; `Err` means the server itself
+    /// failed (the catalog could not be read).
+    pub async fn call(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> std::result::Result<CallToolResult, ErrorData> {
+        Ok(self.answer(name, args, true).await?.0)
+    }
+
+    /// [`McpServer::call`], and whether the session's tool list changed; `activate` is
+    /// false for a request outside any session.
+    async fn answer(
+        &self,
+        name: &str,
+        args: Value,
+        activate: bool,
+    ) -> std::result::Result<(CallToolResult, bool), ErrorData> {
+        let discover_mode = self.state.options().expose == Expose::Discover;
+        if discover_mode && name == self.discover().name() {
+            return self.discover_call(args, activate).await;
         }
-        if self.state.options().expose == Expose::Discover && name == CALL_TOOL {
+        let (target, arguments) = if discover_mode && name == CALL_TOOL {
             let Some(target) = args.get("name").and_then(Value::as_str) else {
-                return structured(
-                    json!({"error": {"kind": "invalid_arguments", "message": "call_tool needs \"name\": the exact name of the tool to call (find it with discover_tools)"}}),
-                    true,
-                );
+                return Ok((
+                    structured(
+                        json!({"error": {"kind": "invalid_arguments", "message": "call_tool needs \"name\": the exact name of the tool to call (find it with discover_tools)"}}),
+                        true,
+                    ),
+                    false,
+                ));
             };
             let arguments = args.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            return outcome_result(self.state.call(target, arguments).await);
-        }
-        outcome_result(self.state.call(name, args).await)
+            (target.to_owned(), arguments)
+        } else {
+            (name.to_owned(), args)
+        };
+        let outcome = self.invoke(&target, arguments).await?;
+        Ok((outcome_result(outcome), false))
     }
+
+    /// Answers a `discover_tools` call off the async threads, then activates what it
+    /// disclosed and (on the first page of a search) its best hits.
+    async fn discover_call(
+        &self,
+        args: Value,
+        activate: bool,
+    ) -> std::result::Result<(CallToolResult, bool), ErrorData> {
+        let this = self.clone();
+        let (reply, wanted) = blocking(move || {
+            let answer = this.discover().answer(&args);
+            if !activate {
+                return (answer.reply, Vec::new());
+            }
+            let mut wanted = answer.disclosed;
+            let first_page = args.get("page").is_none_or(Value::is_null);
+            if first_page && answer.reply.get("kind").and_then(Value::as_str) == Some("search") {
+                let hits = answer.reply.get("tools").and_then(Value::as_array);
+                wanted.extend(
+                    hits.into_iter()
+                        .flatten()
+                        .take(this.state.options().search_activations)
+                        .filter_map(|hit| hit.get("name").and_then(Value::as_str))
+                        .map(str::to_owned),
+                );
+            }
+            let wanted = this.activatable(wanted);
+            (answer.reply, wanted)
+        })
+        .await?;
+        let changed = self.lock().activate(wanted.iter().map(String::as_str));
+        Ok((structured(reply, false), changed))
+    }
+
+    /// The names among `names` that may join the session's list: callable catalog tools
+    /// that are enabled by default and not named like a meta-tool.
+    fn activatable(&self, names: Vec<String>) -> Vec<String> {
+        if self.state.options().activation_cap == 0 {
+            return Vec::new();
+        }
+        let discover = self.discover();
+        names
+            .into_iter()
+            .filter(|n| n != discover.name() && n != CALL_TOOL)
+            .filter(|n| {
+                matches!(self.state.toolbox().lookup(n),
+                    Lookup::Found(t) if t.spec.metadata.enabled_by_default)
+            })
+            .collect()
+    }
+
+    /// Calls the catalog tool `name`: looked up off the async threads, then called,
+    /// remotely or locally, through [`AppState::call_tool`]. A call of an activated tool
+    /// counts as a use (the least recently used is evicted first).
+    async fn invoke(&self, name: &str, args: Value) -> std::result::Result<Outcome, ErrorData> {
+        self.lock().touch(name);
+        let toolbox = self.state.toolbox().clone();
+        let owned = name.to_owned();
+        let lookup = blocking(move || toolbox.lookup(&owned)).await?;
+        Ok(match lookup.into_callable(name) {
+            Ok(tool) => self.state.call_tool(&tool, args).await,
+            Err(e) => Outcome::Err(e),
+        })
+    }
+}
+
+/// Runs catalog or index work on a blocking thread; a panic there is an internal error.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::result::Result<T, ErrorData> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("reading the catalog failed: {e}"), None))
+}
+
+/// Tells the session that its tool list changed. Bounded in time, and a session that is
+/// gone is no error: the list is read again on the next `tools/list`.
+async fn notify_list_changed(peer: &Peer<RoleServer>) {
+    let _ = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await;
 }
 
 fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
@@ -163,7 +321,7 @@ impl ServerHandler for McpServer {
         )
         .with_server_info(Implementation::new(&scenario.name, &scenario.version))
         .with_instructions(match self.state.options().expose {
-            Expose::Discover => "This server holds a large tool catalog. Use discover_tools to browse or search it and to read a tool's parameters, then call_tool with the tool's name and arguments.",
+            Expose::Discover => "This server holds a large tool catalog. Use discover_tools to browse or search it and to read a tool's parameters. The tools you describe and the best hits of your searches are added to your tools list (notifications/tools/list_changed): call them directly. call_tool calls any tool by name and arguments.",
             Expose::All => "Every tool of the catalog is listed; page through tools/list with its cursor.",
         })
     }
@@ -173,7 +331,8 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
-        let specs = self.tool_specs();
+        let this = self.clone();
+        let specs = blocking(move || this.tool_specs()).await?;
         let size = self.state.options().page_size;
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
@@ -200,13 +359,25 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let args = request
             .arguments
             .map(Value::Object)
             .unwrap_or_else(|| json!({}));
-        Ok(self.call(&request.name, args).await.into())
+        // Requests of protocol versions without `initialize` (2026-07-28) stand alone:
+        // there is no session to keep tools for.
+        let session = context
+            .peer
+            .peer_info()
+            .is_none_or(|info| info.protocol_version.has_initialize());
+        let (result, changed) = self.answer(&request.name, args, session).await?;
+        if changed {
+            // Before the result, so that a client reads the new list before the model's
+            // next turn.
+            notify_list_changed(&context.peer).await;
+        }
+        Ok(result.into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -15,6 +15,8 @@ use crate::remote::RemoteCatalog;
 
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+/// The most tools one MCP session may activate ([`ServerOptions::activation_cap`]).
+pub const MAX_ACTIVATION_CAP: usize = 128;
 
 /// Which tools the Model Context Protocol endpoint lists.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,6 +51,14 @@ pub struct ServerOptions {
     /// The `Host` values (`name` or `name:port`) `/mcp` accepts; `None` keeps rmcp's
     /// loopback-only default, a guard against DNS rebinding.
     pub mcp_allowed_hosts: Option<Vec<String>>,
+    /// In [`Expose::Discover`] mode, how many tools one MCP session may activate: a tool
+    /// the session described at level 2 or 3, or found at the top of a search, is added to
+    /// its `tools/list` (least recently used evicted first). 16 by default, at most
+    /// [`MAX_ACTIVATION_CAP`]; 0 turns activation off.
+    pub activation_cap: usize,
+    /// How many of the best hits of a `discover_tools` search an MCP session activates
+    /// (3 by default; 0: searches activate nothing).
+    pub search_activations: usize,
 }
 
 impl Default for ServerOptions {
@@ -68,6 +78,8 @@ impl Default for ServerOptions {
             body_limit: DEFAULT_BODY_LIMIT,
             page_size: 100,
             mcp_allowed_hosts: None,
+            activation_cap: 16,
+            search_activations: 3,
         }
     }
 }
@@ -120,6 +132,20 @@ impl ServerOptions {
     /// `localhost`).
     pub fn with_mcp_allowed_hosts(mut self, hosts: &[&str]) -> Self {
         self.mcp_allowed_hosts = Some(hosts.iter().map(|h| (*h).to_owned()).collect());
+        self
+    }
+
+    /// Sets how many tools one MCP session may activate (0 to [`MAX_ACTIVATION_CAP`]; 0
+    /// turns activation off).
+    pub fn with_activation_cap(mut self, cap: usize) -> Self {
+        self.activation_cap = cap.min(MAX_ACTIVATION_CAP);
+        self
+    }
+
+    /// Sets how many of the best hits of a `discover_tools` search an MCP session
+    /// activates (0: none; at most [`MAX_ACTIVATION_CAP`]).
+    pub fn with_search_activations(mut self, hits: usize) -> Self {
+        self.search_activations = hits.min(MAX_ACTIVATION_CAP);
         self
     }
 

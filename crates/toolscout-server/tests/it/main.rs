@@ -5,6 +5,7 @@
 
 mod manifest;
 mod mcp;
+mod mcp_session;
 mod remote;
 mod rest;
 mod rpc;
