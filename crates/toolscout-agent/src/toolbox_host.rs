@@ -15,7 +15,9 @@ use crate::host::{BoxFuture, CallContext, CallOutcome, Suggestion, ToolHost, cal
 ///
 /// Under [`Policy::Browse`] and [`Policy::Retrieve`] a run starts with the discover tools
 /// (one `discover_tools` over the whole catalog unless others are added),
-/// `discover_agents` when agents are set, and `call_tool`; a search's hits are reported
+/// `discover_agents` when agents are set, and `call_tool` (under `Retrieve` the discover
+/// tools are a fallback and show their [brief spec](DiscoverTools::brief_spec)); a
+/// search's hits are reported
 /// as [`CallOutcome::found`], and [`ToolHost::retrieve`] is the catalog's ranked search
 /// (name, words and, with an embedder, meaning; fuzzy matches of single words do not
 /// count as a fit). Under [`Policy::Upfront`] it starts with every callable tool.
@@ -94,8 +96,13 @@ impl ToolHost for ToolboxHost {
         match policy {
             Policy::Upfront => self.toolbox.callable_specs(),
             Policy::Browse | Policy::Retrieve => {
+                // Beside retrieved tools, the discover tools are a fallback: brief specs.
+                let spec = |d: &DiscoverTools| match policy {
+                    Policy::Retrieve => d.brief_spec(),
+                    _ => d.spec(),
+                };
                 let mut tools: Vec<ToolSpec> =
-                    self.discover.iter().filter_map(|d| d.spec().ok()).collect();
+                    self.discover.iter().filter_map(|d| spec(d).ok()).collect();
                 if let Some(spec) = self.agents.as_ref().and_then(|a| a.spec().ok()) {
                     tools.push(spec);
                 }

@@ -40,6 +40,22 @@ pub struct DiscoverArgs {
     pub max_tokens: Option<u32>,
 }
 
+/// The arguments a brief discover tool advertises ([`crate::DiscoverTools::brief_spec`]):
+/// a subset of [`DiscoverArgs`], which still parses every call.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BriefDiscoverArgs {
+    /// A few words about what you need, or a tool's name.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// A tool's exact name: its usage and parameter names.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// The `next_page` token of a previous reply.
+    #[serde(default)]
+    pub page: Option<String>,
+}
+
 /// Arguments of a `discover_agents` call. Every field is optional.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

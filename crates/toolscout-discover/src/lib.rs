@@ -47,7 +47,7 @@ mod toolbox;
 mod tools;
 
 pub use agents::{AgentProfile, DiscoverAgents};
-pub use args::{Detail, DiscoverAgentsArgs, DiscoverArgs};
+pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use error::{Error, Result};
 pub use toolbox::{Lookup, ToolHits, Toolbox};
 pub use tools::{

@@ -8,11 +8,13 @@ use toolscout_search::SearchQuery;
 use toolscout_spec::{Disclosure, Level, ToolSpec, tokens};
 use uuid::Uuid;
 
-use crate::args::{Detail, DiscoverArgs};
+use crate::args::{BriefDiscoverArgs, Detail, DiscoverArgs};
 use crate::toolbox::{Lookup, Toolbox};
 
 /// The description template of every discover tool (`{scope}`, `{count}` are filled in).
 const DESCRIPTION: &str = include_str!("../../../prompts/discover_tools.md");
+/// The description template of a brief discover tool ([`DiscoverTools::brief_spec`]).
+const BRIEF_DESCRIPTION: &str = include_str!("../../../prompts/discover_tools_brief.md");
 
 /// Above this many tools, a call without arguments answers with categories.
 pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
@@ -129,14 +131,14 @@ impl DiscoverTools {
         &self.scope
     }
 
-    /// This discover tool's own spec.
-    pub fn spec(&self) -> crate::Result<ToolSpec> {
+    /// The description template filled in, and the summary.
+    fn texts(&self, template: &str) -> (String, String) {
         let scope = match &self.scope {
             Scope::All => "whole".to_owned(),
             Scope::Category(c) => format!("'{c}'"),
             Scope::Bundles(_) => "bundled".to_owned(),
         };
-        let description = DESCRIPTION
+        let description = template
             .trim()
             .replace("{scope}", &scope)
             .replace("{count}", &self.in_scope().len().to_string());
@@ -145,6 +147,33 @@ impl DiscoverTools {
             Scope::Category(c) => format!("Browse and search the {c} tools"),
             Scope::Bundles(_) => "Browse and search the tools of some bundles".to_owned(),
         };
+        (description, summary)
+    }
+
+    /// A short spec of this tool, for when it is a fallback beside tools already offered
+    /// (an agent's retrieve policy): it advertises `query`, `tool` and `page` only, with
+    /// no examples, in about a third of [`DiscoverTools::spec`]'s tokens. Calls are
+    /// answered the same way, whatever they pass.
+    ///
+    /// **Rationale:** every request carries the tools array; a fallback that costs as much
+    /// as three tools is paid on every step of every run.
+    pub fn brief_spec(&self) -> crate::Result<ToolSpec> {
+        let (description, summary) = self.texts(BRIEF_DESCRIPTION);
+        let spec = ToolSpec::from_args::<BriefDiscoverArgs>(&self.name, summary)
+            .description(description)
+            .returns("object with a `kind`: search, tool, not_found or invalid")
+            .category("discover")
+            .with_metadata(|m| {
+                m.read_only = true;
+                m.idempotent = true;
+            })
+            .build()?;
+        Ok(spec)
+    }
+
+    /// This discover tool's own spec.
+    pub fn spec(&self) -> crate::Result<ToolSpec> {
+        let (description, summary) = self.texts(DESCRIPTION);
         let spec = ToolSpec::from_args::<DiscoverArgs>(&self.name, summary)
             .description(description)
             .returns("object with a `kind`: categories, tools, search, tool, parameter, not_found, disabled or invalid")

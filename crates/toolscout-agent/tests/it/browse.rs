@@ -37,7 +37,8 @@ async fn browse_describe_activate_call_answer_streaming() {
         text("Oslo is sunny at 21 °C; the next two days bring 21 and 22 °C."),
     ])
     .await;
-    let agent = agent(&server, config(Policy::Browse, true));
+    // Search hits are not activated here: this test is about activation by describing.
+    let agent = agent(&server, config(Policy::Browse, true).activate_hits(0));
     let (tx, mut rx) = mpsc::unbounded_channel();
     let report = agent
         .run(

@@ -77,8 +77,12 @@ async fn search_describe_activate_and_call_a_builtin_tool() {
         text("The second line is: call mum."),
     ])
     .await;
+    // Search hits are not activated here: this test is about activation by describing.
     let agent = Agent::new(
-        config(Policy::Browse, true).build().unwrap(),
+        config(Policy::Browse, true)
+            .activate_hits(0)
+            .build()
+            .unwrap(),
         ChatClient::new(&server.base_url, "test-key"),
         Arc::new(host),
     );

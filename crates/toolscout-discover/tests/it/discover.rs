@@ -15,6 +15,32 @@ fn the_discover_tool_is_itself_a_tool() {
 }
 
 #[test]
+fn the_brief_spec_is_a_fraction_of_the_full_one() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    let brief = discover.brief_spec().unwrap();
+    let full = discover.spec().unwrap();
+    let openai = |s: &toolscout_spec::ToolSpec| {
+        toolscout_spec::tokens::count_json(
+            &toolscout_spec::adapters::openai::to_openai(s, false).unwrap(),
+        )
+    };
+    assert!(
+        openai(&brief) * 2 < openai(&full),
+        "brief {} tokens, full {}",
+        openai(&brief),
+        openai(&full)
+    );
+    assert_eq!(brief.name, full.name);
+    assert_snapshot!(
+        serde_json::to_string_pretty(
+            &toolscout_spec::adapters::openai::to_openai(&brief, false).unwrap()
+        )
+        .unwrap()
+    );
+}
+
+#[test]
 fn overview_of_a_large_scope_is_categories_with_counts() {
     let f = fixture();
     let discover = DiscoverTools::new(f.toolbox).with_overview_threshold(5);
