@@ -1,0 +1,185 @@
+//! The Tools screen: search as you type, levels, the live tester, creating a bundle and
+//! a tool with a validation error at its field, enable/disable.
+
+use anyhow::{Result, ensure};
+use fantoccini::Locator;
+
+use crate::{Env, Server, Session};
+
+/// Types a prefix of `clock` and sees it ranked with its tier and field; opens it;
+/// switches levels (token counts change); calls it from the generated form, then with
+/// a bad argument, and sees both outcomes.
+pub(crate) async fn search_levels_and_tester(env: Env) -> Result<()> {
+    let server = Server::start(None).await?;
+    let s = Session::open(&env).await?;
+    let result = async {
+        s.client.goto(&server.url).await?;
+        s.find("#results li").await?; // the first page, before any search
+        let search = s.find("#search").await?;
+        search.send_keys("clo").await?;
+        let first = s
+            .wait_text("#results li:first-child .name", "clock")
+            .await?;
+        ensure!(first == "clock", "the first hit for 'clo' is {first:?}");
+        let badge = s
+            .wait_text("#results li:first-child .badge", "prefix")
+            .await?;
+        ensure!(badge.contains("name"), "the tier badge says {badge:?}");
+        s.wait_text("#result-info", "(ranked)").await?;
+
+        s.find("#results li:first-child .name")
+            .await?
+            .click()
+            .await?;
+        s.wait_text("#tool-view h2", "clock").await?;
+        let l2 = s.wait_text("#level-tokens", "level 2:").await?;
+        s.find("#level-1").await?.click().await?;
+        let l1 = s.wait_text("#level-tokens", "level 1:").await?;
+        let l1_text = s.find("#level-text").await?.text().await?;
+        ensure!(
+            l1_text.contains("clock") && !l1_text.contains("time_zone"),
+            "level 1 shows {l1_text:?}"
+        );
+        s.find("#level-3").await?.click().await?;
+        let l3 = s.wait_text("#level-tokens", "level 3:").await?;
+        let tokens = |t: &str| -> usize {
+            t.split(": ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        ensure!(
+            0 < tokens(&l1) && tokens(&l1) < tokens(&l2) && tokens(&l2) < tokens(&l3),
+            "token counts do not grow with the level: {l1:?}, {l2:?}, {l3:?}"
+        );
+        s.wait_text("#level-text", "Asia/Tokyo").await?; // level 3 has the examples
+        s.find("#level-parameter")
+            .await?
+            .select_by_label("time_zone")
+            .await?;
+        s.wait_text("#level-tokens", "parameter time_zone:").await?;
+
+        // The generated form: an enum as a select, a default filled in, a required mark.
+        let zone = s.find("#arg-time_zone").await?;
+        ensure!(
+            zone.prop("value").await?.as_deref() == Some("UTC"),
+            "the default is not filled in"
+        );
+        s.find("label[for=arg-action] .req").await?;
+        s.find("#arg-action").await?.select_by_label("now").await?;
+        s.type_into("#arg-time_zone", "Asia/Tokyo").await?;
+        s.find("#arg-call").await?.click().await?;
+        let ok = s
+            .wait_text("#arg-outcome .outcome.ok", "Asia/Tokyo")
+            .await?;
+        ensure!(
+            ok.contains("ok ·") && ok.contains(" ms") && ok.contains("unix_seconds"),
+            "{ok}"
+        );
+        s.wait_text("#usage", "Called 1 time").await?;
+        s.find("#level-1").await?.click().await?;
+        s.client.set_window_size(1200, 1000).await?;
+        s.screenshot("tools").await?;
+
+        // A bad argument comes back as the error's kind and message.
+        s.type_into("#arg-time_zone", "Mars/Olympus").await?;
+        s.find("#arg-call").await?.click().await?;
+        let err = s
+            .wait_text("#arg-outcome .outcome.err", "invalid_arguments")
+            .await?;
+        ensure!(err.contains("Mars/Olympus"), "{err}");
+
+        // Raw JSON mode carries the form's values over.
+        s.find("#arg-raw-mode").await?.click().await?;
+        let raw = s
+            .find("#arg-raw")
+            .await?
+            .prop("value")
+            .await?
+            .unwrap_or_default();
+        ensure!(
+            raw.contains("\"action\": \"now\"") && raw.contains("Mars/Olympus"),
+            "{raw}"
+        );
+        Ok(())
+    }
+    .await;
+    s.close().await;
+    result
+}
+
+/// Creates a bundle (after a bad slug shown at its field) and a tool in it (after a bad
+/// argSchema shown at its field), then disables and enables the tool.
+pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
+    let server = Server::start(None).await?;
+    let s = Session::open(&env).await?;
+    let result = async {
+        s.client.goto(&server.url).await?;
+        s.find("#results li").await?;
+        s.find("#new-bundle").await?.click().await?;
+        s.type_into("#bundle-slug", "Sea Tools!").await?;
+        s.type_into("#bundle-display", "Sea tools").await?;
+        s.find("#bundle-form button[type=submit]").await?.click().await?;
+        let err = s.wait_text("#bundle-slug-error", "slug").await?;
+        ensure!(err.contains("Sea Tools!"), "the slug error does not quote the slug: {err}");
+        let invalid = s.find("#bundle-slug").await?.attr("aria-invalid").await?;
+        ensure!(invalid.as_deref() == Some("true"), "the slug field is not marked invalid");
+
+        s.type_into("#bundle-slug", "sea").await?;
+        s.find("#bundle-form button[type=submit]").await?.click().await?;
+        s.wait_text(".created", "Bundle sea created").await?;
+
+        s.type_into("#tool-slug", "sea-temp").await?;
+        s.type_into("#tool-name", "sea_temperature").await?;
+        s.type_into("#tool-summary", "Water temperature at a beach").await?;
+        s.type_into("#tool-args", r#"{"type": "array"}"#).await?;
+        s.type_into(
+            "#tool-impl",
+            r#"{"method": "GET", "urlTemplate": "https://api.example.com/sea?b=${beach}"}"#,
+        )
+        .await?;
+        s.find("#tool-form button[type=submit]").await?.click().await?;
+        let err = s.wait_text("#tool-args-error", "parameters").await?;
+        ensure!(err.contains("\"object\""), "{err}");
+        s.screenshot("tools-validation").await?;
+
+        s.type_into(
+            "#tool-args",
+            r#"{"type": "object", "properties": {"beach": {"type": "string", "description": "Beach name"}}, "required": ["beach"]}"#,
+        )
+        .await?;
+        s.find("#tool-form button[type=submit]").await?.click().await?;
+        s.wait_text("#tool-view h2", "sea_temperature").await?;
+        s.find("#arg-beach").await?;
+
+        // Found by search, in the new bundle.
+        s.type_into("#search", "sea_temperature").await?;
+        let badge = s.wait_text("#results li:first-child .badge", "exact").await?;
+        ensure!(badge.contains("name"), "{badge}");
+        s.wait_text("#results li:first-child .meta", "sea · v1").await?;
+
+        // Disable it from its page: it says so, and the API agrees.
+        let toggle = "#tool-view .switch input";
+        s.find(toggle).await?.click().await?;
+        s.wait_text("#tool-reason", "disabled").await?;
+        let enabled = s
+            .js("fetch('/tools/tools/search?q=sea_temperature&includeDisabled=true').then(r => r.json()).then(b => b.items[0].isEnabled)")
+            .await?;
+        ensure!(enabled == serde_json::json!(false), "the API still says enabled: {enabled}");
+        s.find(toggle).await?.click().await?;
+        s.client
+            .wait()
+            .for_element(Locator::Css("#tool-view h2"))
+            .await?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while s.client.find(Locator::Css("#tool-reason")).await.is_ok() {
+            ensure!(std::time::Instant::now() < deadline, "the tool still shows as disabled");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        Ok(())
+    }
+    .await;
+    s.close().await;
+    result
+}
