@@ -184,6 +184,7 @@ function renderBundles() {
       else $("#result-info").textContent = Console.errorText(reply);
       return reply.ok;
     }));
+    li.append(el("a", { href: "/console/api/bundles/" + b.bundleID + "/export", download: b.slug + ".zip", class: "export", "aria-label": "export bundle " + b.slug + " as ZIP", text: "Export ZIP" }));
     if (!b.isBuiltIn) {
       const del = el("button", { type: "button", class: "danger", text: "Delete", "aria-label": "delete bundle " + b.slug });
       del.addEventListener("click", async () => {
@@ -196,6 +197,24 @@ function renderBundles() {
     list.append(li);
   }
 }
+
+$("#import").addEventListener("click", async () => {
+  const state = $("#import-state");
+  const file = $("#import-file").files[0];
+  if (!file) { state.textContent = "choose a ZIP file first"; state.className = "form-error"; return; }
+  const headers = { "Content-Type": "application/zip" };
+  if (Console.token()) headers.Authorization = "Bearer " + Console.token();
+  let reply;
+  try {
+    const response = await fetch("/console/api/bundles/import", { method: "POST", headers, body: await file.arrayBuffer() });
+    reply = { ok: response.ok, status: response.status, body: await response.json().catch(() => null) };
+  } catch (e) { reply = { ok: false, status: 0, body: { error: { message: e.message } } }; }
+  if (!reply.ok) { state.textContent = Console.errorText(reply); state.className = "form-error"; return; }
+  state.className = "muted";
+  state.textContent = "Imported " + reply.body.tools.length + " tool(s) into " + reply.body.bundle.slug + (reply.body.created ? " (new bundle)" : "");
+  await Console.loadBundles();
+  refreshList(false);
+});
 
 // A UUIDv7, which the catalog requires for new bundles.
 function uuidv7() {

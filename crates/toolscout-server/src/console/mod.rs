@@ -10,6 +10,8 @@
 //! | route | what |
 //! |---|---|
 //! | `GET /console/api/levels/{bundleID}/{slug}/{version}` | what a model sees of a tool at each level and of each parameter, with token counts |
+//! | `GET /console/api/bundles/{bundleID}/export` | the bundle as a ZIP archive (`Catalog::export_bundle`) |
+//! | `POST /console/api/bundles/import` | a ZIP archive (the body) imported as a bundle |
 //! | `GET /console/api/chat` | whether an OpenAI-compatible endpoint is configured, and its model |
 //! | `POST /console/api/chat` | one chat turn over the agent loop, as server-sent events ([`chat`]) |
 //! | `POST /console/api/chat/approve` | the person's decision on a call waiting for approval |
@@ -22,6 +24,8 @@ pub mod chat;
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -31,6 +35,7 @@ use serde_json::{Value, json};
 use toolscout_spec::{Level, tokens};
 
 use crate::error::AppError;
+use crate::rest::{bundle_json, tool_json};
 use crate::{AppState, Error, Result};
 
 pub use chat::ChatSettings;
@@ -94,6 +99,8 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/console/form.js", get(form_js))
         .route("/console/chat.js", get(chat_js))
         .route("/console/api/levels/{bundle}/{slug}/{version}", get(levels))
+        .route("/console/api/bundles/{bundle}/export", get(export_bundle))
+        .route("/console/api/bundles/import", post(import_bundle))
         .route("/console/api/chat", get(chat::status).post(chat::turn))
         .route("/console/api/chat/approve", post(chat::approve))
 }
@@ -172,5 +179,69 @@ async fn levels(
         "name": spec.name.as_str(),
         "levels": levels,
         "parameters": parameters,
+    })))
+}
+
+fn parse_bundle_id(raw: &str) -> Result<uuid::Uuid, AppError> {
+    uuid::Uuid::try_parse(raw)
+        .map_err(|_| AppError::invalid(format!("bundleID {raw:?} is not a UUID")))
+}
+
+/// `GET /console/api/bundles/{bundleID}/export`: the bundle as a ZIP archive.
+async fn export_bundle(
+    State(state): State<AppState>,
+    Path(bundle): Path<String>,
+) -> Result<Response, AppError> {
+    let id = parse_bundle_id(&bundle)?;
+    let toolbox = state.toolbox().clone();
+    let (slug, bytes) = tokio::task::spawn_blocking(move || {
+        let catalog = toolbox.catalog();
+        let query = toolscout_catalog::BundleQuery::default()
+            .with_bundle_ids(&[id])
+            .with_include_disabled(true);
+        let slug = catalog
+            .list_bundles(&query)?
+            .items
+            .first()
+            .map_or_else(|| id.to_string(), |b| b.slug.clone());
+        let mut out = std::io::Cursor::new(Vec::new());
+        catalog.export_bundle(id, &mut out)?;
+        Ok::<_, toolscout_catalog::Error>((slug, out.into_inner()))
+    })
+    .await
+    .map_err(|e| AppError::unavailable(format!("export failed: {e}")))??;
+    let disposition = format!("attachment; filename=\"{slug}.zip\"");
+    let mut response = ([(header::CONTENT_TYPE, "application/zip")], bytes).into_response();
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
+
+/// `POST /console/api/bundles/import` with a ZIP archive as the body.
+async fn import_bundle(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, AppError> {
+    let body = body?;
+    if body.is_empty() {
+        return Err(AppError::invalid(
+            "the body is empty: send a bundle's ZIP archive (as written by export)",
+        ));
+    }
+    let toolbox = state.toolbox().clone();
+    let imported = tokio::task::spawn_blocking(move || {
+        toolbox
+            .catalog()
+            .import_bundle(std::io::Cursor::new(body.to_vec()))
+    })
+    .await
+    .map_err(|e| AppError::unavailable(format!("import failed: {e}")))??;
+    Ok(Json(json!({
+        "bundle": bundle_json(&imported.bundle),
+        "created": imported.created,
+        "tools": imported.tools.iter().map(tool_json).collect::<Vec<_>>(),
     })))
 }
