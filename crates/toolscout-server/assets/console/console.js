@@ -381,6 +381,8 @@ function levelsView(reply) {
   const tokens = el("span", { id: "level-tokens", class: "tokens" });
   const choose = (label, body, n, tab) => {
     tabs.querySelectorAll("[role=tab]").forEach((b) => b.setAttribute("aria-selected", String(b === tab)));
+    const parameter = tabs.querySelector("#level-parameter");
+    if (tab && parameter) parameter.value = "";
     text.textContent = body;
     tokens.textContent = label + ": " + n + " tokens";
   };
