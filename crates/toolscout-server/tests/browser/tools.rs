@@ -110,7 +110,8 @@ pub(crate) async fn search_levels_and_tester(env: Env) -> Result<()> {
 }
 
 /// Creates a bundle (after a bad slug shown at its field) and a tool in it (after a bad
-/// argSchema shown at its field), then disables and enables the tool.
+/// argSchema shown at its field), disables and enables the tool, makes a new version
+/// and deletes it.
 pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
     let server = Server::start(None).await?;
     let s = Session::open(&env).await?;
@@ -177,6 +178,22 @@ pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
             ensure!(std::time::Instant::now() < deadline, "the tool still shows as disabled");
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
+
+        // An edit is a new version, prefilled from the current one; then delete it.
+        s.find("#new-version").await?.click().await?;
+        let version = s.find("#tool-version").await?.prop("value").await?;
+        ensure!(version.as_deref() == Some("2"), "the new version is {version:?}");
+        s.type_into("#tool-summary", "Sea water temperature at a beach").await?;
+        s.find("#tool-form button[type=submit]").await?.click().await?;
+        s.wait_text("#tool-view", "sea-temp v2").await?;
+        s.wait_text("#level-text", "Sea water temperature").await?;
+        s.find("#delete-tool").await?.click().await?;
+        s.client.accept_alert().await?;
+        s.wait_text("#detail", "sea_temperature v2 deleted.").await?;
+        let versions = s
+            .js("fetch('/tools/tools?includeDisabled=true&pageSize=1000').then(r => r.json()).then(b => b.items.filter(t => t.slug === 'sea-temp').map(t => t.version))")
+            .await?;
+        ensure!(versions == serde_json::json!(["1"]), "versions left: {versions}");
         Ok(())
     }
     .await;
