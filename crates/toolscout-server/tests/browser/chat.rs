@@ -140,6 +140,71 @@ pub(crate) async fn search_call_answer_and_palette(env: Env) -> Result<()> {
     result
 }
 
+/// A call to a tool that requires approval waits for the person's button: Approve runs
+/// it, Refuse tells the model.
+pub(crate) async fn approvals_are_buttons(env: Env) -> Result<()> {
+    let args = r#"{"name":"guarded_clock","arguments":{"action":"now"}}"#;
+    let model = Endpoint::start(vec![
+        call("a1", "call_tool", args),
+        text("Approved and done."),
+        call("a2", "call_tool", args),
+        text("You refused; I did not call it."),
+    ])
+    .await;
+    let settings = ChatSettings::new(&model.base_url, "", "scripted-model");
+    let server = Server::start_with(Some(settings), true).await?;
+    let s = Session::open(&env).await?;
+    let result = async {
+        s.client.goto(&format!("{}#/chat", server.url)).await?;
+        s.wait_text("#chat-status", "scripted-model").await?;
+        s.type_into("#chat-input", "Time, please").await?;
+        s.find("#send").await?.click().await?;
+        s.wait_text("#chat-log", "approve guarded_clock?").await?;
+        ensure!(
+            model.requests().len() == 1,
+            "the run went on before the approval"
+        );
+        s.find("#chat-log li:last-child button.primary")
+            .await?
+            .click()
+            .await?;
+        let log = s.wait_text("#chat-log", "Approved and done.").await?;
+        ensure!(log.contains("approved"), "{log}");
+        let result = s
+            .js("document.querySelector('#chat-log li[data-call=a1] details pre').textContent")
+            .await?;
+        ensure!(
+            result.as_str().is_some_and(|r| r.contains("unix_seconds")),
+            "the approved call did not run: {result}"
+        );
+
+        s.type_into("#chat-input", "Again").await?;
+        s.find("#send").await?.click().await?;
+        s.wait_text("#chat-log li:last-child", "approve guarded_clock?")
+            .await?;
+        s.find("#chat-log li:last-child button.danger")
+            .await?
+            .click()
+            .await?;
+        s.wait_text("#chat-log", "You refused; I did not call it.")
+            .await?;
+        let result = s
+            .js("document.querySelector('#chat-log li[data-call=a2] details pre').textContent")
+            .await?;
+        ensure!(
+            result
+                .as_str()
+                .is_some_and(|r| r.contains("approval_refused") || r.contains("did not approve")),
+            "the refusal did not reach the model: {result}"
+        );
+        s.screenshot("chat-approvals").await?;
+        Ok(())
+    }
+    .await;
+    s.close().await;
+    result
+}
+
 pub(crate) async fn without_endpoint_says_so(env: Env) -> Result<()> {
     let server = Server::start(None).await?;
     let s = Session::open(&env).await?;

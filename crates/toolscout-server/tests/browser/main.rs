@@ -49,6 +49,9 @@ const FLOWS: &[(&str, Flow)] = &[
     ("chat_search_call_answer_and_palette", |e| {
         Box::pin(chat::search_call_answer_and_palette(e))
     }),
+    ("chat_approvals_are_buttons", |e| {
+        Box::pin(chat::approvals_are_buttons(e))
+    }),
     ("chat_without_endpoint_says_so", |e| {
         Box::pin(chat::without_endpoint_says_so(e))
     }),
@@ -107,7 +110,8 @@ fn main() {
         webdriver: driver.url.clone(),
         chromium,
     };
-    println!("running {} browser flows", flows.len());
+    let plural = if flows.len() == 1 { "" } else { "s" };
+    println!("running {} browser flow{plural}", flows.len());
     let mut failed = Vec::new();
     for (name, flow) in flows {
         let started = Instant::now();
@@ -152,13 +156,39 @@ struct Server {
 
 impl Server {
     async fn start(chat: Option<ChatSettings>) -> Result<Server> {
+        Server::start_with(chat, false).await
+    }
+
+    /// With `guarded`, the catalog also has `guarded_clock` (the clock, requiring
+    /// approval) and the invoker approves every call, so that the person's answer in the
+    /// chat is the only gate.
+    async fn start_with(chat: Option<ChatSettings>, guarded: bool) -> Result<Server> {
         let catalog_dir = tempfile::tempdir()?;
         let workspace = tempfile::tempdir()?;
         let catalog = Catalog::open_with(
             catalog_dir.path(),
             CatalogOptions::default().with_natives(&builtin::NATIVE_FUNCTIONS),
         )?;
+        if guarded {
+            let clock = builtin::tool("clock").context("the built-in clock")?;
+            let mut spec = clock.spec.clone();
+            spec.name = toolscout_spec::ToolName::new("guarded_clock")?;
+            spec.metadata.requires_approval = true;
+            let bundle = uuid::Uuid::now_v7();
+            catalog.put_bundle(bundle, &toolscout_catalog::BundlePut::new("guarded"))?;
+            catalog.put_tool(
+                bundle,
+                "guarded-clock",
+                "1",
+                &toolscout_catalog::ToolPut::native(spec, "clock"),
+            )?;
+        }
         let mut invoker = Invoker::default();
+        if guarded {
+            invoker = invoker.with_approver(|_: &toolscout_invoke::ApprovalRequest| {
+                toolscout_invoke::Approval::Approved
+            });
+        }
         toolscout_invoke::builtin::register(
             &mut invoker,
             &BuiltinConfig::new(workspace.path(), AllowedHosts::default()),
