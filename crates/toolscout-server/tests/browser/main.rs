@@ -160,8 +160,8 @@ impl Server {
     }
 
     /// With `guarded`, the catalog also has `guarded_clock` (the clock, requiring
-    /// approval) and the invoker approves every call, so that the person's answer in the
-    /// chat is the only gate.
+    /// approval). The invoker has no approver, as in `toolscout serve`: the person's
+    /// answer in the chat is the gate (the agent host calls with the approval given).
     async fn start_with(chat: Option<ChatSettings>, guarded: bool) -> Result<Server> {
         let catalog_dir = tempfile::tempdir()?;
         let workspace = tempfile::tempdir()?;
@@ -184,11 +184,6 @@ impl Server {
             )?;
         }
         let mut invoker = Invoker::default();
-        if guarded {
-            invoker = invoker.with_approver(|_: &toolscout_invoke::ApprovalRequest| {
-                toolscout_invoke::Approval::Approved
-            });
-        }
         toolscout_invoke::builtin::register(
             &mut invoker,
             &BuiltinConfig::new(workspace.path(), AllowedHosts::default()),
