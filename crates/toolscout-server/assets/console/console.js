@@ -167,7 +167,11 @@ $("#search").addEventListener("input", () => {
   clearTimeout(typing);
   typing = setTimeout(() => refreshList(false), 120);
 });
-for (const id of ["#filter-bundle", "#filter-tag", "#filter-disabled"]) $(id).addEventListener("change", () => refreshList(false));
+for (const id of ["#filter-bundle", "#filter-disabled"]) $(id).addEventListener("change", () => refreshList(false));
+$("#filter-tag").addEventListener("input", () => {
+  clearTimeout(typing);
+  typing = setTimeout(() => refreshList(false), 200);
+});
 $("#more").addEventListener("click", () => refreshList(true));
 
 // ---- bundles -------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 
 use anyhow::{Result, ensure};
 use fantoccini::Locator;
+use fantoccini::key::Key;
 
 use crate::{Env, Server, Session};
 
@@ -15,6 +16,33 @@ pub(crate) async fn search_levels_and_tester(env: Env) -> Result<()> {
     let result = async {
         s.client.goto(&server.url).await?;
         s.find("#results li").await?; // the first page, before any search
+        s.wait_text("#result-info", "6 tools").await?;
+
+        // Filters: a bundle, then a tag.
+        s.find("#filter-bundle")
+            .await?
+            .select_by_label("files")
+            .await?;
+        s.wait_text("#result-info", "3 tools").await?;
+        let listed = s
+            .js("[...document.querySelectorAll('#results li')].map(li => li.dataset.tool)")
+            .await?;
+        ensure!(
+            listed == serde_json::json!(["read_file", "write_file", "search_files"]),
+            "the files bundle lists {listed}"
+        );
+        s.find("#filter-bundle")
+            .await?
+            .select_by_label("all")
+            .await?;
+        s.type_into("#filter-tag", "time").await?;
+        s.wait_text("#result-info", "1 tool ").await?;
+        s.wait_text("#results li:first-child .name", "clock")
+            .await?;
+        // Deleting the tag key by key (clear() sends no input event).
+        let backspaces: String = std::iter::repeat_n(char::from(Key::Backspace), 4).collect();
+        s.find("#filter-tag").await?.send_keys(&backspaces).await?;
+        s.wait_text("#result-info", "6 tools").await?;
         let search = s.find("#search").await?;
         search.send_keys("clo").await?;
         let first = s
@@ -89,6 +117,18 @@ pub(crate) async fn search_levels_and_tester(env: Env) -> Result<()> {
             .wait_text("#arg-outcome .outcome.err", "invalid_arguments")
             .await?;
         ensure!(err.contains("Mars/Olympus"), "{err}");
+
+        // Readable on a phone: one column, nothing wider than the screen.
+        s.client.set_window_size(400, 860).await?;
+        let fits = s
+            .js("document.documentElement.scrollWidth <= window.innerWidth")
+            .await?;
+        ensure!(
+            fits == serde_json::json!(true),
+            "the page is wider than a phone"
+        );
+        s.screenshot("tools-phone").await?;
+        s.client.set_window_size(1200, 1000).await?;
 
         // Raw JSON mode carries the form's values over.
         s.find("#arg-raw-mode").await?.click().await?;
