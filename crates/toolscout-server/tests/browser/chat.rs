@@ -222,6 +222,7 @@ pub(crate) async fn without_endpoint_says_so(env: Env) -> Result<()> {
             disabled.as_deref() == Some("true"),
             "Send is enabled: {disabled:?}"
         );
+        s.screenshot("chat-without-endpoint").await?;
         Ok(())
     }
     .await;

@@ -185,14 +185,33 @@ pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
         ensure!(err.contains("\"object\""), "{err}");
         s.screenshot("tools-validation").await?;
 
-        s.type_into(
-            "#tool-args",
-            r#"{"type": "object", "properties": {"beach": {"type": "string", "description": "Beach name"}}, "required": ["beach"]}"#,
-        )
-        .await?;
+        let schema = r#"{"type": "object", "properties": {
+            "beach": {"type": "string", "description": "Beach name"},
+            "options": {"type": "object", "properties": {
+                "units": {"type": "string", "enum": ["C", "F"], "default": "C"},
+                "depth": {"type": "number"}}},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "hourly": {"type": "boolean"}},
+            "required": ["beach"]}"#;
+        s.type_into("#tool-args", schema).await?;
         s.find("#tool-form button[type=submit]").await?.click().await?;
         s.wait_text("#tool-view h2", "sea_temperature").await?;
-        s.find("#arg-beach").await?;
+
+        // The form generated from that schema: a nested object, an array, a boolean.
+        s.type_into("#arg-beach", "Bondi").await?;
+        s.type_into("#arg-options-depth", "1.5").await?;
+        s.find("#arg-tags-add").await?.click().await?;
+        s.find("#arg-tags-add").await?.click().await?;
+        s.type_into("#arg-tags-0", "surf").await?;
+        s.type_into("#arg-tags-1", "swim").await?;
+        s.find("#arg-hourly").await?.select_by_label("true").await?;
+        s.find("#arg-raw-mode").await?.click().await?;
+        let raw = s.find("#arg-raw").await?.prop("value").await?.unwrap_or_default();
+        let args: serde_json::Value = serde_json::from_str(&raw)?;
+        ensure!(
+            args == serde_json::json!({"beach": "Bondi", "options": {"units": "C", "depth": 1.5}, "tags": ["surf", "swim"], "hourly": true}),
+            "the form built {args}"
+        );
 
         // Found by search, in the new bundle.
         s.type_into("#search", "sea_temperature").await?;
