@@ -106,6 +106,28 @@ pub(crate) async fn search_call_answer_and_palette(env: Env) -> Result<()> {
         ensure!(called.contains("→ ok"), "{called}");
         s.screenshot("chat-palette-call").await?;
 
+        // The palette's keyboard: the arrows move the selection, Escape closes it.
+        s.find("#plus").await?.click().await?;
+        s.find("#palette-search").await?.send_keys("file").await?;
+        let first = s
+            .wait_text("#palette-results [aria-selected=true]", "file")
+            .await?;
+        let down = char::from(Key::Down).to_string();
+        s.find("#palette-search").await?.send_keys(&down).await?;
+        let second = s
+            .wait_text("#palette-results [aria-selected=true]", "file")
+            .await?;
+        ensure!(
+            first != second,
+            "ArrowDown did not move the selection from {first:?}"
+        );
+        let escape = char::from(Key::Escape).to_string();
+        s.find("#palette-search").await?.send_keys(&escape).await?;
+        ensure!(
+            s.find("#palette").await?.attr("hidden").await?.is_some(),
+            "Escape did not close the palette"
+        );
+
         // Pinning a tool puts it in the tools array from the first step of the next turn.
         model.push(vec![text("Noted.")]);
         s.find("#plus").await?.click().await?;

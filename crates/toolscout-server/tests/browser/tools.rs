@@ -253,6 +253,25 @@ pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
             .js("fetch('/tools/tools?includeDisabled=true&pageSize=1000').then(r => r.json()).then(b => b.items.filter(t => t.slug === 'sea-temp').map(t => t.version))")
             .await?;
         ensure!(versions == serde_json::json!(["1"]), "versions left: {versions}");
+
+        // Deleting the bundle (a soft delete) takes it out of the bundle list.
+        s.find("#bundles-panel summary").await?.click().await?;
+        s.find("#bundles li[data-bundle=sea] button.danger").await?.click().await?;
+        s.client.accept_alert().await?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while s.client.find(Locator::Css("#bundles li[data-bundle=sea]")).await.is_ok() {
+            ensure!(std::time::Instant::now() < deadline, "the bundle is still listed");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        // Its tools stay (soft delete) but are no longer served.
+        let left = s
+            .js("fetch('/tools/tools?pageSize=1000').then(r => r.json()).then(b => b.items.filter(t => t.slug === 'sea-temp').length)")
+            .await?;
+        ensure!(left == serde_json::json!(0), "{left} sea tools are still served");
+        let callable = s
+            .js("fetch('/tools/tools?includeDisabled=true&pageSize=1000').then(r => r.json()).then(b => b.items.filter(t => t.slug === 'sea-temp').map(t => t.isCallable))")
+            .await?;
+        ensure!(callable == serde_json::json!([false]), "after the delete: {callable}");
         Ok(())
     }
     .await;
