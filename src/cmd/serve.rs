@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 
 use anyhow::{Context as _, Result, bail};
+use toolscout_server::console::{ChatSettings, Console};
 use toolscout_server::{AppState, Expose, ServerOptions};
 
 use super::context::{Context, Global, Remotes, connect_remotes};
@@ -56,6 +57,35 @@ pub(crate) struct Args {
     search_activations: u16,
     #[command(flatten)]
     remotes: Remotes,
+    #[command(flatten)]
+    chat: ChatArgs,
+}
+
+/// The OpenAI-compatible endpoint of the web console's chat.
+#[derive(Debug, clap::Args)]
+struct ChatArgs {
+    /// Model of the console's chat (default: $TOOLSCOUT_MODEL); without it the chat says
+    /// that no endpoint is configured.
+    #[arg(long, env = "TOOLSCOUT_MODEL")]
+    model: Option<String>,
+    /// Base URL of the chat's OpenAI-compatible endpoint, with its version (default: $OPENAI_BASE_URL).
+    #[arg(
+        long,
+        env = "OPENAI_BASE_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
+    base_url: String,
+    /// API key of the chat's endpoint (default: $OPENAI_API_KEY; may be empty for local servers).
+    #[arg(
+        long,
+        env = "OPENAI_API_KEY",
+        default_value = "",
+        hide_env_values = true
+    )]
+    api_key: String,
+    /// Model requests per chat turn before giving up.
+    #[arg(long, default_value_t = 16)]
+    max_steps: u32,
 }
 
 pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
@@ -110,8 +140,15 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             .await
             .with_context(|| format!("binding {}", args.addr))?;
         let addr = listener.local_addr()?;
-        eprintln!("serving {tools} tools on http://{addr} (GET /api/v1/tools, POST /rpc, /mcp)");
-        toolscout_server::serve_on(listener, state)
+        eprintln!(
+            "serving {tools} tools on http://{addr} (console at /, GET /api/v1/tools, POST /rpc, /mcp)"
+        );
+        let chat = args.chat.model.as_deref().map(|model| {
+            ChatSettings::new(&args.chat.base_url, &args.chat.api_key, model)
+                .with_max_steps(args.chat.max_steps)
+        });
+        let console = Console::default().with_chat(chat);
+        toolscout_server::console::serve_on(listener, state, console)
             .await
             .context("serving")
     })

@@ -25,6 +25,8 @@ pub(crate) fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))
         .env_remove("TOOLSCOUT_TOKEN")
         .env_remove("TOOLSCOUT_REMOTE_TOKEN")
+        .env_remove("TOOLSCOUT_MODEL")
+        .env_remove("OPENAI_API_KEY")
         .arg("--workspace")
         .arg(env.workspace())
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -145,6 +147,33 @@ fn serve_answers_the_manifest_and_json_rpc() {
     );
     assert_eq!(status, 200, "{body}");
     insta::assert_snapshot!(body);
+}
+
+#[test]
+fn serve_serves_the_console_and_says_whether_its_chat_has_a_model() {
+    let env = Env::new();
+    let (_server, addr, _) = serve(&env, &[]);
+    let (status, body) = http(&addr, "GET", "/", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("<title>toolscout console</title>"), "{body}");
+    let (_, body) = http(&addr, "GET", "/console/api/chat", &[], "");
+    assert!(body.contains("\"configured\":false"), "{body}");
+
+    let chat = [
+        "--model",
+        "qwen-small",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--api-key",
+        "sk-never-shown",
+    ];
+    let (_server, addr, _) = serve(&env, &chat);
+    let (_, body) = http(&addr, "GET", "/console/api/chat", &[], "");
+    assert!(
+        body.contains("\"configured\":true") && body.contains("qwen-small"),
+        "{body}"
+    );
+    assert!(!body.contains("sk-never-shown"), "{body}");
 }
 
 #[test]

@@ -11,6 +11,7 @@
 //! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
 //! | `/mcp` | MCP over streamable HTTP ([`mcp`]); [`serve_stdio`] serves it over stdio, [`serve_io`] over any pipe |
+//! | `/`, `/console/…` | the web console: Tools admin screen and chat ([`console`]) |
 //!
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
 //! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond). When
@@ -43,6 +44,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod console;
 mod error;
 pub mod manifest;
 pub mod mcp;
@@ -95,6 +97,7 @@ pub fn router(state: AppState) -> Router {
         .route("/tools/tools/search", get(rest::search_tools))
         .route("/rpc", post(rpc::handle))
         .nest_service("/mcp", mcp_service(state.clone()))
+        .merge(console::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod console;
 mod manifest;
 mod mcp;
 mod mcp_session;

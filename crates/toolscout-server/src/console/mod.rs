@@ -1,0 +1,247 @@
+//! The web console at `/`: a Tools admin screen (search, levels, create, enable/disable,
+//! a live tester) and a chat over the agent loop with a "+" tool palette.
+//!
+//! The console is static HTML, CSS and JavaScript compiled into the binary
+//! (`assets/console/`), a client of the public APIs like any other: it lists, searches,
+//! creates and calls tools through the REST API and sends the server's bearer token,
+//! which the person types into it and which stays in the tab's `sessionStorage`. Two
+//! routes exist for it alone:
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /console/api/levels/{bundleID}/{slug}/{version}` | what a model sees of a tool at each level and of each parameter, with token counts |
+//! | `GET /console/api/bundles/{bundleID}/export` | the bundle as a ZIP archive (`Catalog::export_bundle`) |
+//! | `POST /console/api/bundles/import` | a ZIP archive (the body) imported as a bundle |
+//! | `GET /console/api/chat` | whether an OpenAI-compatible endpoint is configured, and its model |
+//! | `POST /console/api/chat` | one chat turn over the agent loop, as server-sent events ([`chat`]) |
+//! | `POST /console/api/chat/approve` | the person's decision on a call waiting for approval |
+//!
+//! [`router`] is [`crate::router`] with a [`Console`] (the chat endpoint); a server built
+//! with [`crate::router`] alone serves the console with the chat switched off, and the
+//! chat says so.
+
+pub mod chat;
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use serde_json::{Value, json};
+use toolscout_spec::{Level, tokens};
+
+use crate::error::AppError;
+use crate::rest::{bundle_json, tool_json};
+use crate::{AppState, Error, Result};
+
+pub use chat::ChatSettings;
+
+const INDEX_HTML: &str = include_str!("../../assets/console/index.html");
+const CONSOLE_CSS: &str = include_str!("../../assets/console/console.css");
+const CONSOLE_JS: &str = include_str!("../../assets/console/console.js");
+const FORM_JS: &str = include_str!("../../assets/console/form.js");
+const CHAT_JS: &str = include_str!("../../assets/console/chat.js");
+
+/// The console's content security policy: nothing inline, nothing from elsewhere.
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+/// What the console needs beyond the [`AppState`]: the chat's endpoint, and the calls
+/// waiting for a person's approval.
+#[derive(Debug, Clone, Default)]
+pub struct Console {
+    pub(crate) chat: Option<ChatSettings>,
+    pub(crate) approvals: chat::Approvals,
+}
+
+impl Console {
+    /// A console whose chat talks to `settings`' endpoint; without one the chat says
+    /// that no endpoint is configured.
+    pub fn with_chat(mut self, settings: Option<ChatSettings>) -> Self {
+        self.chat = settings;
+        self
+    }
+
+    /// The chat endpoint, when one is configured.
+    pub fn chat(&self) -> Option<&ChatSettings> {
+        self.chat.as_ref()
+    }
+}
+
+/// [`crate::router`] over `state`, with the console's chat set up by `console`.
+pub fn router(state: AppState, console: Console) -> Router {
+    crate::router(state).layer(Extension(Arc::new(console)))
+}
+
+/// Serves [`router`] on a bound listener until the process ends.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    console: Console,
+) -> Result<()> {
+    axum::serve(listener, router(state, console))
+        .await
+        .map_err(|e| Error::Io {
+            context: "serving".to_owned(),
+            source: e,
+        })
+}
+
+/// The console's routes, merged into [`crate::router`].
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(index))
+        .route("/console/console.css", get(css))
+        .route("/console/console.js", get(js))
+        .route("/console/form.js", get(form_js))
+        .route("/console/chat.js", get(chat_js))
+        .route("/console/api/levels/{bundle}/{slug}/{version}", get(levels))
+        .route("/console/api/bundles/{bundle}/export", get(export_bundle))
+        .route("/console/api/bundles/import", post(import_bundle))
+        .route("/console/api/chat", get(chat::status).post(chat::turn))
+        .route("/console/api/chat/approve", post(chat::approve))
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    let mut response = ([(header::CONTENT_TYPE, kind)], body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+async fn index() -> Response {
+    asset("text/html; charset=utf-8", INDEX_HTML)
+}
+
+async fn css() -> Response {
+    asset("text/css; charset=utf-8", CONSOLE_CSS)
+}
+
+async fn js() -> Response {
+    asset("text/javascript; charset=utf-8", CONSOLE_JS)
+}
+
+async fn form_js() -> Response {
+    asset("text/javascript; charset=utf-8", FORM_JS)
+}
+
+async fn chat_js() -> Response {
+    asset("text/javascript; charset=utf-8", CHAT_JS)
+}
+
+/// `GET /console/api/levels/{bundleID}/{slug}/{version}`: each level's text with its
+/// token count (o200k), and each parameter's detail.
+async fn levels(
+    State(state): State<AppState>,
+    Path((bundle, slug, version)): Path<(String, String, String)>,
+) -> Result<Json<Value>, AppError> {
+    let bundle = uuid::Uuid::try_parse(&bundle)
+        .map_err(|_| AppError::invalid(format!("bundleID {bundle:?} is not a UUID")))?;
+    let tool = state
+        .toolbox()
+        .catalog()
+        .get_tool(bundle, &slug, &version)?;
+    let spec = &tool.spec;
+    let levels: Vec<Value> = Level::ALL
+        .iter()
+        .map(|level| {
+            let d = spec.disclose(*level);
+            json!({
+                "level": level.number(),
+                "text": d.to_text(),
+                "tokens": d.tokens(),
+                "jsonTokens": d.json_tokens(),
+            })
+        })
+        .collect();
+    let parameters: Vec<Value> = spec
+        .parameter_names()
+        .iter()
+        .filter_map(|name| {
+            let detail = spec.parameter(name).ok()?;
+            let value = serde_json::to_value(&detail).ok()?;
+            let text = serde_json::to_string_pretty(&value).ok()?;
+            Some(json!({"name": name, "text": text, "tokens": tokens::count(&text)}))
+        })
+        .collect();
+    Ok(Json(json!({
+        "name": spec.name.as_str(),
+        "levels": levels,
+        "parameters": parameters,
+    })))
+}
+
+fn parse_bundle_id(raw: &str) -> Result<uuid::Uuid, AppError> {
+    uuid::Uuid::try_parse(raw)
+        .map_err(|_| AppError::invalid(format!("bundleID {raw:?} is not a UUID")))
+}
+
+/// `GET /console/api/bundles/{bundleID}/export`: the bundle as a ZIP archive.
+async fn export_bundle(
+    State(state): State<AppState>,
+    Path(bundle): Path<String>,
+) -> Result<Response, AppError> {
+    let id = parse_bundle_id(&bundle)?;
+    let toolbox = state.toolbox().clone();
+    let (slug, bytes) = tokio::task::spawn_blocking(move || {
+        let catalog = toolbox.catalog();
+        let query = toolscout_catalog::BundleQuery::default()
+            .with_bundle_ids(&[id])
+            .with_include_disabled(true);
+        let slug = catalog
+            .list_bundles(&query)?
+            .items
+            .first()
+            .map_or_else(|| id.to_string(), |b| b.slug.clone());
+        let mut out = std::io::Cursor::new(Vec::new());
+        catalog.export_bundle(id, &mut out)?;
+        Ok::<_, toolscout_catalog::Error>((slug, out.into_inner()))
+    })
+    .await
+    .map_err(|e| AppError::unavailable(format!("export failed: {e}")))??;
+    let disposition = format!("attachment; filename=\"{slug}.zip\"");
+    let mut response = ([(header::CONTENT_TYPE, "application/zip")], bytes).into_response();
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(response)
+}
+
+/// `POST /console/api/bundles/import` with a ZIP archive as the body.
+async fn import_bundle(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, AppError> {
+    let body = body?;
+    if body.is_empty() {
+        return Err(AppError::invalid(
+            "the body is empty: send a bundle's ZIP archive (as written by export)",
+        ));
+    }
+    let toolbox = state.toolbox().clone();
+    let imported = tokio::task::spawn_blocking(move || {
+        toolbox
+            .catalog()
+            .import_bundle(std::io::Cursor::new(body.to_vec()))
+    })
+    .await
+    .map_err(|e| AppError::unavailable(format!("import failed: {e}")))??;
+    Ok(Json(json!({
+        "bundle": bundle_json(&imported.bundle),
+        "created": imported.created,
+        "tools": imported.tools.iter().map(tool_json).collect::<Vec<_>>(),
+    })))
+}
