@@ -203,7 +203,7 @@ impl ToolHost for StaticHost {
             .filter(|(n, _)| *n > 0)
             .collect();
         // Stable: ties keep the order the tools were added in.
-        scored.sort_by(|a, b| b.0.cmp(&a.0));
+        scored.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
         scored
             .into_iter()
             .take(limit)
