@@ -203,10 +203,13 @@ impl Toolbox {
             .iter()
             .filter_map(|id| self.inner.catalog.tool(*id).ok())
             .collect();
-        // Callable first, then the one changed last.
+        // Callable first, then a built-in one, then the one changed last. **Rationale:** a
+        // catalog entry must not shadow a built-in tool (and its approval rules) by taking
+        // its name; only a disabled built-in gives its name up.
         tools.sort_by(|a, b| {
             b.is_callable()
                 .cmp(&a.is_callable())
+                .then(b.is_built_in.cmp(&a.is_built_in))
                 .then(b.modified_at.cmp(&a.modified_at))
         });
         match tools.into_iter().next() {

@@ -30,7 +30,9 @@ use crate::{
 /// 2. validate the arguments against the tool's schema (`invalid_arguments`, naming each
 ///    failing path and what was expected);
 /// 3. take a slot of the tool's calls-per-minute limit (`rate_limited`);
-/// 4. ask the [`Approver`] when the tool requires approval (`approval_refused`);
+/// 4. ask the [`Approver`] when the tool requires approval (`approval_refused`): its spec
+///    says so, or the native function it calls was registered so (an edited spec cannot
+///    lower that);
 /// 5. dispatch within the tool's timeout (`timeout`, and the dispatch's own kinds);
 /// 6. validate the result against the output schema (`output_invalid`);
 /// 7. redact secrets from the error, and send a [`UsageEvent`] off the call's path.
@@ -233,7 +235,16 @@ impl Invoker {
             )
             .with_details(json!({"limit_per_minute": limit, "retry_after_seconds": secs})));
         }
-        if spec.metadata.requires_approval {
+        // A native tool's own registration decides whether it needs approval: its catalog
+        // entry (which can be edited) may ask for more, never for less.
+        let native_requires_approval = match &tool.implementation {
+            Implementation::Native(native) => self
+                .natives
+                .get(&native.func)
+                .is_some_and(|r| r.spec.metadata.requires_approval),
+            Implementation::Http(_) => false,
+        };
+        if spec.metadata.requires_approval || native_requires_approval {
             self.approve(tool, &args).await?;
         }
         let timeout = spec
