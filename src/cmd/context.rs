@@ -33,8 +33,9 @@ pub(crate) struct Global {
     /// The directory the file tools may touch (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
-    /// A host `http_get` and HTTP tools may reach, e.g. `api.github.com` or
-    /// `*.example.com` (repeatable).
+    /// A host `http_get` and HTTP tools may reach, e.g. `api.github.com`,
+    /// `*.example.com`, or with a port, `localhost:8080` (repeatable). Without a port only
+    /// 80 and 443 are allowed; `host:*` allows any port.
     #[arg(long = "allow-host", global = true, value_name = "HOST")]
     pub(crate) allow_hosts: Vec<String>,
     /// Let the allowed hosts resolve to loopback and private addresses (local services).
@@ -150,8 +151,8 @@ pub(crate) struct Remotes {
     /// `http://127.0.0.1:7411` (repeatable). Its manifest is read at start and then
     /// whenever it is stale; its tools are kept in a bundle `remote-<name>` of the
     /// catalog, unavailable while the server does not answer, and called through its
-    /// invoke route. Its host is allowed for HTTP calls; a remote on `localhost` or a
-    /// loopback or private address also turns on --allow-private.
+    /// invoke route. Its host and port are allowed for HTTP calls (a remote on `localhost`
+    /// or a loopback or private address may be reached there, nothing else private).
     #[arg(long = "remote", value_name = "URL")]
     pub(crate) urls: Vec<String>,
     /// The bearer token sent with calls to the remotes' tools, when they need one
@@ -259,28 +260,17 @@ fn remote_authority(url: &str) -> Result<(String, u16)> {
     Ok((host.to_ascii_lowercase(), port))
 }
 
-/// Whether `host` is this machine or a private network: `localhost`, or a loopback,
-/// private, link-local or unique-local address.
+/// Whether `host` is this machine or a private network: `localhost`, or an address that
+/// is not public by the invoker's rule ([`toolscout_invoke::is_public_ip`]), the one
+/// rule the HTTP tools are held to.
 fn is_local(host: &str) -> bool {
     if host == "localhost" || host.ends_with(".localhost") {
         return true;
     }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => {
-            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
-        }
-        Ok(std::net::IpAddr::V6(ip)) => {
-            let first = ip.segments()[0];
-            ip.is_loopback()
-                || ip.is_unspecified()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || ip
-                    .to_ipv4_mapped()
-                    .is_some_and(|v4| is_local(&v4.to_string()))
-        }
-        Err(_) => false,
-    }
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| !toolscout_invoke::is_public_ip(ip))
 }
 
 /// A remote catalog over `sources` feeding `toolbox`, read once (each source's trouble is
@@ -336,16 +326,22 @@ impl Context {
         };
         let builtin_hosts =
             AllowedHosts::new(&global.allow_hosts).allow_private(global.allow_private);
-        let mut remote_hosts = Vec::with_capacity(remotes.len());
+        // Each remote adds its own host and port, and only that entry may be private:
+        // a remote on 127.0.0.1 opens nothing else of this machine to the HTTP tools.
+        let mut hosts = builtin_hosts.clone();
         for source in remotes {
-            remote_hosts.push(remote_host(&source.endpoint)?);
+            let (host, port) = remote_authority(&source.endpoint)?;
+            let entry = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            hosts = if is_local(&host) {
+                hosts.with_private_host(&entry)
+            } else {
+                hosts.with_host(&entry)
+            };
         }
-        let hosts = if remote_hosts.is_empty() {
-            builtin_hosts.clone()
-        } else {
-            AllowedHosts::new(global.allow_hosts.iter().chain(&remote_hosts))
-                .allow_private(global.allow_private || remote_hosts.iter().any(|h| is_local(h)))
-        };
         let mut invoker = Invoker::default()
             .with_http_config(HttpConfig::with_allowed_hosts(hosts))
             .with_secrets(RemoteSource::secrets(remotes));
@@ -402,13 +398,14 @@ impl Context {
     }
 }
 
-/// Every tool of the catalog (disabled ones too), one per name: the callable one changed
-/// last, as `Toolbox::lookup` picks it.
+/// Every tool of the catalog (disabled ones too), one per name: the callable one (a
+/// built-in first) changed last, as `Toolbox::lookup` picks it.
 pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
     let mut tools = catalog.tools();
     tools.sort_by(|a, b| {
         b.is_callable()
             .cmp(&a.is_callable())
+            .then(b.is_built_in.cmp(&a.is_built_in))
             .then(b.modified_at.cmp(&a.modified_at))
     });
     let mut seen = std::collections::HashSet::new();

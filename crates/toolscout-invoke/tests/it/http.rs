@@ -18,7 +18,7 @@ const API_KEY: &str = "sk-test-9f8e7d6c";
 
 fn config() -> HttpConfig {
     HttpConfig {
-        allowed_hosts: AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        allowed_hosts: AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
         max_response_bytes: 4096,
         retry: RetryPolicy {
             max_retries: 2,
@@ -179,7 +179,7 @@ async fn allowed_hosts_are_checked_after_expansion() {
 async fn loopback_is_refused_unless_explicitly_allowed() {
     let s = server::start().await;
     let strict = Invoker::default().with_http_config(HttpConfig {
-        allowed_hosts: AllowedHosts::new(["localhost", "127.0.0.1"]),
+        allowed_hosts: AllowedHosts::new(["localhost:*", "127.0.0.1:*"]),
         ..config()
     });
     for host in ["localhost", "127.0.0.1"] {
@@ -382,7 +382,7 @@ fn impl_block_validation() {
 async fn named_hosts_connect_to_the_checked_addresses() {
     let s = server::start().await;
     let inv = Invoker::default().with_http_config(HttpConfig {
-        allowed_hosts: AllowedHosts::new(["localhost"]).allow_private(true),
+        allowed_hosts: AllowedHosts::new(["localhost:*"]).allow_private(true),
         ..config()
     });
     let t = tool(
