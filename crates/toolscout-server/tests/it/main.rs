@@ -8,6 +8,7 @@ mod mcp;
 mod remote;
 mod rest;
 mod rpc;
+mod security;
 mod socket;
 
 use axum::Router;
@@ -87,7 +88,7 @@ fn fixture_with(options: ServerOptions, builtins: bool) -> Fixture {
         catalog.put_tool(weather, slug, "1", &put).unwrap();
     }
     let mut invoker = Invoker::default().with_http_config(HttpConfig::with_allowed_hosts(
-        AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
     ));
     toolscout_invoke::builtin::register(
         &mut invoker,
