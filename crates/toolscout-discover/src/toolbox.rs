@@ -328,6 +328,19 @@ impl Toolbox {
         self.call_inner(name, args, true).await
     }
 
+    /// Whether a call of `tool` needs approval: its spec says so, or the native function
+    /// it calls was registered so (see [`Invoker::requires_approval`]).
+    pub fn requires_approval(&self, tool: &Tool) -> bool {
+        match toolscout_invoke::Tool::from_parts(
+            tool.spec.clone(),
+            tool.tool_type,
+            &tool.implementation,
+        ) {
+            Ok(t) => self.inner.invoker.requires_approval(&t),
+            Err(_) => tool.spec.metadata.requires_approval,
+        }
+    }
+
     async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
         let tool = match self.lookup(name) {
             Lookup::Found(t) => t,
@@ -355,22 +368,25 @@ impl Toolbox {
                 );
             }
         };
-        let mut spec = tool.spec.clone();
-        if approved {
-            spec.metadata.requires_approval = false;
-        }
-        let invocable =
-            match toolscout_invoke::Tool::from_parts(spec, tool.tool_type, &tool.implementation) {
-                Ok(t) => t,
-                Err(e) => {
-                    return Outcome::Err(ToolError::new(
-                        ErrorKind::Disabled,
-                        format!("tool '{name}' cannot be called: {e}"),
-                    ));
-                }
-            };
+        let invocable = match toolscout_invoke::Tool::from_parts(
+            tool.spec.clone(),
+            tool.tool_type,
+            &tool.implementation,
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                return Outcome::Err(ToolError::new(
+                    ErrorKind::Disabled,
+                    format!("tool '{name}' cannot be called: {e}"),
+                ));
+            }
+        };
         let at = chrono::Utc::now();
-        let outcome = self.inner.invoker.invoke(&invocable, args).await;
+        let outcome = if approved {
+            self.inner.invoker.invoke_approved(&invocable, args).await
+        } else {
+            self.inner.invoker.invoke(&invocable, args).await
+        };
         // Usage is batched in memory by the catalog; a failure to count is not the call's.
         let _ = self.inner.catalog.record_call(tool.id, at);
         outcome

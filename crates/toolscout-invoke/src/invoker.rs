@@ -192,9 +192,37 @@ impl Invoker {
 
     /// Calls `tool` with `args` (a JSON object; `null` reads as `{}`).
     pub async fn invoke(&self, tool: &Tool, args: Value) -> Outcome {
+        self.invoke_inner(tool, args, false).await
+    }
+
+    /// Like [`Invoker::invoke`], for a call the caller has had approved already (an
+    /// agent loop's own approver): the [`Approver`] step is skipped.
+    pub async fn invoke_approved(&self, tool: &Tool, args: Value) -> Outcome {
+        self.invoke_inner(tool, args, true).await
+    }
+
+    /// Whether a call of `tool` needs approval: its spec says so, or the native function
+    /// it calls was registered so. **Rationale:** a catalog entry can be edited; the
+    /// native function's own registration cannot, so an entry may ask for more, never
+    /// for less.
+    pub fn requires_approval(&self, tool: &Tool) -> bool {
+        tool.spec.metadata.requires_approval
+            || match &tool.implementation {
+                Implementation::Native(native) => self
+                    .natives
+                    .get(&native.func)
+                    .is_some_and(|r| r.spec.metadata.requires_approval),
+                Implementation::Http(_) => false,
+            }
+    }
+
+    async fn invoke_inner(&self, tool: &Tool, args: Value, approved: bool) -> Outcome {
         let at = chrono::Utc::now();
         let started = Instant::now();
-        let result = self.run(tool, args).await.map_err(|e| self.redact(e));
+        let result = self
+            .run(tool, args, approved)
+            .await
+            .map_err(|e| self.redact(e));
         let elapsed = started.elapsed();
         match &result {
             Ok(_) => tracing::debug!(tool = %tool.spec.name, ?elapsed, "tool call succeeded"),
@@ -206,7 +234,12 @@ impl Invoker {
         Outcome::from(result)
     }
 
-    async fn run(&self, tool: &Tool, args: Value) -> std::result::Result<Value, ToolError> {
+    async fn run(
+        &self,
+        tool: &Tool,
+        args: Value,
+        approved: bool,
+    ) -> std::result::Result<Value, ToolError> {
         let spec = &tool.spec;
         let name = spec.name.as_str();
         if !tool.enabled {
@@ -235,16 +268,7 @@ impl Invoker {
             )
             .with_details(json!({"limit_per_minute": limit, "retry_after_seconds": secs})));
         }
-        // A native tool's own registration decides whether it needs approval: its catalog
-        // entry (which can be edited) may ask for more, never for less.
-        let native_requires_approval = match &tool.implementation {
-            Implementation::Native(native) => self
-                .natives
-                .get(&native.func)
-                .is_some_and(|r| r.spec.metadata.requires_approval),
-            Implementation::Http(_) => false,
-        };
-        if spec.metadata.requires_approval || native_requires_approval {
+        if !approved && self.requires_approval(tool) {
             self.approve(tool, &args).await?;
         }
         let timeout = spec
