@@ -35,7 +35,8 @@ use crate::{
 ///    lower that);
 /// 5. dispatch within the tool's timeout (`timeout`, and the dispatch's own kinds);
 /// 6. validate the result against the output schema (`output_invalid`);
-/// 7. redact secrets from the error, and send a [`UsageEvent`] off the call's path.
+/// 7. redact secrets from the result or the error, and send a [`UsageEvent`] off the
+///    call's path.
 ///
 /// Cloning is cheap and shares the rate limits, token cache and sinks.
 #[derive(Clone)]
@@ -222,6 +223,7 @@ impl Invoker {
         let result = self
             .run(tool, args, approved)
             .await
+            .map(|v| self.redact_result(v))
             .map_err(|e| self.redact(e));
         let elapsed = started.elapsed();
         match &result {
@@ -334,6 +336,16 @@ impl Invoker {
                 Err(ToolError::new(ErrorKind::ApprovalRefused, message)
                     .with_details(json!({"tool": name, "reason": reason})))
             }
+        }
+    }
+
+    /// A result without the secrets' values: a URL that echoes its query, or a service
+    /// that repeats a header, would otherwise hand the key to the model.
+    fn redact_result(&self, value: Value) -> Value {
+        if self.secrets.is_empty() {
+            value
+        } else {
+            self.secrets.redact_value(&value)
         }
     }
 

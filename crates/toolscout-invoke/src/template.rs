@@ -25,8 +25,14 @@ pub(crate) enum Target {
     Url,
     /// A header value: raw, but CR and LF are refused.
     Header,
-    /// A JSON body: strings are JSON-escaped (without quotes), other values written as JSON.
+    /// A JSON body: inside a string literal, strings are JSON-escaped (without quotes)
+    /// and other values written as their JSON text escaped; where a whole value goes,
+    /// see [`Target::JsonValue`].
     Json,
+    /// A JSON body, where a whole value goes (`"n": ${n}`): every value is written as
+    /// JSON, a string with its quotes, so that no argument can add keys or close the
+    /// object. Chosen by [`expand`] from the template's text.
+    JsonValue,
     /// Any other body: raw.
     Text,
 }
@@ -60,8 +66,11 @@ pub(crate) fn expand(
 ) -> Result<String, ToolError> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
+    // In a JSON body: whether the text written so far leaves us inside a string literal.
+    let mut json = JsonScan::default();
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
+        json.scan(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
             // An unterminated placeholder is kept as text.
@@ -69,11 +78,50 @@ pub(crate) fn expand(
             return Ok(out);
         };
         let name = &after[..end];
+        let target = match target {
+            Target::Json if !json.in_string => Target::JsonValue,
+            other => other,
+        };
         out.push_str(&render(name, target, field, args, secrets)?);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The names of the `${…}` placeholders of `template`, in order.
+pub(crate) fn placeholders(template: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        names.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    names
+}
+
+/// Follows the literal text of a JSON template to know whether a placeholder stands
+/// inside a string literal (`"q": "${q}"`) or where a whole value goes (`"n": ${n}`).
+#[derive(Debug, Default)]
+struct JsonScan {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl JsonScan {
+    fn scan(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.escaped {
+                self.escaped = false;
+            } else if self.in_string && c == '\\' {
+                self.escaped = true;
+            } else if c == '"' {
+                self.in_string = !self.in_string;
+            }
+        }
+    }
 }
 
 /// The placeholder of the whole arguments object.
@@ -106,10 +154,8 @@ fn render(
                     Ok(raw)
                 }
             }
-            Target::Json => Ok(match value {
-                Value::String(s) => json_escape(s),
-                other => other.to_string(),
-            }),
+            Target::Json => Ok(json_escape(&raw)),
+            Target::JsonValue => Ok(value.to_string()),
             Target::Text => Ok(raw),
         };
     }
@@ -117,6 +163,7 @@ fn render(
         return match target {
             Target::Url => Ok(url_encode(secret)),
             Target::Json => Ok(json_escape(secret)),
+            Target::JsonValue => Ok(Value::String(secret.to_owned()).to_string()),
             Target::Header if secret.contains(['\r', '\n']) => Err(ToolError::new(
                 ErrorKind::Misconfigured,
                 format!(
@@ -125,6 +172,16 @@ fn render(
             )),
             Target::Header | Target::Text => Ok(secret.to_owned()),
         };
+    }
+    if secrets.is_withheld(name) {
+        return Err(ToolError::new(
+            ErrorKind::Misconfigured,
+            format!(
+                "the template {field} needs the secret '{name}', which is not granted to this tool \
+                 or to the host it calls; the operator grants secrets to tools and hosts"
+            ),
+        )
+        .with_details(json!({"secret": name, "template": field})));
     }
     Err(ToolError::new(
         ErrorKind::InvalidArguments,
@@ -159,7 +216,9 @@ fn render_builtin(
     let text = Value::Object(args.clone()).to_string();
     Ok(match target {
         Target::Url => url_encode(&text),
-        Target::Header | Target::Json | Target::Text => text,
+        // Inside a string literal the object's text is escaped like any string.
+        Target::Json => json_escape(&text),
+        Target::Header | Target::JsonValue | Target::Text => text,
     })
 }
 
@@ -198,6 +257,35 @@ mod tests {
                 json!({"q": "a\"b\n", "n": 3})
             ),
             r#"{"q":"a\"b\n","n":3}"#
+        );
+    }
+
+    #[test]
+    fn a_string_where_a_value_goes_cannot_add_keys() {
+        // Regression: `{"q": ${q}}` with q = `1, "admin": true` added a key.
+        let out = check(
+            r#"{"q": ${q}, "s": "${q}"}"#,
+            Target::Json,
+            json!({"q": "1, \"admin\": true"}),
+        );
+        let body: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            body,
+            json!({"q": "1, \"admin\": true", "s": "1, \"admin\": true"})
+        );
+        assert_eq!(
+            check(r#"{"n": ${n}}"#, Target::Json, json!({"n": 3})),
+            r#"{"n": 3}"#
+        );
+        // A quote escaped in the template's text does not end the string.
+        assert_eq!(
+            check(r#"{"a": "x\"${q}"}"#, Target::Json, json!({"q": "\"}"})),
+            r#"{"a": "x\"\"}"}"#
+        );
+        // A secret where a value goes is a JSON string.
+        assert_eq!(
+            check(r#"{"k": ${KEY}}"#, Target::Json, json!({})),
+            r#"{"k": "k&y=1"}"#
         );
     }
 

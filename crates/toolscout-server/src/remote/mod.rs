@@ -97,16 +97,31 @@ impl RemoteSource {
     }
 
     /// The tokens of `sources` (those that have one), each under its
-    /// [`RemoteSource::token_secret`]: add them to the secrets of the invoker that calls
-    /// the imported tools.
+    /// [`RemoteSource::token_secret`] and granted to the source's host and port only (a
+    /// tool that names the secret but calls another host is refused): add them to the
+    /// secrets of the invoker that calls the imported tools.
     pub fn secrets(sources: &[RemoteSource]) -> SecretStore {
         let mut store = SecretStore::default();
         for source in sources {
             if let Some(token) = &source.token {
-                store.insert(source.token_secret(), token.as_str());
+                let name = source.token_secret();
+                store.insert(name.clone(), token.as_str());
+                match source.authority() {
+                    Some(authority) => store.grant_host(&name, &authority),
+                    // An endpoint that is no URL: no host may have the token.
+                    None => store.grant_tool(&name, ""),
+                }
             }
         }
         store
+    }
+
+    /// `host:port` of the endpoint (`[v6]:port` for IPv6), the port explicit.
+    fn authority(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.endpoint).ok()?;
+        let port = url.port_or_known_default()?;
+        // `host_str` keeps the brackets of an IPv6 address.
+        Some(format!("{}:{port}", url.host_str()?))
     }
 
     /// The local bundle of this source: a UUIDv7-shaped id derived from the endpoint,

@@ -252,3 +252,16 @@ async fn a_catalog_entry_cannot_lower_a_native_tools_approval() {
         call.body
     );
 }
+
+#[tokio::test]
+async fn the_remote_token_goes_only_to_its_remote() {
+    // Regression: a tool naming the remote's token secret, with a URL on another host,
+    // received `Authorization: Bearer <token>`.
+    let sources =
+        [toolscout_server::RemoteSource::new("http://127.0.0.1:7411").with_token(Some("t0ken"))];
+    let secrets = toolscout_server::RemoteSource::secrets(&sources);
+    let name = sources[0].token_secret();
+    assert!(secrets.may_use(&name, "any_tool", "127.0.0.1", 7411));
+    assert!(!secrets.may_use(&name, "any_tool", "127.0.0.1", 8080));
+    assert!(!secrets.may_use(&name, "any_tool", "evil.example", 443));
+}
