@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use toolscout_catalog::{Catalog, Tool};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, ToolError};
+use toolscout_invoke::{
+    AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, SecretStore, ToolError,
+};
 use toolscout_search::{Embedder, SearchIndex};
 use toolscout_server::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_spec::ToolSpec;
@@ -43,6 +45,86 @@ pub(crate) struct Global {
     pub(crate) allow_private: bool,
     #[command(flatten)]
     pub(crate) meaning: MeaningArgs,
+    #[command(flatten)]
+    pub(crate) secrets: SecretArgs,
+}
+
+/// The prefix of the environment variables that hold secrets: `TOOLSCOUT_SECRET_API_KEY`
+/// is the secret `API_KEY`.
+pub(crate) const SECRET_PREFIX: &str = "TOOLSCOUT_SECRET_";
+
+/// Secrets for the `${NAME}` placeholders of HTTP tools, and who may use them.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct SecretArgs {
+    /// A JSON file of secrets, private to its owner (chmod 600): `{"NAME": {"value":
+    /// "…", "hosts": ["api.example.com"], "tools": ["get_weather"]}}` (default:
+    /// $TOOLSCOUT_SECRETS_FILE). Variables $TOOLSCOUT_SECRET_<NAME> add more.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLSCOUT_SECRETS_FILE",
+        value_name = "FILE"
+    )]
+    pub(crate) secrets_file: Option<PathBuf>,
+    /// Grants the secret NAME to requests to HOST (`api.example.com`, `*.example.com`,
+    /// `localhost:8080`), e.g. `API_KEY=api.example.com` (repeatable).
+    #[arg(long = "secret-host", global = true, value_name = "NAME=HOST")]
+    pub(crate) hosts: Vec<String>,
+    /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=get_weather` (repeatable).
+    #[arg(long = "secret-tool", global = true, value_name = "NAME=TOOL")]
+    pub(crate) tools: Vec<String>,
+}
+
+impl SecretArgs {
+    /// The secrets of the file and of the `TOOLSCOUT_SECRET_` variables, with their grants.
+    /// Every secret must be granted to a tool or a host: one that is not is an error
+    /// that names it, not a secret any tool may use.
+    pub(crate) fn store(&self) -> Result<SecretStore> {
+        self.store_from(std::env::vars())
+    }
+
+    fn store_from(&self, vars: impl IntoIterator<Item = (String, String)>) -> Result<SecretStore> {
+        let mut store = SecretStore::from_vars(SECRET_PREFIX, vars);
+        if let Some(path) = &self.secrets_file {
+            store.extend(
+                SecretStore::from_file(path)
+                    .with_context(|| format!("reading the secrets file {}", path.display()))?,
+            );
+        }
+        for (flag, list, host) in [
+            ("--secret-host", &self.hosts, true),
+            ("--secret-tool", &self.tools, false),
+        ] {
+            for grant in list {
+                let (name, target) = grant
+                    .split_once('=')
+                    .filter(|(n, t)| !n.is_empty() && !t.is_empty())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "{flag} {grant:?}: expected NAME=VALUE, e.g. API_KEY=api.example.com"
+                        )
+                    })?;
+                if !store.contains(name) {
+                    bail!(
+                        "{flag} {grant:?}: there is no secret '{name}'; set $TOOLSCOUT_SECRET_{name} or put it in --secrets-file"
+                    );
+                }
+                if host {
+                    store.grant_host(name, target);
+                } else {
+                    store.grant_tool(name, target);
+                }
+            }
+        }
+        let ungranted: Vec<&str> = store.names().filter(|n| !store.is_granted(n)).collect();
+        if !ungranted.is_empty() {
+            bail!(
+                "the secret(s) {} are granted to no tool or host; grant each with --secret-host NAME=HOST or --secret-tool NAME=TOOL (or \"hosts\"/\"tools\" in the secrets file)",
+                ungranted.join(", ")
+            );
+        }
+        Ok(store)
+    }
 }
 
 /// Ranking by meaning: which sentence encoder, if any.
@@ -342,9 +424,11 @@ impl Context {
                 hosts.with_host(&entry)
             };
         }
+        let mut secrets = global.secrets.store()?;
+        secrets.extend(RemoteSource::secrets(remotes));
         let mut invoker = Invoker::default()
             .with_http_config(HttpConfig::with_allowed_hosts(hosts))
-            .with_secrets(RemoteSource::secrets(remotes));
+            .with_secrets(secrets);
         // `http_get` keeps the hosts of --allow-host: a remote is for its tools.
         let config = BuiltinConfig::new(workspace, builtin_hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
