@@ -1,6 +1,7 @@
 //! One module per subcommand; each has an `Args` (clap) and a `run`.
 
 pub(crate) mod bench;
+pub(crate) mod bench_serve;
 pub(crate) mod bundle;
 pub(crate) mod call;
 pub(crate) mod chat;

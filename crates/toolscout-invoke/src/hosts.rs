@@ -456,3 +456,79 @@ mod tests {
         assert!(e.message.contains("non-public address"), "{}", e.message);
     }
 }
+
+/// Property tests of the host and address rules. `cargo test -p toolscout-invoke --
+/// --ignored props` runs 10⁶ cases per property.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    use super::*;
+
+    /// Every IPv6 form that embeds an IPv4 address is judged as that address.
+    fn embedded(v4: Ipv4Addr) -> Result<(), TestCaseError> {
+        let o = v4.octets();
+        let hi = u16::from_be_bytes([o[0], o[1]]);
+        let lo = u16::from_be_bytes([o[2], o[3]]);
+        let public = is_public(IpAddr::V4(v4));
+        prop_assert_eq!(is_public(IpAddr::V6(v4.to_ipv6_mapped())), public);
+        let six_to_four = Ipv6Addr::new(0x2002, hi, lo, 0, 0, 0, 0, 1);
+        prop_assert_eq!(is_public(IpAddr::V6(six_to_four)), public);
+        let nat64 = Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, hi, lo);
+        prop_assert_eq!(is_public(IpAddr::V6(nat64)), public);
+        if !public {
+            prop_assert!(!is_public(IpAddr::V6(Ipv6Addr::new(
+                0, 0, 0, 0, 0, 0, hi, lo
+            ))));
+        }
+        // Teredo never passes.
+        prop_assert!(!is_public(IpAddr::V6(Ipv6Addr::new(
+            0x2001, 0, hi, lo, 0, 0, 0, 1
+        ))));
+        Ok(())
+    }
+
+    fn ports(host: &str, p: u16, q: u16) -> Result<(), TestCaseError> {
+        let exact = AllowedHosts::new([format!("{host}:{p}")]);
+        prop_assert_eq!(exact.matches(host, q), p == q);
+        let default = AllowedHosts::new([host]);
+        prop_assert_eq!(default.matches(host, q), q == 80 || q == 443);
+        let any_port = AllowedHosts::new([format!("{host}:*")]);
+        prop_assert!(any_port.matches(host, q));
+        // Another host never matches, whatever the port.
+        let other = format!("x{host}");
+        prop_assert!(!exact.matches(&other, p));
+        Ok(())
+    }
+
+    fn any_pattern(pattern: &str, host: &str, port: u16) -> Result<(), TestCaseError> {
+        let hosts = AllowedHosts::new([pattern]).with_private_host(pattern);
+        let _ = hosts.matches(host, port);
+        let _ = hosts.matches_host(host);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn props_embedded_v4(a: u32) { embedded(Ipv4Addr::from(a))?; }
+        #[test]
+        fn props_ports(host in "[a-z]{1,10}(\\.[a-z]{2,5})?", p: u16, q: u16) { ports(&host, p, q)?; }
+        #[test]
+        fn props_any_pattern(pattern in ".{0,30}", host in ".{0,30}", port: u16) { any_pattern(&pattern, &host, port)?; }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1_000_000))]
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_embedded_v4(a: u32) { embedded(Ipv4Addr::from(a))?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_ports(host in "[a-z]{1,10}(\\.[a-z]{2,5})?", p: u16, q: u16) { ports(&host, p, q)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_any_pattern(pattern in ".{0,30}", host in ".{0,30}", port: u16) { any_pattern(&pattern, &host, port)?; }
+    }
+}

@@ -346,3 +346,101 @@ mod tests {
         insta::assert_snapshot!(check("${@arg}", Target::Json, json!({"@arg": 1})), @"error: misconfigured: the template t has the unknown placeholder '${@arg}'; names that start with '@' are built in, and the only one is '${@args}' (the whole arguments object as JSON)");
     }
 }
+
+/// Property tests: any argument, anywhere in a template, lands encoded for its place.
+/// `cargo test -p toolscout-invoke -- --ignored props` runs 10⁶ cases per property.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    use super::*;
+
+    fn json_body(v: &str) -> Result<(), TestCaseError> {
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        let secrets = SecretStore::default();
+        let out = expand(
+            r#"{"k": ${v}, "s": "${v}", "n": [${v}]}"#,
+            Target::Json,
+            "t",
+            &args,
+            &secrets,
+        )
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let body: Value =
+            serde_json::from_str(&out).map_err(|e| TestCaseError::fail(format!("{e}: {out}")))?;
+        prop_assert_eq!(body, json!({"k": v, "s": v, "n": [v]}));
+        Ok(())
+    }
+
+    fn url(v: &str) -> Result<(), TestCaseError> {
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        let out = expand(
+            "https://api.example.com/p/${v}?q=${v}#${v}",
+            Target::Url,
+            "t",
+            &args,
+            &SecretStore::default(),
+        )
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let parsed = reqwest::Url::parse(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(parsed.host_str(), Some("api.example.com"));
+        prop_assert_eq!(parsed.path_segments().map(Iterator::count), Some(2));
+        prop_assert_eq!(parsed.query_pairs().count(), 1);
+        let q = parsed.query_pairs().next().map(|(_, v)| v.into_owned());
+        prop_assert_eq!(q.as_deref(), Some(v));
+        Ok(())
+    }
+
+    fn header(v: &str) -> Result<(), TestCaseError> {
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        match expand(
+            "x ${v}",
+            Target::Header,
+            "t",
+            &args,
+            &SecretStore::default(),
+        ) {
+            Ok(out) => prop_assert!(!out.contains(['\r', '\n'])),
+            Err(e) => prop_assert_eq!(e.kind, ErrorKind::InvalidArguments),
+        }
+        Ok(())
+    }
+
+    fn any_template(template: &str, v: &str) -> Result<(), TestCaseError> {
+        // No template, however broken, panics.
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        for target in [Target::Url, Target::Header, Target::Json, Target::Text] {
+            let _ = expand(template, target, "t", &args, &SecretStore::default());
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn props_template_json(v in ".*") { json_body(&v)?; }
+        #[test]
+        fn props_template_url(v in ".*") { url(&v)?; }
+        #[test]
+        fn props_template_header(v in ".*") { header(&v)?; }
+        #[test]
+        fn props_template_any(t in r#"[${}@"\\a-z ]{0,40}"#, v in ".*") { any_template(&t, &v)?; }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1_000_000))]
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_json(v in ".*") { json_body(&v)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_url(v in ".*") { url(&v)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_header(v in ".*") { header(&v)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_any(t in r#"[${}@"\\a-z ]{0,40}"#, v in ".*") { any_template(&t, &v)?; }
+    }
+}

@@ -5,6 +5,7 @@
 
 mod manifest;
 mod mcp;
+mod props;
 mod remote;
 mod rest;
 mod rpc;
