@@ -82,7 +82,16 @@ pub(crate) fn expand(
             Target::Json if !json.in_string => Target::JsonValue,
             other => other,
         };
-        out.push_str(&render(name, target, field, args, secrets)?);
+        let value = render(name, target, field, args, secrets)?;
+        // In a URL's path, `.` and `..` (which no encoding hides: `%2e` is a dot too)
+        // would move the request up the path.
+        if target == Target::Url && !out.contains(['?', '#']) && (value == "." || value == "..") {
+            return Err(ToolError::invalid_arguments(format!(
+                "'{name}' is {value:?}, which cannot be a segment of a URL path ({field}); give a name"
+            ))
+            .with_details(json!({"argument": name, "template": field})));
+        }
+        out.push_str(&value);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -237,6 +246,24 @@ mod tests {
     }
 
     #[test]
+    fn dot_segments_are_refused_in_a_url_path() {
+        // Found by the property test: `..` in a path segment climbed up the path.
+        assert!(
+            check("https://h/files/${v}/x", Target::Url, json!({"v": ".."}))
+                .starts_with("error: invalid_arguments")
+        );
+        assert!(check("https://h/files/${v}", Target::Url, json!({"v": "."})).starts_with("error"));
+        assert_eq!(
+            check("https://h/files?q=${v}", Target::Url, json!({"v": ".."})),
+            "https://h/files?q=.."
+        );
+        assert_eq!(
+            check("https://h/files/${v}", Target::Url, json!({"v": "..."})),
+            "https://h/files/..."
+        );
+    }
+
+    #[test]
     fn url_values_are_encoded() {
         assert_eq!(
             check(
@@ -381,8 +408,13 @@ mod props {
             "t",
             &args,
             &SecretStore::default(),
-        )
-        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        );
+        if v == "." || v == ".." {
+            // Found by the long run: `..` in a path climbed to the root.
+            prop_assert!(out.is_err());
+            return Ok(());
+        }
+        let out = out.map_err(|e| TestCaseError::fail(e.to_string()))?;
         let parsed = reqwest::Url::parse(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(parsed.host_str(), Some("api.example.com"));
         prop_assert_eq!(parsed.path_segments().map(Iterator::count), Some(2));
