@@ -63,7 +63,7 @@ async fn main() -> anyhow::Result<()> {
         .with_secrets(secrets)
         // Loopback needs an explicit allow: real deployments list public API hosts only.
         .with_http_config(HttpConfig::with_allowed_hosts(
-            AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+            AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
         ));
     invoker.register(WordCount)?;
 

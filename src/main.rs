@@ -79,7 +79,7 @@ fn main() -> ExitCode {
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),
         Command::Eval(args) => cmd::eval::run(&args, &cli.global, cli.json),
-        Command::Bench(args) => cmd::bench::run(&args, cli.json),
+        Command::Bench(args) => cmd::bench::run(&args, &cli.global, cli.json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,5 +1,6 @@
 //! `toolscout bench search`: how fast the index builds, reopens and answers, next to a
-//! naive scan that scores every tool name with strsim.
+//! naive scan that scores every tool name with strsim; `bench serve` is in
+//! [`super::bench_serve`].
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -22,6 +23,9 @@ pub(crate) struct Args {
 enum What {
     /// Index build, reopen and query latency, vs. a naive strsim scan.
     Search(SearchArgs),
+    /// A load test of `serve`: N clients on loopback mixing the manifest, tools/search
+    /// and tools/call; requests/s, p50/p99, errors, the server's memory.
+    Serve(super::bench_serve::ServeArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -47,9 +51,10 @@ struct SearchArgs {
     naive: usize,
 }
 
-pub(crate) fn run(args: &Args, json_out: bool) -> Result<()> {
+pub(crate) fn run(args: &Args, global: &super::context::Global, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, json_out),
+        What::Serve(a) => super::bench_serve::run(a, global, json_out),
     }
 }
 

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use toolscout_catalog::{Catalog, Tool};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, ToolError};
+use toolscout_invoke::{
+    AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, SecretStore, ToolError,
+};
 use toolscout_search::{Embedder, SearchIndex};
 use toolscout_server::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_spec::ToolSpec;
@@ -33,8 +35,9 @@ pub(crate) struct Global {
     /// The directory the file tools may touch (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
-    /// A host `http_get` and HTTP tools may reach, e.g. `api.github.com` or
-    /// `*.example.com` (repeatable).
+    /// A host `http_get` and HTTP tools may reach, e.g. `api.github.com`,
+    /// `*.example.com`, or with a port, `localhost:8080` (repeatable). Without a port only
+    /// 80 and 443 are allowed; `host:*` allows any port.
     #[arg(long = "allow-host", global = true, value_name = "HOST")]
     pub(crate) allow_hosts: Vec<String>,
     /// Let the allowed hosts resolve to loopback and private addresses (local services).
@@ -42,6 +45,86 @@ pub(crate) struct Global {
     pub(crate) allow_private: bool,
     #[command(flatten)]
     pub(crate) meaning: MeaningArgs,
+    #[command(flatten)]
+    pub(crate) secrets: SecretArgs,
+}
+
+/// The prefix of the environment variables that hold secrets: `TOOLSCOUT_SECRET_API_KEY`
+/// is the secret `API_KEY`.
+pub(crate) const SECRET_PREFIX: &str = "TOOLSCOUT_SECRET_";
+
+/// Secrets for the `${NAME}` placeholders of HTTP tools, and who may use them.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct SecretArgs {
+    /// A JSON file of secrets, private to its owner (chmod 600): `{"NAME": {"value":
+    /// "…", "hosts": ["api.example.com"], "tools": ["get_weather"]}}` (default:
+    /// $TOOLSCOUT_SECRETS_FILE). Variables $TOOLSCOUT_SECRET_<NAME> add more.
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLSCOUT_SECRETS_FILE",
+        value_name = "FILE"
+    )]
+    pub(crate) secrets_file: Option<PathBuf>,
+    /// Grants the secret NAME to requests to HOST (`api.example.com`, `*.example.com`,
+    /// `localhost:8080`), e.g. `API_KEY=api.example.com` (repeatable).
+    #[arg(long = "secret-host", global = true, value_name = "NAME=HOST")]
+    pub(crate) hosts: Vec<String>,
+    /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=get_weather` (repeatable).
+    #[arg(long = "secret-tool", global = true, value_name = "NAME=TOOL")]
+    pub(crate) tools: Vec<String>,
+}
+
+impl SecretArgs {
+    /// The secrets of the file and of the `TOOLSCOUT_SECRET_` variables, with their grants.
+    /// Every secret must be granted to a tool or a host: one that is not is an error
+    /// that names it, not a secret any tool may use.
+    pub(crate) fn store(&self) -> Result<SecretStore> {
+        self.store_from(std::env::vars())
+    }
+
+    fn store_from(&self, vars: impl IntoIterator<Item = (String, String)>) -> Result<SecretStore> {
+        let mut store = SecretStore::from_vars(SECRET_PREFIX, vars);
+        if let Some(path) = &self.secrets_file {
+            store.extend(
+                SecretStore::from_file(path)
+                    .with_context(|| format!("reading the secrets file {}", path.display()))?,
+            );
+        }
+        for (flag, list, host) in [
+            ("--secret-host", &self.hosts, true),
+            ("--secret-tool", &self.tools, false),
+        ] {
+            for grant in list {
+                let (name, target) = grant
+                    .split_once('=')
+                    .filter(|(n, t)| !n.is_empty() && !t.is_empty())
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "{flag} {grant:?}: expected NAME=VALUE, e.g. API_KEY=api.example.com"
+                        )
+                    })?;
+                if !store.contains(name) {
+                    bail!(
+                        "{flag} {grant:?}: there is no secret '{name}'; set $TOOLSCOUT_SECRET_{name} or put it in --secrets-file"
+                    );
+                }
+                if host {
+                    store.grant_host(name, target);
+                } else {
+                    store.grant_tool(name, target);
+                }
+            }
+        }
+        let ungranted: Vec<&str> = store.names().filter(|n| !store.is_granted(n)).collect();
+        if !ungranted.is_empty() {
+            bail!(
+                "the secret(s) {} are granted to no tool or host; grant each with --secret-host NAME=HOST or --secret-tool NAME=TOOL (or \"hosts\"/\"tools\" in the secrets file)",
+                ungranted.join(", ")
+            );
+        }
+        Ok(store)
+    }
 }
 
 /// Ranking by meaning: which sentence encoder, if any.
@@ -150,8 +233,8 @@ pub(crate) struct Remotes {
     /// `http://127.0.0.1:7411` (repeatable). Its manifest is read at start and then
     /// whenever it is stale; its tools are kept in a bundle `remote-<name>` of the
     /// catalog, unavailable while the server does not answer, and called through its
-    /// invoke route. Its host is allowed for HTTP calls; a remote on `localhost` or a
-    /// loopback or private address also turns on --allow-private.
+    /// invoke route. Its host and port are allowed for HTTP calls (a remote on `localhost`
+    /// or a loopback or private address may be reached there, nothing else private).
     #[arg(long = "remote", value_name = "URL")]
     pub(crate) urls: Vec<String>,
     /// The bearer token sent with calls to the remotes' tools, when they need one
@@ -259,28 +342,17 @@ fn remote_authority(url: &str) -> Result<(String, u16)> {
     Ok((host.to_ascii_lowercase(), port))
 }
 
-/// Whether `host` is this machine or a private network: `localhost`, or a loopback,
-/// private, link-local or unique-local address.
+/// Whether `host` is this machine or a private network: `localhost`, or an address that
+/// is not public by the invoker's rule ([`toolscout_invoke::is_public_ip`]), the one
+/// rule the HTTP tools are held to.
 fn is_local(host: &str) -> bool {
     if host == "localhost" || host.ends_with(".localhost") {
         return true;
     }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => {
-            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
-        }
-        Ok(std::net::IpAddr::V6(ip)) => {
-            let first = ip.segments()[0];
-            ip.is_loopback()
-                || ip.is_unspecified()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || ip
-                    .to_ipv4_mapped()
-                    .is_some_and(|v4| is_local(&v4.to_string()))
-        }
-        Err(_) => false,
-    }
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| !toolscout_invoke::is_public_ip(ip))
 }
 
 /// A remote catalog over `sources` feeding `toolbox`, read once (each source's trouble is
@@ -336,19 +408,27 @@ impl Context {
         };
         let builtin_hosts =
             AllowedHosts::new(&global.allow_hosts).allow_private(global.allow_private);
-        let mut remote_hosts = Vec::with_capacity(remotes.len());
+        // Each remote adds its own host and port, and only that entry may be private:
+        // a remote on 127.0.0.1 opens nothing else of this machine to the HTTP tools.
+        let mut hosts = builtin_hosts.clone();
         for source in remotes {
-            remote_hosts.push(remote_host(&source.endpoint)?);
+            let (host, port) = remote_authority(&source.endpoint)?;
+            let entry = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            hosts = if is_local(&host) {
+                hosts.with_private_host(&entry)
+            } else {
+                hosts.with_host(&entry)
+            };
         }
-        let hosts = if remote_hosts.is_empty() {
-            builtin_hosts.clone()
-        } else {
-            AllowedHosts::new(global.allow_hosts.iter().chain(&remote_hosts))
-                .allow_private(global.allow_private || remote_hosts.iter().any(|h| is_local(h)))
-        };
+        let mut secrets = global.secrets.store()?;
+        secrets.extend(RemoteSource::secrets(remotes));
         let mut invoker = Invoker::default()
             .with_http_config(HttpConfig::with_allowed_hosts(hosts))
-            .with_secrets(RemoteSource::secrets(remotes));
+            .with_secrets(secrets);
         // `http_get` keeps the hosts of --allow-host: a remote is for its tools.
         let config = BuiltinConfig::new(workspace, builtin_hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
@@ -402,13 +482,14 @@ impl Context {
     }
 }
 
-/// Every tool of the catalog (disabled ones too), one per name: the callable one changed
-/// last, as `Toolbox::lookup` picks it.
+/// Every tool of the catalog (disabled ones too), one per name: the callable one (a
+/// built-in first) changed last, as `Toolbox::lookup` picks it.
 pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
     let mut tools = catalog.tools();
     tools.sort_by(|a, b| {
         b.is_callable()
             .cmp(&a.is_callable())
+            .then(b.is_built_in.cmp(&a.is_built_in))
             .then(b.modified_at.cmp(&a.modified_at))
     });
     let mut seen = std::collections::HashSet::new();

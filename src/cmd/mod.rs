@@ -2,6 +2,7 @@
 
 pub(crate) mod agent_opts;
 pub(crate) mod bench;
+pub(crate) mod bench_serve;
 pub(crate) mod bundle;
 pub(crate) mod call;
 pub(crate) mod chat;

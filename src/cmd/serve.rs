@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use anyhow::{Context as _, Result, bail};
 use toolscout_server::console::{ChatSettings, Console};
-use toolscout_server::{AppState, Expose, ServerOptions};
+use toolscout_server::{AppState, Expose, HostCheck, ServerOptions};
 
 use super::context::{Context, Global, Remotes, connect_remotes};
 
@@ -34,10 +34,16 @@ pub(crate) struct Args {
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1:7411")]
     addr: SocketAddr,
-    /// A bearer token every request but reads must carry (default: $TOOLSCOUT_TOKEN).
+    /// The bearer token every request but the GET reads must carry (default:
+    /// $TOOLSCOUT_TOKEN; without either, a random token is made at start-up and printed).
     #[arg(long, env = "TOOLSCOUT_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Listen on an address other than loopback.
+    /// Serve without a token: anyone who reaches the port may change the catalog and
+    /// call every tool. Refused with --public.
+    #[arg(long, conflicts_with = "token")]
+    no_auth: bool,
+    /// Listen on an address other than loopback (then any Host name is accepted, and the
+    /// token is the guard).
     #[arg(long)]
     public: bool,
     /// Serve MCP over stdio instead of HTTP.
@@ -95,6 +101,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             args.addr
         );
     }
+    if args.public && args.no_auth {
+        bail!(
+            "--public with --no-auth would let anyone on the network change the catalog and call every tool; drop --no-auth (a token is made and printed) or give --token"
+        );
+    }
     let sources = args.remotes.sources()?;
     if args.mcp.is_none() {
         args.remotes.check_not_self(args.addr)?;
@@ -105,8 +116,18 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         .build()?;
     let remote = runtime.block_on(connect_remotes(&toolbox, &sources))?;
     let tools = toolbox.callable_specs().len();
+    let token = match (&args.token, args.no_auth || args.mcp.is_some()) {
+        (Some(t), _) if !t.is_empty() => Some(t.clone()),
+        (_, true) => None,
+        _ => Some(random_token()),
+    };
     let options = ServerOptions::default()
-        .with_token(args.token.as_deref())
+        .with_token(token.as_deref())
+        .with_host_check(if args.public {
+            HostCheck::Off
+        } else {
+            HostCheck::Loopback
+        })
         .with_expose(match args.expose {
             ExposeArg::Discover => Expose::Discover,
             ExposeArg::All => Expose::All,
@@ -129,11 +150,15 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             .block_on(toolscout_server::serve_stdio(state))
             .context("serving MCP over stdio");
     }
-    if !args.addr.ip().is_loopback() && args.token.is_none() {
-        eprintln!(
-            "warning: serving on {} without --token: anyone who reaches it can change the catalog",
+    match (&token, &args.token) {
+        (Some(t), None) => eprintln!(
+            "token: {t}\n  (made for this run: send Authorization: Bearer <token> with every request but GET reads; choose one with --token or $TOOLSCOUT_TOKEN)"
+        ),
+        (None, _) => eprintln!(
+            "warning: no token (--no-auth): anyone who reaches {} can change the catalog and call every tool",
             args.addr
-        );
+        ),
+        _ => {}
     }
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
@@ -152,4 +177,12 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             .await
             .context("serving")
     })
+}
+
+/// A token of 244 random bits (two UUIDv4s from the operating system's generator), as
+/// 64 hexadecimal digits.
+fn random_token() -> String {
+    let a = uuid::Uuid::new_v4();
+    let b = uuid::Uuid::new_v4();
+    format!("{}{}", a.simple(), b.simple())
 }

@@ -13,6 +13,7 @@ mod manage;
 mod mcp;
 mod openapi;
 mod remote;
+mod secrets;
 mod serve;
 
 /// A temporary catalog and workspace; `run` uses both.

@@ -53,7 +53,7 @@ fn openapi_operations_become_http_tools() {
     std::fs::write(&file, doc.to_string()).unwrap();
     assert_snapshot!(env.check(&["import", "openapi", file.to_str().unwrap()]));
     assert_snapshot!(env.check(&["describe", "createPet", "--level", "3"]));
-    let host = addr.ip().to_string();
+    let host = format!("{}:{}", addr.ip(), addr.port());
     let out = env.all(&[
         "--allow-host",
         &host,

@@ -42,8 +42,14 @@ fn serve_with_a_remote_serves_and_calls_its_tools() {
             .starts_with("disabled bundle 'files'")
     );
     let remote = format!("http://{addr_a}");
-    let (_server_b, addr_b, said) = serve(&b, &["--remote", &remote, "--remote-token", "s3cret"]);
-    assert_eq!(said, format!("remote {remote}: 6 tools\n"));
+    let (_server_b, addr_b, said) = serve(
+        &b,
+        &["--remote", &remote, "--remote-token", "s3cret", "--no-auth"],
+    );
+    assert!(
+        said.starts_with(&format!("remote {remote}: 6 tools\n")),
+        "{said}"
+    );
 
     let (status, reply) = post(
         &addr_b,
@@ -70,7 +76,7 @@ fn serve_with_a_remote_serves_and_calls_its_tools() {
 #[test]
 fn serve_with_a_remote_that_does_not_answer_starts_with_a_warning() {
     let b = Env::new();
-    let (_server_b, _, said) = serve(&b, &["--remote", "http://127.0.0.1:1"]);
+    let (_server_b, _, said) = serve(&b, &["--remote", "http://127.0.0.1:1", "--no-auth"]);
     assert!(
         said.starts_with(
             "warning: remote http://127.0.0.1:1: no answer from http://127.0.0.1:1/api/v1/tools"
@@ -78,7 +84,7 @@ fn serve_with_a_remote_that_does_not_answer_starts_with_a_warning() {
         "{said}"
     );
     assert!(
-        said.ends_with("; its tools are unavailable until it answers\n"),
+        said.contains("; its tools are unavailable until it answers\n"),
         "{said}"
     );
 }

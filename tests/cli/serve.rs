@@ -129,15 +129,13 @@ fn serve_answers_the_manifest_and_json_rpc() {
 
     let call = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read_file","arguments":{"file_path":"hello.txt"}},"id":1}"#;
     let (status, body) = http(&addr, "POST", "/rpc", &[], call);
-    assert_eq!(status, 200, "{body}");
-    assert!(
-        body.contains(r#""code":-32001"#),
-        "a call without the token is refused: {body}"
+    assert_eq!(
+        status, 401,
+        "a request without the token is refused: {body}"
     );
     let identity = r#"{"jsonrpc":"2.0","method":"server/identity","id":2}"#;
     let (status, body) = http(&addr, "POST", "/rpc", &[], identity);
-    assert_eq!(status, 200, "{body}");
-    assert!(body.contains("server_id"), "reads need no token: {body}");
+    assert_eq!(status, 401, "JSON-RPC reads need the token too: {body}");
     let (status, body) = http(
         &addr,
         "POST",
@@ -174,6 +172,44 @@ fn serve_serves_the_console_and_says_whether_its_chat_has_a_model() {
         "{body}"
     );
     assert!(!body.contains("sk-never-shown"), "{body}");
+}
+
+#[test]
+fn serve_makes_a_token_when_none_is_given() {
+    // Regression: without --token every mutation was open to anyone on the port.
+    let env = Env::new();
+    let (_server, addr, said) = serve(&env, &[]);
+    let token = said
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap_or_else(|| panic!("no token printed: {said}"))
+        .to_owned();
+    assert_eq!(token.len(), 64, "{token}");
+    let uri = "/tools/bundles/018faf50-b7b6-7a01-9a05-a22a6e0af101";
+    let (status, body) = http(&addr, "PUT", uri, &[], r#"{"slug":"maps"}"#);
+    assert_eq!(status, 401, "{body}");
+    let auth = format!("Authorization: Bearer {token}");
+    let (status, body) = http(&addr, "PUT", uri, &[&auth], r#"{"slug":"maps"}"#);
+    assert_eq!(status, 200, "{body}");
+    // Reads stay open.
+    let (status, _) = http(&addr, "GET", "/api/v1/tools", &[], "");
+    assert_eq!(status, 200);
+    // Two runs, two tokens.
+    let (_other, _, said_again) = serve(&Env::new(), &[]);
+    assert!(!said_again.contains(&token));
+}
+
+#[test]
+fn serve_no_auth_is_loud_and_not_public() {
+    let env = Env::new();
+    let (_server, addr, said) = serve(&env, &["--no-auth"]);
+    assert!(!said.contains("token: "), "{said}");
+    assert!(said.contains("warning: no token (--no-auth)"), "{said}");
+    let uri = "/tools/bundles/018faf50-b7b6-7a01-9a05-a22a6e0af101";
+    let (status, body) = http(&addr, "PUT", uri, &[], r#"{"slug":"maps"}"#);
+    assert_eq!(status, 200, "{body}");
+    let out = Env::new().check(&["serve", "--addr", "0.0.0.0:0", "--public", "--no-auth"]);
+    assert!(out.contains("--public with --no-auth"), "{out}");
 }
 
 #[test]

@@ -70,6 +70,11 @@ const SUGGESTIONS: usize = 3;
 /// The longest user message [`ToolHost::retrieve`] searches with, in characters: the
 /// start of a long message says what it is about, and a query's cost grows with its words.
 const RETRIEVE_CHARS: usize = 2_000;
+async fn blocking(f: impl FnOnce() -> CallOutcome + Send + 'static) -> CallOutcome {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        CallOutcome::error("tool_failed", format!("the discover answer stopped: {e}"))
+    })
+}
 
 fn answered(answer: Answer) -> CallOutcome {
     // A search reply's hits, best first, are what the search found.
@@ -119,11 +124,20 @@ impl ToolHost for ToolboxHost {
         if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name) {
             return a.spec().ok();
         }
+        // The loop reads `requires_approval` here: it comes from the native function's
+        // registration too, so an edited catalog entry cannot skip the approver.
         match self.toolbox.lookup(name) {
-            Lookup::Found(tool) => Some(tool.spec),
+            Lookup::Found(tool) => {
+                let approval = self.toolbox.requires_approval(&tool);
+                let mut spec = tool.spec;
+                spec.metadata.requires_approval = approval;
+                Some(spec)
+            }
             Lookup::Disabled { tool, .. } => {
+                let approval = self.toolbox.requires_approval(&tool);
                 let mut spec = tool.spec;
                 spec.metadata.enabled_by_default = false;
+                spec.metadata.requires_approval = approval;
                 Some(spec)
             }
             Lookup::NotFound { .. } => None,
@@ -182,11 +196,13 @@ impl ToolHost for ToolboxHost {
         _ctx: CallContext,
     ) -> BoxFuture<'a, CallOutcome> {
         Box::pin(async move {
-            if let Some(d) = self.discover_tool(name) {
-                return answered(d.answer(&arguments));
+            // Search work, off the async threads: one large catalog's answer must not
+            // stall the loop's other calls.
+            if let Some(d) = self.discover_tool(name).cloned() {
+                return blocking(move || answered(d.answer(&arguments))).await;
             }
-            if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name) {
-                return answered(a.answer(&arguments));
+            if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name).cloned() {
+                return blocking(move || answered(a.answer(&arguments))).await;
             }
             // The loop has asked the approver already.
             let outcome = self.toolbox.call_approved(name, arguments).await;

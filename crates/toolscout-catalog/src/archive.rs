@@ -31,6 +31,11 @@ pub const ARCHIVE_FORMAT: &str = "toolscout.bundle-archive/1";
 /// The largest entry an import reads, in bytes.
 pub const MAX_ENTRY_BYTES: u64 = 4 << 20;
 
+/// The most bytes an import reads from all its entries together, uncompressed.
+/// **Rationale:** a ZIP file of 1 MB can hold gigabytes of well-compressed entries, and
+/// the same entry can be listed many times.
+pub const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
+
 /// The most tools an archive may hold.
 pub const MAX_TOOLS: usize = 10_000;
 
@@ -75,19 +80,36 @@ fn zip_err(entry: &str) -> impl Fn(zip::result::ZipError) -> Error + '_ {
     move |e| Error::archive(entry, e)
 }
 
-fn read_entry<R: Read + Seek>(zip: &mut ZipArchive<R>, name: &str) -> Result<Vec<u8>> {
+/// One entry's bytes, at most [`MAX_ENTRY_BYTES`] and at most what is left of `budget`
+/// (the archive's [`MAX_ARCHIVE_BYTES`]), which it uses up.
+fn read_entry<R: Read + Seek>(
+    zip: &mut ZipArchive<R>,
+    name: &str,
+    budget: &mut u64,
+) -> Result<Vec<u8>> {
     let entry = zip.by_name(name).map_err(zip_err(name))?;
+    let limit = MAX_ENTRY_BYTES.min(*budget);
     let mut bytes = Vec::new();
     entry
-        .take(MAX_ENTRY_BYTES + 1)
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::archive(name, e))?;
-    if bytes.len() as u64 > MAX_ENTRY_BYTES {
+    let read = bytes.len() as u64;
+    if read > MAX_ENTRY_BYTES {
         return Err(Error::archive(
             name,
             format!("larger than {MAX_ENTRY_BYTES} bytes"),
         ));
     }
+    if read > *budget {
+        return Err(Error::archive(
+            name,
+            format!(
+                "the archive's entries add up to more than {MAX_ARCHIVE_BYTES} bytes uncompressed"
+            ),
+        ));
+    }
+    *budget -= read;
     Ok(bytes)
 }
 
@@ -147,8 +169,10 @@ impl Catalog {
     /// rules of [`Catalog::put_tool`]. Tools keep their ids unless another tool has it.
     pub fn import_bundle<R: Read + Seek>(&self, reader: R) -> Result<Imported> {
         let mut zip = ZipArchive::new(reader).map_err(zip_err(""))?;
-        let manifest: Manifest = serde_json::from_slice(&read_entry(&mut zip, "manifest.json")?)
-            .map_err(|e| Error::archive("manifest.json", e))?;
+        let mut budget = MAX_ARCHIVE_BYTES;
+        let manifest: Manifest =
+            serde_json::from_slice(&read_entry(&mut zip, "manifest.json", &mut budget)?)
+                .map_err(|e| Error::archive("manifest.json", e))?;
         if manifest.format != ARCHIVE_FORMAT {
             return Err(Error::archive(
                 "manifest.json",
@@ -173,8 +197,9 @@ impl Catalog {
         let mut tools = Vec::new();
         let mut seen = HashSet::new();
         for name in &manifest.tools {
-            let mut file: ToolFile = serde_json::from_slice(&read_entry(&mut zip, name)?)
-                .map_err(|e| Error::archive(name, e))?;
+            let mut file: ToolFile =
+                serde_json::from_slice(&read_entry(&mut zip, name, &mut budget)?)
+                    .map_err(|e| Error::archive(name, e))?;
             file.bundle_id = mb.bundle_id;
             file.is_built_in = false;
             let spec = check_tool_file(&file)?;

@@ -165,11 +165,12 @@ impl Catalog {
     }
 
     fn reload_inner(&self, force: bool) -> Result<bool> {
+        // The file lock first, then the in-memory state: a process that waits for
+        // another's write must not hold the state, or every read here waits with it.
+        let lock = self.store.lock_shared()?;
         let mut state = self.lock_state();
-        let events = {
-            let _lock = self.store.lock_shared()?;
-            self.refresh(&mut state, force)?
-        };
+        let events = self.refresh(&mut state, force)?;
+        drop(lock);
         let changed = !events.is_empty();
         let change = self.change(&mut state, events);
         drop(state);
@@ -208,8 +209,10 @@ impl Catalog {
     /// Runs one write under both locks, after catching up with other processes, and
     /// tells the subscribers once it is committed.
     pub(crate) fn write<R>(&self, op: impl FnOnce(&mut Tx<'_>) -> Result<R>) -> Result<R> {
-        let mut state = self.lock_state();
+        // The file lock first (see `reload_inner`): the locks are always taken in this
+        // order, and no one waits for the file lock while holding the state.
         let lock = self.store.lock_exclusive()?;
+        let mut state = self.lock_state();
         let mut events = self.refresh(&mut state, false)?;
         let mut tx = Tx {
             store: &self.store,

@@ -83,7 +83,7 @@ mod state;
 mod store;
 mod validate;
 
-pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ENTRY_BYTES, MAX_TOOLS};
+pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
 pub use catalog::{Catalog, CatalogOptions};
 pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};

@@ -449,11 +449,12 @@ impl Catalog {
     /// Writes the recorded calls: each tool's usage file is read, added to and replaced
     /// under the write lock, so that counts from several processes add up.
     pub fn flush_usage(&self) -> Result<()> {
-        let mut state = self.lock_state();
-        if state.pending.is_empty() {
+        if self.lock_state().pending.is_empty() {
             return Ok(());
         }
+        // The file lock before the state (see `Catalog::write`).
         let _lock = self.store.lock_exclusive()?;
+        let mut state = self.lock_state();
         let pending = std::mem::take(&mut state.pending);
         state.pending_since = None;
         for (id, delta) in pending {

@@ -230,10 +230,13 @@ impl Toolbox {
             .iter()
             .filter_map(|id| self.inner.catalog.tool(*id).ok())
             .collect();
-        // Callable first, then the one changed last.
+        // Callable first, then a built-in one, then the one changed last. **Rationale:** a
+        // catalog entry must not shadow a built-in tool (and its approval rules) by taking
+        // its name; only a disabled built-in gives its name up.
         tools.sort_by(|a, b| {
             b.is_callable()
                 .cmp(&a.is_callable())
+                .then(b.is_built_in.cmp(&a.is_built_in))
                 .then(b.modified_at.cmp(&a.modified_at))
         });
         match tools.into_iter().next() {
@@ -352,27 +355,43 @@ impl Toolbox {
         self.call_inner(name, args, true).await
     }
 
+    /// Whether a call of `tool` needs approval: its spec says so, or the native function
+    /// it calls was registered so (see [`Invoker::requires_approval`]).
+    pub fn requires_approval(&self, tool: &Tool) -> bool {
+        match toolscout_invoke::Tool::from_parts(
+            tool.spec.clone(),
+            tool.tool_type,
+            &tool.implementation,
+        ) {
+            Ok(t) => self.inner.invoker.requires_approval(&t),
+            Err(_) => tool.spec.metadata.requires_approval,
+        }
+    }
+
     async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
         let tool = match self.lookup(name).into_callable(name) {
             Ok(t) => t,
             Err(e) => return Outcome::Err(e),
         };
-        let mut spec = tool.spec.clone();
-        if approved {
-            spec.metadata.requires_approval = false;
-        }
-        let invocable =
-            match toolscout_invoke::Tool::from_parts(spec, tool.tool_type, &tool.implementation) {
-                Ok(t) => t,
-                Err(e) => {
-                    return Outcome::Err(ToolError::new(
-                        ErrorKind::Disabled,
-                        format!("tool '{name}' cannot be called: {e}"),
-                    ));
-                }
-            };
+        let invocable = match toolscout_invoke::Tool::from_parts(
+            tool.spec.clone(),
+            tool.tool_type,
+            &tool.implementation,
+        ) {
+            Ok(t) => t,
+            Err(e) => {
+                return Outcome::Err(ToolError::new(
+                    ErrorKind::Disabled,
+                    format!("tool '{name}' cannot be called: {e}"),
+                ));
+            }
+        };
         let at = chrono::Utc::now();
-        let outcome = self.inner.invoker.invoke(&invocable, args).await;
+        let outcome = if approved {
+            self.inner.invoker.invoke_approved(&invocable, args).await
+        } else {
+            self.inner.invoker.invoke(&invocable, args).await
+        };
         // Usage is batched in memory by the catalog; a failure to count is not the call's.
         let _ = self.inner.catalog.record_call(tool.id, at);
         outcome

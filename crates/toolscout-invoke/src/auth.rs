@@ -268,6 +268,8 @@ async fn fetch(
         ],
         body: body.into_bytes(),
         truncate_body: false,
+        secret_headers: vec!["Authorization".to_owned()],
+        secret_body: true,
     };
     let started = Instant::now();
     let resp = send(config, req, timeout, 64 * 1024).await?;

@@ -107,6 +107,12 @@ pub(crate) struct HttpRequest {
     pub(crate) body: Vec<u8>,
     /// Cut a response body over the limit instead of failing.
     pub(crate) truncate_body: bool,
+    /// The names of the headers whose value carries a secret: dropped on a redirect to
+    /// another origin, like `Authorization`.
+    pub(crate) secret_headers: Vec<String>,
+    /// Whether the body carries a secret: a redirect to another origin that would
+    /// resend it is refused.
+    pub(crate) secret_body: bool,
 }
 
 /// A response, body read whole (or cut at the limit, when asked).
@@ -230,17 +236,29 @@ pub(crate) async fn send(
                     ),
                 )
             })?;
+            let body_dropped = resp.status == 303
+                || (matches!(resp.status, 301 | 302) && req.method == Method::POST);
             if next.origin() != req.url.origin() {
-                // Credentials were meant for the first origin only.
+                // Credentials were meant for the first origin only: the standard ones,
+                // and every header a secret went into.
+                let secret = req.secret_headers.clone();
                 req.headers.retain(|(k, _)| {
                     !["authorization", "cookie", "proxy-authorization"]
                         .iter()
                         .any(|h| k.eq_ignore_ascii_case(h))
+                        && !secret.iter().any(|h| k.eq_ignore_ascii_case(h))
                 });
+                if req.secret_body && !body_dropped && !req.body.is_empty() {
+                    return Err(ToolError::new(
+                        ErrorKind::HostNotAllowed,
+                        format!(
+                            "{} redirected to another origin, which would receive the request body and the secret in it; not followed",
+                            display_url(&req.url)
+                        ),
+                    ));
+                }
             }
-            if resp.status == 303
-                || (matches!(resp.status, 301 | 302) && req.method == Method::POST)
-            {
+            if body_dropped {
                 req.method = Method::GET;
                 req.body.clear();
             }

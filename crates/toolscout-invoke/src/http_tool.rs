@@ -10,7 +10,7 @@ use crate::auth::{self, AuthConfig, TokenCache};
 use crate::extract::Extractor;
 use crate::hosts::display_url;
 use crate::http::{HttpConfig, HttpRequest, HttpResponse, send_with_retry};
-use crate::template::{Target, expand};
+use crate::template::{Target, expand, placeholders};
 use crate::tool::{ErrorMode, HttpImpl, ResponseEncoding};
 use crate::{ErrorKind, SecretStore, Tool, ToolError};
 
@@ -41,12 +41,13 @@ pub(crate) async fn run(
     } else {
         0
     };
-    let mut req = build_request(cx, http, args)?;
+    let (mut req, secrets) = build_request(cx, tool.name(), http, args)?;
+    let secrets = &secrets;
     let mut oauth_token_used = false;
     match &http.auth {
-        Some(AuthConfig::Hmac(h)) => auth::sign(h, &mut req, cx.secrets)?,
+        Some(AuthConfig::Hmac(h)) => auth::sign(h, &mut req, secrets)?,
         Some(AuthConfig::OAuth2(o)) => {
-            let token = cx.tokens.token(o, cx.secrets, cx.config, timeout).await?;
+            let token = cx.tokens.token(o, secrets, cx.config, timeout).await?;
             req.headers
                 .push(("Authorization".to_owned(), format!("Bearer {token}")));
             oauth_token_used = true;
@@ -66,8 +67,8 @@ pub(crate) async fn run(
         && let Some(AuthConfig::OAuth2(o)) = &http.auth
     {
         // The token may have been revoked early: fetch a fresh one and try once more.
-        cx.tokens.invalidate(o, cx.secrets).await;
-        let token = cx.tokens.token(o, cx.secrets, cx.config, timeout).await?;
+        cx.tokens.invalidate(o, secrets).await;
+        let token = cx.tokens.token(o, secrets, cx.config, timeout).await?;
         req.headers
             .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
         req.headers
@@ -121,11 +122,14 @@ fn remote_outcome(resp: &HttpResponse) -> Option<Result<Value, ToolError>> {
     }
 }
 
+/// The request of one call, and the secrets it may use: those granted to the tool or to
+/// the host its URL names (see [`SecretStore::scoped`]).
 fn build_request(
     cx: &HttpContext<'_>,
+    tool: &str,
     http: &HttpImpl,
     args: &Map<String, Value>,
-) -> Result<HttpRequest, ToolError> {
+) -> Result<(HttpRequest, SecretStore), ToolError> {
     let url_text = expand(
         &http.url_template,
         Target::Url,
@@ -139,6 +143,23 @@ fn build_request(
             format!("the urlTemplate does not expand to a valid URL: {e}"),
         )
     })?;
+    let secrets = cx.secrets.scoped(
+        tool,
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or(0),
+    );
+    // A secret in the URL itself must be granted to this tool or to that host too.
+    for name in placeholders(&http.url_template) {
+        if args.get(name).is_none_or(Value::is_null) && secrets.is_withheld(name) {
+            expand(
+                &format!("${{{name}}}"),
+                Target::Url,
+                "urlTemplate",
+                args,
+                &secrets,
+            )?;
+        }
+    }
     add_query_params(&mut url, &http.query_params, args);
     let method = Method::from_bytes(http.method.to_ascii_uppercase().as_bytes()).map_err(|_| {
         ToolError::new(
@@ -147,12 +168,14 @@ fn build_request(
         )
     })?;
     let mut headers = Vec::with_capacity(http.headers.len());
+    let mut secret_headers = Vec::new();
     for (name, template) in &http.headers {
         let field = format!("headers.{name}");
-        headers.push((
-            name.clone(),
-            expand(template, Target::Header, &field, args, cx.secrets)?,
-        ));
+        let value = expand(template, Target::Header, &field, args, &secrets)?;
+        if carries_secret(template, args, &secrets) {
+            secret_headers.push(name.clone());
+        }
+        headers.push((name.clone(), value));
     }
     let body = if http.body_template.is_empty() {
         Vec::new()
@@ -168,22 +191,28 @@ fn build_request(
         } else {
             Target::Text
         };
-        expand(
-            &http.body_template,
-            target,
-            "bodyTemplate",
-            args,
-            cx.secrets,
-        )?
-        .into_bytes()
+        expand(&http.body_template, target, "bodyTemplate", args, &secrets)?.into_bytes()
     };
-    Ok(HttpRequest {
-        method,
-        url,
-        headers,
-        body,
-        truncate_body: false,
-    })
+    let secret_body = carries_secret(&http.body_template, args, &secrets);
+    Ok((
+        HttpRequest {
+            method,
+            url,
+            headers,
+            body,
+            truncate_body: false,
+            secret_headers,
+            secret_body,
+        },
+        secrets,
+    ))
+}
+
+/// Whether a template puts a secret in (a placeholder that no argument fills).
+fn carries_secret(template: &str, args: &Map<String, Value>, secrets: &SecretStore) -> bool {
+    placeholders(template)
+        .into_iter()
+        .any(|n| args.get(n).is_none_or(Value::is_null) && secrets.contains(n))
 }
 
 /// Appends the given `queryParams` arguments to the URL's query.

@@ -30,10 +30,13 @@ use crate::{
 /// 2. validate the arguments against the tool's schema (`invalid_arguments`, naming each
 ///    failing path and what was expected);
 /// 3. take a slot of the tool's calls-per-minute limit (`rate_limited`);
-/// 4. ask the [`Approver`] when the tool requires approval (`approval_refused`);
+/// 4. ask the [`Approver`] when the tool requires approval (`approval_refused`): its spec
+///    says so, or the native function it calls was registered so (an edited spec cannot
+///    lower that);
 /// 5. dispatch within the tool's timeout (`timeout`, and the dispatch's own kinds);
 /// 6. validate the result against the output schema (`output_invalid`);
-/// 7. redact secrets from the error, and send a [`UsageEvent`] off the call's path.
+/// 7. redact secrets from the result or the error, and send a [`UsageEvent`] off the
+///    call's path.
 ///
 /// Cloning is cheap and shares the rate limits, token cache and sinks.
 #[derive(Clone)]
@@ -190,9 +193,38 @@ impl Invoker {
 
     /// Calls `tool` with `args` (a JSON object; `null` reads as `{}`).
     pub async fn invoke(&self, tool: &Tool, args: Value) -> Outcome {
+        self.invoke_inner(tool, args, false).await
+    }
+
+    /// Like [`Invoker::invoke`], for a call the caller has had approved already (an
+    /// agent loop's own approver): the [`Approver`] step is skipped.
+    pub async fn invoke_approved(&self, tool: &Tool, args: Value) -> Outcome {
+        self.invoke_inner(tool, args, true).await
+    }
+
+    /// Whether a call of `tool` needs approval: its spec says so, or the native function
+    /// it calls was registered so. **Rationale:** a catalog entry can be edited; the
+    /// native function's own registration cannot, so an entry may ask for more, never
+    /// for less.
+    pub fn requires_approval(&self, tool: &Tool) -> bool {
+        tool.spec.metadata.requires_approval
+            || match &tool.implementation {
+                Implementation::Native(native) => self
+                    .natives
+                    .get(&native.func)
+                    .is_some_and(|r| r.spec.metadata.requires_approval),
+                Implementation::Http(_) => false,
+            }
+    }
+
+    async fn invoke_inner(&self, tool: &Tool, args: Value, approved: bool) -> Outcome {
         let at = chrono::Utc::now();
         let started = Instant::now();
-        let result = self.run(tool, args).await.map_err(|e| self.redact(e));
+        let result = self
+            .run(tool, args, approved)
+            .await
+            .map(|v| self.redact_result(v))
+            .map_err(|e| self.redact(e));
         let elapsed = started.elapsed();
         match &result {
             Ok(_) => tracing::debug!(tool = %tool.spec.name, ?elapsed, "tool call succeeded"),
@@ -204,7 +236,12 @@ impl Invoker {
         Outcome::from(result)
     }
 
-    async fn run(&self, tool: &Tool, args: Value) -> std::result::Result<Value, ToolError> {
+    async fn run(
+        &self,
+        tool: &Tool,
+        args: Value,
+        approved: bool,
+    ) -> std::result::Result<Value, ToolError> {
         let spec = &tool.spec;
         let name = spec.name.as_str();
         if !tool.enabled {
@@ -233,7 +270,7 @@ impl Invoker {
             )
             .with_details(json!({"limit_per_minute": limit, "retry_after_seconds": secs})));
         }
-        if spec.metadata.requires_approval {
+        if !approved && self.requires_approval(tool) {
             self.approve(tool, &args).await?;
         }
         let timeout = spec
@@ -299,6 +336,16 @@ impl Invoker {
                 Err(ToolError::new(ErrorKind::ApprovalRefused, message)
                     .with_details(json!({"tool": name, "reason": reason})))
             }
+        }
+    }
+
+    /// A result without the secrets' values: a URL that echoes its query, or a service
+    /// that repeats a header, would otherwise hand the key to the model.
+    fn redact_result(&self, value: Value) -> Value {
+        if self.secrets.is_empty() {
+            value
+        } else {
+            self.secrets.redact_value(&value)
         }
     }
 

@@ -80,7 +80,7 @@ mod validate;
 pub use approval::{Approval, ApprovalRequest, Approver};
 pub use auth::{AuthConfig, HmacAuth, OAuth2Auth, hmac_signature};
 pub use error::{Error, Result};
-pub use hosts::AllowedHosts;
+pub use hosts::{AllowedHosts, is_public_ip};
 pub use http::{HttpConfig, RetryPolicy};
 pub use invoker::Invoker;
 pub use native::{BoxFuture, DynTool, NativeTool};

@@ -2,9 +2,16 @@
 //!
 //! Values never leave the store except into an outgoing request: `Debug` prints names
 //! only, and [`SecretStore::redact`] removes every value (raw, URL-encoded and
-//! JSON-escaped) from the error messages the invoker returns and the logs it writes.
+//! JSON-escaped) from the results and error messages the invoker returns and the logs it
+//! writes.
+//!
+//! A secret may be **granted** to some tools ([`SecretStore::grant_tool`]) and some hosts
+//! ([`SecretStore::grant_host`]): then only those tools, or requests to those hosts, may
+//! use it; any other tool that names it is refused. A secret without grants may be used
+//! by every tool (what a library user who builds the store in code expects); the CLI
+//! grants every secret it reads.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
@@ -29,9 +36,75 @@ pub const REDACTED: &str = "[REDACTED]";
 #[derive(Clone, Default)]
 pub struct SecretStore {
     values: BTreeMap<String, String>,
+    grants: BTreeMap<String, Grant>,
+    /// The names of secrets left out by [`SecretStore::scoped`], for its error messages.
+    withheld: BTreeSet<String>,
+}
+
+/// Who may use a secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Grant {
+    tools: BTreeSet<String>,
+    hosts: Vec<String>,
 }
 
 impl SecretStore {
+    /// Lets the tool named `tool` use the secret `name` (wherever its request goes, within
+    /// the allowed hosts).
+    pub fn grant_tool(&mut self, name: &str, tool: &str) {
+        self.grants
+            .entry(name.to_owned())
+            .or_default()
+            .tools
+            .insert(tool.to_owned());
+    }
+
+    /// Lets requests to `host` (the syntax of [`crate::AllowedHosts`]: `api.example.com`,
+    /// `*.example.com`, `localhost:8080`, `host:*`) use the secret `name`.
+    pub fn grant_host(&mut self, name: &str, host: &str) {
+        self.grants
+            .entry(name.to_owned())
+            .or_default()
+            .hosts
+            .push(host.to_owned());
+    }
+
+    /// Whether the secret `name` has grants (and so is limited to them).
+    pub fn is_granted(&self, name: &str) -> bool {
+        self.grants.contains_key(name)
+    }
+
+    /// Whether the tool `tool`, sending a request to `host` on `port`, may use the
+    /// secret `name`: it has no grants, or one of them is this tool or this host.
+    pub fn may_use(&self, name: &str, tool: &str, host: &str, port: u16) -> bool {
+        match self.grants.get(name) {
+            None => true,
+            Some(g) => {
+                g.tools.contains(tool) || crate::AllowedHosts::new(&g.hosts).matches(host, port)
+            }
+        }
+    }
+
+    /// The secrets the tool `tool` may use in a request to `host` on `port` (see
+    /// [`SecretStore::may_use`]); the others are withheld, and a template that names
+    /// one says it is not granted.
+    pub fn scoped(&self, tool: &str, host: &str, port: u16) -> SecretStore {
+        let mut out = SecretStore::default();
+        for (name, value) in &self.values {
+            if self.may_use(name, tool, host, port) {
+                out.values.insert(name.clone(), value.clone());
+            } else {
+                out.withheld.insert(name.clone());
+            }
+        }
+        out
+    }
+
+    /// Whether the secret `name` exists but was left out of this scoped store.
+    pub(crate) fn is_withheld(&self, name: &str) -> bool {
+        self.withheld.contains(name)
+    }
+
     /// Adds or replaces a secret.
     pub fn insert(&mut self, name: impl Into<String>, value: impl Into<String>) {
         self.values.insert(name.into(), value.into());
@@ -56,35 +129,96 @@ impl SecretStore {
         SecretStore::from_vars(prefix, std::env::vars())
     }
 
-    /// Secrets from a JSON file holding one object of `name: "value"` strings.
+    /// Secrets from a JSON file: one object whose members are `"NAME": "value"`, or
+    /// `"NAME": {"value": "…", "hosts": ["api.example.com"], "tools": ["get_weather"]}`
+    /// to grant the secret (see [`SecretStore::grant_host`], [`SecretStore::grant_tool`]).
+    ///
+    /// On Unix the file must not be readable or writable by the group or others (mode
+    /// `0600` or stricter): a secrets file anyone can read is refused, not used.
     pub fn from_file(path: &Path) -> Result<Self> {
+        let bad = |reason: String| Error::SecretsFile {
+            path: path.to_owned(),
+            reason,
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+                path: path.to_owned(),
+                source,
+            })?;
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(bad(format!(
+                    "its permissions are {mode:o}: others may read it; make it private with chmod 600"
+                )));
+            }
+        }
         let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
         })?;
         // The parse error is not shown: serde_json quotes input around the failure.
-        let value: Value = serde_json::from_str(&text).map_err(|e| Error::SecretsFile {
-            path: path.to_owned(),
-            reason: format!("not valid JSON (line {}, column {})", e.line(), e.column()),
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            bad(format!(
+                "not valid JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
         })?;
-        let obj = value.as_object().ok_or_else(|| Error::SecretsFile {
-            path: path.to_owned(),
-            reason: "expected a JSON object of name: value strings".to_owned(),
+        let obj = value.as_object().ok_or_else(|| {
+            bad(
+                "expected a JSON object of name: value strings (or {value, hosts, tools} objects)"
+                    .to_owned(),
+            )
         })?;
         let mut store = SecretStore::default();
         for (name, v) in obj {
-            let s = v.as_str().ok_or_else(|| Error::SecretsFile {
-                path: path.to_owned(),
-                reason: format!("the value of '{name}' is not a string"),
-            })?;
-            store.insert(name.clone(), s);
+            match v {
+                Value::String(s) => store.insert(name.clone(), s.as_str()),
+                Value::Object(entry) => {
+                    let value = entry.get("value").and_then(Value::as_str).ok_or_else(|| {
+                        bad(format!("the entry of '{name}' has no \"value\" string"))
+                    })?;
+                    store.insert(name.clone(), value);
+                    for (key, grant) in entry {
+                        let list = match key.as_str() {
+                            "value" => continue,
+                            "hosts" | "tools" => grant.as_array().ok_or_else(|| {
+                                bad(format!("\"{key}\" of '{name}' must be an array of strings"))
+                            })?,
+                            other => {
+                                return Err(bad(format!(
+                                    "the entry of '{name}' has an unknown member \"{other}\"; the members are value, hosts and tools"
+                                )));
+                            }
+                        };
+                        for item in list {
+                            let item = item.as_str().ok_or_else(|| {
+                                bad(format!("\"{key}\" of '{name}' must be an array of strings"))
+                            })?;
+                            if key == "hosts" {
+                                store.grant_host(name, item);
+                            } else {
+                                store.grant_tool(name, item);
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "the value of '{name}' is not a string or a {{value, hosts, tools}} object"
+                    )));
+                }
+            }
         }
         Ok(store)
     }
 
-    /// Adds every secret of `other`, replacing those of the same name.
+    /// Adds every secret of `other` (and its grants), replacing those of the same name.
     pub fn extend(&mut self, other: SecretStore) {
         self.values.extend(other.values);
+        self.grants.extend(other.grants);
     }
 
     /// A secret's value.

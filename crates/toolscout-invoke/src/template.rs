@@ -25,8 +25,14 @@ pub(crate) enum Target {
     Url,
     /// A header value: raw, but CR and LF are refused.
     Header,
-    /// A JSON body: strings are JSON-escaped (without quotes), other values written as JSON.
+    /// A JSON body: inside a string literal, strings are JSON-escaped (without quotes)
+    /// and other values written as their JSON text escaped; where a whole value goes,
+    /// see [`Target::JsonValue`].
     Json,
+    /// A JSON body, where a whole value goes (`"n": ${n}`): every value is written as
+    /// JSON, a string with its quotes, so that no argument can add keys or close the
+    /// object. Chosen by [`expand`] from the template's text.
+    JsonValue,
     /// Any other body: raw.
     Text,
 }
@@ -60,8 +66,11 @@ pub(crate) fn expand(
 ) -> Result<String, ToolError> {
     let mut out = String::with_capacity(template.len());
     let mut rest = template;
+    // In a JSON body: whether the text written so far leaves us inside a string literal.
+    let mut json = JsonScan::default();
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
+        json.scan(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
             // An unterminated placeholder is kept as text.
@@ -69,11 +78,59 @@ pub(crate) fn expand(
             return Ok(out);
         };
         let name = &after[..end];
-        out.push_str(&render(name, target, field, args, secrets)?);
+        let target = match target {
+            Target::Json if !json.in_string => Target::JsonValue,
+            other => other,
+        };
+        let value = render(name, target, field, args, secrets)?;
+        // In a URL's path, `.` and `..` (which no encoding hides: `%2e` is a dot too)
+        // would move the request up the path.
+        if target == Target::Url && !out.contains(['?', '#']) && (value == "." || value == "..") {
+            return Err(ToolError::invalid_arguments(format!(
+                "'{name}' is {value:?}, which cannot be a segment of a URL path ({field}); give a name"
+            ))
+            .with_details(json!({"argument": name, "template": field})));
+        }
+        out.push_str(&value);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// The names of the `${…}` placeholders of `template`, in order.
+pub(crate) fn placeholders(template: &str) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        names.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    names
+}
+
+/// Follows the literal text of a JSON template to know whether a placeholder stands
+/// inside a string literal (`"q": "${q}"`) or where a whole value goes (`"n": ${n}`).
+#[derive(Debug, Default)]
+struct JsonScan {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl JsonScan {
+    fn scan(&mut self, text: &str) {
+        for c in text.chars() {
+            if self.escaped {
+                self.escaped = false;
+            } else if self.in_string && c == '\\' {
+                self.escaped = true;
+            } else if c == '"' {
+                self.in_string = !self.in_string;
+            }
+        }
+    }
 }
 
 /// The placeholder of the whole arguments object.
@@ -106,10 +163,8 @@ fn render(
                     Ok(raw)
                 }
             }
-            Target::Json => Ok(match value {
-                Value::String(s) => json_escape(s),
-                other => other.to_string(),
-            }),
+            Target::Json => Ok(json_escape(&raw)),
+            Target::JsonValue => Ok(value.to_string()),
             Target::Text => Ok(raw),
         };
     }
@@ -117,6 +172,7 @@ fn render(
         return match target {
             Target::Url => Ok(url_encode(secret)),
             Target::Json => Ok(json_escape(secret)),
+            Target::JsonValue => Ok(Value::String(secret.to_owned()).to_string()),
             Target::Header if secret.contains(['\r', '\n']) => Err(ToolError::new(
                 ErrorKind::Misconfigured,
                 format!(
@@ -125,6 +181,16 @@ fn render(
             )),
             Target::Header | Target::Text => Ok(secret.to_owned()),
         };
+    }
+    if secrets.is_withheld(name) {
+        return Err(ToolError::new(
+            ErrorKind::Misconfigured,
+            format!(
+                "the template {field} needs the secret '{name}', which is not granted to this tool \
+                 or to the host it calls; the operator grants secrets to tools and hosts"
+            ),
+        )
+        .with_details(json!({"secret": name, "template": field})));
     }
     Err(ToolError::new(
         ErrorKind::InvalidArguments,
@@ -159,7 +225,9 @@ fn render_builtin(
     let text = Value::Object(args.clone()).to_string();
     Ok(match target {
         Target::Url => url_encode(&text),
-        Target::Header | Target::Json | Target::Text => text,
+        // Inside a string literal the object's text is escaped like any string.
+        Target::Json => json_escape(&text),
+        Target::Header | Target::JsonValue | Target::Text => text,
     })
 }
 
@@ -175,6 +243,24 @@ mod tests {
             Ok(s) => s,
             Err(e) => format!("error: {e}"),
         }
+    }
+
+    #[test]
+    fn dot_segments_are_refused_in_a_url_path() {
+        // Found by the property test: `..` in a path segment climbed up the path.
+        assert!(
+            check("https://h/files/${v}/x", Target::Url, json!({"v": ".."}))
+                .starts_with("error: invalid_arguments")
+        );
+        assert!(check("https://h/files/${v}", Target::Url, json!({"v": "."})).starts_with("error"));
+        assert_eq!(
+            check("https://h/files?q=${v}", Target::Url, json!({"v": ".."})),
+            "https://h/files?q=.."
+        );
+        assert_eq!(
+            check("https://h/files/${v}", Target::Url, json!({"v": "..."})),
+            "https://h/files/..."
+        );
     }
 
     #[test]
@@ -198,6 +284,35 @@ mod tests {
                 json!({"q": "a\"b\n", "n": 3})
             ),
             r#"{"q":"a\"b\n","n":3}"#
+        );
+    }
+
+    #[test]
+    fn a_string_where_a_value_goes_cannot_add_keys() {
+        // Regression: `{"q": ${q}}` with q = `1, "admin": true` added a key.
+        let out = check(
+            r#"{"q": ${q}, "s": "${q}"}"#,
+            Target::Json,
+            json!({"q": "1, \"admin\": true"}),
+        );
+        let body: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            body,
+            json!({"q": "1, \"admin\": true", "s": "1, \"admin\": true"})
+        );
+        assert_eq!(
+            check(r#"{"n": ${n}}"#, Target::Json, json!({"n": 3})),
+            r#"{"n": 3}"#
+        );
+        // A quote escaped in the template's text does not end the string.
+        assert_eq!(
+            check(r#"{"a": "x\"${q}"}"#, Target::Json, json!({"q": "\"}"})),
+            r#"{"a": "x\"\"}"}"#
+        );
+        // A secret where a value goes is a JSON string.
+        assert_eq!(
+            check(r#"{"k": ${KEY}}"#, Target::Json, json!({})),
+            r#"{"k": "k&y=1"}"#
         );
     }
 
@@ -256,5 +371,108 @@ mod tests {
     #[test]
     fn unknown_builtin_placeholder() {
         insta::assert_snapshot!(check("${@arg}", Target::Json, json!({"@arg": 1})), @"error: misconfigured: the template t has the unknown placeholder '${@arg}'; names that start with '@' are built in, and the only one is '${@args}' (the whole arguments object as JSON)");
+    }
+}
+
+/// Property tests: any argument, anywhere in a template, lands encoded for its place.
+/// `cargo test -p toolscout-invoke -- --ignored props` runs 10⁶ cases per property.
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    use super::*;
+
+    fn json_body(v: &str) -> Result<(), TestCaseError> {
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        let secrets = SecretStore::default();
+        let out = expand(
+            r#"{"k": ${v}, "s": "${v}", "n": [${v}]}"#,
+            Target::Json,
+            "t",
+            &args,
+            &secrets,
+        )
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let body: Value =
+            serde_json::from_str(&out).map_err(|e| TestCaseError::fail(format!("{e}: {out}")))?;
+        prop_assert_eq!(body, json!({"k": v, "s": v, "n": [v]}));
+        Ok(())
+    }
+
+    fn url(v: &str) -> Result<(), TestCaseError> {
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        let out = expand(
+            "https://api.example.com/p/${v}?q=${v}#${v}",
+            Target::Url,
+            "t",
+            &args,
+            &SecretStore::default(),
+        );
+        if v == "." || v == ".." {
+            // Found by the long run: `..` in a path climbed to the root.
+            prop_assert!(out.is_err());
+            return Ok(());
+        }
+        let out = out.map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let parsed = reqwest::Url::parse(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(parsed.host_str(), Some("api.example.com"));
+        prop_assert_eq!(parsed.path_segments().map(Iterator::count), Some(2));
+        prop_assert_eq!(parsed.query_pairs().count(), 1);
+        let q = parsed.query_pairs().next().map(|(_, v)| v.into_owned());
+        prop_assert_eq!(q.as_deref(), Some(v));
+        Ok(())
+    }
+
+    fn header(v: &str) -> Result<(), TestCaseError> {
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        match expand(
+            "x ${v}",
+            Target::Header,
+            "t",
+            &args,
+            &SecretStore::default(),
+        ) {
+            Ok(out) => prop_assert!(!out.contains(['\r', '\n'])),
+            Err(e) => prop_assert_eq!(e.kind, ErrorKind::InvalidArguments),
+        }
+        Ok(())
+    }
+
+    fn any_template(template: &str, v: &str) -> Result<(), TestCaseError> {
+        // No template, however broken, panics.
+        let args = json!({"v": v}).as_object().cloned().unwrap_or_default();
+        for target in [Target::Url, Target::Header, Target::Json, Target::Text] {
+            let _ = expand(template, target, "t", &args, &SecretStore::default());
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn props_template_json(v in ".*") { json_body(&v)?; }
+        #[test]
+        fn props_template_url(v in ".*") { url(&v)?; }
+        #[test]
+        fn props_template_header(v in ".*") { header(&v)?; }
+        #[test]
+        fn props_template_any(t in r#"[${}@"\\a-z ]{0,40}"#, v in ".*") { any_template(&t, &v)?; }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1_000_000))]
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_json(v in ".*") { json_body(&v)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_url(v in ".*") { url(&v)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_header(v in ".*") { header(&v)?; }
+        #[test]
+        #[ignore = "long run: cargo test -- --ignored"]
+        fn props_long_template_any(t in r#"[${}@"\\a-z ]{0,40}"#, v in ".*") { any_template(&t, &v)?; }
     }
 }

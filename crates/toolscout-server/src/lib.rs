@@ -14,10 +14,12 @@
 //! | `/`, `/console/…` | the web console: Tools admin screen and chat ([`console`]) |
 //!
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
-//! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond). When
-//! [`ServerOptions::token`] is set, every request but `GET`/`HEAD` (and every `/mcp`
-//! request) needs `Authorization: Bearer <token>`; on `POST /rpc` only `tools/call`
-//! does, the read methods are open.
+//! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond) and must be
+//! `application/json` (415 otherwise). `Host` and `Origin` are checked on every route
+//! ([`HostCheck`]; loopback names by default, 403 otherwise). When
+//! [`ServerOptions::token`] is set, every request but the `GET`/`HEAD` reads of the
+//! manifest and the listings needs `Authorization: Bearer <token>` (every `/rpc` and
+//! `/mcp` request does). See `SECURITY.md` for the threat model.
 //!
 //! [`RemoteCatalog`] is the consumer side of the discovery protocol: it imports other
 //! servers' manifests into local bundles and calls their tools remotely.
@@ -65,7 +67,9 @@ use axum::routing::{get, post, put};
 pub use error::{AppError, Error, Result};
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
 pub use remote::{RemoteCatalog, RemoteSource, SourceReport, SourceStatus};
-pub use state::{AppState, DEFAULT_BODY_LIMIT, Expose, MAX_ACTIVATION_CAP, ServerOptions};
+pub use state::{
+    AppState, DEFAULT_BODY_LIMIT, Expose, HostCheck, MAX_ACTIVATION_CAP, ServerOptions,
+};
 
 /// The server's routes over `state` (see the crate documentation).
 pub fn router(state: AppState) -> Router {
@@ -104,6 +108,10 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             require_token,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard_browser,
+        ))
         .with_state(state)
 }
 
@@ -114,19 +122,22 @@ async fn not_found(method: Method, uri: axum::http::Uri) -> AppError {
     ))
 }
 
-/// Refuses requests without the bearer token, when one is set.
+/// Refuses requests without the bearer token, when one is set: everything but the
+/// `GET`/`HEAD` reads of the manifest and the REST listings (every `/rpc` and `/mcp`
+/// request needs it).
 async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let Some(token) = state.options().token.as_deref() else {
         return next.run(request).await;
     };
+    let path = request.uri().path();
     let read = matches!(*request.method(), Method::GET | Method::HEAD)
-        && !request.uri().path().starts_with("/mcp");
-    // JSON-RPC reads are open; the handler asks for the token on `tools/call`.
-    if read || request.uri().path() == "/rpc" {
+        && !path.starts_with("/mcp")
+        && path != "/rpc";
+    if read {
         return next.run(request).await;
     }
     match bearer(request.headers()) {
-        Some(g) if same(g.trim().as_bytes(), token.as_bytes()) => next.run(request).await,
+        Some(g) if same(g.as_bytes(), token.as_bytes()) => next.run(request).await,
         Some(_) => AppError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
@@ -136,26 +147,101 @@ async fn require_token(State(state): State<AppState>, request: Request, next: Ne
         None => AppError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
-            "this server needs a token for everything but reads: send Authorization: Bearer <token>",
+            "this server needs a token for everything but GET reads: send Authorization: Bearer <token>",
         )
         .into_response(),
     }
 }
 
-/// The bearer token a request carries.
+/// The bearer token a request carries: `Authorization: Bearer <token>`, the scheme in
+/// any case (RFC 9110 §11.1).
 fn bearer(headers: &header::HeaderMap) -> Option<&str> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 /// Whether a request may do what needs the token: no token is set, or it carries it.
 pub(crate) fn has_token(state: &AppState, headers: &header::HeaderMap) -> bool {
     match state.options().token.as_deref() {
         None => true,
-        Some(token) => bearer(headers).is_some_and(|g| same(g.trim().as_bytes(), token.as_bytes())),
+        Some(token) => bearer(headers).is_some_and(|g| same(g.as_bytes(), token.as_bytes())),
     }
+}
+
+/// Refuses requests that a web page could have sent: a `Host` or `Origin` that is not
+/// this server's (DNS rebinding, cross-site requests; see [`HostCheck`]), and bodies
+/// that are not `application/json` (a page may POST `text/plain` anywhere without
+/// asking).
+async fn guard_browser(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let check = &state.options().host_check;
+    let headers = request.headers();
+    if let Some(host) = headers.get(header::HOST) {
+        let host = host.to_str().unwrap_or_default();
+        if !check.allows(host) {
+            return AppError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden_host",
+                format!(
+                    "Host {host:?} is not a name of this server; it answers to {} (a guard against DNS rebinding)",
+                    check.describe()
+                ),
+            )
+            .into_response();
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        let authority = origin
+            .split_once("://")
+            .map(|(_, rest)| rest.trim_end_matches('/'))
+            .unwrap_or("");
+        if !check.allows_origin(authority) {
+            return AppError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden_origin",
+                format!(
+                    "requests from web pages of {origin:?} are refused; this server answers to {}",
+                    check.describe()
+                ),
+            )
+            .into_response();
+        }
+    }
+    let has_body = matches!(
+        *request.method(),
+        Method::POST | Method::PUT | Method::PATCH
+    );
+    if has_body && !is_json(headers) {
+        return AppError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "send the body as JSON with Content-Type: application/json",
+        )
+        .into_response();
+    }
+    next.run(request).await
+}
+
+/// Whether the `Content-Type` is JSON: `application/json` or `application/<x>+json`,
+/// with any parameters.
+fn is_json(headers: &header::HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let mime = value
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
 }
 
 /// Compares without stopping at the first difference, so that timing tells nothing.

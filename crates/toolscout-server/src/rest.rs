@@ -57,6 +57,21 @@ pub fn tool_json(t: &Tool) -> Value {
     v
 }
 
+/// Runs catalog work off the async threads: a write takes a cross-process file lock,
+/// fsyncs and commits the search index, and one slow write must not stall every other
+/// request.
+pub(crate) async fn blocking<T, F>(state: &AppState, f: F) -> Result<T, AppError>
+where
+    T: Send + 'static,
+    F: FnOnce(&toolscout_catalog::Catalog) -> Result<T, toolscout_catalog::Error> + Send + 'static,
+{
+    let toolbox = state.toolbox().clone();
+    tokio::task::spawn_blocking(move || f(toolbox.catalog()))
+        .await
+        .map_err(|e| AppError::unavailable(format!("the catalog operation stopped: {e}")))?
+        .map_err(AppError::from)
+}
+
 fn page_json(items: Vec<Value>, next: Option<String>) -> Value {
     let mut v = json!({ "items": items });
     if let Some(t) = next {
@@ -122,7 +137,7 @@ pub(crate) async fn put_bundle(
         .with_display_name(b.display_name)
         .with_description(b.description)
         .with_enabled(b.is_enabled);
-    let bundle = state.toolbox().catalog().put_bundle(id, &put)?;
+    let bundle = blocking(&state, move |c| c.put_bundle(id, &put)).await?;
     Ok(Json(bundle_json(&bundle)))
 }
 
@@ -134,7 +149,7 @@ pub(crate) async fn patch_bundle(
 ) -> Result<Json<Value>, AppError> {
     let id = parse_id("bundleID", &id)?;
     let Json(p) = body?;
-    let bundle = state.toolbox().catalog().patch_bundle(id, p.is_enabled)?;
+    let bundle = blocking(&state, move |c| c.patch_bundle(id, p.is_enabled)).await?;
     Ok(Json(bundle_json(&bundle)))
 }
 
@@ -144,7 +159,7 @@ pub(crate) async fn delete_bundle(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, AppError> {
     let id = parse_id("bundleID", &id)?;
-    let bundle = state.toolbox().catalog().delete_bundle(id)?;
+    let bundle = blocking(&state, move |c| c.delete_bundle(id)).await?;
     Ok(Json(bundle_json(&bundle)))
 }
 
@@ -176,7 +191,7 @@ pub(crate) async fn list_bundles(
         .with_include_deleted(q.include_deleted)
         .with_page_size(page_size(q.page_size))
         .with_page_token(q.page_token.as_deref());
-    let page = state.toolbox().catalog().list_bundles(&query)?;
+    let page = blocking(&state, move |c| c.list_bundles(&query)).await?;
     let items = page.items.iter().map(bundle_json).collect();
     Ok(Json(page_json(items, page.next_page_token)))
 }
@@ -234,17 +249,37 @@ pub(crate) async fn put_tool(
     let spec = file
         .to_spec()
         .map_err(|e| AppError::invalid(format!("invalid tool body: {e}")))?;
+    reserved_name(&state, spec.name.as_str())?;
     let put = ToolPut {
         spec,
         tool_type: file.tool_type,
         implementation: file.implementation,
         is_enabled: file.is_enabled,
     };
-    let tool = state
-        .toolbox()
-        .catalog()
-        .put_tool(bundle, &p.slug, &p.version, &put)?;
+    let tool = blocking(&state, move |c| {
+        c.put_tool(bundle, &p.slug, &p.version, &put)
+    })
+    .await?;
     Ok(Json(tool_json(&tool)))
+}
+
+/// Refuses a new tool named like a built-in tool: over the API, nobody may put a tool
+/// where the model expects `write_file` (see `SECURITY.md`).
+fn reserved_name(state: &AppState, name: &str) -> Result<(), AppError> {
+    let builtin = match state.toolbox().lookup(name) {
+        toolscout_discover::Lookup::Found(t) => t.is_built_in,
+        toolscout_discover::Lookup::Disabled { tool, .. } => tool.is_built_in,
+        toolscout_discover::Lookup::NotFound { .. } => false,
+    };
+    if builtin {
+        return Err(AppError::new(
+            axum::http::StatusCode::CONFLICT,
+            "built_in",
+            format!("'{name}' is the name of a built-in tool; give the tool another name"),
+        )
+        .with_details(json!({"tool": name})));
+    }
+    Ok(())
 }
 
 /// `PATCH /tools/bundles/{bundleID}/tools/{slug}/version/{v}` with `{"isEnabled": …}`.
@@ -255,11 +290,10 @@ pub(crate) async fn patch_tool(
 ) -> Result<Json<Value>, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
     let Json(patch) = body?;
-    let tool =
-        state
-            .toolbox()
-            .catalog()
-            .patch_tool(bundle, &p.slug, &p.version, patch.is_enabled)?;
+    let tool = blocking(&state, move |c| {
+        c.patch_tool(bundle, &p.slug, &p.version, patch.is_enabled)
+    })
+    .await?;
     Ok(Json(tool_json(&tool)))
 }
 
@@ -269,10 +303,7 @@ pub(crate) async fn delete_tool(
     Path(p): Path<ToolPath>,
 ) -> Result<Json<Value>, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
-    let tool = state
-        .toolbox()
-        .catalog()
-        .delete_tool(bundle, &p.slug, &p.version)?;
+    let tool = blocking(&state, move |c| c.delete_tool(bundle, &p.slug, &p.version)).await?;
     Ok(Json(tool_json(&tool)))
 }
 
@@ -342,7 +373,7 @@ pub(crate) async fn list_tools(
         .with_include_disabled(q.include_disabled)
         .with_page_size(page_size(q.page_size))
         .with_page_token(q.page_token.as_deref());
-    let page = state.toolbox().catalog().list_tools(&query)?;
+    let page = blocking(&state, move |c| c.list_tools(&query)).await?;
     let items = page.items.iter().map(tool_json).collect();
     Ok(Json(page_json(items, page.next_page_token)))
 }

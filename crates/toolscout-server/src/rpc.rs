@@ -38,6 +38,14 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 /// `tools/call` without the server's bearer token (a server-defined code).
 pub const UNAUTHORIZED: i64 = -32001;
+/// The answer would be larger than [`MAX_RESPONSE_BYTES`] (a server-defined code).
+pub const RESPONSE_TOO_LARGE: i64 = -32002;
+
+/// The most requests in one batch.
+pub const MAX_BATCH: usize = 100;
+/// The largest answer to one HTTP body, in bytes of JSON: a reply that would pass it is
+/// replaced by a [`RESPONSE_TOO_LARGE`] error.
+pub const MAX_RESPONSE_BYTES: usize = 8 << 20;
 
 /// A JSON-RPC error: code, message, optional data.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,8 +85,8 @@ impl RpcError {
     }
 }
 
-/// `POST /rpc`. Reads need no token; `tools/call` needs the server's bearer token when
-/// one is set (the token middleware lets `/rpc` through and leaves that to this handler).
+/// `POST /rpc`. When the server has a token, the token middleware lets no request
+/// without it through; `tools/call` checks it again here.
 pub(crate) async fn handle(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -120,17 +128,72 @@ async fn answer_with(state: &AppState, body: &[u8], may_call: bool) -> Option<Va
             )
             .to_json(Value::Null),
         ),
+        Value::Array(items) if items.len() > MAX_BATCH => Some(
+            RpcError::new(
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: a batch of {} requests; at most {MAX_BATCH} are answered at once, send them in several batches",
+                    items.len()
+                ),
+            )
+            .with_data(json!({"batch": items.len(), "max_batch": MAX_BATCH}))
+            .to_json(Value::Null),
+        ),
         Value::Array(items) => {
             let mut replies = Vec::new();
+            let mut budget = MAX_RESPONSE_BYTES;
             for item in items {
                 if let Some(r) = one(state, item, may_call).await {
-                    replies.push(r);
+                    replies.push(bounded(r, &mut budget));
                 }
             }
             (!replies.is_empty()).then_some(Value::Array(replies))
         }
-        other => one(state, other, may_call).await,
+        other => {
+            let mut budget = MAX_RESPONSE_BYTES;
+            one(state, other, may_call)
+                .await
+                .map(|r| bounded(r, &mut budget))
+        }
     }
+}
+
+/// `reply`, or a [`RESPONSE_TOO_LARGE`] error in its place when it does not fit in the
+/// `budget` of bytes left (which it then uses up).
+fn bounded(reply: Value, budget: &mut usize) -> Value {
+    let size = json_size(&reply);
+    if size <= *budget {
+        *budget -= size;
+        return reply;
+    }
+    let id = reply.get("id").cloned().unwrap_or(Value::Null);
+    let error = RpcError::new(
+        RESPONSE_TOO_LARGE,
+        format!(
+            "the answer is larger than the {MAX_RESPONSE_BYTES} bytes one HTTP answer may hold; ask for less (a smaller page, fewer requests per batch)"
+        ),
+    )
+    .with_data(json!({"max_response_bytes": MAX_RESPONSE_BYTES}))
+    .to_json(id);
+    *budget = budget.saturating_sub(json_size(&error));
+    error
+}
+
+/// The length of `value` written as JSON, without writing it anywhere.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 async fn one(state: &AppState, request: Value, may_call: bool) -> Option<Value> {

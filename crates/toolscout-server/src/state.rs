@@ -29,6 +29,86 @@ pub enum Expose {
     All,
 }
 
+/// Which `Host` (and `Origin`) values the server answers to.
+///
+/// **Rationale:** a web page on another site can make a browser send requests to
+/// `127.0.0.1` (directly, or through a DNS name it rebinds to `127.0.0.1`); the browser
+/// then sends that page's `Origin` and the rebound name as `Host`, which this check
+/// refuses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HostCheck {
+    /// Loopback names only: `localhost`, `127.0.0.1` (any `127.x`), `[::1]`, on any
+    /// port. The default, for a server bound to loopback.
+    #[default]
+    Loopback,
+    /// These host names (a `name`, or `name:port`), plus the loopback ones.
+    Hosts(Vec<String>),
+    /// Any `Host` and `Origin` (a public server reached by names it cannot know; the
+    /// token and the JSON content type are then the guards).
+    Off,
+}
+
+impl HostCheck {
+    /// Whether a `Host` header value (`name[:port]`) is accepted.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.trim().to_ascii_lowercase();
+        let name = strip_port(&host);
+        match self {
+            HostCheck::Off => true,
+            HostCheck::Loopback => is_loopback_name(name),
+            HostCheck::Hosts(list) => {
+                is_loopback_name(name)
+                    || list.iter().any(|h| {
+                        let h = h.to_ascii_lowercase();
+                        h == host || h == name
+                    })
+            }
+        }
+    }
+
+    /// Whether the authority of an `Origin` header (`name[:port]`, no scheme) is
+    /// accepted; `null` and unreadable origins are not, but when the check is off.
+    pub fn allows_origin(&self, authority: &str) -> bool {
+        match self {
+            HostCheck::Off => true,
+            _ => !authority.is_empty() && self.allows(authority),
+        }
+    }
+
+    /// The accepted names, for error messages.
+    pub fn describe(&self) -> String {
+        match self {
+            HostCheck::Off => "any name".to_owned(),
+            HostCheck::Loopback => "localhost, 127.0.0.1 and [::1]".to_owned(),
+            HostCheck::Hosts(list) => {
+                format!("localhost, 127.0.0.1, [::1] and {}", list.join(", "))
+            }
+        }
+    }
+}
+
+/// `name` of `name:port`, `[v6]` of `[v6]:port`.
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split(']').next().map_or(host, |h| &host[..=h.len()]);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => {
+            name
+        }
+        _ => host,
+    }
+}
+
+fn is_loopback_name(name: &str) -> bool {
+    name == "localhost"
+        || name == "[::1]"
+        || name
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// How the server presents itself and what it allows.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]
@@ -59,6 +139,8 @@ pub struct ServerOptions {
     /// How many of the best hits of a `discover_tools` search an MCP session activates
     /// (3 by default; 0: searches activate nothing).
     pub search_activations: usize,
+    /// The `Host` and `Origin` values every route accepts (loopback names by default).
+    pub host_check: HostCheck,
 }
 
 impl Default for ServerOptions {
@@ -80,6 +162,7 @@ impl Default for ServerOptions {
             mcp_allowed_hosts: None,
             activation_cap: 16,
             search_activations: 3,
+            host_check: HostCheck::Loopback,
         }
     }
 }
@@ -110,7 +193,8 @@ impl ServerOptions {
         self
     }
 
-    /// Requires `Authorization: Bearer <token>` on everything but reads.
+    /// Requires `Authorization: Bearer <token>` on everything but the `GET` reads of the
+    /// manifest and the listings.
     pub fn with_token(mut self, token: Option<&str>) -> Self {
         self.token = token.filter(|t| !t.is_empty()).map(str::to_owned);
         self
@@ -132,6 +216,16 @@ impl ServerOptions {
     /// `localhost`).
     pub fn with_mcp_allowed_hosts(mut self, hosts: &[&str]) -> Self {
         self.mcp_allowed_hosts = Some(hosts.iter().map(|h| (*h).to_owned()).collect());
+        // Every route answers to the names `/mcp` answers to.
+        if self.host_check == HostCheck::Loopback {
+            self.host_check = HostCheck::Hosts(hosts.iter().map(|h| (*h).to_owned()).collect());
+        }
+        self
+    }
+
+    /// Sets which `Host` and `Origin` values every route accepts.
+    pub fn with_host_check(mut self, check: HostCheck) -> Self {
+        self.host_check = check;
         self
     }
 

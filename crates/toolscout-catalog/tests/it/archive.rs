@@ -98,3 +98,50 @@ fn import_validates_every_tool_before_writing_any() {
     assert!(dst.bundle(b).is_err());
     assert!(dst.tools().is_empty());
 }
+
+#[test]
+fn import_stops_at_the_archive_size_limit() {
+    // Regression: 300 entries of 4 MiB (a 1.3 MB file) took 3.7 GB to import.
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    c.put_tool(b, "one", "1", &http_put("one")).unwrap();
+    let zip = export(&c, b);
+    let mut src = zip::ZipArchive::new(Cursor::new(&zip)).unwrap();
+    let mut manifest = String::new();
+    std::io::Read::read_to_string(&mut src.by_name("manifest.json").unwrap(), &mut manifest)
+        .unwrap();
+    let mut tool = String::new();
+    let listed: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let tool_name = listed["tools"][0].as_str().unwrap().to_owned();
+    std::io::Read::read_to_string(&mut src.by_name(&tool_name).unwrap(), &mut tool).unwrap();
+    // Each tool file padded with JSON whitespace to just under the entry limit.
+    let pad =
+        " ".repeat(usize::try_from(toolscout_catalog::MAX_ENTRY_BYTES).unwrap() - tool.len() - 1);
+    let n =
+        usize::try_from(toolscout_catalog::MAX_ARCHIVE_BYTES / toolscout_catalog::MAX_ENTRY_BYTES)
+            .unwrap()
+            + 2;
+    let names: Vec<String> = (0..n).map(|i| format!("tools/t{i}.json")).collect();
+    let mut manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    manifest["tools"] = serde_json::json!(names);
+    let mut out = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    // Stored, not deflated: what is measured is what the import reads, and compressing
+    // 70 MB in a debug build would make the test slow.
+    let stored = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    out.start_file("manifest.json", stored).unwrap();
+    out.write_all(manifest.to_string().as_bytes()).unwrap();
+    for (i, name) in names.iter().enumerate() {
+        out.start_file(name.as_str(), stored).unwrap();
+        let text = tool.replace("\"slug\": \"one\"", &format!("\"slug\": \"t{i}\""));
+        out.write_all(text.as_bytes()).unwrap();
+        out.write_all(pad.as_bytes()).unwrap();
+    }
+    let bomb = out.finish().unwrap().into_inner();
+
+    let dst_dir = tempfile::tempdir().unwrap();
+    let dst = open_bare(dst_dir.path());
+    let err = dst.import_bundle(Cursor::new(&bomb)).unwrap_err();
+    assert!(err.to_string().contains("add up to more than"), "{err}");
+    assert!(dst.tools().is_empty());
+}

@@ -5,6 +5,7 @@
 
 mod agents;
 mod discover;
+mod props;
 mod toolbox;
 
 use serde_json::{Value, json};

@@ -1,6 +1,6 @@
 //! `read_file`, `write_file` and `search_files`, confined to a [`Workspace`].
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read as _, Write};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -83,27 +83,36 @@ fn read_lines(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, Tool
             args.file_path
         )));
     }
-    let file = std::fs::File::open(&path).map_err(|e| io_error(&args.file_path, &e))?;
+    let file = open_regular(&path, &args.file_path)?;
     let mut reader = BufReader::new(file);
     let mut out = Vec::new();
     let mut line = Vec::new();
     let mut number = 0u64;
     let mut taken = 0u64;
+    let read_error = |e: std::io::Error| io_error(&args.file_path, &e);
     loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| io_error(&args.file_path, &e))?;
-        if n == 0 {
-            break;
-        }
-        number += 1;
-        if number < u64::from(args.offset) {
+        if number + 1 < u64::from(args.offset) {
+            // Lines before the offset are skipped without being kept, whatever their length.
+            if !skip_line(&mut reader).map_err(read_error)? {
+                break;
+            }
+            number += 1;
             continue;
         }
         if args.limit.is_some_and(|l| taken >= u64::from(l)) {
             break;
         }
+        line.clear();
+        // Never more than what may still be returned, plus one byte to tell.
+        let room = (MAX_READ_BYTES - out.len()) as u64;
+        let n = (&mut reader)
+            .take(room + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(read_error)?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
         if out.len() + line.len() > MAX_READ_BYTES {
             return Err(ToolError::new(
                 ErrorKind::TooLarge,
@@ -125,6 +134,60 @@ fn read_lines(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, Tool
         .with_details(json!({"lines": number})));
     }
     Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Moves past the next line (its `\n` included) without keeping it; `false` at the end of
+/// the file.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<bool> {
+    let mut any = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(true);
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+/// Opens an existing regular file for reading. FIFOs, sockets and devices are refused
+/// (opening a FIFO blocks until a writer comes, and reading a device never ends); the
+/// open itself does not block, and the check is made on the opened file, so a file
+/// swapped for a FIFO in between is refused too.
+fn open_regular(path: &Path, user: &str) -> Result<std::fs::File, ToolError> {
+    let not_regular = || {
+        ToolError::invalid_arguments(format!(
+            "'{user}' is not a regular file (a pipe, socket or device); only files can be read"
+        ))
+        .with_details(json!({"path": user}))
+    };
+    if !std::fs::metadata(path)
+        .map_err(|e| io_error(user, &e))?
+        .is_file()
+    {
+        return Err(not_regular());
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| io_error(user, &e))?;
+    if !file.metadata().map_err(|e| io_error(user, &e))?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
 }
 
 /// Overwrite the file or append to it.
@@ -222,18 +285,48 @@ fn write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WriteOutput, Too
     let bytes = args.content.as_bytes();
     match args.mode {
         WriteMode::Overwrite => {
+            // The replacement keeps the file's permissions (a new file gets 0644, not the
+            // temporary file's 0600).
+            let permissions = match std::fs::metadata(&target) {
+                Ok(m) if m.is_file() => Some(m.permissions()),
+                _ => new_file_permissions(),
+            };
             let mut tmp =
                 tempfile::NamedTempFile::new_in(&parent).map_err(|e| io_error(user, &e))?;
             tmp.write_all(bytes).map_err(|e| io_error(user, &e))?;
+            if let Some(p) = permissions {
+                tmp.as_file()
+                    .set_permissions(p)
+                    .map_err(|e| io_error(user, &e))?;
+            }
             tmp.as_file().sync_all().map_err(|e| io_error(user, &e))?;
             tmp.persist(&target).map_err(|e| io_error(user, &e.error))?;
         }
         WriteMode::Append => {
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&target)
-                .map_err(|e| io_error(user, &e))?;
+            let mut options = std::fs::OpenOptions::new();
+            options.create(true).append(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt as _;
+                // The last component was checked above; a symlink put there since is not
+                // followed (ELOOP), and a FIFO does not block the open.
+                options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+                options.mode(0o644);
+            }
+            let mut f = options.open(&target).map_err(|e| match e.raw_os_error() {
+                #[cfg(unix)]
+                Some(libc::ELOOP) => ToolError::new(
+                    ErrorKind::OutsideWorkspace,
+                    format!("'{user}' is a symbolic link; append writes only to the file itself"),
+                )
+                .with_details(json!({"path": user})),
+                _ => io_error(user, &e),
+            })?;
+            if !f.metadata().map_err(|e| io_error(user, &e))?.is_file() {
+                return Err(ToolError::invalid_arguments(format!(
+                    "'{user}' is not a regular file (a pipe, socket or device); only files can be written"
+                )));
+            }
             f.write_all(bytes).map_err(|e| io_error(user, &e))?;
             f.sync_all().map_err(|e| io_error(user, &e))?;
         }
@@ -243,6 +336,19 @@ fn write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WriteOutput, Too
         bytes: bytes.len() as u64,
         bytes_written: bytes.len() as u64,
     })
+}
+
+/// The permissions of a file `write_file` creates: 0644 on Unix.
+fn new_file_permissions() -> Option<std::fs::Permissions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        Some(std::fs::Permissions::from_mode(0o644))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 fn default_dot() -> String {

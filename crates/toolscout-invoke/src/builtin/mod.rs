@@ -37,7 +37,10 @@ use toolscout_spec::ToolSpec;
 
 use crate::{AllowedHosts, HttpConfig, Invoker, Result};
 
-pub use data::{Clock, ClockAction, ClockArgs, ClockOutput, JsonQuery, JsonQueryArgs};
+pub use data::{
+    Clock, ClockAction, ClockArgs, ClockOutput, JSON_QUERY_MAX_COST, JSON_QUERY_MAX_MATCHES,
+    JSON_QUERY_MAX_NODES, JSON_QUERY_MAX_RESULT_BYTES, JsonQuery, JsonQueryArgs, query_cost,
+};
 pub use fs::{
     ReadFile, ReadFileArgs, SearchFiles, SearchFilesArgs, WriteFile, WriteFileArgs, WriteMode,
     WriteOutput,

@@ -93,6 +93,8 @@ impl NativeTool for HttpGet {
             headers: args.headers.unwrap_or_default().into_iter().collect(),
             body: Vec::new(),
             truncate_body: true,
+            secret_headers: Vec::new(),
+            secret_body: false,
         };
         let resp = send_with_retry(
             &self.config,

@@ -25,7 +25,10 @@ fn fixture() -> Fixture {
         std::os::unix::fs::symlink(dir.path(), root.join("escape_dir")).unwrap();
     }
     let mut inv = Invoker::default().with_approver(|_: &ApprovalRequest| Approval::Approved);
-    let config = BuiltinConfig::new(&root, AllowedHosts::new(["127.0.0.1"]).allow_private(true));
+    let config = BuiltinConfig::new(
+        &root,
+        AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
+    );
     builtin::register(&mut inv, &config).unwrap();
     Fixture { dir, inv }
 }
@@ -203,6 +206,81 @@ async fn json_query() {
     assert_eq!(kind(&bad), ErrorKind::InvalidArguments);
 }
 
+/// An array nested 100 deep: `[[[…]]]`.
+fn deep_array(depth: usize) -> Value {
+    let mut v = json!([]);
+    for _ in 0..depth {
+        v = json!([v]);
+    }
+    v
+}
+
+#[tokio::test]
+async fn json_query_descendant_blowup_is_refused_not_an_abort() {
+    // Regression: this query over this value made the server allocate 5.5 GB and abort.
+    let f = fixture();
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": deep_array(100), "path": "$..*..*..*..*"}),
+        )
+        .await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
+    assert!(
+        out.error().unwrap().message.contains("'..' (descendant)"),
+        "{}",
+        show(&out)
+    );
+    // One level less passes the estimate, and is stopped by the number of matches.
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": deep_array(100), "path": "$..*..*..*"}),
+        )
+        .await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
+    // A small descendant query still works.
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": {"a": {"b": {"name": 1}}, "c": [{"name": 2}]}, "path": "$..name"}),
+        )
+        .await;
+    assert_eq!(out.value().unwrap(), &json!([1, 2]));
+}
+
+#[tokio::test]
+async fn json_query_large_matches_are_refused_before_copying() {
+    let f = fixture();
+    // 300 copies of a 20 KB string, each matched 30 times by the union: 180 MB of JSON.
+    let big = "x".repeat(20_000);
+    let value = json!({"items": vec![big; 300]});
+    let union = vec!["*"; 30].join(",");
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": value, "path": format!("$.items[{union}]")}),
+        )
+        .await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
+}
+
+#[test]
+fn json_query_cost_estimate() {
+    use toolscout_invoke::builtin::query_cost;
+    assert_eq!(query_cost("$.a.b[0]", 1000, 10), 1);
+    assert_eq!(query_cost("$..a", 1000, 10), 1000);
+    assert_eq!(query_cost("$..*..*", 1000, 10), 1_000_000);
+    assert_eq!(query_cost("$.a[*]", 1000, 10), 10);
+    assert_eq!(query_cost("$.a[0,1,2]", 1000, 10), 3);
+    assert_eq!(query_cost("$.a[*,*]", 1000, 10), 20);
+    assert_eq!(query_cost("$.a[1:5]", 1000, 10), 10);
+    // A filter runs its own query once per member.
+    assert_eq!(query_cost("$[?@..x]", 1000, 10), 10_000);
+    // Quoted names count for nothing, whatever they hold.
+    assert_eq!(query_cost("$['..*..*']", 1000, 10), 1);
+}
+
 #[tokio::test]
 async fn clock() {
     let f = fixture();
@@ -260,4 +338,116 @@ async fn http_get_respects_allowed_hosts_and_limits() {
         )
         .await;
     assert_eq!(kind(&unknown), ErrorKind::InvalidArguments);
+}
+
+#[tokio::test]
+async fn read_file_stops_within_a_huge_line() {
+    // Regression: a file without line breaks was read whole before the size check.
+    let f = fixture();
+    let root = f.dir.path().join("ws");
+    let file = std::fs::File::create(root.join("one_line.txt")).unwrap();
+    // Sparse: 64 MiB of zero bytes, no newline, costing no disk.
+    file.set_len(64 << 20).unwrap();
+    let out = f
+        .call("read_file", json!({"file_path": "one_line.txt"}))
+        .await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
+    // Skipped lines are not kept either: an offset past a huge line still reads.
+    let mut text = vec![b'x'; 12 << 20];
+    text.extend_from_slice(b"\nsecond\n");
+    std::fs::write(root.join("long_first.txt"), text).unwrap();
+    let out = f
+        .call(
+            "read_file",
+            json!({"file_path": "long_first.txt", "offset": 2}),
+        )
+        .await;
+    assert_eq!(out.value().unwrap(), &json!("second\n"), "{}", show(&out));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn read_file_refuses_a_fifo_without_blocking() {
+    // Regression: opening a FIFO blocked a thread for ever after the timeout.
+    let f = fixture();
+    let fifo = f.dir.path().join("ws/pipe");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        f.call("read_file", json!({"file_path": "pipe"})),
+    )
+    .await
+    .expect("read_file blocked on a FIFO");
+    assert_eq!(kind(&out), ErrorKind::InvalidArguments, "{}", show(&out));
+    assert!(show(&out).contains("not a regular file"), "{}", show(&out));
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        f.call(
+            "write_file",
+            json!({"file_path": "pipe", "content": "x", "mode": "append"}),
+        ),
+    )
+    .await
+    .expect("write_file blocked on a FIFO");
+    assert!(out.error().is_some(), "{}", show(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn write_file_keeps_permissions() {
+    use std::os::unix::fs::PermissionsExt as _;
+    // Regression: overwrite made every file 0600.
+    let f = fixture();
+    let path = f.dir.path().join("ws/script.sh");
+    std::fs::write(&path, "old\n").unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = f
+        .call(
+            "write_file",
+            json!({"file_path": "script.sh", "content": "new\n"}),
+        )
+        .await;
+    assert!(out.is_ok(), "{}", show(&out));
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755);
+    let out = f
+        .call(
+            "write_file",
+            json!({"file_path": "fresh.txt", "content": "x"}),
+        )
+        .await;
+    assert!(out.is_ok(), "{}", show(&out));
+    let mode = std::fs::metadata(f.dir.path().join("ws/fresh.txt"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o644);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn write_file_append_does_not_follow_a_symlink() {
+    // A link inside the workspace to a file inside it: checked as inside, but append
+    // opens without following, so a link swapped in after the check cannot redirect it.
+    let f = fixture();
+    let root = f.dir.path().join("ws");
+    std::os::unix::fs::symlink(root.join("Cargo.toml"), root.join("link.toml")).unwrap();
+    let out = f
+        .call(
+            "write_file",
+            json!({"file_path": "link.toml", "content": "x", "mode": "append"}),
+        )
+        .await;
+    assert!(out.error().is_some(), "{}", show(&out));
+    assert_eq!(
+        std::fs::read_to_string(root.join("Cargo.toml")).unwrap(),
+        "[package]\n"
+    );
 }

@@ -18,7 +18,7 @@ const API_KEY: &str = "sk-test-9f8e7d6c";
 
 fn config() -> HttpConfig {
     HttpConfig {
-        allowed_hosts: AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        allowed_hosts: AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
         max_response_bytes: 4096,
         retry: RetryPolicy {
             max_retries: 2,
@@ -83,12 +83,13 @@ async fn templates_encode_for_url_headers_and_json_bodies() {
         .await;
     let v = value(&out);
     assert_eq!(v["method"], "POST");
+    // The echo carries the key back; the result the model sees does not.
     assert_eq!(
         v["query"],
-        format!("q=S%C3%A3o%20Paulo%20%26%20%22co%22%2Fx&key={API_KEY}")
+        format!("q=S%C3%A3o%20Paulo%20%26%20%22co%22%2Fx&key={REDACTED}")
     );
     assert_eq!(v["headers"]["user-agent"], "MyApp/3");
-    assert_eq!(v["headers"]["x-key"], API_KEY);
+    assert_eq!(v["headers"]["x-key"], REDACTED);
     assert_eq!(v["headers"]["content-type"], "application/json");
     let body: Value = serde_json::from_str(v["body"].as_str().unwrap()).unwrap();
     assert_eq!(body, json!({"q": "São Paulo & \"co\"/x", "n": 3}));
@@ -179,7 +180,7 @@ async fn allowed_hosts_are_checked_after_expansion() {
 async fn loopback_is_refused_unless_explicitly_allowed() {
     let s = server::start().await;
     let strict = Invoker::default().with_http_config(HttpConfig {
-        allowed_hosts: AllowedHosts::new(["localhost", "127.0.0.1"]),
+        allowed_hosts: AllowedHosts::new(["localhost:*", "127.0.0.1:*"]),
         ..config()
     });
     for host in ["localhost", "127.0.0.1"] {
@@ -382,7 +383,7 @@ fn impl_block_validation() {
 async fn named_hosts_connect_to_the_checked_addresses() {
     let s = server::start().await;
     let inv = Invoker::default().with_http_config(HttpConfig {
-        allowed_hosts: AllowedHosts::new(["localhost"]).allow_private(true),
+        allowed_hosts: AllowedHosts::new(["localhost:*"]).allow_private(true),
         ..config()
     });
     let t = tool(
@@ -447,4 +448,98 @@ async fn optional_query_parameters_are_sent_only_when_given() {
         ),
         "city=S%C3%A3o%20Paulo&days=3&tags=a+b&tags=c%26d&verbose=false"
     );
+}
+
+#[tokio::test]
+async fn secrets_are_redacted_from_results() {
+    // Regression: `?t=${SECRET}` echoed back put the secret in `value`.
+    let s = server::start().await;
+    let t = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/echo?t=${{API_KEY}}", s.base)}),
+    );
+    let out = invoker().invoke(&t, json!({})).await;
+    let text = out.to_json().to_string();
+    assert!(!text.contains(API_KEY), "{text}");
+    assert_eq!(value(&out)["query"], format!("t={REDACTED}"));
+}
+
+#[tokio::test]
+async fn a_granted_secret_is_refused_to_other_tools_and_hosts() {
+    let s = server::start().await;
+    let mut secrets = SecretStore::default();
+    secrets.insert("API_KEY", API_KEY);
+    secrets.grant_tool("API_KEY", "weather_tool");
+    secrets.grant_host("API_KEY", "api.weather.test");
+    let inv = Invoker::default()
+        .with_http_config(config())
+        .with_secrets(secrets);
+    let block = json!({
+        "urlTemplate": format!("{}/echo", s.base),
+        "headers": {"X-Api-Key": "${API_KEY}"}
+    });
+    // test_http is neither the granted tool nor calling the granted host.
+    let out = inv
+        .invoke(&tool(json!({"type": "object"}), block.clone()), json!({}))
+        .await;
+    assert_eq!(kind(&out), ErrorKind::Misconfigured, "{}", show(&out));
+    insta::assert_snapshot!(out.error().unwrap().message, @"the template headers.X-Api-Key needs the secret 'API_KEY', which is not granted to this tool or to the host it calls; the operator grants secrets to tools and hosts");
+    // In the URL too.
+    let in_url = json!({"urlTemplate": format!("{}/echo?k=${{API_KEY}}", s.base)});
+    let out = inv
+        .invoke(&tool(json!({"type": "object"}), in_url), json!({}))
+        .await;
+    assert_eq!(kind(&out), ErrorKind::Misconfigured, "{}", show(&out));
+    // The granted tool may.
+    let spec = ToolSpec::builder("weather_tool", "The granted tool")
+        .parameters(json!({"type": "object"}))
+        .build()
+        .unwrap();
+    let granted = Tool::from_parts(spec, ToolType::Http, &block).unwrap();
+    let out = inv.invoke(&granted, json!({})).await;
+    assert_eq!(
+        value(&out)["headers"]["x-api-key"],
+        REDACTED,
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_drops_every_secret_header() {
+    // Regression: only Authorization, Cookie and Proxy-Authorization were dropped;
+    // X-Api-Key: ${SECRET} reached the other origin.
+    let s = server::start().await;
+    let inv = Invoker::default()
+        .with_http_config(HttpConfig {
+            allowed_hosts: AllowedHosts::new(["127.0.0.1:*", "localhost:*"]).allow_private(true),
+            ..config()
+        })
+        .with_secrets({
+            let mut secrets = SecretStore::default();
+            secrets.insert("API_KEY", API_KEY);
+            secrets
+        });
+    let other = format!("http://localhost:{}/echo", s.port);
+    let t = tool(
+        json!({"type": "object"}),
+        json!({
+            "urlTemplate": format!("{}/redirect?to={other}", s.base),
+            "headers": {"X-Api-Key": "${API_KEY}", "X-Plain": "kept"}
+        }),
+    );
+    let out = inv.invoke(&t, json!({})).await;
+    let headers = &value(&out)["headers"];
+    assert_eq!(headers["x-plain"], "kept", "{headers}");
+    assert!(headers.get("x-api-key").is_none(), "{headers}");
+    // The same origin keeps it.
+    let same = tool(
+        json!({"type": "object"}),
+        json!({
+            "urlTemplate": format!("{}/redirect?to=/echo", s.base),
+            "headers": {"X-Api-Key": "${API_KEY}"}
+        }),
+    );
+    let out = inv.invoke(&same, json!({})).await;
+    assert_eq!(value(&out)["headers"]["x-api-key"], REDACTED);
 }

@@ -6,6 +6,7 @@
 mod builtin;
 mod http;
 mod native;
+mod props;
 mod server;
 mod setup;
 mod whole_args;

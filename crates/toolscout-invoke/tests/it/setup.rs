@@ -36,16 +36,51 @@ fn secrets_from_vars_and_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("secrets.json");
     std::fs::write(&path, r#"{"TOKEN": "tok-very-secret"}"#).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        // A file others may read is refused (and its content not shown).
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = SecretStore::from_file(&path).unwrap_err().to_string();
+        assert!(err.contains("chmod 600"), "{err}");
+        assert!(!err.contains("tok-very-secret"), "{err}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let s = SecretStore::from_file(&path).unwrap();
     assert_eq!(s.get("TOKEN"), Some("tok-very-secret"));
     assert!(!format!("{s:?}").contains("tok-very-secret"));
 
     std::fs::write(&path, r#"{"TOKEN": "tok-very-secret", "N": 5}"#).unwrap();
     let err = SecretStore::from_file(&path).unwrap_err().to_string();
-    assert!(err.ends_with("the value of 'N' is not a string"), "{err}");
+    assert!(err.contains("the value of 'N' is not a string"), "{err}");
     std::fs::write(&path, r#"{"TOKEN": "tok-very-secret""#).unwrap();
     let err = SecretStore::from_file(&path).unwrap_err().to_string();
     assert!(!err.contains("tok-very-secret"), "{err}");
+}
+
+#[test]
+fn a_secrets_file_grants_tools_and_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("secrets.json");
+    std::fs::write(
+        &path,
+        r#"{"K": {"value": "v", "hosts": ["api.example.com"], "tools": ["t1"]}, "FREE": "f"}"#,
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let s = SecretStore::from_file(&path).unwrap();
+    assert!(s.may_use("K", "t1", "elsewhere.test", 443));
+    assert!(s.may_use("K", "t2", "api.example.com", 443));
+    assert!(!s.may_use("K", "t2", "api.example.com", 8443));
+    assert!(!s.may_use("K", "t2", "evil.test", 443));
+    assert!(s.may_use("FREE", "t2", "evil.test", 443));
+    std::fs::write(&path, r#"{"K": {"value": "v", "host": ["x"]}}"#).unwrap();
+    let err = SecretStore::from_file(&path).unwrap_err().to_string();
+    assert!(err.contains("unknown member \"host\""), "{err}");
 }
 
 #[test]

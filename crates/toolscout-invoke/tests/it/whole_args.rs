@@ -26,7 +26,7 @@ fn forwarding_tool(block: Value) -> Tool {
 
 fn invoker() -> Invoker {
     Invoker::default().with_http_config(HttpConfig::with_allowed_hosts(
-        AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
     ))
 }
 

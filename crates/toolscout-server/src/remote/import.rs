@@ -12,11 +12,14 @@ use toolscout_spec::adapters::manifest::{ToolManifest, from_definition};
 use toolscout_spec::identity::canonical_json;
 use uuid::Uuid;
 
-use super::{ALL_ARGS, DEFAULT_MAX_AGE, RemoteSource, SUPPORTED_MAJOR};
+use super::{ALL_ARGS, DEFAULT_MAX_AGE, MAX_MAX_AGE, RemoteSource, SUPPORTED_MAJOR};
 use crate::Result;
 
-/// `max-age` of a `Cache-Control` header; [`DEFAULT_MAX_AGE`] when there is none, zero
-/// for `no-cache`/`no-store`.
+/// `max-age` of a `Cache-Control` header, at most [`MAX_MAX_AGE`]; [`DEFAULT_MAX_AGE`]
+/// when there is none, zero for `no-cache`/`no-store`.
+///
+/// **Rationale:** the value comes from another server; `Instant + Duration` panics on
+/// overflow, so `max-age=18446744073709551615` must not reach it.
 pub(super) fn max_age(headers: &reqwest::header::HeaderMap) -> Duration {
     let Some(cc) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
         return DEFAULT_MAX_AGE;
@@ -28,7 +31,7 @@ pub(super) fn max_age(headers: &reqwest::header::HeaderMap) -> Duration {
         if let Some(v) = part.strip_prefix("max-age=")
             && let Ok(secs) = v.trim_matches('"').parse::<u64>()
         {
-            return Duration::from_secs(secs);
+            return Duration::from_secs(secs).min(MAX_MAX_AGE);
         }
     }
     DEFAULT_MAX_AGE
@@ -201,4 +204,28 @@ pub(super) fn apply_overrides(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn age(value: &str) -> Duration {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(CACHE_CONTROL, value.parse().unwrap());
+        max_age(&headers)
+    }
+
+    #[test]
+    fn max_age_is_clamped() {
+        assert_eq!(age("public, max-age=60"), Duration::from_secs(60));
+        assert_eq!(age("max-age=18446744073709551615"), MAX_MAX_AGE);
+        assert_eq!(age("no-store"), Duration::ZERO);
+        // What the clamp protects: the deadline computed from it.
+        assert!(
+            std::time::Instant::now()
+                .checked_add(age("max-age=18446744073709551615"))
+                .is_some()
+        );
+    }
 }

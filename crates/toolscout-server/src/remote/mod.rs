@@ -46,6 +46,15 @@ use import::{apply_overrides, check_version, import, max_age};
 /// How long a manifest without `max-age` is fresh.
 pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
 
+/// The longest a manifest is trusted without asking again, whatever its `max-age`: a day.
+pub const MAX_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The largest manifest read from a remote, in bytes.
+pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
+
+/// The largest answer of a remote invoke route, in bytes.
+pub const MAX_OUTCOME_BYTES: usize = 16 << 20;
+
 /// The protocol major version this consumer reads.
 pub const SUPPORTED_MAJOR: u64 = 1;
 
@@ -88,16 +97,31 @@ impl RemoteSource {
     }
 
     /// The tokens of `sources` (those that have one), each under its
-    /// [`RemoteSource::token_secret`]: add them to the secrets of the invoker that calls
-    /// the imported tools.
+    /// [`RemoteSource::token_secret`] and granted to the source's host and port only (a
+    /// tool that names the secret but calls another host is refused): add them to the
+    /// secrets of the invoker that calls the imported tools.
     pub fn secrets(sources: &[RemoteSource]) -> SecretStore {
         let mut store = SecretStore::default();
         for source in sources {
             if let Some(token) = &source.token {
-                store.insert(source.token_secret(), token.as_str());
+                let name = source.token_secret();
+                store.insert(name.clone(), token.as_str());
+                match source.authority() {
+                    Some(authority) => store.grant_host(&name, &authority),
+                    // An endpoint that is no URL: no host may have the token.
+                    None => store.grant_tool(&name, ""),
+                }
             }
         }
         store
+    }
+
+    /// `host:port` of the endpoint (`[v6]:port` for IPv6), the port explicit.
+    fn authority(&self) -> Option<String> {
+        let url = reqwest::Url::parse(&self.endpoint).ok()?;
+        let port = url.port_or_known_default()?;
+        // `host_str` keeps the brackets of an IPv6 address.
+        Some(format!("{}:{port}", url.host_str()?))
     }
 
     /// The local bundle of this source: a UUIDv7-shaped id derived from the endpoint,
@@ -201,8 +225,12 @@ impl RemoteCatalog {
         sources: Vec<RemoteSource>,
         preferences: Option<PathBuf>,
     ) -> Result<RemoteCatalog> {
+        // No redirects and no proxy: a manifest or an invoke answer comes from the
+        // source's own address, and its token goes nowhere else.
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .build()
             .map_err(|e| Error::Remote {
                 endpoint: String::new(),
@@ -379,12 +407,20 @@ impl RemoteCatalog {
             .map(str::to_owned);
         match resp.status() {
             StatusCode::NOT_MODIFIED if cache.etag.is_some() => {
-                cache.fresh_until = Some(Instant::now() + max_age);
+                cache.fresh_until = Instant::now().checked_add(max_age);
                 self.set_available(source, true).await;
                 SourceStatus::NotModified
             }
             StatusCode::OK => {
-                let body: Value = match resp.json().await {
+                let bytes = match read_limited(resp, MAX_MANIFEST_BYTES).await {
+                    Ok(b) => b,
+                    Err(reason) => {
+                        return SourceStatus::Unavailable {
+                            reason: format!("the manifest could not be read: {reason}"),
+                        };
+                    }
+                };
+                let body: Value = match serde_json::from_slice(&bytes) {
                     Ok(v) => v,
                     Err(e) => {
                         return SourceStatus::Unavailable {
@@ -392,6 +428,7 @@ impl RemoteCatalog {
                         };
                     }
                 };
+                drop(bytes);
                 if let Err(reason) = check_version(&body) {
                     return SourceStatus::Skipped { reason };
                 }
@@ -415,7 +452,7 @@ impl RemoteCatalog {
                         let tools = defaults.len();
                         cache.defaults = defaults;
                         cache.etag = etag;
-                        cache.fresh_until = Some(Instant::now() + max_age);
+                        cache.fresh_until = Instant::now().checked_add(max_age);
                         SourceStatus::Fetched { tools }
                     }
                     Ok(Err(e)) => SourceStatus::Unavailable {
@@ -449,7 +486,55 @@ impl RemoteCatalog {
         .await;
     }
 
+    /// Refuses an invoke URL that is not the source's own invoke route on the source's
+    /// origin, or whose host the toolbox's invoker does not allow.
+    ///
+    /// **Rationale:** the URL is read from the catalog, which can be edited; the source's
+    /// token must only ever go to the source.
+    fn check_invoke_url(
+        &self,
+        source: &RemoteSource,
+        name: &str,
+        url: &str,
+    ) -> std::result::Result<(), ToolError> {
+        let refused = |why: &str| {
+            ToolError::new(
+                ErrorKind::HostNotAllowed,
+                format!("refused to call remote tool '{name}': {why}"),
+            )
+            .with_details(json!({"tool": name, "endpoint": source.endpoint}))
+        };
+        let parsed =
+            reqwest::Url::parse(url).map_err(|_| refused("its invoke URL is not a URL"))?;
+        let endpoint = reqwest::Url::parse(&source.endpoint)
+            .map_err(|_| refused("the source's endpoint is not a URL"))?;
+        let prefix = format!("{}/api/v1/tools/", source.endpoint);
+        if parsed.origin() != endpoint.origin() || !url.starts_with(&prefix) {
+            return Err(refused(
+                "its invoke URL is not the invoke route of the server it was imported from",
+            ));
+        }
+        let host = parsed.host_str().unwrap_or_default();
+        if !self
+            .inner
+            .toolbox
+            .invoker()
+            .http_config()
+            .allowed_hosts
+            .matches_url(&parsed)
+        {
+            return Err(refused(&format!(
+                "host '{host}' is not in the allowed hosts"
+            )));
+        }
+        Ok(())
+    }
+
     /// Calls `tool` (a tool of one of the sources) through its remote's invoke route.
+    ///
+    /// The call goes only to the source's own invoke route (its origin, host and port
+    /// allowed by the toolbox's invoker), follows no redirect and no proxy, and reads at
+    /// most [`MAX_OUTCOME_BYTES`].
     pub async fn call(&self, tool: &Tool, args: Value) -> Outcome {
         let name = tool.spec.name.as_str();
         let Some(url) = tool
@@ -462,13 +547,22 @@ impl RemoteCatalog {
                 format!("remote tool '{name}' has no invoke URL"),
             ));
         };
-        let source = self
+        let Some(source) = self
             .inner
             .sources
             .iter()
-            .find(|s| s.bundle_id() == tool.bundle_id);
+            .find(|s| s.bundle_id() == tool.bundle_id)
+        else {
+            return Outcome::Err(ToolError::new(
+                ErrorKind::Misconfigured,
+                format!("tool '{name}' is not a tool of a remote source"),
+            ));
+        };
+        if let Err(e) = self.check_invoke_url(source, name, url) {
+            return Outcome::Err(e);
+        }
         let mut req = self.inner.client.post(url).json(&json!({ "args": args }));
-        if let Some(token) = source.and_then(|s| s.token.as_deref()) {
+        if let Some(token) = source.token.as_deref() {
             req = req.bearer_auth(token);
         }
         if let Some(secs) = tool.spec.metadata.timeout_seconds {
@@ -492,7 +586,18 @@ impl RemoteCatalog {
             }
         };
         let status = resp.status();
-        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        let body: Value = match read_limited(resp, MAX_OUTCOME_BYTES).await {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            Err(reason) => {
+                return Outcome::Err(
+                    ToolError::new(
+                        ErrorKind::TooLarge,
+                        format!("the answer of the remote server of '{name}' could not be read: {reason}"),
+                    )
+                    .with_details(json!({"url": url})),
+                );
+            }
+        };
         if let Ok(outcome) = serde_json::from_value::<Outcome>(body.clone()) {
             return outcome;
         }
@@ -508,4 +613,27 @@ impl RemoteCatalog {
             .with_details(json!({"url": url, "status": status.as_u16()})),
         )
     }
+}
+
+/// The body of `resp`, refused beyond `limit` bytes (by its `Content-Length`, or while
+/// it is read).
+async fn read_limited(
+    mut resp: reqwest::Response,
+    limit: usize,
+) -> std::result::Result<Vec<u8>, String> {
+    let too_large = || format!("the answer is larger than {limit} bytes");
+    if resp
+        .content_length()
+        .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }

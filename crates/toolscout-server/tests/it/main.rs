@@ -7,9 +7,11 @@ mod console;
 mod manifest;
 mod mcp;
 mod mcp_session;
+mod props;
 mod remote;
 mod rest;
 mod rpc;
+mod security;
 mod socket;
 
 use axum::Router;
@@ -89,7 +91,7 @@ fn fixture_with(options: ServerOptions, builtins: bool) -> Fixture {
         catalog.put_tool(weather, slug, "1", &put).unwrap();
     }
     let mut invoker = Invoker::default().with_http_config(HttpConfig::with_allowed_hosts(
-        AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+        AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
     ));
     toolscout_invoke::builtin::register(
         &mut invoker,

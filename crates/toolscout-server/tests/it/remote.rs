@@ -242,7 +242,7 @@ fn consumer(dir: &std::path::Path, sources: &[RemoteSource]) -> toolscout_discov
     let catalog = Catalog::open_with(dir, CatalogOptions::default().with_builtins(false)).unwrap();
     let invoker = Invoker::default()
         .with_http_config(HttpConfig::with_allowed_hosts(
-            AllowedHosts::new(["127.0.0.1"]).allow_private(true),
+            AllowedHosts::new(["127.0.0.1:*"]).allow_private(true),
         ))
         .with_secrets(RemoteSource::secrets(sources));
     toolscout_discover::Toolbox::new(

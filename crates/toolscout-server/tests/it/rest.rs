@@ -318,7 +318,7 @@ async fn malformed_and_oversized_bodies() {
 }
 
 #[tokio::test]
-async fn a_token_guards_everything_but_reads_and_json_rpc_reads() {
+async fn a_token_guards_everything_but_get_reads() {
     let f = fixture_with(ServerOptions::default().with_token(Some("s3cret")), true);
     let uri = format!("/tools/bundles/{}", Uuid::now_v7());
     let body = Some(json!({"slug": "maps"}));
@@ -349,20 +349,13 @@ async fn a_token_guards_everything_but_reads_and_json_rpc_reads() {
         200
     );
     assert_eq!(send(&f.app, "GET", "/api/v1/tools", None).await.status, 200);
-    // JSON-RPC: the reads are open, tools/call needs the token.
+    // JSON-RPC: every request needs the token, reads too (regression: reads were open).
     let batch = json!([
         {"jsonrpc": "2.0", "method": "server/identity", "id": 1},
         {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "clock", "arguments": {"action": "now"}}, "id": 2}
     ]);
     let rpc = send(&f.app, "POST", "/rpc", Some(batch.clone())).await;
-    assert_eq!(rpc.status, 200);
-    assert!(
-        rpc.body[0]["result"]["server_id"].is_string(),
-        "{}",
-        rpc.body
-    );
-    assert_eq!(rpc.body[1]["error"]["code"], -32001, "{}", rpc.body);
-    insta::assert_snapshot!(rpc.body[1]["error"]["message"].as_str().unwrap(), @"unauthorized: tools/call needs this server's token (send Authorization: Bearer <token>); tools/list, tools/describe, tools/search and server/identity do not");
+    assert_eq!(rpc.status, 401, "{}", rpc.body);
     let wrong = send_with(
         &f.app,
         "POST",
@@ -371,14 +364,20 @@ async fn a_token_guards_everything_but_reads_and_json_rpc_reads() {
         &[("authorization", "Bearer nope")],
     )
     .await;
-    assert_eq!(wrong.body[1]["error"]["code"], -32001, "{}", wrong.body);
+    assert_eq!(wrong.status, 401, "{}", wrong.body);
     let allowed = send_with(
         &f.app,
         "POST",
         "/rpc",
         Some(batch),
-        &[("authorization", "Bearer s3cret")],
+        // The scheme is case-insensitive (regression: `bearer` was refused).
+        &[("authorization", "bearer s3cret")],
     )
     .await;
+    assert!(
+        allowed.body[0]["result"]["server_id"].is_string(),
+        "{}",
+        allowed.body
+    );
     assert_eq!(allowed.body[1]["result"]["ok"], true, "{}", allowed.body);
 }
