@@ -96,5 +96,7 @@ fn chat_finds_a_tool_then_streams_the_answer() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["discover_tools", "call_tool"]);
+    // The retrieve policy: the message's best tools follow the discover tools.
+    assert_eq!(tools[..2], ["discover_tools", "call_tool"]);
+    assert_eq!(tools.get(2), Some(&"read_file"), "{tools:?}");
 }

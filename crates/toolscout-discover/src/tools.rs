@@ -131,6 +131,22 @@ impl DiscoverTools {
         &self.scope
     }
 
+    /// The start of this tool's spec, with arguments `A` and the description `template`
+    /// filled in: what [`DiscoverTools::spec`] and [`DiscoverTools::brief_spec`] share.
+    fn spec_builder<A: schemars::JsonSchema>(
+        &self,
+        template: &str,
+    ) -> toolscout_spec::ToolSpecBuilder {
+        let (description, summary) = self.texts(template);
+        ToolSpec::from_args::<A>(&self.name, summary)
+            .description(description)
+            .category("discover")
+            .with_metadata(|m| {
+                m.read_only = true;
+                m.idempotent = true;
+            })
+    }
+
     /// The description template filled in, and the summary.
     fn texts(&self, template: &str) -> (String, String) {
         let scope = match &self.scope {
@@ -158,24 +174,17 @@ impl DiscoverTools {
     /// **Rationale:** every request carries the tools array; a fallback that costs as much
     /// as three tools is paid on every step of every run.
     pub fn brief_spec(&self) -> crate::Result<ToolSpec> {
-        let (description, summary) = self.texts(BRIEF_DESCRIPTION);
-        let spec = ToolSpec::from_args::<BriefDiscoverArgs>(&self.name, summary)
-            .description(description)
+        let spec = self
+            .spec_builder::<BriefDiscoverArgs>(BRIEF_DESCRIPTION)
             .returns("object with a `kind`: search, tool, not_found or invalid")
-            .category("discover")
-            .with_metadata(|m| {
-                m.read_only = true;
-                m.idempotent = true;
-            })
             .build()?;
         Ok(spec)
     }
 
     /// This discover tool's own spec.
     pub fn spec(&self) -> crate::Result<ToolSpec> {
-        let (description, summary) = self.texts(DESCRIPTION);
-        let spec = ToolSpec::from_args::<DiscoverArgs>(&self.name, summary)
-            .description(description)
+        let spec = self
+            .spec_builder::<DiscoverArgs>(DESCRIPTION)
             .returns("object with a `kind`: categories, tools, search, tool, parameter, not_found, disabled or invalid")
             .example("Overview of the catalog", json!({}))
             .example("Search by words", json!({"query": "weather forecast for a city"}))
@@ -185,11 +194,6 @@ impl DiscoverTools {
             .error("not_found", "no tool has that name: the reply lists the closest names")
             .error("disabled", "the tool exists but cannot be called now: the reply says why")
             .note("Level 1 (no tool): names and summaries; level 2 (tool): usage; level 3 (detail=full or parameter): everything")
-            .category("discover")
-            .with_metadata(|m| {
-                m.read_only = true;
-                m.idempotent = true;
-            })
             .build()?;
         Ok(spec)
     }

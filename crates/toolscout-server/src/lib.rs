@@ -215,33 +215,46 @@ async fn guard_browser(State(state): State<AppState>, request: Request, next: Ne
         *request.method(),
         Method::POST | Method::PUT | Method::PATCH
     );
-    if has_body && !is_json(headers) {
+    if has_body && !is_accepted_body(headers) {
         return AppError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",
-            "send the body as JSON with Content-Type: application/json",
+            "send the body as JSON with Content-Type: application/json (a bundle import: application/zip)",
         )
         .into_response();
     }
     next.run(request).await
 }
 
+/// Whether a request body's `Content-Type` is one this server reads: JSON, or a ZIP (the
+/// console's bundle import).
+///
+/// **Rationale:** a web page can send `text/plain`, form and multipart bodies to any site
+/// without asking; JSON and `application/zip` are not CORS-safelisted, so a page of another
+/// origin must pass a preflight first, which this server never grants.
+fn is_accepted_body(headers: &header::HeaderMap) -> bool {
+    is_json(headers) || mime_of(headers).is_some_and(|m| m == "application/zip")
+}
+
+/// The `Content-Type`'s MIME type, lower case, without parameters.
+fn mime_of(headers: &header::HeaderMap) -> Option<String> {
+    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(
+        value
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
 /// Whether the `Content-Type` is JSON: `application/json` or `application/<x>+json`,
 /// with any parameters.
 fn is_json(headers: &header::HeaderMap) -> bool {
-    let Some(value) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let mime = value
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+    mime_of(headers).is_some_and(|mime| {
+        mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
+    })
 }
 
 /// Compares without stopping at the first difference, so that timing tells nothing.

@@ -42,7 +42,8 @@ pub(crate) async fn search_call_answer_and_palette(env: Env) -> Result<()> {
             .await?;
         s.find("#send").await?.click().await?;
 
-        // The run's events, in order: search, disclosure, activation, call, answer.
+        // The run's events, in order: search (whose best hit is activated), disclosure,
+        // call, answer.
         let log = s
             .wait_text("#chat-log", "It is now evening in Tokyo.")
             .await?;
@@ -50,8 +51,8 @@ pub(crate) async fn search_call_answer_and_palette(env: Env) -> Result<()> {
             "What time is it in Tokyo?",
             "search discover_tools",
             "current time in a time zone",
-            "disclosed clock",
             "activated clock",
+            "disclosed clock",
             "call clock",
             "Asia/Tokyo",
             "It is now evening in Tokyo.",

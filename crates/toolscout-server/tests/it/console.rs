@@ -191,8 +191,15 @@ async fn a_bundle_exported_as_zip_imports_into_another_server() {
     assert_eq!(found.body["items"][0]["name"], "sea_temperature");
 
     let request = Request::post("/console/api/bundles/import")
+        .header("content-type", "application/zip")
         .body(Body::from("not a zip"))
         .unwrap();
     let r = crate::reply(to.app.clone().oneshot(request).await.unwrap()).await;
     assert_eq!(r.status, 400, "{}", r.body);
+    // Without a content type a web page could send it cross-site: refused first.
+    let request = Request::post("/console/api/bundles/import")
+        .body(Body::from(zip))
+        .unwrap();
+    let r = crate::reply(to.app.clone().oneshot(request).await.unwrap()).await;
+    assert_eq!(r.status, 415, "{}", r.body);
 }
