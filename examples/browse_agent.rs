@@ -2,7 +2,7 @@
 //! described, and calls it for real: `read_file` on this repository's README.
 //!
 //! ```sh
-//! # any OpenAI-compatible endpoint; ../shared/local-llm/ runs one on this machine
+//! # any OpenAI-compatible endpoint, e.g. llama.cpp's llama-server with a small local model
 //! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=none TOOLSCOUT_MODEL=qwen2.5-coder-1.5b \
 //!     cargo run --release --example browse_agent -- "What are the two commands at the top of README.md?"
 //! ```

@@ -2,7 +2,7 @@
 //! naive scan that scores every tool name with strsim; `bench serve` is in
 //! [`super::bench_serve`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
@@ -31,12 +31,10 @@ enum What {
 #[derive(Debug, clap::Args)]
 struct SearchArgs {
     /// Tools, JSONL (`.jsonl` or `.jsonl.gz`).
-    #[arg(
-        long,
-        default_value = "../shared/data/openapi_directory/tools.jsonl.gz"
-    )]
+    #[arg(long)]
     tools: PathBuf,
-    /// Real query texts, JSONL with a `query` field (default: BFCL's queries, when present).
+    /// Real query texts, JSONL with a `query` field (without it, only name prefixes and
+    /// misspelled names are timed).
     #[arg(long)]
     queries: Option<PathBuf>,
     /// Where to build the on-disk index (default: a fresh folder under the temp dir,
@@ -125,10 +123,8 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
         bail!("{} holds no tools", a.tools.display());
     }
     let load_s = started.elapsed().as_secs_f64();
-    let default_queries = Path::new("../shared/data/bfcl/queries.jsonl");
     let texts = match &a.queries {
         Some(q) => read_query_texts(q)?,
-        None if default_queries.exists() => read_query_texts(default_queries)?,
         None => Vec::new(),
     };
 

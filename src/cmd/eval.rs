@@ -34,7 +34,7 @@ enum What {
 #[derive(Debug, clap::Args)]
 struct SearchArgs {
     /// Tools, JSONL (`.jsonl` or `.jsonl.gz`), one `{name, description, parameters}` a line.
-    #[arg(long, default_value = "../shared/data/bfcl/tools.jsonl")]
+    #[arg(long)]
     tools: PathBuf,
     /// Queries, JSONL with `query` and `expected` (default: `queries.jsonl` beside the tools).
     #[arg(long)]
@@ -72,7 +72,7 @@ struct Query {
 pub(crate) fn read_text(path: &Path) -> Result<String> {
     if !path.exists() {
         bail!(
-            "{} not found (the evaluation data lives in ../shared/data/, beside the project root; pass the file with --tools/--queries)",
+            "{} not found (pass your evaluation files with --tools and --queries; the README says what they hold)",
             path.display()
         );
     }

@@ -48,10 +48,10 @@ pub(crate) struct AgentArgs {
     /// empty is an irrelevance task: it runs over its own `offered` tools (the whole
     /// catalog when it has none), none of which fits, and succeeds when the model calls
     /// none of them.
-    #[arg(long, default_value = "../shared/data/bfcl/queries.jsonl")]
+    #[arg(long)]
     tasks: PathBuf,
     /// The tool catalog, JSONL (`.jsonl` or `.jsonl.gz`).
-    #[arg(long, default_value = "../shared/data/bfcl/tools.jsonl")]
+    #[arg(long)]
     tools: PathBuf,
     /// Base URL of the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL).
     #[arg(long, env = "OPENAI_BASE_URL")]
