@@ -77,20 +77,7 @@ async fn blocking(f: impl FnOnce() -> CallOutcome + Send + 'static) -> CallOutco
 }
 
 fn answered(answer: Answer) -> CallOutcome {
-    // A search reply's hits, best first, are what the search found.
-    let found: Vec<String> = if answer.reply.get("kind").and_then(Value::as_str) == Some("search") {
-        answer
-            .reply
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t.get("name").and_then(Value::as_str))
-            .map(str::to_owned)
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let found = answer.found();
     CallOutcome::ok(answer.reply)
         .with_disclosed(answer.disclosed)
         .with_found(found)

@@ -46,6 +46,22 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The tools a search reply lists, best first (empty for other replies): what an
+    /// agent or an MCP session may activate.
+    pub fn found(&self) -> Vec<String> {
+        if self.reply.get("kind").and_then(Value::as_str) != Some("search") {
+            return Vec::new();
+        }
+        self.reply
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect()
+    }
+
     fn plain(reply: Value) -> Answer {
         Answer {
             reply,

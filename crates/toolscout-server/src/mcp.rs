@@ -199,16 +199,14 @@ impl McpServer {
             if !activate {
                 return (answer.reply, Vec::new());
             }
+            let found = answer.found();
             let mut wanted = answer.disclosed;
             let first_page = args.get("page").is_none_or(Value::is_null);
-            if first_page && answer.reply.get("kind").and_then(Value::as_str) == Some("search") {
-                let hits = answer.reply.get("tools").and_then(Value::as_array);
+            if first_page {
                 wanted.extend(
-                    hits.into_iter()
-                        .flatten()
-                        .take(this.state.options().search_activations)
-                        .filter_map(|hit| hit.get("name").and_then(Value::as_str))
-                        .map(str::to_owned),
+                    found
+                        .into_iter()
+                        .take(this.state.options().search_activations),
                 );
             }
             let wanted = this.activatable(wanted);
