@@ -109,4 +109,33 @@ mod tests {
         use clap::CommandFactory as _;
         super::Cli::command().debug_assert();
     }
+
+    /// A global flag whose id is also a subcommand's own argument id makes clap panic
+    /// when that subcommand is parsed (`eval agent --tools` against `--secret-tool`'s
+    /// field `tools`); `debug_assert` does not catch it.
+    #[test]
+    fn no_subcommand_argument_shares_a_global_flags_id() {
+        use clap::CommandFactory as _;
+        fn walk(cmd: &clap::Command, globals: &[String], path: &str, clashes: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if !arg.is_global_set() && globals.iter().any(|g| g == id) {
+                    clashes.push(format!("{path}: {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, globals, &format!("{path} {}", sub.get_name()), clashes);
+            }
+        }
+        let cli = super::Cli::command();
+        let globals: Vec<String> = cli
+            .get_arguments()
+            .filter(|a| a.is_global_set())
+            .map(|a| a.get_id().to_string())
+            .collect();
+        assert!(globals.iter().any(|g| g == "catalog"), "{globals:?}");
+        let mut clashes = Vec::new();
+        walk(&cli, &globals, "toolscout", &mut clashes);
+        assert!(clashes.is_empty(), "{clashes:?}");
+    }
 }

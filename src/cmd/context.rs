@@ -68,10 +68,22 @@ pub(crate) struct SecretArgs {
     pub(crate) secrets_file: Option<PathBuf>,
     /// Grants the secret NAME to requests to HOST (`api.example.com`, `*.example.com`,
     /// `localhost:8080`), e.g. `API_KEY=api.example.com` (repeatable).
-    #[arg(long = "secret-host", global = true, value_name = "NAME=HOST")]
+    #[arg(
+        id = "secret_hosts",
+        long = "secret-host",
+        global = true,
+        value_name = "NAME=HOST"
+    )]
     pub(crate) hosts: Vec<String>,
     /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=get_weather` (repeatable).
-    #[arg(long = "secret-tool", global = true, value_name = "NAME=TOOL")]
+    // The ids are explicit: a global flag's id must not be a subcommand's field name
+    // (`eval agent --tools` would then fail to downcast at parse time).
+    #[arg(
+        id = "secret_tools",
+        long = "secret-tool",
+        global = true,
+        value_name = "NAME=TOOL"
+    )]
     pub(crate) tools: Vec<String>,
 }
 
