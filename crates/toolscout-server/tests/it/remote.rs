@@ -324,3 +324,45 @@ async fn a_remote_tool_without_the_token_says_the_credentials_were_refused() {
         @"http_status: POST [url]/api/v1/tools/json_query/invoke answered 401, expected a 2xx status. The credentials were refused; this is not fixable by changing arguments."
     );
 }
+
+/// A manifest over [`MAX_MANIFEST_BYTES`](toolscout_server::remote::MAX_MANIFEST_BYTES)
+/// is refused whether it says its length up front or streams without one.
+#[tokio::test]
+async fn a_manifest_over_the_size_limit_is_refused() {
+    use toolscout_server::remote::MAX_MANIFEST_BYTES;
+    const CHUNK: usize = 1 << 20;
+    let chunks = MAX_MANIFEST_BYTES / CHUNK + 2;
+    let streamed = axum::Router::new().route(
+        "/api/v1/tools",
+        get(move || async move {
+            // `[` then spaces: valid JSON so far, never finished, no Content-Length.
+            let body = futures_util::stream::iter((0..chunks).map(|i| {
+                let mut chunk = vec![b' '; CHUNK];
+                if i == 0 {
+                    chunk[0] = b'[';
+                }
+                Ok::<_, std::io::Error>(axum::body::Bytes::from(chunk))
+            }));
+            axum::body::Body::from_stream(body)
+        }),
+    );
+    let declared = axum::Router::new().route(
+        "/api/v1/tools",
+        get(|| async { vec![b' '; MAX_MANIFEST_BYTES + 1] }),
+    );
+    let local = fixture_with(ServerOptions::default(), false);
+    for router in [streamed, declared] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        let rc = RemoteCatalog::new(local.state.toolbox().clone(), vec![RemoteSource::new(url)])
+            .unwrap();
+        match status(&rc.refresh().await) {
+            SourceStatus::Unavailable { reason } => assert!(
+                reason.contains(&format!("larger than {MAX_MANIFEST_BYTES} bytes")),
+                "{reason}"
+            ),
+            other => panic!("expected unavailable, got {other:?}"),
+        }
+    }
+}
