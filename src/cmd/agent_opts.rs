@@ -1,8 +1,37 @@
 //! The agent options `chat` and `eval agent` share: how tools reach the model.
 
 use toolscout_agent::{
-    AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy, ToolChoice,
+    ActivationOrder, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy,
+    ToolChoice,
 };
+
+/// `--activation-order`: where in a batch of activated tools the best match goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OrderArg {
+    /// The best match first, as the search ranks them.
+    BestFirst,
+    /// The best match last, nearest the conversation.
+    BestLast,
+}
+
+impl From<OrderArg> for ActivationOrder {
+    fn from(arg: OrderArg) -> Self {
+        match arg {
+            OrderArg::BestFirst => ActivationOrder::BestFirst,
+            OrderArg::BestLast => ActivationOrder::BestLast,
+        }
+    }
+}
+
+impl OrderArg {
+    /// The library's default, as a flag value.
+    fn default_value() -> Self {
+        match ActivationOrder::default() {
+            ActivationOrder::BestFirst => OrderArg::BestFirst,
+            ActivationOrder::BestLast => OrderArg::BestLast,
+        }
+    }
+}
 
 /// `--tool-choice`: whether the model must call a tool after activations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,6 +74,9 @@ pub(crate) struct ActivationArgs {
     /// Whether the model must call a tool after new activations.
     #[arg(long, value_enum, default_value_t = ToolChoiceArg::default_value())]
     pub(crate) tool_choice: ToolChoiceArg,
+    /// Where in each batch of retrieved or found tools the best match goes.
+    #[arg(long, value_enum, default_value_t = OrderArg::default_value())]
+    pub(crate) activation_order: OrderArg,
 }
 
 impl ActivationArgs {
@@ -54,6 +86,7 @@ impl ActivationArgs {
             .retrieve_top_k(self.top_k)
             .activate_hits(self.activate_hits)
             .tool_choice(self.tool_choice.into())
+            .activation_order(self.activation_order.into())
     }
 }
 

@@ -536,6 +536,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "top_k": args.activation.top_k,
         "activate_hits": args.activation.activate_hits,
         "tool_choice": format!("{:?}", args.activation.tool_choice),
+        "activation_order": format!("{:?}", args.activation.activation_order),
         "tools": tools.len(),
         "first_turn_prompt_tokens_o200k": {"browse": browse_tokens, "upfront": upfront_tokens},
     });
@@ -556,7 +557,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -564,6 +565,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.top_k,
         args.activation.activate_hits,
         args.activation.tool_choice,
+        args.activation.activation_order,
     );
     for (name, group) in [
         ("relevant", &figures["relevant"]),

@@ -58,6 +58,18 @@ pub enum ToolChoice {
     RequiredAfterActivation,
 }
 
+/// In which order a batch of tools is appended to the tools array: the tools a
+/// retrieval ranks best for a user message, or a search's best hits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActivationOrder {
+    /// The best match first, as the search ranks them.
+    #[default]
+    BestFirst,
+    /// The best match last, nearest the conversation.
+    BestLast,
+}
+
 /// Which of the host's tools an agent may use.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -126,6 +138,9 @@ pub struct AgentConfig {
     /// Whether the model must call a tool after activations.
     #[serde(default)]
     pub tool_choice: ToolChoice,
+    /// In which order a batch of retrieved or found tools is appended.
+    #[serde(default)]
+    pub activation_order: ActivationOrder,
     /// Whether to stream responses (server-sent events).
     pub stream: bool,
     /// How deep sub-agents may nest: 0 means this agent may not delegate.
@@ -170,6 +185,7 @@ impl AgentConfig {
                 retrieve_top_k: DEFAULT_RETRIEVE_TOP_K,
                 activate_hits: DEFAULT_ACTIVATE_HITS,
                 tool_choice: ToolChoice::default(),
+                activation_order: ActivationOrder::default(),
                 stream: true,
                 max_depth: 2,
                 request_params: serde_json::Map::new(),
@@ -240,6 +256,11 @@ impl AgentConfigBuilder {
     /// Sets whether the model must call a tool after activations.
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.config.tool_choice = choice;
+        self
+    }
+    /// Sets the order in which a batch of retrieved or found tools is appended.
+    pub fn activation_order(mut self, order: ActivationOrder) -> Self {
+        self.config.activation_order = order;
         self
     }
     /// Turns streaming on or off.

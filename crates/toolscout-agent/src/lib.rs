@@ -89,8 +89,8 @@ pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
 pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover, RefuseAll};
 pub use client::ChatClient;
 pub use config::{
-    AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy,
-    ToolChoice, ToolScope,
+    ActivationOrder, AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS,
+    DEFAULT_RETRIEVE_TOP_K, Policy, ToolChoice, ToolScope,
 };
 pub use error::{Error, Result};
 pub use event::AgentEvent;

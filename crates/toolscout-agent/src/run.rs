@@ -15,8 +15,8 @@ use crate::host::{ANSWER_TOOL, answer_tool_spec};
 use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
 use crate::{
-    AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport, StopReason,
-    ToolChoice, ToolHost, ToolScope, Usage,
+    ActivationOrder, AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport,
+    StopReason, ToolChoice, ToolHost, ToolScope, Usage,
 };
 
 /// How many requests of one run may say `tool_choice: "required"`.
@@ -230,6 +230,7 @@ pub(crate) fn run_loop<'a>(
                     .cloned()
                     .collect();
                 disclosed(rt, config, depth, &done.outcome.disclosed);
+                let names = ordered(config, names);
                 forcing.activated |= activate(rt, config, depth, &mut tools, &names);
             }
             if let Some(text) = final_text {
@@ -293,9 +294,18 @@ fn retrieve(
             depth,
             tools: found.clone(),
         });
-        activated |= activate(rt, config, depth, tools, &found);
+        activated |= activate(rt, config, depth, tools, &ordered(config, found));
     }
     activated
+}
+
+/// A batch of tools, best first, in the order [`AgentConfig::activation_order`] appends
+/// them.
+fn ordered(config: &AgentConfig, mut best_first: Vec<String>) -> Vec<String> {
+    if config.activation_order == ActivationOrder::BestLast {
+        best_first.reverse();
+    }
+    best_first
 }
 
 /// Appends tools to the tools array (browse and retrieve policies), within the scope.

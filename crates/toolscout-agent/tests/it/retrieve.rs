@@ -318,3 +318,41 @@ async fn without_activations_nothing_is_forced() {
         requests_seen(&server)
     );
 }
+
+/// `ActivationOrder::BestLast` appends each batch with its best match last: retrieved
+/// tools and a search's hits alike.
+#[tokio::test]
+async fn best_last_puts_the_best_match_nearest_the_conversation() {
+    let server = Server::start(vec![
+        call("c1", "discover_search", r#"{"query":"weather"}"#),
+        text("Found them."),
+    ])
+    .await;
+    let agent = agent(
+        &server,
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(2)
+            .activate_hits(2)
+            .activation_order(toolscout_agent::ActivationOrder::BestLast),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run(
+            "What's the weather in Oslo today?",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    let mut retrieved = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let AgentEvent::Retrieved { tools, .. } = event {
+            retrieved.push(tools);
+        }
+    }
+    // The event keeps the ranking; the tools array reverses it.
+    assert_eq!(retrieved, [["get_weather", "weather.forecast"]]);
+    insta::assert_snapshot!(requests_seen(&server), @r"
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, call_tool, weather_forecast, get_weather]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, weather_forecast, get_weather]
+    ");
+}
