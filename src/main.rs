@@ -45,8 +45,11 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Manage bundles: list, put, enable, disable, delete, export, import (ZIP).
+    /// Manage bundles: list, put, enable, disable, delete, restore, export, import (ZIP).
     Bundle(cmd::bundle::Args),
+    /// Remove for good the bundles deleted more than two days ago that hold no tool, and
+    /// the temporary files of interrupted writes (`serve` does this at start and hourly).
+    Reap,
     /// Manage tool versions: put (from a tool.json), enable, disable, delete, get.
     Tool(cmd::tool::Args),
     /// Import tools from another format (`import jsonl FILE`).
@@ -63,7 +66,7 @@ fn main() -> ExitCode {
         Command::Describe(args) => cmd::describe::run(&args, &cli.global, cli.json),
         Command::List(args) => cmd::list::run(&args, &cli.global, cli.json),
         Command::Identity => cmd::identity::run(&cli.global, cli.json),
-        Command::Export(args) => cmd::export::run(&args, &cli.global),
+        Command::Export(args) => cmd::export::run(&args, &cli.global, cli.json),
         Command::Search(args) => cmd::search::run(&args, &cli.global, cli.json),
         Command::Call(args) => cmd::call::run(&args, &cli.global),
         Command::Serve(args) => cmd::serve::run(&args, &cli.global),
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
             cmd::emit(String::from_utf8_lossy(&out).trim_end())
         }
         Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
+        Command::Reap => cmd::bundle::reap(&cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),
         Command::Eval(args) => cmd::eval::run(&args, &cli.global, cli.json),

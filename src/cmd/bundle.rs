@@ -50,8 +50,14 @@ enum What {
         /// Slug or id.
         bundle: String,
     },
-    /// Soft-delete a bundle: its tools become disabled; it is removed later, once empty.
+    /// Soft-delete a bundle: its tools become disabled; `reap` removes it two days
+    /// later, once it holds no tool. `bundle restore` undoes it until then.
     Delete {
+        /// Slug or id.
+        bundle: String,
+    },
+    /// Undo `bundle delete`: the bundle and its tools are back as they were.
+    Restore {
         /// Slug or id.
         bundle: String,
     },
@@ -116,7 +122,22 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         What::Delete { bundle } => {
             let b = find_bundle(catalog, bundle)?;
             let b = catalog.delete_bundle(b.id)?;
+            if !json_out && let Some(due) = Catalog::reap_due(&b) {
+                eprintln!(
+                    "it can be restored with `toolscout bundle restore {}`; {}",
+                    b.slug,
+                    reap_note(due, count_tools(catalog, &b))
+                );
+            }
             done(&b, "deleted", json_out)
+        }
+        What::Restore { bundle } => {
+            let b = find_bundle(catalog, bundle)?;
+            if b.soft_deleted_at.is_none() {
+                anyhow::bail!("bundle '{}' is not deleted", b.slug);
+            }
+            let b = catalog.restore_bundle(b.id)?;
+            done(&b, "restored", json_out)
         }
         What::Export { bundle, output } => {
             let b = find_bundle(catalog, bundle)?;
@@ -154,11 +175,77 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     }
 }
 
+/// `toolscout reap`: removes the deleted bundles that are due and empty, and says what
+/// stays and until when.
+pub(crate) fn reap(global: &Global, json_out: bool) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let catalog = &ctx.catalog;
+    let before = all_bundles(catalog)?;
+    let removed = catalog.reap(chrono::Utc::now())?;
+    let slug = |id: &Uuid| {
+        before
+            .iter()
+            .find(|b| b.id == *id)
+            .map_or_else(|| id.to_string(), |b| b.slug.clone())
+    };
+    let waiting: Vec<Bundle> = all_bundles(catalog)?
+        .into_iter()
+        .filter(|b| b.soft_deleted_at.is_some())
+        .collect();
+    if json_out {
+        return super::print_json(&json!({
+            "removed": removed.iter().map(|id| json!({"id": id, "slug": slug(id)})).collect::<Vec<_>>(),
+            "waiting": waiting.iter().map(|b| json!({
+                "id": b.id,
+                "slug": b.slug,
+                "toolCount": count_tools(catalog, b),
+                "reapableFrom": Catalog::reap_due(b),
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    for id in &removed {
+        super::emit(format!("removed bundle '{}' ({id})", slug(id)))?;
+    }
+    for b in &waiting {
+        if let Some(due) = Catalog::reap_due(b) {
+            super::emit(format!(
+                "kept deleted bundle '{}': {}",
+                b.slug,
+                reap_note(due, count_tools(catalog, b))
+            ))?;
+        }
+    }
+    if removed.is_empty() && waiting.is_empty() {
+        super::emit("nothing to reap")?;
+    }
+    Ok(())
+}
+
 fn done(bundle: &Bundle, what: &str, json_out: bool) -> Result<()> {
     if json_out {
         return super::print_json(&json!(bundle));
     }
     super::emit(format!("{what} bundle '{}' ({})", bundle.slug, bundle.id))
+}
+
+fn count_tools(catalog: &Catalog, bundle: &Bundle) -> usize {
+    catalog
+        .tools()
+        .iter()
+        .filter(|t| t.bundle_id == bundle.id)
+        .count()
+}
+
+/// When a deleted bundle goes: at `due` if it holds no tool by then.
+pub(crate) fn reap_note(due: chrono::DateTime<chrono::Utc>, tools: usize) -> String {
+    let when = due.format("%Y-%m-%d %H:%M UTC");
+    if tools == 0 {
+        format!("`toolscout reap` (and `serve`) removes it from {when}")
+    } else {
+        format!(
+            "it is kept while it holds {tools} tool(s) (`toolscout tool delete`), then removed from {when}"
+        )
+    }
 }
 
 fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> {
@@ -174,6 +261,9 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
             .map(|b| {
                 let mut v = json!(b);
                 v["toolCount"] = json!(count(b));
+                if let Some(due) = Catalog::reap_due(b) {
+                    v["reapableFrom"] = json!(due);
+                }
                 v
             })
             .collect();
@@ -187,12 +277,19 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
         } else {
             "disabled"
         };
+        let about = match Catalog::reap_due(b) {
+            Some(due) => format!(
+                "deleted; `bundle restore {}` undoes it; {}",
+                b.slug,
+                reap_note(due, count(b))
+            ),
+            None => b.description.clone(),
+        };
         super::emit(format!(
-            "{:<16} {:<8} {:>5} tools  {}",
+            "{:<16} {:<8} {:>5} tools  {about}",
             b.slug,
             state,
             count(b),
-            b.description
         ))?;
     }
     Ok(())

@@ -25,7 +25,7 @@ pub(crate) struct Args {
 }
 
 /// Flags of `call` that are not parameters.
-const RESERVED: [&str; 3] = ["args", "json", "help"];
+const RESERVED: [&str; 4] = ["args", "json", "help", "yes"];
 
 /// What `toolscout call --help` prints.
 const HELP: &str = "Call a tool and print its outcome, {\"ok\": true, \"value\": …} or {\"ok\": false, \"error\": …} (exit 1).
@@ -34,6 +34,8 @@ Usage: toolscout [GLOBAL OPTIONS] call <TOOL> [--args JSON] [--<param> VALUE]...
 
   --args JSON        all arguments as a JSON object; flags override its keys
   --<param> VALUE    one parameter, parsed by its JSON type (repeat for arrays)
+  --yes              approve the call if the tool requires approval (on a terminal
+                     you are asked; `--approve TOOL` before `call` approves one tool)
 
 `toolscout call <TOOL> --help` lists the tool's parameters. Global options (--catalog,
 --workspace, --allow-host) go before `call`.";
@@ -52,7 +54,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         Err(e) => e.exit(),
     };
     let arguments = arguments(&tool.spec, &matches)?;
-    let toolbox = ctx.words_only().into_toolbox()?;
+    let approver =
+        super::approve::TerminalApprover::new(&global.approve).approve_all(matches.get_flag("yes"));
+    let toolbox = ctx.words_only().with_approver(approver).into_toolbox()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -87,6 +91,12 @@ fn command_for(spec: &ToolSpec) -> Command {
                 .long("json")
                 .action(ArgAction::SetTrue)
                 .hide(true),
+        )
+        .arg(
+            Arg::new("yes")
+                .long("yes")
+                .action(ArgAction::SetTrue)
+                .help("Approve the call if the tool requires approval"),
         );
     let required = required(spec);
     for (name, schema) in properties(spec) {

@@ -73,16 +73,23 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         .max_steps(args.max_steps)
         .stream(!args.no_stream)
         .build()?;
+    // The person at the terminal approves (y/n/always), or `--approve TOOL` did.
     let agent = Agent::new(
         config,
         ChatClient::new(&args.base_url, &args.api_key),
         Arc::new(ToolboxHost::new(toolbox)),
-    );
+    )
+    .with_approver(Arc::new(
+        super::approve::TerminalApprover::new(&global.approve).with_always(),
+    ));
     if let Some(prompt) = &args.prompt {
         let report = runtime.block_on(turn(&agent, vec![Message::user(prompt.as_str())]))?;
-        return finish(&report);
+        return finish(&report, args.max_steps);
     }
     let interactive = std::io::stdin().is_terminal();
+    // Turns that ended without an answer, at a terminal: the session goes on, and its
+    // exit status says that something did not work.
+    let mut failed_turns = 0usize;
     let mut transcript: Vec<Message> = Vec::new();
     let stdin = std::io::stdin();
     loop {
@@ -92,6 +99,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         }
         let mut line = String::new();
         if stdin.lock().read_line(&mut line)? == 0 {
+            if failed_turns > 0 {
+                bail!("{failed_turns} turn(s) ended without an answer");
+            }
             return Ok(());
         }
         let line = line.trim();
@@ -101,10 +111,38 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         let mut messages = transcript.clone();
         messages.push(Message::user(line));
         let report = runtime.block_on(turn(&agent, messages))?;
-        if let StopReason::EndpointError { .. } = report.stop {
-            finish(&report)?;
+        match finish(&report, args.max_steps) {
+            Ok(()) => {}
+            // The endpoint is gone, or the input is not a person who can rephrase.
+            Err(e) if !interactive || matches!(report.stop, StopReason::EndpointError { .. }) => {
+                return Err(e);
+            }
+            Err(e) => {
+                eprintln!("{e:#}");
+                failed_turns += 1;
+            }
         }
         transcript = report.messages;
+    }
+}
+
+/// A failed call's result as one line: `kind: message`, at most 300 characters.
+fn failure_line(result: &serde_json::Value) -> String {
+    let error = result.get("error").unwrap_or(result);
+    let kind = error.get("kind").and_then(serde_json::Value::as_str);
+    let message = error
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .map_or_else(|| error.to_string(), str::to_owned);
+    let line = match kind {
+        Some(kind) => format!("{kind}: {message}"),
+        None => message,
+    };
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > 300 {
+        line.chars().take(299).collect::<String>() + "…"
+    } else {
+        line
     }
 }
 
@@ -123,8 +161,14 @@ async fn turn(agent: &Agent, messages: Vec<Message>) -> Result<RunReport> {
                 AgentEvent::ToolCallStarted {
                     tool, arguments, ..
                 } => eprintln!("→ {tool} {arguments}"),
-                AgentEvent::ToolCallFinished { tool, ok, .. } => {
-                    eprintln!("← {tool}: {}", if ok { "ok" } else { "failed" });
+                AgentEvent::ToolCallFinished {
+                    tool, ok, result, ..
+                } => {
+                    if ok {
+                        eprintln!("← {tool}: ok");
+                    } else {
+                        eprintln!("← {tool}: failed: {}", failure_line(&result));
+                    }
                 }
                 AgentEvent::Activated { tool, .. } => eprintln!("+ {tool}"),
                 _ => {}
@@ -144,14 +188,22 @@ async fn turn(agent: &Agent, messages: Vec<Message>) -> Result<RunReport> {
     Ok(report)
 }
 
-/// Fails when the run did not end with an answer.
-fn finish(report: &RunReport) -> Result<()> {
+/// Fails, saying why, when the run did not end with an answer.
+fn finish(report: &RunReport, max_steps: u32) -> Result<()> {
     match &report.stop {
         StopReason::Answer => Ok(()),
         StopReason::EndpointError { status, message } => match status {
             Some(s) => bail!("the endpoint answered {s}: {message}"),
             None => bail!("the endpoint failed: {message}"),
         },
-        other => bail!("the run stopped without an answer: {other:?}"),
+        StopReason::MaxSteps => bail!(
+            "no answer after {max_steps} model requests (--max-steps {max_steps}); the model kept calling tools"
+        ),
+        StopReason::MaxTokens => bail!(
+            "no answer: the run used up its token budget ({} tokens)",
+            report.usage.prompt_tokens + report.usage.completion_tokens
+        ),
+        StopReason::Cancelled => bail!("no answer: the run was cancelled"),
+        other => bail!("no answer: the run stopped ({other:?})"),
     }
 }

@@ -43,6 +43,15 @@ pub(crate) struct Global {
     /// Let the allowed hosts resolve to loopback and private addresses (local services).
     #[arg(long, global = true)]
     pub(crate) allow_private: bool,
+    /// Approve every call of TOOL, a tool that requires approval (e.g. `write_file`),
+    /// without asking (repeatable; `call`, `chat` and `serve`).
+    #[arg(
+        id = "approve_tools",
+        long = "approve",
+        global = true,
+        value_name = "TOOL"
+    )]
+    pub(crate) approve: Vec<String>,
     #[command(flatten)]
     pub(crate) meaning: MeaningArgs,
     #[command(flatten)]
@@ -461,6 +470,13 @@ impl Context {
             invoker,
             meaning: global.meaning.clone(),
         })
+    }
+
+    /// Sets who approves calls of tools that require approval (see
+    /// [`super::approve::TerminalApprover`]).
+    pub(crate) fn with_approver(mut self, approver: super::approve::TerminalApprover) -> Self {
+        self.invoker = std::mem::take(&mut self.invoker).with_approver(approver);
+        self
     }
 
     /// Ranks by words alone: for commands that look tools up by name and never search

@@ -24,21 +24,47 @@ pub(crate) enum Format {
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The format to print.
-    #[arg(long, short, value_enum)]
-    format: Format,
+    #[arg(long, short, value_enum, required_unless_present = "aliases")]
+    format: Option<Format>,
+    /// Print the alias table instead: each tool whose name OpenAI refuses, with the
+    /// name `--format openai` gives it (`call`, `describe`, MCP and the agent loop take
+    /// either name).
+    #[arg(long, conflicts_with = "format")]
+    aliases: bool,
     /// With `--format openai`: rewrite schemas for OpenAI's strict mode.
     #[arg(long)]
     strict: bool,
 }
 
-pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
+pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     let ctx = Context::open(global)?;
     let tools: Vec<ToolSpec> = super::context::tools_by_name(&ctx.catalog)
         .into_iter()
         .filter(toolscout_catalog::Tool::is_callable)
         .map(|t| t.spec)
         .collect();
-    let value: Value = match args.format {
+    let Some(format) = args.format else {
+        let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));
+        let renamed: Vec<(&str, &str)> = tools
+            .iter()
+            .filter_map(|t| {
+                let alias = names.alias(&t.name)?;
+                (alias != t.name.as_str()).then_some((alias, t.name.as_str()))
+            })
+            .collect();
+        if json_out {
+            let table: serde_json::Map<String, Value> = renamed
+                .iter()
+                .map(|(alias, name)| ((*alias).to_owned(), json!(name)))
+                .collect();
+            return super::print_json(&Value::Object(table));
+        }
+        for (alias, name) in renamed {
+            super::emit(format!("{alias}\t{name}"))?;
+        }
+        return Ok(());
+    };
+    let value: Value = match format {
         Format::Openai => {
             let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));
             let items: Vec<Value> = tools

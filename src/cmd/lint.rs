@@ -65,6 +65,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         check_tool(t, &mut issues);
     }
     near_duplicates(&unique, &mut issues);
+    same_summaries(&unique, &mut issues);
     issues.sort_by(|a, b| (a.severity, a.check, &a.tool).cmp(&(b.severity, b.check, &b.tool)));
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for i in &issues {
@@ -294,6 +295,46 @@ fn display(path: &str) -> &str {
         "parameters"
     } else {
         path.trim_start_matches('.')
+    }
+}
+
+/// Tools whose one-line summaries are the same (ignoring case and spacing): level 1 of
+/// discovery (names and summaries) cannot tell them apart. One warning per group.
+fn same_summaries(tools: &[&Tool], issues: &mut Vec<Issue>) {
+    let mut groups: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for t in tools {
+        let key = t
+            .spec
+            .summary
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase();
+        if !key.is_empty() {
+            groups.entry(key).or_default().push(t.spec.name.as_str());
+        }
+    }
+    for names in groups.values_mut().filter(|n| n.len() > 1) {
+        names.sort_unstable();
+        let shown: Vec<&str> = names.iter().take(5).copied().collect();
+        let more = names.len() - shown.len();
+        let summary = tools
+            .iter()
+            .find(|t| t.spec.name == names[0])
+            .map_or("", |t| t.spec.summary.as_str());
+        issues.push(Issue {
+            severity: Severity::Warning,
+            check: "same-summary",
+            tool: if more > 0 {
+                format!("{} (+{more} more)", shown.join(", "))
+            } else {
+                shown.join(", ")
+            },
+            message: format!(
+                "{} tools share the summary {summary:?}: a level-1 list cannot tell them apart; say what each does differently",
+                names.len()
+            ),
+        });
     }
 }
 

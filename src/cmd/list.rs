@@ -22,6 +22,10 @@ pub(crate) struct Args {
     /// Print each tool's full parameter schema too.
     #[arg(long)]
     schemas: bool,
+    /// Print how often each tool was called, and when last (counted by `call`, `serve`
+    /// and `chat`), most called first.
+    #[arg(long)]
+    usage: bool,
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
@@ -31,7 +35,7 @@ pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
         None => None,
     };
     let tools = tools_by_name(&ctx.catalog);
-    let selected: Vec<&Tool> = tools
+    let mut selected: Vec<&Tool> = tools
         .iter()
         .filter(|t| args.include_disabled || t.is_callable())
         .filter(|t| bundle.as_ref().is_none_or(|b| t.bundle_id == b.id))
@@ -41,6 +45,10 @@ pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
                 .is_none_or(|tag| t.spec.tags.contains(tag))
         })
         .collect();
+    if args.usage {
+        // Stable: equal counts keep the name order.
+        selected.sort_by_key(|t| std::cmp::Reverse(t.usage.call_count));
+    }
     if json {
         let items: Vec<Value> = selected
             .iter()
@@ -51,6 +59,9 @@ pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
                 }
                 if let Some(reason) = &t.disabled_reason {
                     v["disabled"] = json!(reason.to_string());
+                }
+                if args.usage {
+                    v["usage"] = json!(t.usage);
                 }
                 v
             })
@@ -63,6 +74,13 @@ pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
             line.push_str(&format!("  [disabled: {reason}]"));
         } else if t.native_func() == Some(SPEC_ONLY) {
             line.push_str("  [spec only]");
+        }
+        if args.usage {
+            line.push_str(&format!("  [calls: {}", t.usage.call_count));
+            if let Some(at) = t.usage.last_called_at {
+                line.push_str(&format!(", last {}", at.format("%Y-%m-%d %H:%M:%S UTC")));
+            }
+            line.push(']');
         }
         super::emit(line)?;
         if args.schemas {

@@ -1,6 +1,7 @@
 //! One module per subcommand; each has an `Args` (clap) and a `run`.
 
 pub(crate) mod agent_opts;
+pub(crate) mod approve;
 pub(crate) mod bench;
 pub(crate) mod bench_serve;
 pub(crate) mod bundle;
@@ -40,6 +41,15 @@ impl std::error::Error for Exit {}
 pub(crate) fn find<'a>(tools: &'a [ToolSpec], name: &str) -> Result<&'a ToolSpec> {
     if let Some(t) = tools.iter().find(|t| t.name == name) {
         return Ok(t);
+    }
+    // An OpenAI alias (`export --format openai` names `math.gcd` `math_gcd_e209990b`).
+    if toolscout_spec::adapters::openai::is_legal(name) {
+        let mut aliased = tools
+            .iter()
+            .filter(|t| toolscout_spec::adapters::openai::could_alias(&t.name, name));
+        if let (Some(t), None) = (aliased.next(), aliased.next()) {
+            return Ok(t);
+        }
     }
     let mut close: Vec<(f64, &str)> = tools
         .iter()

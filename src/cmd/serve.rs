@@ -110,7 +110,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     if args.mcp.is_none() {
         args.remotes.check_not_self(args.addr)?;
     }
-    let toolbox = Context::open_with_remotes(global, &sources)?.into_toolbox()?;
+    let toolbox = Context::open_with_remotes(global, &sources)?
+        .with_approver(super::approve::TerminalApprover::server(&global.approve))
+        .into_toolbox()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -173,10 +175,73 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
                 .with_max_steps(args.chat.max_steps)
         });
         let console = Console::default().with_chat(chat);
-        toolscout_server::console::serve_on(listener, state, console)
-            .await
-            .context("serving")
+        let reaper = tokio::spawn(reap_every(state.toolbox().clone(), REAP_INTERVAL));
+        let served =
+            toolscout_server::console::serve_until(listener, state, console, shutdown_signal())
+                .await
+                .context("serving");
+        reaper.abort();
+        if served.is_ok() {
+            note("stopped; usage counts written");
+        }
+        served
     })
+}
+
+/// How often `serve` reaps deleted bundles (and once at start).
+const REAP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Runs [`Catalog::reap`](toolscout_catalog::Catalog::reap) now and then every
+/// `interval`, off the async threads; a failure is logged, not fatal.
+async fn reap_every(toolbox: toolscout_discover::Toolbox, interval: std::time::Duration) {
+    let mut ticks = tokio::time::interval(interval);
+    loop {
+        ticks.tick().await;
+        let toolbox = toolbox.clone();
+        let reaped =
+            tokio::task::spawn_blocking(move || toolbox.catalog().reap(chrono::Utc::now())).await;
+        match reaped {
+            Ok(Ok(removed)) if !removed.is_empty() => {
+                note(&format!("reaped {} deleted bundle(s)", removed.len()));
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => note(&format!("warning: reaping deleted bundles failed: {e}")),
+            Err(e) => note(&format!("warning: reaping deleted bundles stopped: {e}")),
+        }
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM, saying that the server is stopping.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    note("stopping: finishing the requests in flight, then writing usage counts");
+}
+
+/// A line on stderr for the person who started the server. Unlike `eprintln!`, a
+/// stderr that was closed (a supervisor gone, `serve 2>&-`) is not a panic: the server
+/// must still shut down cleanly and write its usage counts.
+fn note(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// A token of 244 random bits (two UUIDv4s from the operating system's generator), as

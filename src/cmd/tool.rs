@@ -106,7 +106,10 @@ fn done(tool: &Tool, what: &str, json_out: bool) -> Result<()> {
         return super::print_json(&json!(tool));
     }
     let mut line = format!("{what} {} ({}@{})", tool.spec.name, tool.slug, tool.version);
-    if let Some(reason) = &tool.disabled_reason {
+    // A deleted tool is gone: why it could not be called before is beside the point.
+    if what != "deleted"
+        && let Some(reason) = &tool.disabled_reason
+    {
         line.push_str(&format!("; it cannot be called: {reason}"));
     }
     super::emit(line)

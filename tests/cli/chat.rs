@@ -100,3 +100,103 @@ fn chat_finds_a_tool_then_streams_the_answer() {
     assert_eq!(tools[..2], ["discover_tools", "call_tool"]);
     assert_eq!(tools.get(2), Some(&"read_file"), "{tools:?}");
 }
+
+/// A failed call is shown with its kind and message, and a run that ends at
+/// `--max-steps` without an answer exits non-zero, saying so.
+#[test]
+fn chat_shows_why_a_call_failed_and_fails_without_an_answer() {
+    let env = Env::new();
+    let call = json!({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": "time_tocken", "arguments": "{}"}
+            }]
+        }}]
+    })
+    .to_string();
+    let (url, server) = scripted(vec![call]);
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+        .env_remove("OPENAI_API_KEY")
+        .args(["chat", "--model", "m", "--base-url", &url, "--no-stream"])
+        .args(["--max-steps", "1", "--prompt", "What time is it?"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success(), "{stderr}");
+    let failed = stderr
+        .lines()
+        .find(|l| l.starts_with("← time_tocken: failed: unknown_tool: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(failed.contains("time_tocken"), "{failed}");
+    assert!(
+        stderr.contains("no answer after 1 model requests"),
+        "{stderr}"
+    );
+    server.join().unwrap();
+}
+
+/// `chat` asks its approver before a tool that requires approval runs: with nobody at a
+/// terminal the model is told how to allow it; `--approve TOOL` allows it.
+#[test]
+fn chat_runs_an_approved_tool_and_explains_a_refusal() {
+    let call = json!({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": "call_tool", "arguments": "{\"name\": \"write_file\", \"arguments\": {\"file_path\": \"note.txt\", \"content\": \"hi\"}}"}
+            }]
+        }}]
+    })
+    .to_string();
+    let done = json!({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Done."}}]
+    })
+    .to_string();
+    for approve in [false, true] {
+        let env = Env::new();
+        let (url, server) = scripted(vec![call.clone(), done.clone()]);
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolscout"));
+        command
+            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+            .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+            .env_remove("OPENAI_API_KEY")
+            .arg("--workspace")
+            .arg(env.workspace());
+        if approve {
+            command.args(["--approve", "write_file"]);
+        }
+        let out = command
+            .args(["chat", "--model", "m", "--base-url", &url, "--no-stream"])
+            .args(["--prompt", "Write hi to note.txt"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{stderr}");
+        let requests = server.join().unwrap();
+        let result = requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let written = env.workspace().join("note.txt");
+        if approve {
+            assert!(result.contains(r#""ok":true"#), "{result}");
+            assert_eq!(std::fs::read_to_string(written).unwrap(), "hi");
+        } else {
+            assert!(result.contains("approval_refused"), "{result}");
+            assert!(result.contains("--approve write_file"), "{result}");
+            assert!(!written.exists());
+        }
+    }
+}

@@ -18,6 +18,8 @@ fn lint_reports_clashes_duplicates_and_bad_schemas() {
         r#"{"name": "weather.get", "description": "Current weather conditions for a city, with temperature and wind speed.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}"#.to_owned(),
         r#"{"name": "Get_Weather", "description": "Something else entirely.", "parameters": {"type": "object", "properties": {"days": {"type": "array"}}}}"#.to_owned(),
         format!(r#"{{"name": "{long}", "description": "A tool with a long name.", "parameters": {{"type": "object", "properties": {{}}}}}}"#),
+        r#"{"name": "petrol_emissions", "description": "Estimate a car's CO2 output. Uses EPA factors for petrol engines and the distance driven.", "parameters": {"type": "object", "properties": {}}}"#.to_owned(),
+        r#"{"name": "ev_emissions", "description": "Estimate a car's CO2 output. For electric cars: grid mix data, battery size and charging losses.", "parameters": {"type": "object", "properties": {}}}"#.to_owned(),
     ];
     let file = env.path().join("tools.jsonl");
     std::fs::write(&file, tools.join("\n")).unwrap();

@@ -7,7 +7,9 @@ use std::process::{Command, Output};
 
 use insta::assert_snapshot;
 
+mod approve;
 mod chat;
+mod eval;
 mod lint;
 mod manage;
 mod mcp;

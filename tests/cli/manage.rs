@@ -98,3 +98,121 @@ fn tools_round_trip_through_tool_json() {
     assert_snapshot!(env.all(&["call", "clock", "--action", "now"]));
     assert_snapshot!(env.check(&["tool", "delete", "clock"]));
 }
+
+/// The bundle.json of the bundle with this slug, under the env's catalog.
+fn bundle_file(env: &Env, slug: &str) -> std::path::PathBuf {
+    let bundles = env.path().join("catalog").join("bundles");
+    std::fs::read_dir(&bundles)
+        .unwrap()
+        .map(|e| e.unwrap().path().join("bundle.json"))
+        .find(|p| {
+            std::fs::read_to_string(p).is_ok_and(|s| s.contains(&format!(r#""slug": "{slug}""#)))
+        })
+        .unwrap_or_else(|| panic!("no bundle '{slug}' under {}", bundles.display()))
+}
+
+/// A deleted bundle says when it goes, `bundle restore` brings it back with its tools,
+/// and `reap` removes an empty one once its two days are up, which frees its slug.
+#[test]
+fn deleted_bundles_are_restored_and_reaped() {
+    let env = imported();
+    env.check(&["bundle", "delete", "demo"]);
+    let listed = env.check(&["bundle", "list", "--include-deleted"]);
+    let demo = listed.lines().find(|l| l.starts_with("demo ")).unwrap();
+    assert!(demo.contains("deleted"), "{demo}");
+    assert!(demo.contains("`bundle restore demo` undoes it"), "{demo}");
+    assert!(
+        demo.contains("it is kept while it holds 2 tool(s)"),
+        "{demo}"
+    );
+    assert!(
+        env.check(&["list", "--bundle", "demo"]).is_empty(),
+        "a deleted bundle's tools are not listed as callable"
+    );
+
+    assert!(
+        env.check(&["bundle", "restore", "demo"])
+            .starts_with("restored bundle 'demo'")
+    );
+    assert!(
+        env.check(&["list", "--bundle", "demo"])
+            .contains("math.factorial"),
+        "its tools are back"
+    );
+    assert!(
+        env.check(&["bundle", "restore", "demo"])
+            .contains("is not deleted")
+    );
+
+    // An empty deleted bundle, deleted three days ago (as its file says).
+    env.check(&["bundle", "put", "scratch"]);
+    env.check(&["bundle", "delete", "scratch"]);
+    assert!(
+        env.check(&["bundle", "put", "scratch"])
+            .starts_with("exit ")
+    );
+    let reaped = env.check(&["reap"]);
+    assert!(reaped.contains("kept deleted bundle 'scratch'"), "{reaped}");
+    let file = bundle_file(&env, "scratch");
+    let mut bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let three_days_ago = chrono::Utc::now() - chrono::TimeDelta::days(3);
+    bundle["softDeletedAt"] = serde_json::json!(three_days_ago);
+    std::fs::write(&file, serde_json::to_string_pretty(&bundle).unwrap()).unwrap();
+    let reaped = env.check(&["reap"]);
+    assert!(reaped.starts_with("removed bundle 'scratch'"), "{reaped}");
+    assert!(!file.exists());
+    assert!(
+        env.check(&["bundle", "put", "scratch"])
+            .starts_with("created bundle 'scratch'"),
+        "the slug is free again"
+    );
+    assert_eq!(env.check(&["reap"]), "nothing to reap\n");
+}
+
+/// The OpenAI alias of a tool (`math.factorial` → `math_factorial`) names it on every
+/// command that takes a name, and `export --aliases` prints the table.
+#[test]
+fn openai_aliases_name_tools_everywhere() {
+    let env = imported();
+    assert_eq!(
+        env.check(&["export", "--aliases"]),
+        "math_factorial\tmath.factorial\n"
+    );
+    let table: serde_json::Value =
+        serde_json::from_str(&env.check(&["--json", "export", "--aliases"])).unwrap();
+    assert_eq!(table["math_factorial"], "math.factorial");
+    let exported: serde_json::Value =
+        serde_json::from_str(&env.check(&["export", "--format", "openai"])).unwrap();
+    assert!(
+        exported
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["function"]["name"] == "math_factorial"),
+        "{exported}"
+    );
+    assert_eq!(
+        env.check(&["describe", "math_factorial", "--level", "1"]),
+        env.check(&["describe", "math.factorial", "--level", "1"])
+    );
+    // Spec-only, so the call fails, but for that reason, not for its name.
+    let call = env.all(&["call", "math_factorial", "--number", "5"]);
+    assert!(!call.contains("no tool named"), "{call}");
+    assert_eq!(call, env.all(&["call", "math.factorial", "--number", "5"]));
+}
+
+/// `tool delete` says what it deleted, not why the deleted tool could not be called.
+#[test]
+fn deleting_a_tool_says_only_that() {
+    let env = imported();
+    env.check(&["tool", "disable", "get_weather"]);
+    assert_eq!(
+        env.check(&["tool", "delete", "get_weather"]),
+        "deleted get_weather (get-weather@1)\n"
+    );
+    assert_eq!(
+        env.check(&["tool", "delete", "math.factorial"]),
+        "deleted math.factorial (math-factorial@1)\n"
+    );
+}

@@ -59,7 +59,13 @@ pub(crate) fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
 }
 
 /// One HTTP/1.1 request; returns the status and the body.
-fn http(addr: &str, method: &str, path: &str, headers: &[&str], body: &str) -> (u16, String) {
+pub(crate) fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[&str],
+    body: &str,
+) -> (u16, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     let mut request = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
@@ -216,4 +222,56 @@ fn serve_no_auth_is_loud_and_not_public() {
 fn serve_refuses_a_public_address_unless_told() {
     let out = Env::new().check(&["serve", "--addr", "0.0.0.0:7411"]);
     insta::assert_snapshot!(out);
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM stop the server cleanly: it exits with success and the
+/// usage counts of every call it answered are on disk.
+#[cfg(unix)]
+#[test]
+fn serve_stops_on_a_signal_without_losing_usage_counts() {
+    for signal in ["-INT", "-TERM"] {
+        let env = Env::new();
+        let (mut server, addr, _) = serve(&env, &["--token", "s3cret"]);
+        let call = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"clock","arguments":{"action":"now"}},"id":1}"#;
+        for _ in 0..6 {
+            let (status, body) = http(
+                &addr,
+                "POST",
+                "/rpc",
+                &["Authorization: Bearer s3cret"],
+                call,
+            );
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains(r#""ok":true"#), "{body}");
+        }
+        let pid = server.0.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args([signal, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = server.0.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server did not stop on {signal}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert!(status.success(), "{signal}: {status:?}");
+        let listed: serde_json::Value =
+            serde_json::from_str(&env.check(&["--json", "list", "--usage"])).unwrap();
+        let clock = listed["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "clock")
+            .unwrap();
+        assert_eq!(clock["usage"]["callCount"], 6, "{signal}: {clock}");
+    }
 }

@@ -58,12 +58,18 @@ pub(crate) async fn execute(
             Ok(args)
         }
     });
-    if tools.get(&tool).is_none()
-        && rt.subagent(&tool).is_none()
-        && rt.host.spec(&tool).is_none()
-        && let Some(real) = rt.host.resolve_alias(&tool)
-    {
-        tool = real;
+    // A name that is no active tool's: the host may know it under another name (an
+    // OpenAI alias such as `time_now` for `time.now`); events and approvals use the real one.
+    if tools.get(&tool).is_none() && rt.subagent(&tool).is_none() {
+        match rt.host.spec(&tool) {
+            Some(spec) if spec.name.as_str() != tool => tool = spec.name.to_string(),
+            Some(_) => {}
+            None => {
+                if let Some(real) = rt.host.resolve_alias(&tool) {
+                    tool = real;
+                }
+            }
+        }
     }
     span.record("tool", tool.as_str());
     rt.emitter.emit(AgentEvent::ToolCallStarted {

@@ -28,6 +28,11 @@ pub enum CatalogEvent {
         /// The bundle.
         bundle: Uuid,
     },
+    /// A soft-deleted bundle was restored.
+    BundleRestored {
+        /// The bundle.
+        bundle: Uuid,
+    },
     /// A soft-deleted, empty bundle was removed for good.
     BundleRemoved {
         /// The bundle.

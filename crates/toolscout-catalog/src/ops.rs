@@ -256,6 +256,34 @@ impl Catalog {
         })
     }
 
+    /// Restores a soft-deleted bundle: it is no longer marked, and its tools can be
+    /// called again (unless disabled for another reason). Restoring a bundle that is not
+    /// deleted changes nothing; a bundle already reaped is gone
+    /// ([`Error::BundleNotFound`]).
+    pub fn restore_bundle(&self, id: Uuid) -> Result<Bundle> {
+        self.write(|tx| {
+            let mut bundle = tx
+                .state
+                .bundles
+                .get(&id)
+                .cloned()
+                .ok_or(Error::BundleNotFound { bundle: id })?;
+            if bundle.soft_deleted_at.is_none() {
+                return Ok(bundle);
+            }
+            bundle.soft_deleted_at = None;
+            tx.save_bundle(bundle.clone())?;
+            tx.events.push(CatalogEvent::BundleRestored { bundle: id });
+            Ok(bundle)
+        })
+    }
+
+    /// When [`Catalog::reap`] may remove a soft-deleted bundle: [`REAP_AFTER`] after its
+    /// deletion, once it holds no tool. `None` for a bundle that is not deleted.
+    pub fn reap_due(bundle: &Bundle) -> Option<DateTime<Utc>> {
+        bundle.soft_deleted_at.map(|at| at + REAP_AFTER)
+    }
+
     /// Removes the bundles soft-deleted at least [`REAP_AFTER`] before `now` whose
     /// directory holds no tool file, and the temporary files of writers that were killed
     /// half-way. Returns the ids of the bundles removed. Run it now and then, e.g. at

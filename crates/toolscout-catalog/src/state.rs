@@ -302,6 +302,9 @@ impl State {
                 Some(old) if old.soft_deleted_at.is_none() && b.soft_deleted_at.is_some() => {
                     events.push(CatalogEvent::BundleDeleted { bundle: *id });
                 }
+                Some(old) if old.soft_deleted_at.is_some() && b.soft_deleted_at.is_none() => {
+                    events.push(CatalogEvent::BundleRestored { bundle: *id });
+                }
                 Some(old) if old.is_enabled != b.is_enabled && old.modified_at == b.modified_at => {
                     events.push(CatalogEvent::BundleEnabled {
                         bundle: *id,

@@ -8,6 +8,7 @@ use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Subscription, Tool
 use toolscout_invoke::{ErrorKind, Invoker, Outcome, ToolError};
 use toolscout_search::{Hit, IndexDoc, NameStatus, SearchIndex, SearchQuery};
 use toolscout_spec::ToolSpec;
+use toolscout_spec::adapters::openai::could_alias;
 use uuid::Uuid;
 
 use crate::Result;
@@ -39,6 +40,22 @@ struct Inner {
 struct Names {
     by_name: HashMap<String, Vec<Uuid>>,
     name_of: HashMap<Uuid, String>,
+}
+
+/// The tool name `alias` stands for, when exactly one name could be given that alias
+/// (see [`could_alias`]); a scan of the names, made only when a name is not found.
+fn alias_target<'a>(names: &'a Names, alias: &str) -> Option<&'a str> {
+    if !toolscout_spec::adapters::openai::is_legal(alias) {
+        return None;
+    }
+    let mut found = names
+        .by_name
+        .keys()
+        .filter(|n| n.as_str() != alias && could_alias(n, alias));
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one.as_str()),
+        _ => None,
+    }
 }
 
 impl Names {
@@ -217,15 +234,19 @@ impl Toolbox {
     }
 
     /// What `name` refers to: a callable tool, a disabled one (with the reason), or
-    /// nothing (with the closest names).
+    /// nothing (with the closest names). A name that is no tool's but is the OpenAI alias
+    /// of one (`math_gcd_e209990b` for `math.gcd`, as `export --format openai` and the
+    /// agent loop name it) refers to that tool.
     pub fn lookup(&self, name: &str) -> Lookup {
-        let ids = self
-            .inner
-            .read_names()
-            .by_name
-            .get(name)
-            .cloned()
-            .unwrap_or_default();
+        let ids = {
+            let names = self.inner.read_names();
+            match names.by_name.get(name) {
+                Some(ids) => ids.clone(),
+                None => alias_target(&names, name)
+                    .and_then(|n| names.by_name.get(n).cloned())
+                    .unwrap_or_default(),
+            }
+        };
         let mut tools: Vec<Tool> = ids
             .iter()
             .filter_map(|id| self.inner.catalog.tool(*id).ok())
@@ -432,6 +453,7 @@ impl Inner {
                 CatalogEvent::BundlePut { bundle }
                 | CatalogEvent::BundleEnabled { bundle, .. }
                 | CatalogEvent::BundleDeleted { bundle }
+                | CatalogEvent::BundleRestored { bundle }
                 | CatalogEvent::BundleRemoved { bundle } => {
                     let in_bundle: Vec<Uuid> = self
                         .read_names()

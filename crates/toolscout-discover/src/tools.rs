@@ -18,6 +18,9 @@ const BRIEF_DESCRIPTION: &str = include_str!("../../../prompts/discover_tools_br
 
 /// Above this many tools, a call without arguments answers with categories.
 pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
+
+/// The smallest `max_tokens` a discover call takes (its schema's `minimum`).
+const MIN_MAX_TOKENS: u32 = 16;
 /// Tools per page of a listing or a search.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// How many of the best search hits carry their usage line, so that a model can call
@@ -228,6 +231,13 @@ impl DiscoverTools {
                 }
             }
         };
+        if let Some(t) = args.max_tokens
+            && t < MIN_MAX_TOKENS
+        {
+            return invalid(format!(
+                "max_tokens must be at least {MIN_MAX_TOKENS}, not {t}: no useful reply fits in fewer"
+            ));
+        }
         let budget = args.max_tokens.map(|t| t as usize);
         if let Some(tool) = args.tool.as_deref() {
             return self.describe(tool, &args, budget);
@@ -260,7 +270,9 @@ impl DiscoverTools {
                 }
                 self.listing(&selected, offset, Some(c), budget)
             }
-            None if tools.len() > self.overview_threshold && offset == 0 => self.overview(&tools),
+            None if tools.len() > self.overview_threshold && offset == 0 => {
+                self.overview(&tools, budget)
+            }
             None => {
                 let all: Vec<&Tool> = tools.iter().collect();
                 self.listing(&all, offset, None, budget)
@@ -309,9 +321,11 @@ impl DiscoverTools {
         groups
     }
 
-    fn overview(&self, tools: &[Tool]) -> Answer {
+    /// The categories with their sizes and a few example names. Over `budget`, the
+    /// examples go first, then categories from the end (the reply says how many).
+    fn overview(&self, tools: &[Tool], budget: Option<usize>) -> Answer {
         let groups = self.groups(tools);
-        let categories: Vec<Value> = groups
+        let mut categories: Vec<Value> = groups
             .iter()
             .map(|(name, members)| {
                 json!({
@@ -321,12 +335,44 @@ impl DiscoverTools {
                 })
             })
             .collect();
-        Answer::plain(json!({
-            "kind": "categories",
-            "tools": tools.len(),
-            "categories": categories,
-            "next": format!("call {} with `category` to list one, or with `query` to search", self.name),
-        }))
+        let mut reply = Map::new();
+        reply.insert("kind".to_owned(), json!("categories"));
+        reply.insert("tools".to_owned(), json!(tools.len()));
+        let next = json!(format!(
+            "call {} with `category` to list one, or with `query` to search",
+            self.name
+        ));
+        if let Some(max) = budget {
+            let over = |categories: &Vec<Value>| {
+                let mut probe = reply.clone();
+                probe.insert("categories".to_owned(), json!(categories));
+                probe.insert("next".to_owned(), next.clone());
+                tokens::count_json(&Value::Object(probe)) > max
+            };
+            if over(&categories) {
+                for c in &mut categories {
+                    if let Some(c) = c.as_object_mut() {
+                        c.remove("examples");
+                    }
+                }
+            }
+            let full = categories.len();
+            while categories.len() > 1 && over(&categories) {
+                categories.pop();
+            }
+            if categories.len() < full {
+                reply.insert(
+                    "omitted".to_owned(),
+                    json!(format!(
+                        "{} more categories did not fit in {max} tokens; search with `query`, or ask with a larger max_tokens",
+                        full - categories.len()
+                    )),
+                );
+            }
+        }
+        reply.insert("categories".to_owned(), json!(categories));
+        reply.insert("next".to_owned(), next);
+        Answer::plain(Value::Object(reply))
     }
 
     fn listing(
@@ -351,7 +397,7 @@ impl DiscoverTools {
         let end = offset + page.len();
         let next = (end < tools.len()).then(|| page_token(end));
         let retoken = |kept: usize| page_token(offset + kept);
-        fit_list(&mut reply, "tools", page, next, budget, Some(&retoken));
+        fit_list(&mut reply, "tools", page, next, budget, &retoken);
         Answer::plain(Value::Object(reply))
     }
 
@@ -384,6 +430,16 @@ impl DiscoverTools {
             Ok(f) => f,
             Err(e) => return invalid(e.to_string()),
         };
+        let offset = q.page_offset().unwrap_or(0);
+        // Where each shown hit stands on the page, so that a page cut to fit the budget
+        // continues right after the last hit shown.
+        let positions: Vec<usize> = found
+            .hits
+            .iter()
+            .enumerate()
+            .filter(|(_, (t, _))| self.contains(t))
+            .map(|(i, _)| i)
+            .collect();
         let hits: Vec<Value> = found
             .hits
             .iter()
@@ -416,7 +472,11 @@ impl DiscoverTools {
                 ),
             );
         }
-        fit_list(&mut reply, "tools", hits, found.next_page, budget, None);
+        let retoken = |kept: usize| {
+            let next = positions.get(kept).copied().unwrap_or(found.hits.len());
+            q.page_token_at(offset + next)
+        };
+        fit_list(&mut reply, "tools", hits, found.next_page, budget, &retoken);
         Answer::plain(Value::Object(reply))
     }
 
@@ -551,15 +611,15 @@ fn parse_page(token: Option<&str>) -> Result<usize, String> {
 }
 
 /// Puts `items` under `key`, dropping items from the end while the reply is over budget.
-/// `retoken` makes the token of the page that starts after the kept items; without one
-/// (search pages), the reply says how many hits were left out.
+/// `retoken` makes the token of the page that starts after the kept items, so that
+/// `next_page` goes on with the first item left out.
 fn fit_list(
     reply: &mut Map<String, Value>,
     key: &str,
     mut items: Vec<Value>,
     mut next: Option<String>,
     budget: Option<usize>,
-    retoken: Option<&dyn Fn(usize) -> String>,
+    retoken: &dyn Fn(usize) -> String,
 ) {
     let full = items.len();
     if let Some(max) = budget {
@@ -573,16 +633,13 @@ fn fit_list(
         }
         let dropped = full - items.len();
         if dropped > 0 {
-            let message = match retoken {
-                Some(f) => {
-                    next = Some(f(items.len()));
-                    format!("{dropped} more did not fit in {max} tokens; use next_page")
-                }
-                None => format!(
-                    "{dropped} more hits on this page did not fit in {max} tokens; ask with a larger max_tokens or more precise words"
-                ),
-            };
-            reply.insert("omitted".to_owned(), json!(message));
+            next = Some(retoken(items.len()));
+            reply.insert(
+                "omitted".to_owned(),
+                json!(format!(
+                    "{dropped} more did not fit in {max} tokens; use next_page"
+                )),
+            );
         }
     }
     reply.insert(key.to_owned(), json!(items));

@@ -112,6 +112,19 @@ impl SearchQuery {
         h
     }
 
+    /// The position of the requested page's first hit among all the query's hits (0
+    /// without a token); an error for a token that is not this query's.
+    pub fn page_offset(&self) -> Result<usize> {
+        self.offset()
+    }
+
+    /// The page token of this query that starts at hit `offset`: for a caller that shows
+    /// only part of a page (e.g. to fit a token budget) and must continue right after
+    /// what it showed.
+    pub fn page_token_at(&self, offset: usize) -> String {
+        self.token_for(offset)
+    }
+
     /// The offset of the requested page.
     pub(crate) fn offset(&self) -> Result<usize> {
         let Some(token) = &self.page_token else {

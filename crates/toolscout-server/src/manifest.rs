@@ -168,12 +168,34 @@ pub(crate) fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> AppError {
         .with_details(json!({"tool": name, "did_you_mean": did_you_mean}))
 }
 
-/// The body of an invoke request: `{"args": {…}}`.
+/// The body of an invoke request: `{"args": {…}, "approved": true}`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct InvokeBody {
     #[serde(default)]
     pub(crate) args: Value,
+    /// The client approves the call of a tool that requires approval; honoured only from
+    /// a client with the server's token.
+    #[serde(default)]
+    pub(crate) approved: bool,
+}
+
+impl InvokeBody {
+    /// Whether the call is approved: refused (403) when the client asked for it without
+    /// proving it holds the server's token, or the server has none.
+    pub(crate) fn approval(&self, state: &AppState, headers: &HeaderMap) -> Result<bool, AppError> {
+        if !self.approved {
+            return Ok(false);
+        }
+        if state.options().token.is_some() && crate::has_token(state, headers) {
+            return Ok(true);
+        }
+        Err(AppError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL",
+        ))
+    }
 }
 
 /// The status of an invoke answer. The body is always the outcome; the status says
@@ -193,9 +215,11 @@ pub(crate) fn outcome_response(outcome: &Outcome) -> Response {
 pub(crate) async fn invoke_by_name(
     State(state): State<AppState>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     body: Result<Json<InvokeBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, AppError> {
     let Json(body) = body?;
-    let outcome = state.call(&name, body.args).await;
+    let approved = body.approval(&state, &headers)?;
+    let outcome = state.call_as(&name, body.args, approved).await;
     Ok(outcome_response(&outcome))
 }

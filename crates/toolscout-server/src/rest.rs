@@ -325,15 +325,17 @@ pub(crate) async fn get_tool(
 pub(crate) async fn invoke_tool(
     State(state): State<AppState>,
     Path(p): Path<ToolPath>,
+    headers: axum::http::HeaderMap,
     body: Body<InvokeBody>,
 ) -> Result<Response, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
     let Json(body) = body?;
+    let approved = body.approval(&state, &headers)?;
     let tool = state
         .toolbox()
         .catalog()
         .get_tool(bundle, &p.slug, &p.version)?;
-    let outcome = state.call_tool(&tool, body.args).await;
+    let outcome = state.call_tool_as(&tool, body.args, approved).await;
     Ok(outcome_response(&outcome))
 }
 

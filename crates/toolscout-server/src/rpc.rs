@@ -94,7 +94,13 @@ pub(crate) async fn handle(
 ) -> Result<Response, AppError> {
     let body = body?;
     let may_call = crate::has_token(&state, &headers);
-    match answer_with(&state, &body, may_call).await {
+    // Only a client that proved it holds the server's token may approve a call: with no
+    // token (`--no-auth`) anyone could.
+    let caller = Caller {
+        may_call,
+        may_approve: may_call && state.options().token.is_some(),
+    };
+    match answer_with(&state, &body, caller).await {
         Some(reply) => Ok(Json(reply).into_response()),
         None => Ok(StatusCode::NO_CONTENT.into_response()),
     }
@@ -103,11 +109,28 @@ pub(crate) async fn handle(
 /// The reply to one HTTP body: a response, an array of responses, or nothing (only
 /// notifications). Every method may be called: this is the in-process entry point.
 pub async fn answer(state: &AppState, body: &[u8]) -> Option<Value> {
-    answer_with(state, body, true).await
+    answer_with(
+        state,
+        body,
+        Caller {
+            may_call: true,
+            may_approve: true,
+        },
+    )
+    .await
 }
 
-/// Like [`answer`]; `tools/call` is refused unless `may_call`.
-async fn answer_with(state: &AppState, body: &[u8], may_call: bool) -> Option<Value> {
+/// What the client of a request may do.
+#[derive(Debug, Clone, Copy)]
+struct Caller {
+    /// `tools/call` at all.
+    may_call: bool,
+    /// `tools/call` with `"approved": true`, for a tool that requires approval.
+    may_approve: bool,
+}
+
+/// Like [`answer`], for `caller`.
+async fn answer_with(state: &AppState, body: &[u8], caller: Caller) -> Option<Value> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {
@@ -143,7 +166,7 @@ async fn answer_with(state: &AppState, body: &[u8], may_call: bool) -> Option<Va
             let mut replies = Vec::new();
             let mut budget = MAX_RESPONSE_BYTES;
             for item in items {
-                if let Some(r) = one(state, item, may_call).await {
+                if let Some(r) = one(state, item, caller).await {
                     replies.push(bounded(r, &mut budget));
                 }
             }
@@ -151,7 +174,7 @@ async fn answer_with(state: &AppState, body: &[u8], may_call: bool) -> Option<Va
         }
         other => {
             let mut budget = MAX_RESPONSE_BYTES;
-            one(state, other, may_call)
+            one(state, other, caller)
                 .await
                 .map(|r| bounded(r, &mut budget))
         }
@@ -196,7 +219,7 @@ fn json_size(value: &Value) -> usize {
     count.0
 }
 
-async fn one(state: &AppState, request: Value, may_call: bool) -> Option<Value> {
+async fn one(state: &AppState, request: Value, caller: Caller) -> Option<Value> {
     let Value::Object(req) = request else {
         return Some(
             RpcError::new(
@@ -245,7 +268,7 @@ async fn one(state: &AppState, request: Value, may_call: bool) -> Option<Value> 
     };
     let params = req.get("params").cloned().unwrap_or(Value::Null);
     let result = match &params {
-        Value::Null | Value::Object(_) => dispatch(state, method, &params, may_call).await,
+        Value::Null | Value::Object(_) => dispatch(state, method, &params, caller).await,
         other => Err(RpcError::params(format!(
             "invalid params: \"params\" must be an object, found {other}"
         ))),
@@ -285,16 +308,16 @@ async fn dispatch(
     state: &AppState,
     method: &str,
     params: &Value,
-    may_call: bool,
+    caller: Caller,
 ) -> Result<Value, RpcError> {
     match method {
         "tools/list" => tools_list(state, params),
-        "tools/call" if !may_call => Err(RpcError::new(
+        "tools/call" if !caller.may_call => Err(RpcError::new(
             UNAUTHORIZED,
             "unauthorized: tools/call needs this server's token (send Authorization: Bearer <token>); tools/list, tools/describe, tools/search and server/identity do not",
         )),
         "tools/call" => {
-            let name = required(params, "name", method, "{name, arguments}")?;
+            let name = required(params, "name", method, "{name, arguments, approved}")?;
             let args = match params.get("arguments") {
                 None | Some(Value::Null) => json!({}),
                 Some(a @ Value::Object(_)) => a.clone(),
@@ -304,7 +327,22 @@ async fn dispatch(
                     )));
                 }
             };
-            Ok(state.call(name, args).await.to_json())
+            let approved = match params.get("approved") {
+                None | Some(Value::Null | Value::Bool(false)) => false,
+                Some(Value::Bool(true)) if caller.may_approve => true,
+                Some(Value::Bool(true)) => {
+                    return Err(RpcError::new(
+                        UNAUTHORIZED,
+                        "unauthorized: only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL",
+                    ));
+                }
+                Some(other) => {
+                    return Err(RpcError::params(format!(
+                        "invalid params: \"approved\" must be true or false, found {other}"
+                    )));
+                }
+            };
+            Ok(state.call_as(name, args, approved).await.to_json())
         }
         "tools/describe" => describe(state, params),
         "tools/search" => search(state, params).await,

@@ -348,6 +348,13 @@ impl AppState {
     /// Calls the tool named `name`: through its remote server when it came from the
     /// [`RemoteCatalog`], through the toolbox otherwise.
     pub async fn call(&self, name: &str, args: Value) -> Outcome {
+        self.call_as(name, args, false).await
+    }
+
+    /// Like [`AppState::call`]; with `approved`, a tool that requires approval runs
+    /// without asking the toolbox's approver: the caller (an authenticated client that
+    /// said so) approved it.
+    pub async fn call_as(&self, name: &str, args: Value, approved: bool) -> Outcome {
         if let Some(remote) = &self.inner.remote
             && let toolscout_discover::Lookup::Found(tool) = self.inner.toolbox.lookup(name)
             && remote.owns(tool.bundle_id)
@@ -360,11 +367,25 @@ impl AppState {
                 .record_call(tool.id, chrono::Utc::now());
             return outcome;
         }
-        self.inner.toolbox.call(name, args).await
+        if approved {
+            self.inner.toolbox.call_approved(name, args).await
+        } else {
+            self.inner.toolbox.call(name, args).await
+        }
     }
 
     /// Calls one catalog tool (one version of one bundle), remote or local.
     pub async fn call_tool(&self, tool: &toolscout_catalog::Tool, args: Value) -> Outcome {
+        self.call_tool_as(tool, args, false).await
+    }
+
+    /// Like [`AppState::call_tool`]; `approved` as in [`AppState::call_as`].
+    pub async fn call_tool_as(
+        &self,
+        tool: &toolscout_catalog::Tool,
+        args: Value,
+        approved: bool,
+    ) -> Outcome {
         let name = tool.spec.name.as_str();
         if let Some(reason) = &tool.disabled_reason {
             return Outcome::Err(
@@ -384,6 +405,9 @@ impl AppState {
                     tool.tool_type,
                     &tool.implementation,
                 ) {
+                    Ok(t) if approved => {
+                        self.inner.toolbox.invoker().invoke_approved(&t, args).await
+                    }
                     Ok(t) => self.inner.toolbox.invoker().invoke(&t, args).await,
                     Err(e) => Outcome::Err(ToolError::new(
                         ErrorKind::Disabled,

@@ -259,3 +259,75 @@ fn bad_arguments_are_explained() {
         "not_found"
     );
 }
+
+#[test]
+fn the_overview_keeps_to_max_tokens() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox).with_overview_threshold(5);
+    let whole = discover.answer(&json!({}));
+    let budget = toolscout_spec::tokens::count_json(&whole.reply) - 10;
+    let cut = discover.answer(&json!({"max_tokens": budget}));
+    assert!(
+        toolscout_spec::tokens::count_json(&cut.reply) <= budget,
+        "{} tokens over a budget of {budget}: {}",
+        toolscout_spec::tokens::count_json(&cut.reply),
+        cut.reply
+    );
+    assert_snapshot!(show(&cut));
+    let tiny = discover.answer(&json!({"max_tokens": 40}));
+    assert_eq!(tiny.reply["kind"], "categories");
+    assert!(tiny.reply["omitted"].is_string(), "{}", tiny.reply);
+}
+
+#[test]
+fn max_tokens_below_the_schema_minimum_is_refused() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox);
+    assert_snapshot!(show(&discover.answer(&json!({"tool": "read_file", "max_tokens": 10}))), @r#"
+    {
+      "kind": "invalid",
+      "message": "max_tokens must be at least 16, not 10: no useful reply fits in fewer"
+    }
+    "#);
+    assert_eq!(
+        discover
+            .answer(&json!({"tool": "read_file", "max_tokens": 16}))
+            .reply["level"],
+        1
+    );
+}
+
+/// A search page cut to fit `max_tokens` continues, with `next_page`, at the first hit it
+/// left out: paging through with a small budget shows every hit of the unbudgeted query
+/// once, in order.
+#[test]
+fn search_pages_cut_to_fit_lose_no_hit() {
+    let f = fixture();
+    let discover = DiscoverTools::new(f.toolbox).with_page_size(3);
+    let all_names = |budget: Option<u32>| {
+        let mut out = Vec::new();
+        let mut page: Option<String> = None;
+        for _ in 0..50 {
+            let mut args = json!({"query": "file"});
+            if let Some(b) = budget {
+                args["max_tokens"] = json!(b);
+            }
+            if let Some(p) = &page {
+                args["page"] = json!(p);
+            }
+            let reply = discover.answer(&args).reply;
+            for t in reply["tools"].as_array().unwrap() {
+                out.push(t["name"].as_str().unwrap().to_owned());
+            }
+            match reply["next_page"].as_str() {
+                Some(p) => page = Some(p.to_owned()),
+                None => return out,
+            }
+        }
+        panic!("paging did not end");
+    };
+    let whole = all_names(None);
+    assert!(whole.len() >= 3, "{whole:?}");
+    let cut = all_names(Some(60));
+    assert_eq!(cut, whole);
+}

@@ -192,3 +192,46 @@ async fn built_in_names_and_approvals_cannot_be_taken_over() {
     );
     assert!(!f.workspace.path().join("x.txt").exists());
 }
+
+/// `lookup` takes a tool's OpenAI alias: the sanitised name, or, when another tool has
+/// that name, the alias with a hash that [`NameMap`] gives it.
+///
+/// [`NameMap`]: toolscout_spec::adapters::openai::NameMap
+#[test]
+fn lookup_resolves_openai_aliases() {
+    let f = fixture();
+    let put = |name: &str, slug: &str| {
+        let spec = ToolSpec::builder(name, "Greatest common divisor of two integers")
+            .build()
+            .unwrap();
+        f.toolbox
+            .catalog()
+            .put_tool(
+                f.sample_bundle,
+                slug,
+                "1",
+                &ToolPut::http(
+                    spec,
+                    json!({"method": "GET", "urlTemplate": "https://api.example.com/gcd"}),
+                ),
+            )
+            .unwrap();
+    };
+    put("math.gcd", "math-gcd");
+    let name_of = |name: &str| match f.toolbox.lookup(name) {
+        Lookup::Found(t) => t.spec.name.to_string(),
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(name_of("math_gcd"), "math.gcd");
+    // Now `math_gcd` is a tool of its own, and `math.gcd`'s alias carries a hash.
+    put("math_gcd", "math-gcd-2");
+    assert_eq!(name_of("math_gcd"), "math_gcd");
+    let map = toolscout_spec::adapters::openai::NameMap::new(["math.gcd", "math_gcd"]);
+    let alias = map.alias("math.gcd").unwrap();
+    assert_ne!(alias, "math_gcd");
+    assert_eq!(name_of(alias), "math.gcd");
+    assert!(matches!(
+        f.toolbox.lookup("math_gcd_00000000"),
+        Lookup::NotFound { .. }
+    ));
+}

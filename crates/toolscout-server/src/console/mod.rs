@@ -82,12 +82,64 @@ pub async fn serve_on(
     state: AppState,
     console: Console,
 ) -> Result<()> {
-    axum::serve(listener, router(state, console))
-        .await
-        .map_err(|e| Error::Io {
+    serve_until(listener, state, console, std::future::pending()).await
+}
+
+/// How long a shutdown waits for requests in flight before it stops anyway (a
+/// streaming MCP session or a chat turn can last much longer).
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Serves [`router`] on a bound listener until `shutdown` completes (e.g. on SIGINT or
+/// SIGTERM), then shuts down without loss: it stops accepting connections, lets the
+/// requests in flight finish (for at most [`SHUTDOWN_GRACE`]), and writes the pending
+/// usage counts ([`toolscout_catalog::Catalog::flush_usage`]) before it returns.
+///
+/// ```no_run
+/// # async fn run(state: toolscout_server::AppState) -> toolscout_server::Result<()> {
+/// use toolscout_server::console::{Console, serve_until};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:7411").await.unwrap();
+/// let stop = async { tokio::time::sleep(std::time::Duration::from_secs(60)).await };
+/// serve_until(listener, state, Console::default(), stop).await
+/// # }
+/// ```
+pub async fn serve_until(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    console: Console,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let toolbox = state.toolbox().clone();
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stopping = Arc::clone(&stop);
+    let server = axum::serve(listener, router(state, console)).with_graceful_shutdown(async move {
+        shutdown.await;
+        // A stored permit: the grace timer starts even if it waits later.
+        stopping.notify_one();
+    });
+    let served = tokio::select! {
+        served = server.into_future() => served.map_err(|e| Error::Io {
             context: "serving".to_owned(),
             source: e,
-        })
+        }),
+        () = async {
+            stop.notified().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::warn!(
+                "requests were still in flight {} s after the shutdown signal; stopping anyway",
+                SHUTDOWN_GRACE.as_secs()
+            );
+            Ok(())
+        }
+    };
+    let flushed = tokio::task::spawn_blocking(move || toolbox.catalog().flush_usage())
+        .await
+        .map_err(|e| Error::Io {
+            context: "writing usage counts".to_owned(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+    served?;
+    Ok(flushed?)
 }
 
 /// The console's routes, merged into [`crate::router`].

@@ -131,3 +131,56 @@ async fn batches_and_notifications() {
     .await;
     assert_eq!(only_notifications.status, 204);
 }
+
+/// A tool whose name OpenAI refuses (`weather.now`) answers to its alias (`weather_now`,
+/// as `export --format openai` and the agent loop name it) on describe and call.
+#[tokio::test]
+async fn aliases_name_tools() {
+    let f = fixture();
+    let spec = toolscout_spec::ToolSpec::builder("weather.now", "The weather now in a city")
+        .parameters(json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"]
+        }))
+        .build()
+        .unwrap();
+    f.state
+        .toolbox()
+        .catalog()
+        .put_tool(
+            f.weather,
+            "weather-now",
+            "1",
+            &toolscout_catalog::ToolPut::http(
+                spec,
+                json!({"method": "GET", "urlTemplate": "https://api.example.com/now"}),
+            ),
+        )
+        .unwrap();
+    let described = rpc(
+        &f.app,
+        json!({"jsonrpc": "2.0", "method": "tools/describe", "params": {"name": "weather_now", "level": 1}, "id": 1}),
+    )
+    .await;
+    assert_eq!(
+        described["result"]["tool"]["name"], "weather.now",
+        "{described}"
+    );
+    let called = rpc(
+        &f.app,
+        json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "weather_now", "arguments": {}}, "id": 2}),
+    )
+    .await;
+    // Found, so the arguments are checked: `city` is missing.
+    assert_eq!(
+        called["result"]["error"]["kind"], "invalid_arguments",
+        "{called}"
+    );
+    let unknown = rpc(
+        &f.app,
+        json!({"jsonrpc": "2.0", "method": "tools/describe", "params": {"name": "weather_later"}, "id": 3}),
+    )
+    .await;
+    assert!(unknown["error"].is_object(), "{unknown}");
+}

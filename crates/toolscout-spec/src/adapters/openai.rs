@@ -91,9 +91,39 @@ impl NameMap {
     }
 }
 
-fn alias_for(name: &str, taken: &BTreeSet<String>) -> String {
-    let base: String = name
-        .chars()
+/// Whether a [`NameMap`] could call `name` `alias`, whatever other names the map holds:
+/// `alias` is `name` itself when that is legal, else its sanitised form, or that form cut
+/// and followed by the name's short hash. This resolves an alias without the map it came
+/// from, e.g. a name pasted from `export --format openai`.
+///
+/// ```
+/// use toolscout_spec::adapters::openai::{NameMap, could_alias};
+/// let map = NameMap::new(["math.gcd", "math_gcd"]);
+/// let alias = map.alias("math.gcd").unwrap();
+/// assert!(could_alias("math.gcd", alias));
+/// assert!(could_alias("math.gcd", "math_gcd"));
+/// assert!(!could_alias("math.lcm", alias));
+/// ```
+pub fn could_alias(name: &str, alias: &str) -> bool {
+    if is_legal(name) {
+        return name == alias;
+    }
+    let base = sanitized(name);
+    if base == alias && base.len() <= MAX_OPENAI_NAME_LEN {
+        return true;
+    }
+    let hash = short_hash(name);
+    let keep = MAX_OPENAI_NAME_LEN - hash.len() - 1;
+    let head: String = base.chars().take(keep).collect();
+    alias.len() == head.len() + 1 + hash.len()
+        && alias.starts_with(head.as_str())
+        && alias.ends_with(hash.as_str())
+        && alias.as_bytes().get(head.len()) == Some(&b'_')
+}
+
+/// `.` and every other character OpenAI refuses become `_`.
+fn sanitized(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
                 c
@@ -101,7 +131,11 @@ fn alias_for(name: &str, taken: &BTreeSet<String>) -> String {
                 '_'
             }
         })
-        .collect();
+        .collect()
+}
+
+fn alias_for(name: &str, taken: &BTreeSet<String>) -> String {
+    let base = sanitized(name);
     if base.len() <= MAX_OPENAI_NAME_LEN && !taken.contains(&base) {
         return base;
     }

@@ -1,0 +1,168 @@
+//! `toolscout eval agent` against a scripted OpenAI-compatible server on loopback.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::Env;
+use crate::chat::scripted;
+
+/// A non-streamed chat completion: one tool call, or an answer.
+fn completion(message: Value) -> String {
+    json!({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+    })
+    .to_string()
+}
+
+fn call(name: &str, arguments: Value) -> String {
+    completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [{
+            "id": "call_1", "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}
+        }]}),
+    )
+}
+
+fn answer(text: &str) -> String {
+    completion(json!({"role": "assistant", "content": text}))
+}
+
+const TOOLS: &str = r#"{"name": "get_weather", "description": "Get the current weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "The city."}}, "required": ["city"]}}
+{"name": "send_email", "description": "Send an email to a recipient.", "parameters": {"type": "object", "properties": {"to": {"type": "string"}, "body": {"type": "string"}}, "required": ["to", "body"]}}
+{"name": "convert_currency", "description": "Convert an amount of money from one currency to another.", "parameters": {"type": "object", "properties": {"amount": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}}, "required": ["amount", "from", "to"]}}
+"#;
+
+/// One relevant task (retrieved, called with valid arguments) and one irrelevance task
+/// over its own offered tool (the model declines): both succeed, and the figures say so.
+#[test]
+fn eval_agent_runs_relevant_and_irrelevance_tasks() {
+    let env = Env::new();
+    let tools = env.path().join("tools.jsonl");
+    let tasks = env.path().join("tasks.jsonl");
+    std::fs::write(&tools, TOOLS).unwrap();
+    std::fs::write(
+        &tasks,
+        [
+            json!({"query": "What is the weather in Paris?", "expected": ["get_weather"], "offered": ["get_weather"]}),
+            json!({"query": "Tell me a joke about cats.", "expected": [], "offered": ["convert_currency"]}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let (url, server) = scripted(vec![
+        call("get_weather", json!({"city": "Paris"})),
+        answer("It is sunny in Paris."),
+        answer("Why did the cat sit on the computer? To keep an eye on the mouse."),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        // Hermetic: rank by words, whatever model this machine has fetched.
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "--json",
+            "eval",
+            "agent",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+        ])
+        .arg("--tools")
+        .arg(&tools)
+        .arg("--tasks")
+        .arg(&tasks)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["policy"], "retrieve", "{figures}");
+    assert_eq!(figures["relevant"]["tasks"], 1, "{figures}");
+    assert_eq!(figures["relevant"]["success_rate"], 1.0, "{figures}");
+    assert_eq!(figures["relevant"]["retrieved_hit_rate"], 1.0, "{figures}");
+    assert_eq!(figures["irrelevance"]["abstention_rate"], 1.0, "{figures}");
+    let requests = server.join().unwrap();
+    assert_eq!(requests.len(), 3);
+    let names = |request: &Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The weather task's catalog is the whole file; the irrelevance task's is its own
+    // offered tool only.
+    assert!(names(&requests[0]).contains(&"get_weather".to_owned()));
+    let own = names(&requests[2]);
+    assert!(!own.contains(&"get_weather".to_owned()), "{own:?}");
+    assert!(!own.contains(&"send_email".to_owned()), "{own:?}");
+}
+
+/// A task that calls a tool it was not asked for fails, and a missing data file is a
+/// clear error, not a panic.
+#[test]
+fn eval_agent_counts_a_wrong_call_as_a_failure() {
+    let env = Env::new();
+    let tools = env.path().join("tools.jsonl");
+    let tasks = env.path().join("tasks.jsonl");
+    std::fs::write(&tools, TOOLS).unwrap();
+    std::fs::write(
+        &tasks,
+        json!({"query": "Email bob that I am late.", "expected": ["send_email"]}).to_string(),
+    )
+    .unwrap();
+    let (url, server) = scripted(vec![
+        call("get_weather", json!({"city": "Paris"})),
+        answer("Done."),
+    ]);
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+        .args([
+            "--json",
+            "eval",
+            "agent",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+        ])
+        .args(["--policy", "offered"])
+        .arg("--tools")
+        .arg(&tools)
+        .arg("--tasks")
+        .arg(&tasks)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["relevant"]["success_rate"], 0.0, "{figures}");
+    assert!(stderr.contains("FAIL"), "{stderr}");
+    server.join().unwrap();
+
+    let missing = env.path().join("missing.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .args([
+            "eval",
+            "agent",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg("--tools")
+        .arg(&missing)
+        .arg("--tasks")
+        .arg(&tasks)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("missing.jsonl"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
