@@ -41,11 +41,18 @@ impl Policy {
 }
 
 /// Whether the model must call a tool.
+///
+/// **Rationale for the default:** with Qwen2.5-Coder-1.5B over the whole BFCL catalog
+/// (1,974 tools, 50 tasks, `eval agent`), the retrieve policy called the right tool in
+/// 0.68 of the tasks under `Auto` (top 5) and 0.76 under `RequiredAfterActivation`
+/// (top 3): four of `Auto`'s sixteen misses were answers that wrote the call as text,
+/// which a required call turns into a call. On 50 BFCL irrelevance tasks (each over its
+/// own offered tools, none of which fits) it abstained in 0.50 of them, against 0.54
+/// under `Auto` (both top 3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ToolChoice {
     /// `tool_choice` is left to the endpoint (`auto`): the model may answer in text.
-    #[default]
     Auto,
     /// `tool_choice: "required"` on the request that follows new activations, while no
     /// real tool (other than `discover_*`) has been called yet, and `auto` after. The
@@ -55,6 +62,7 @@ pub enum ToolChoice {
     /// **Rationale:** servers that constrain a required reply to a call of a listed
     /// tool (llama.cpp's grammar) turn "saw the right tool, answered from memory"
     /// into a call; the answer tool keeps the model's ability to decline.
+    #[default]
     RequiredAfterActivation,
 }
 
@@ -161,13 +169,19 @@ fn default_activate_hits() -> usize {
 }
 
 /// The default of [`AgentConfig::retrieve_top_k`].
-pub const DEFAULT_RETRIEVE_TOP_K: usize = 5;
+///
+/// **Rationale:** on the BFCL run above, the right tool was among the top 3 in 0.94 of
+/// the tasks and among the top 5 in 0.98, and 3 cost about 200 fewer prompt tokens a
+/// request; the model's wrong picks were near-twins of the right tool, which more
+/// tools only add.
+pub const DEFAULT_RETRIEVE_TOP_K: usize = 3;
 /// The default of [`AgentConfig::activate_hits`].
 pub const DEFAULT_ACTIVATE_HITS: usize = 3;
 
 impl AgentConfig {
-    /// Starts a config with defaults: retrieve policy (5 tools per user message), the
-    /// best 3 search hits activated, 16 steps, no token limit, 60 s tool timeout,
+    /// Starts a config with defaults: retrieve policy (3 tools per user message), a
+    /// tool call required after activations (see [`ToolChoice`]), the best 3 search
+    /// hits activated, 16 steps, no token limit, 60 s tool timeout,
     /// 16 activated tools, streaming, sub-agents two deep.
     pub fn builder(name: impl Into<String>, model: impl Into<String>) -> AgentConfigBuilder {
         AgentConfigBuilder {

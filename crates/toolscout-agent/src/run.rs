@@ -58,7 +58,9 @@ fn initial_tools(
     if depth < rt.max_depth {
         tools.extend(rt.subagents.iter().map(subagent_spec));
     }
-    if config.tool_choice == ToolChoice::RequiredAfterActivation {
+    // Only a policy that activates tools ever requires a call, and so needs the answer
+    // tool to decline with.
+    if config.tool_choice == ToolChoice::RequiredAfterActivation && config.policy.browses() {
         tools.push(answer_tool_spec());
     }
     tools

@@ -67,11 +67,14 @@ pub(crate) fn host() -> StaticHost {
 
 /// A config for tests: non-streaming unless `stream`, short tool timeout.
 pub(crate) fn config(policy: Policy, stream: bool) -> AgentConfigBuilder {
+    // The mechanisms under test, not the defaults: `auto`, five retrieved tools.
     AgentConfig::builder("assistant", "scripted-model")
         .system_prompt("You are a test assistant.")
         .policy(policy)
         .stream(stream)
         .tool_timeout(Duration::from_millis(400))
+        .tool_choice(toolscout_agent::ToolChoice::Auto)
+        .retrieve_top_k(5)
 }
 
 /// An agent over [`host`] talking to `server`.

@@ -356,3 +356,34 @@ async fn best_last_puts_the_best_match_nearest_the_conversation() {
     request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, weather_forecast, get_weather]
     ");
 }
+
+/// The defaults are the measured best (see `ToolChoice` and `DEFAULT_RETRIEVE_TOP_K`):
+/// retrieve 3 tools, then require a call, with the answer tool to decline.
+#[tokio::test]
+async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
+    let server = Server::start(vec![
+        call("c1", "get_weather", r#"{"city":"Oslo"}"#),
+        text("Sunny."),
+    ])
+    .await;
+    let config = toolscout_agent::AgentConfig::builder("assistant", "scripted-model")
+        .stream(false)
+        .build()
+        .unwrap();
+    assert_eq!(config.policy, Policy::Retrieve);
+    assert_eq!(config.retrieve_top_k, 3);
+    assert_eq!(config.tool_choice, ToolChoice::RequiredAfterActivation);
+    let agent = toolscout_agent::Agent::new(
+        config,
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(crate::host()),
+    );
+    let report = agent
+        .run("What's the weather in Oslo today?", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    insta::assert_snapshot!(requests_seen(&server), @r"
+    request 1: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
+    ");
+}
