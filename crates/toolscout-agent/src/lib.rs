@@ -15,9 +15,10 @@
 //!   message ([`ToolHost::retrieve`]), activated up front.
 //!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
 //!   aliases, since OpenAI names allow no dots.
-//! * **Making the model act** ([`ToolChoice`]): with `RequiredAfterActivation` the
-//!   request after new activations says `tool_choice: "required"` until a real tool
-//!   has been called, and the [`answer`](ANSWER_TOOL) tool lets the model decline.
+//! * **Making the model act** ([`ToolChoice`]): with `RequiredAfterActivation`, the
+//!   default, the request after new activations says `tool_choice: "required"` until a
+//!   real tool has been called, and the [`answer`](ANSWER_TOOL) tool lets the model
+//!   decline.
 //! * **Calls** run in parallel, each with its own timeout. Every failure — unknown or
 //!   disabled tool, invalid arguments (including JSON that does not parse), timeout,
 //!   refused approval — becomes a tool result the model reads ([`CallOutcome`]).
