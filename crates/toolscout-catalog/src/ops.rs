@@ -34,6 +34,15 @@ pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
     }
 }
 
+/// A copy of the bundle to change and save.
+fn bundle_copy(state: &State, id: Uuid) -> Result<Bundle> {
+    state
+        .bundles
+        .get(&id)
+        .cloned()
+        .ok_or(Error::BundleNotFound { bundle: id })
+}
+
 /// The bundle, if tools may be put or patched inside it.
 pub(crate) fn writable_bundle(state: &State, id: Uuid) -> Result<&Bundle> {
     let b = state
@@ -193,12 +202,7 @@ impl Catalog {
     /// Turns a bundle on or off (built-in bundles too).
     pub fn patch_bundle(&self, id: Uuid, is_enabled: bool) -> Result<Bundle> {
         self.write(|tx| {
-            let mut bundle = tx
-                .state
-                .bundles
-                .get(&id)
-                .cloned()
-                .ok_or(Error::BundleNotFound { bundle: id })?;
+            let mut bundle = bundle_copy(tx.state, id)?;
             if let Some(at) = bundle.soft_deleted_at {
                 return Err(Error::BundleDeleted {
                     bundle: id,
@@ -234,12 +238,7 @@ impl Catalog {
     pub fn delete_bundle(&self, id: Uuid) -> Result<Bundle> {
         let now = Utc::now();
         self.write(|tx| {
-            let mut bundle = tx
-                .state
-                .bundles
-                .get(&id)
-                .cloned()
-                .ok_or(Error::BundleNotFound { bundle: id })?;
+            let mut bundle = bundle_copy(tx.state, id)?;
             if bundle.is_built_in {
                 return Err(Error::BuiltIn {
                     what: "bundle",
@@ -262,12 +261,7 @@ impl Catalog {
     /// ([`Error::BundleNotFound`]).
     pub fn restore_bundle(&self, id: Uuid) -> Result<Bundle> {
         self.write(|tx| {
-            let mut bundle = tx
-                .state
-                .bundles
-                .get(&id)
-                .cloned()
-                .ok_or(Error::BundleNotFound { bundle: id })?;
+            let mut bundle = bundle_copy(tx.state, id)?;
             if bundle.soft_deleted_at.is_none() {
                 return Ok(bundle);
             }

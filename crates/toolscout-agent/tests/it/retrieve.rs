@@ -28,6 +28,17 @@ fn requests_seen(server: &Server) -> String {
         .collect()
 }
 
+/// The tools of each `Retrieved` event the run sent, best first.
+fn retrieved(rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let AgentEvent::Retrieved { tools, .. } = event {
+            out.push(tools);
+        }
+    }
+    out
+}
+
 fn system_prompt(server: &Server) -> String {
     server.requests()[0]["messages"][0]["content"]
         .as_str()
@@ -53,12 +64,7 @@ async fn retrieve_activates_the_best_tools_before_the_first_request() {
             .await;
         assert_eq!(report.stop, StopReason::Answer);
         assert_paired(&report.messages);
-        let mut retrieved = Vec::new();
-        while let Ok(event) = rx.try_recv() {
-            if let AgentEvent::Retrieved { tools, .. } = event {
-                retrieved.push(tools);
-            }
-        }
+        let retrieved = retrieved(&mut rx);
         assert_eq!(retrieved, [["get_weather", "weather.forecast"]]);
         // Activated tools come after the meta tools, in the order retrieval ranked them.
         insta::allow_duplicates! {
@@ -343,12 +349,7 @@ async fn best_last_puts_the_best_match_nearest_the_conversation() {
         )
         .await;
     assert_eq!(report.stop, StopReason::Answer);
-    let mut retrieved = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        if let AgentEvent::Retrieved { tools, .. } = event {
-            retrieved.push(tools);
-        }
-    }
+    let retrieved = retrieved(&mut rx);
     // The event keeps the ranking; the tools array reverses it.
     assert_eq!(retrieved, [["get_weather", "weather.forecast"]]);
     insta::assert_snapshot!(requests_seen(&server), @r"
