@@ -1,7 +1,9 @@
 //! Text analysis: how names, descriptions and queries become terms.
 //!
 //! One pipeline serves every text field and every query, so the two always agree:
-//! split ([`split_words`]) → drop stop words → English stemming (Snowball).
+//! split ([`split_words`]) → drop stop words → English stemming (Snowball). The whole
+//! text is also indexed without the last step, so that a word as written can count above
+//! a word that only shares its stem.
 //!
 //! Splitting follows how tools are named in the wild: `get_weather`, `math.factorial`,
 //! `getWeather`, `HTTPServer2`, `base64Encode` all break into their words (and a camelCase
@@ -36,6 +38,19 @@ pub const STOP_WORDS: &[&str] = &[
 /// Builds the analyzer used for every text field and every query.
 pub(crate) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::from(ToolTokenizer::default())
+}
+
+/// The name under which the unstemmed analyzer is registered in the index.
+pub(crate) const ANALYZER_EXACT: &str = "toolscout_exact";
+
+/// The same pipeline without stemming: the words as written (lowercase, split, no stop
+/// words), for the field that lets a query's own words count above words that only share
+/// their stem ("factorial" and "factory" are both `factori`).
+pub(crate) fn exact_analyzer() -> TextAnalyzer {
+    TextAnalyzer::from(ToolTokenizer {
+        stem: false,
+        ..ToolTokenizer::default()
+    })
 }
 
 /// Words remembered by one tokenizer before its memory is cleared.
@@ -196,6 +211,8 @@ type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
 #[derive(Clone)]
 pub(crate) struct ToolTokenizer {
     stemmer: frostem::Stemmer,
+    /// Whether words are stemmed (the exact analyzer keeps them as written).
+    stem: bool,
     /// Word → its stem, or `None` for a stop word or an over-long word.
     cache: HashMap<String, Option<String>, FnvBuild>,
     splitter: Splitter,
@@ -206,6 +223,7 @@ impl Default for ToolTokenizer {
     fn default() -> Self {
         ToolTokenizer {
             stemmer: frostem::Stemmer::new(frostem::Algorithm::English),
+            stem: true,
             cache: HashMap::default(),
             splitter: Splitter::default(),
             tokens: Vec::new(),
@@ -215,7 +233,7 @@ impl Default for ToolTokenizer {
 
 /// What one word becomes: its stem, or `None` for a stop word or an over-long word.
 fn term_of<'c>(
-    stemmer: &frostem::Stemmer,
+    stemmer: Option<&frostem::Stemmer>,
     cache: &'c mut HashMap<String, Option<String>, FnvBuild>,
     word: &str,
 ) -> Option<&'c str> {
@@ -223,7 +241,10 @@ fn term_of<'c>(
         let t = if word.len() > MAX_TERM_BYTES || STOP_WORDS.contains(&word) {
             None
         } else {
-            Some(stemmer.stem(word).into_owned())
+            Some(match stemmer {
+                Some(s) => s.stem(word).into_owned(),
+                None => word.to_owned(),
+            })
         };
         if cache.len() >= CACHE_WORDS {
             cache.clear();
@@ -246,10 +267,12 @@ impl Tokenizer for ToolTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> VecTokenStream<'a> {
         let ToolTokenizer {
             stemmer,
+            stem,
             cache,
             splitter,
             tokens,
         } = self;
+        let stemmer = stem.then_some(&*stemmer);
         let mut len = 0;
         splitter.split(text, &mut |word, from, to| {
             let Some(term) = term_of(stemmer, cache, word) else {

@@ -8,7 +8,7 @@ use tantivy::schema::Term;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
 
-use crate::analyzer::{ANALYZER, analyzer};
+use crate::analyzer::{ANALYZER, ANALYZER_EXACT, analyzer, exact_analyzer};
 use crate::schema::{Fields, IndexDoc, schema};
 use crate::semantic::{Semantic, tool_text};
 use crate::{Embedder, Error, Result};
@@ -35,6 +35,8 @@ pub struct SearchIndex {
     pub(crate) reader: IndexReader,
     pub(crate) fields: Fields,
     pub(crate) analyzer: TextAnalyzer,
+    /// The unstemmed analyzer, for a query's words as written.
+    pub(crate) exact_analyzer: TextAnalyzer,
     pub(crate) semantic: Option<Semantic>,
     writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
 }
@@ -70,6 +72,9 @@ impl SearchIndex {
 
     fn from_index(index: Index) -> Result<Self> {
         index.tokenizers().register(ANALYZER, analyzer());
+        index
+            .tokenizers()
+            .register(ANALYZER_EXACT, exact_analyzer());
         let fields = Fields::new(&index.schema())?;
         let reader = index
             .reader_builder()
@@ -80,6 +85,7 @@ impl SearchIndex {
             reader,
             fields,
             analyzer: analyzer(),
+            exact_analyzer: exact_analyzer(),
             semantic: None,
             writer: Mutex::new(None),
         })
@@ -129,6 +135,15 @@ impl SearchIndex {
     /// The model that ranks by meaning, if any (see [`with_embedder`](Self::with_embedder)).
     pub fn embedder_model(&self) -> Option<&str> {
         self.semantic.as_ref().map(|s| s.embedder.model())
+    }
+
+    /// How close in meaning two indexed tools are: the cosine of their committed vectors.
+    /// `None` without an embedder, or when either id has no vector.
+    ///
+    /// Near 1 for tools that do the same thing under two names (`calculate_entropy_change`
+    /// and `entropy_change.calculate`), so a caller can keep one of each such pair.
+    pub fn similarity(&self, a: &str, b: &str) -> Option<f32> {
+        self.semantic.as_ref()?.between(a, b)
     }
 
     /// How many tools the current snapshot holds.

@@ -6,13 +6,16 @@
 //! and modification time — and answers a [`SearchQuery`] with one page of [`Hit`]s in
 //! [`SearchResults`]. Hits are ranked in strict [`Tier`]s: exact name, then name prefix,
 //! then whole words (BM25 over name, summary, description, parameters, tags, category,
-//! bundle), then fuzzy (edit distance 1, 2 for long words); recency breaks ties. Each hit
-//! says its tier, the [`MatchField`] that matched and its score. A name that is not found
+//! bundle; a query's words as written count above words that only share their stem),
+//! then fuzzy (edit distance 1, 2 for long words); recency breaks ties. Each hit says its
+//! tier, the [`MatchField`] that matched and its score. A name that is not found
 //! gets did-you-mean suggestions, or a [`NameStatus`] when it exists but is hidden.
 //!
 //! With an [`Embedder`] ([`SearchIndex::with_embedder`]), sentence queries are ranked by
 //! meaning too: the word tier fuses BM25 with the cosine of the query's and each tool's
-//! vectors, and finds tools that share no word with the query ([`MatchField::Meaning`]).
+//! vectors, and finds tools that share no word with the query ([`MatchField::Meaning`]);
+//! each such hit carries its cosine ([`Hit::meaning`]), and
+//! [`SearchIndex::similarity`] compares two tools.
 //!
 //! [`baseline::Bm25`] is a plain BM25, the floor the ranking is measured against.
 //!

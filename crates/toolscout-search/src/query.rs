@@ -247,6 +247,12 @@ pub struct Hit {
     pub score: f32,
     /// The tool's modification time, the tie-breaker.
     pub modified_at: i64,
+    /// How close in meaning the tool is to the query: the cosine (−1 to 1, unrelated texts
+    /// near 0.1, texts on one subject above 0.3) of their vectors, for hits of a sentence
+    /// query ranked with an [`Embedder`](crate::Embedder). `None` for name matches, and
+    /// without an embedder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<f32>,
 }
 
 impl Hit {

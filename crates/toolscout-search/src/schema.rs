@@ -7,7 +7,7 @@ use tantivy::schema::{
 };
 use toolscout_spec::ToolSpec;
 
-use crate::analyzer::ANALYZER;
+use crate::analyzer::{ANALYZER, ANALYZER_EXACT};
 
 /// What the index is fed: one tool, with the catalog's view of it.
 ///
@@ -78,6 +78,8 @@ pub(crate) struct Fields {
     pub(crate) text: [Field; 5],
     /// Name, summary, description and parameters together: one BM25 over the whole tool.
     pub(crate) all: Field,
+    /// The text of `all`, unstemmed: a query's words as written score here too.
+    pub(crate) all_exact: Field,
     pub(crate) tag_raw: Field,
     pub(crate) category_raw: Field,
     pub(crate) bundle_raw: Field,
@@ -107,6 +109,14 @@ pub(crate) fn schema() -> Schema {
         b.add_text_field(name, text.clone());
     }
     b.add_text_field("all", text.clone());
+    b.add_text_field(
+        "all_exact",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER_EXACT)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        ),
+    );
     b.add_text_field("tag_raw", STRING);
     b.add_text_field("category_raw", STRING);
     b.add_text_field("bundle_raw", STRING);
@@ -131,6 +141,7 @@ impl Fields {
                 f(TEXT_FIELDS[4])?,
             ],
             all: f("all")?,
+            all_exact: f("all_exact")?,
             tag_raw: f("tag_raw")?,
             category_raw: f("category_raw")?,
             bundle_raw: f("bundle_raw")?,
@@ -159,27 +170,32 @@ impl Fields {
         d.add_text(summary, &spec.summary);
         let mut p = String::new();
         parameter_text(&spec.parameters, 0, &mut p);
-        d.add_text(self.all, spec.name.as_str());
-        d.add_text(self.all, spec.name.as_str());
-        d.add_text(self.all, name_text(spec.name.as_str()));
-        d.add_text(self.all, spec.description_or_summary());
+        // Both whole-text fields, stemmed and as written, hold the same text.
+        let all = |d: &mut TantivyDocument, text: &str| {
+            d.add_text(self.all, text);
+            d.add_text(self.all_exact, text);
+        };
+        all(&mut d, spec.name.as_str());
+        all(&mut d, spec.name.as_str());
+        all(&mut d, &name_text(spec.name.as_str()));
+        all(&mut d, spec.description_or_summary());
         // The summary (the description's first sentence) counts twice: it says what the
         // tool does, where the rest adds conditions and parameter prose.
-        d.add_text(self.all, &spec.summary);
-        d.add_text(self.all, &p);
+        all(&mut d, &spec.summary);
+        all(&mut d, &p);
         for t in &spec.tags {
             d.add_text(tags, t);
-            d.add_text(self.all, t);
+            all(&mut d, t);
             d.add_text(self.tag_raw, t.to_lowercase());
         }
         if let Some(c) = &spec.category {
             d.add_text(category, c);
-            d.add_text(self.all, c);
+            all(&mut d, c);
             d.add_text(self.category_raw, c.to_lowercase());
         }
         if let Some(b) = doc.bundle {
             d.add_text(bundle, b);
-            d.add_text(self.all, b);
+            all(&mut d, b);
             d.add_text(self.bundle_raw, b.to_lowercase());
         }
         d.add_u64(self.enabled, u64::from(doc.enabled));

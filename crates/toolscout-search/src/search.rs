@@ -21,7 +21,7 @@ use crate::analyzer::{STOP_WORDS, split_words, terms};
 use crate::query::{
     Hit, MAX_QUERY_CHARS, MatchField, NameStatus, SearchQuery, SearchResults, Tier,
 };
-use crate::ranking::NAME_COVERAGE;
+use crate::ranking::{EXACT_WEIGHT, NAME_COVERAGE};
 use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST, NAME_WORDS};
 use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING};
 use crate::{Result, SearchIndex};
@@ -60,6 +60,8 @@ struct Cand {
     modified_at: i64,
     /// Found by meaning alone (no query word in its text).
     by_meaning: bool,
+    /// The cosine of the query's and the tool's vectors (fused tier only).
+    meaning: Option<f32>,
 }
 
 impl Cand {
@@ -78,6 +80,8 @@ struct Prepared {
     terms: Vec<String>,
     /// Every term of the query, for name coverage.
     cover: Vec<String>,
+    /// The query's words as written, each with its stem (a term of `terms`).
+    exact: Vec<(String, String)>,
     fuzzy_words: Vec<String>,
     name_like: bool,
 }
@@ -117,7 +121,7 @@ impl SearchIndex {
         if p.name_like && out.len() < need {
             let prefix: Box<dyn Query> =
                 Box::new(ConstScoreQuery::new(self.prefix_query(&p.lower), 0.0));
-            let q: Box<dyn Query> = match self.word_query(&scored) {
+            let q: Box<dyn Query> = match self.word_query(&scored, &p.exact) {
                 Some(w) => Box::new(BooleanQuery::new(vec![
                     (Occur::Must, prefix),
                     (Occur::Should, w),
@@ -148,14 +152,14 @@ impl SearchIndex {
             let fused = FusedTier {
                 sem,
                 text: &q.text,
-                words: self.word_query(&scored),
+                words: self.word_query(&scored, &p.exact),
                 cover: &p.cover,
             };
             self.run_fused_tier(
                 &searcher, fused, &filters, need, &mut seen, &mut out, &mut cols,
             )?;
         } else if out.len() < need
-            && let Some(w) = self.word_query(&scored)
+            && let Some(w) = self.keyword_query(&searcher, &p, &scored)?
         {
             self.run_tier(
                 &searcher,
@@ -230,10 +234,20 @@ impl SearchIndex {
         if !name_like {
             t.retain(|w| !w.bytes().all(|b| b.is_ascii_digit()));
         }
+        let mut exact_analyzer = self.exact_analyzer.clone();
+        let mut exact: Vec<(String, String)> = Vec::new();
+        for w in terms(&mut exact_analyzer, &text, MAX_TERMS) {
+            if let Some(stem) = terms(&mut analyzer, &w, 1).pop()
+                && t.contains(&stem)
+            {
+                exact.push((w, stem));
+            }
+        }
         Prepared {
             lower,
             terms: t,
             cover,
+            exact,
             fuzzy_words,
             name_like,
         }
@@ -315,9 +329,10 @@ impl SearchIndex {
         ))
     }
 
-    /// BM25 over the whole text of each tool (see [`crate::ranking`]).
-    fn word_query(&self, terms: &[String]) -> Option<Box<dyn Query>> {
-        let clauses: Vec<Clause> = terms
+    /// BM25 over the whole text of each tool, stemmed, plus [`EXACT_WEIGHT`] times BM25
+    /// over the unstemmed text for the query's words as written (see [`crate::ranking`]).
+    fn word_query(&self, terms: &[String], exact: &[(String, String)]) -> Option<Box<dyn Query>> {
+        let mut clauses: Vec<Clause> = terms
             .iter()
             .map(|t| {
                 let q = TermQuery::new(
@@ -327,7 +342,59 @@ impl SearchIndex {
                 (Occur::Should, Box::new(q) as Box<dyn Query>)
             })
             .collect();
-        (!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>)
+        if clauses.is_empty() {
+            return None;
+        }
+        for (word, stem) in exact {
+            if terms.contains(stem) {
+                let q = TermQuery::new(
+                    Term::from_field_text(self.fields.all_exact, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(q), EXACT_WEIGHT)),
+                ));
+            }
+        }
+        Some(Box::new(BooleanQuery::new(clauses)))
+    }
+
+    /// The word tier's query. For a name-like query (one word, a keyword) whose words some
+    /// tool holds as written, only tools holding one of them as written match: a keyword
+    /// that is there does not also list every tool that only shares its stem ("factorial"
+    /// is not "factory"). Otherwise [`word_query`](Self::word_query).
+    fn keyword_query(
+        &self,
+        searcher: &Searcher,
+        p: &Prepared,
+        scored: &[String],
+    ) -> Result<Option<Box<dyn Query>>> {
+        let Some(words) = self.word_query(scored, &p.exact) else {
+            return Ok(None);
+        };
+        if !p.name_like {
+            return Ok(Some(words));
+        }
+        let mut written: Vec<Clause> = Vec::new();
+        for (word, stem) in &p.exact {
+            let term = Term::from_field_text(self.fields.all_exact, word);
+            if scored.contains(stem) && searcher.doc_freq(&term)? > 0 {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::Basic));
+                written.push((Occur::Should, q));
+            }
+        }
+        if written.is_empty() {
+            return Ok(Some(words));
+        }
+        let required: Box<dyn Query> = Box::new(ConstScoreQuery::new(
+            Box::new(BooleanQuery::new(written)),
+            0.0,
+        ));
+        Ok(Some(Box::new(BooleanQuery::new(vec![
+            (Occur::Must, required),
+            (Occur::Should, words),
+        ]))))
     }
 
     /// Query words near the name's words, and the whole query near the whole name.
@@ -379,6 +446,7 @@ impl SearchIndex {
                 score,
                 modified_at: cols.modified_at(searcher, addr)?,
                 by_meaning: false,
+                meaning: None,
             };
             if rank < RERANK_DEPTH && rerank.is_some() {
                 head.push(c);
@@ -430,6 +498,7 @@ impl SearchIndex {
                     score,
                     modified_at: cols.modified_at(searcher, addr)?,
                     by_meaning: false,
+                    meaning: None,
                 });
             }
             let head = cands.len().min(RERANK_DEPTH);
@@ -462,6 +531,7 @@ impl SearchIndex {
                     score: 0.0,
                     modified_at: cols.modified_at(searcher, addr)?,
                     by_meaning: true,
+                    meaning: None,
                 });
             }
         }
@@ -480,6 +550,7 @@ impl SearchIndex {
         for (c, cos) in cands.iter_mut().zip(cosines) {
             let words = if best > 0.0 { c.score / best } else { 0.0 };
             c.score = words + MEANING_WEIGHT * cos;
+            c.meaning = Some(cos);
         }
         cands.sort_by(Cand::rank);
         self.order_ties_by_name(searcher, &mut cands, cols)?;
@@ -568,6 +639,7 @@ impl SearchIndex {
                 field,
                 score: c.score,
                 modified_at: c.modified_at,
+                meaning: c.meaning,
             });
         }
         Ok(hits)

@@ -132,6 +132,13 @@ impl Semantic {
             .collect()
     }
 
+    /// The cosine of two ids' vectors, when both have one.
+    pub(crate) fn between(&self, a: &str, b: &str) -> Option<f32> {
+        let store = self.read();
+        let (i, j) = (*store.by_id.get(a)?, *store.by_id.get(b)?);
+        Some(dot(store.row(i), store.row(j)))
+    }
+
     /// The `k` ids whose vectors are closest to `query`, best first, with their cosines.
     pub(crate) fn nearest(&self, query: &[f32], k: usize) -> Vec<(String, f32)> {
         let store = self.read();
@@ -281,6 +288,8 @@ mod tests {
             .collect();
         assert_eq!(near.len(), 2);
         assert!(near.contains(&"b".to_owned()) && near.contains(&"c".to_owned()));
+        assert_eq!(s.between("b", "c"), Some(1.0));
+        assert_eq!(s.between("a", "b"), None, "a was deleted");
     }
 
     #[test]

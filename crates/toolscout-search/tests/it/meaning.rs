@@ -152,3 +152,49 @@ fn pages_of_a_fused_tier_have_no_duplicates_or_gaps() {
     let ids: Vec<String> = all.hits.into_iter().map(|h| h.id).collect();
     assert_eq!(paged, ids);
 }
+
+#[test]
+fn sentence_hits_carry_their_closeness_in_meaning_and_name_matches_do_not() {
+    let index = index();
+    let found = index
+        .search(&SearchQuery::new("is rain in the forecast"))
+        .unwrap();
+    let first = &found.hits[0];
+    let closeness = first.meaning.expect("a fused hit has a cosine");
+    assert!(closeness > 0.5, "{}: {closeness}", first.explain());
+    assert!(found.hits.iter().all(|h| h.meaning.is_some()));
+    // A tool on another subject that a word still finds is far in meaning.
+    let found = index
+        .search(&SearchQuery::new("read the stock price").with_limit(20))
+        .unwrap();
+    let stock = found
+        .hits
+        .iter()
+        .find(|h| h.id == "get_stock_price")
+        .unwrap();
+    let read = found.hits.iter().find(|h| h.id == "read_file").unwrap();
+    assert!(stock.meaning.unwrap() > read.meaning.unwrap(), "{found:?}");
+    for name in ["get_weather", "get_w"] {
+        let found = index.search(&SearchQuery::new(name)).unwrap();
+        assert_eq!(found.hits[0].meaning, None, "{name}");
+    }
+    // Without an embedder no hit has one.
+    let plain = crate::fixture::index();
+    let found = plain.search(&SearchQuery::new("weather forecast")).unwrap();
+    assert!(!found.hits.is_empty() && found.hits.iter().all(|h| h.meaning.is_none()));
+}
+
+#[test]
+fn similarity_compares_two_indexed_tools() {
+    let index = index();
+    let same = index.similarity("get_weather", "weather_alerts").unwrap();
+    let apart = index.similarity("get_weather", "translateText").unwrap();
+    assert!(same > 0.9, "two weather tools: {same}");
+    assert!(apart < 0.3, "weather and translation: {apart}");
+    assert_eq!(index.similarity("get_weather", "no_such_tool"), None);
+    assert_eq!(
+        crate::fixture::index().similarity("get_weather", "weather_alerts"),
+        None,
+        "without an embedder"
+    );
+}

@@ -159,3 +159,38 @@ fn absurd_queries_never_panic() {
     }
     assert_snapshot!(check(q("title:weather AND (forecast")));
 }
+
+#[test]
+fn a_keyword_as_written_does_not_list_words_that_only_share_its_stem() {
+    use toolscout_search::{IndexDoc, SearchIndex};
+    use toolscout_spec::ToolSpec;
+    // "factorial" and "factory" share the stem `factori`.
+    let tools = [
+        ToolSpec::builder(
+            "LibraryExport.createDelegate",
+            "Creates a delegate from a factory.",
+        )
+        .build()
+        .unwrap(),
+        ToolSpec::builder("math.product_upto", "Calculate the factorial of a number.")
+            .build()
+            .unwrap(),
+    ];
+    let index = SearchIndex::in_memory().unwrap();
+    index
+        .extend(tools.iter().map(IndexDoc::new), &mut |_| {})
+        .unwrap();
+    let ids = |query: &str| -> Vec<String> {
+        let found = index.search(&q(query)).unwrap();
+        found.hits.into_iter().map(|h| h.id).collect()
+    };
+    assert_eq!(ids("factorial"), ["math.product_upto"]);
+    assert_eq!(ids("factory"), ["LibraryExport.createDelegate"]);
+    // A sentence still finds by stems, the words as written first.
+    assert_eq!(
+        ids("the factorial of 5"),
+        ["math.product_upto", "LibraryExport.createDelegate"]
+    );
+    // A keyword no tool holds as written still finds both by their stem.
+    assert_eq!(ids("factories").len(), 2);
+}
