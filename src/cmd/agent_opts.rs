@@ -1,8 +1,8 @@
 //! The agent options `chat` and `eval agent` share: how tools reach the model.
 
 use toolscout_agent::{
-    ActivationOrder, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy,
-    ToolChoice,
+    ActivationOrder, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_CONFIDENCE_FLOOR,
+    DEFAULT_RETRIEVE_TOP_K, DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice, ToolboxHost,
 };
 
 /// `--activation-order`: where in a batch of activated tools the best match goes.
@@ -77,6 +77,25 @@ pub(crate) struct ActivationArgs {
     /// Where in each batch of retrieved or found tools the best match goes.
     #[arg(long, value_enum, default_value_t = OrderArg::default_value())]
     pub(crate) activation_order: OrderArg,
+    /// Retrieval confidence (0–1) below which no call is required after retrieving.
+    #[arg(long, default_value_t = DEFAULT_CONFIDENCE_FLOOR, value_parser = unit_interval)]
+    pub(crate) confidence_floor: f32,
+    /// How alike in meaning (0–1) a retrieved tool may be to a better one before it is
+    /// dropped as a near-duplicate; 1 keeps them all.
+    #[arg(long, default_value_t = DEFAULT_TWIN_SIMILARITY, value_parser = unit_interval)]
+    pub(crate) twin_similarity: f32,
+}
+
+/// A number from 0 to 1.
+fn unit_interval(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (expected 0 to 1)"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is outside 0 to 1"))
+    }
 }
 
 impl ActivationArgs {
@@ -87,6 +106,12 @@ impl ActivationArgs {
             .activate_hits(self.activate_hits)
             .tool_choice(self.tool_choice.into())
             .activation_order(self.activation_order.into())
+            .confidence_floor(self.confidence_floor)
+    }
+
+    /// Applies the host-side options (twins) to a host.
+    pub(crate) fn apply_host(&self, host: ToolboxHost) -> ToolboxHost {
+        host.with_twin_similarity((self.twin_similarity < 1.0).then_some(self.twin_similarity))
     }
 }
 

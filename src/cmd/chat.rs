@@ -77,7 +77,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     let agent = Agent::new(
         config,
         ChatClient::new(&args.base_url, &args.api_key),
-        Arc::new(ToolboxHost::new(toolbox)),
+        Arc::new(args.activation.apply_host(ToolboxHost::new(toolbox))),
     )
     .with_approver(Arc::new(
         super::approve::TerminalApprover::new(&global.approve).with_always(),

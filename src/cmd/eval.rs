@@ -29,6 +29,10 @@ enum What {
     Search(SearchArgs),
     /// Agent success: does a model call the right tool, browsing or with every schema up front?
     Agent(super::eval_agent::AgentArgs),
+    /// What the agent's retrieve step offers, without a model: how often the right tool
+    /// is retrieved with near-twins dropped, and how sure retrieval is with and without a
+    /// right tool.
+    Retrieve(super::eval_retrieve::RetrieveArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -58,6 +62,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, global, json_out),
         What::Agent(a) => super::eval_agent::run(a, global, json_out),
+        What::Retrieve(a) => super::eval_retrieve::run(a, global, json_out),
     }
 }
 

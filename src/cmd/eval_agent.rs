@@ -90,28 +90,31 @@ pub(crate) struct AgentArgs {
     trace: bool,
 }
 
-struct Task {
-    query: String,
+/// One task of a tasks file.
+pub(crate) struct Task {
+    pub(crate) query: String,
     /// Empty for an irrelevance task.
-    expected: Vec<String>,
-    offered: Vec<String>,
+    pub(crate) expected: Vec<String>,
+    pub(crate) offered: Vec<String>,
 }
 
 impl Task {
-    fn irrelevant(&self) -> bool {
+    pub(crate) fn irrelevant(&self) -> bool {
         self.expected.is_empty()
     }
 }
 
-fn read_tasks(args: &AgentArgs) -> Result<Vec<Task>> {
-    let text = super::eval::read_text(&args.tasks)?;
+/// The tasks of a JSONL file (`query`, `expected`, `offered`), `limit` of them spread
+/// over the file.
+pub(crate) fn read_tasks(path: &std::path::Path, limit: Option<usize>) -> Result<Vec<Task>> {
+    let text = super::eval::read_text(path)?;
     let mut tasks = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let v: Value = serde_json::from_str(line)
-            .with_context(|| format!("{} line {}", args.tasks.display(), i + 1))?;
+            .with_context(|| format!("{} line {}", path.display(), i + 1))?;
         let names = |key: &str| -> Vec<String> {
             v.get(key)
                 .and_then(Value::as_array)
@@ -124,7 +127,7 @@ fn read_tasks(args: &AgentArgs) -> Result<Vec<Task>> {
         let Some(query) = v.get("query").and_then(Value::as_str) else {
             bail!(
                 "{} line {}: a task needs \"query\", a string",
-                args.tasks.display(),
+                path.display(),
                 i + 1
             );
         };
@@ -134,7 +137,7 @@ fn read_tasks(args: &AgentArgs) -> Result<Vec<Task>> {
             expected: names("expected"),
         });
     }
-    Ok(match args.limit {
+    Ok(match limit {
         Some(n) => super::eval::spread(tasks, n),
         None => tasks,
     })
@@ -163,7 +166,7 @@ impl DynTool for Stub {
 }
 
 /// Stores the tools in a temporary catalog (one bundle, native tools on the stub).
-fn build_toolbox(
+pub(crate) fn build_toolbox(
     tools: &[ToolSpec],
     dir: &std::path::Path,
     embedder: Option<Arc<dyn toolscout_search::Embedder>>,
@@ -208,6 +211,26 @@ fn build_toolbox(
     Ok(Toolbox::new(catalog, index, invoker)?)
 }
 
+/// The catalog of an irrelevance task with its own `offered` tools (`None` for any other
+/// task): those tools alone, in a temporary directory that lives as long as it is kept.
+pub(crate) fn own_catalog(
+    task: &Task,
+    by_name: &std::collections::HashMap<&str, &ToolSpec>,
+    embedder: Option<&Arc<dyn toolscout_search::Embedder>>,
+) -> Result<Option<(Toolbox, tempfile::TempDir)>> {
+    if !task.irrelevant() || task.offered.is_empty() {
+        return Ok(None);
+    }
+    let specs: Vec<ToolSpec> = task
+        .offered
+        .iter()
+        .filter_map(|n| by_name.get(n.as_str()).map(|s| (*s).clone()))
+        .collect();
+    let dir = tempfile::tempdir()?;
+    let toolbox = build_toolbox(&specs, dir.path(), embedder.cloned())?;
+    Ok(Some((toolbox, dir)))
+}
+
 /// A host that offers only some tools up front (the oracle policy).
 struct Offered {
     inner: ToolboxHost,
@@ -244,7 +267,13 @@ fn trace(event: &AgentEvent) {
         }
     };
     match event {
-        AgentEvent::Retrieved { tools, .. } => eprintln!("    ? retrieved [{}]", tools.join(", ")),
+        AgentEvent::Retrieved {
+            tools, confidence, ..
+        } => eprintln!(
+            "    ? retrieved [{}]{}",
+            tools.join(", "),
+            confidence.map_or_else(String::new, |c| format!(" confidence {c:.2}"))
+        ),
         AgentEvent::ToolCallStarted {
             tool, arguments, ..
         } => eprintln!("    → {tool} {}", cut(arguments)),
@@ -380,7 +409,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
     if tools.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
-    let tasks = read_tasks(args)?;
+    let tasks = read_tasks(&args.tasks, args.limit)?;
     let by_name_all: std::collections::HashMap<&str, &ToolSpec> =
         tools.iter().map(|t| (t.name.as_str(), t)).collect();
     let embedder = global.meaning.embedder(None)?;
@@ -396,7 +425,9 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.policy,
         args.model
     );
-    let whole = ToolboxHost::new(toolbox.clone());
+    let whole = args
+        .activation
+        .apply_host(ToolboxHost::new(toolbox.clone()));
     let whole_names: HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     let system = "You are a helpful assistant. Use the tools to do what the user asks.";
     let config = |policy: Policy| {
@@ -425,18 +456,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
     let mut irrelevant = Totals::default();
     for (i, task) in tasks.iter().enumerate() {
         // An irrelevance task runs over its own offered tools, none of which fits.
-        let own = if task.irrelevant() && !task.offered.is_empty() {
-            let specs: Vec<ToolSpec> = task
-                .offered
-                .iter()
-                .filter_map(|n| by_name_all.get(n.as_str()).map(|s| (*s).clone()))
-                .collect();
-            let own_dir = tempfile::tempdir()?;
-            let own_toolbox = build_toolbox(&specs, own_dir.path(), embedder.clone())?;
-            Some((ToolboxHost::new(own_toolbox), own_dir))
-        } else {
-            None
-        };
+        let own = own_catalog(task, &by_name_all, embedder.as_ref())?
+            .map(|(toolbox, dir)| (args.activation.apply_host(ToolboxHost::new(toolbox)), dir));
         let host = own.as_ref().map_or(&whole, |(h, _)| h);
         let catalog: HashSet<String> = if own.is_some() {
             task.offered.iter().cloned().collect()
@@ -537,6 +558,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "activate_hits": args.activation.activate_hits,
         "tool_choice": format!("{:?}", args.activation.tool_choice),
         "activation_order": format!("{:?}", args.activation.activation_order),
+        "confidence_floor": args.activation.confidence_floor,
+        "twin_similarity": args.activation.twin_similarity,
         "tools": tools.len(),
         "first_turn_prompt_tokens_o200k": {"browse": browse_tokens, "upfront": upfront_tokens},
     });
@@ -557,7 +580,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, twin-similarity {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -566,6 +589,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.activate_hits,
         args.activation.tool_choice,
         args.activation.activation_order,
+        args.activation.confidence_floor,
+        args.activation.twin_similarity,
     );
     for (name, group) in [
         ("relevant", &figures["relevant"]),

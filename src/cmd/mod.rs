@@ -11,6 +11,7 @@ pub(crate) mod context;
 pub(crate) mod describe;
 pub(crate) mod eval;
 pub(crate) mod eval_agent;
+pub(crate) mod eval_retrieve;
 pub(crate) mod export;
 pub(crate) mod identity;
 pub(crate) mod import;

@@ -166,3 +166,62 @@ fn eval_agent_counts_a_wrong_call_as_a_failure() {
     assert!(stderr.contains("missing.jsonl"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `eval retrieve` runs the agent's retrieve step without a model: how often the right
+/// tool is retrieved, per twin setting, and the confidence figures.
+#[test]
+fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
+    let env = Env::new();
+    let tools = env.path().join("tools.jsonl");
+    let tasks = env.path().join("tasks.jsonl");
+    std::fs::write(&tools, TOOLS).unwrap();
+    std::fs::write(
+        &tasks,
+        [
+            json!({"query": "What is the weather in Paris?", "expected": ["get_weather"]}),
+            json!({"query": "Convert 20 euros to dollars, a currency conversion", "expected": ["convert_currency"]}),
+            json!({"query": "Email my boss", "expected": ["get_weather"]}),
+            json!({"query": "Tell me a joke about cats.", "expected": []}),
+        ]
+        .map(|v| v.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            // Hermetic: rank by words, whatever model this machine has fetched.
+            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+            .args(["--json", "eval", "retrieve"])
+            .arg("--tools")
+            .arg(&tools)
+            .arg("--tasks")
+            .arg(&tasks)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--top-k", "1", "--twins", "0.9"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("no sentence encoder"), "{stderr}");
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["tasks"], 4, "{figures}");
+    let twins = figures["twins"].as_array().unwrap();
+    assert_eq!(twins.len(), 2, "kept, then 0.9: {figures}");
+    for setting in twins {
+        assert_eq!(setting["tool_tasks"], 3, "{figures}");
+        // Two of the three expected tools are retrieved; the email task expects the
+        // wrong tool on purpose.
+        let hit = setting["hit"].as_f64().unwrap();
+        assert!((hit - 2.0 / 3.0).abs() < 1e-9, "{figures}");
+    }
+    // Without a model nothing is measured: every confidence counts as 0.
+    assert_eq!(
+        figures["confidence"]["with_tool"],
+        json!([0.0, 0.0, 0.0, 0.0, 0.0])
+    );
+
+    let out = run(&["--top-k", "0"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--top-k must be at least 1"));
+}

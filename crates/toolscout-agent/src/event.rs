@@ -104,6 +104,9 @@ pub enum AgentEvent {
         depth: u32,
         /// The tools found, best first (those not yet in the tools array are activated).
         tools: Vec<String>,
+        /// How sure the host is of the first (see [`crate::Retrieval::confidence`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confidence: Option<f32>,
     },
     /// A tool's schema was appended to the tools array.
     Activated {

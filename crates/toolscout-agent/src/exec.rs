@@ -50,7 +50,11 @@ pub(crate) async fn execute(
         completion_tokens = Empty,
     );
     let parsed = parse_arguments(&call.function.arguments).and_then(|args| {
-        if tool == CALL_TOOL && tools.get(CALL_TOOL).is_some() {
+        // call_tool is unwrapped where it is offered, and where it is not but a model
+        // calls it anyway (unless the host has a real tool of that name).
+        if tool == CALL_TOOL
+            && (tools.get(CALL_TOOL).is_some() || rt.host.spec(CALL_TOOL).is_none())
+        {
             let (name, args) = unwrap_call_tool(args)?;
             tool = tools.original(&name).map_or(name, str::to_owned);
             Ok(args)

@@ -3,9 +3,10 @@
 //! The loop knows nothing of catalogs or search. A host answers three questions:
 //!
 //! 1. *Which tools does a run start with?* ([`ToolHost::initial_tools`]) Under
-//!    [`Policy::Upfront`], every enabled tool; under [`Policy::Browse`] and
-//!    [`Policy::Retrieve`], the
-//!    `discover_*` tools and [`call_tool`](CALL_TOOL) (see [`call_tool_spec`]).
+//!    [`Policy::Upfront`], every enabled tool; under [`Policy::Browse`], the
+//!    `discover_*` tools and [`call_tool`](CALL_TOOL) (see [`call_tool_spec`]); under
+//!    [`Policy::Retrieve`], the `discover_*` tools (found tools are activated, and any
+//!    tool can be called by name, so `call_tool` would only cost tokens).
 //! 2. *What is this tool's schema?* ([`ToolHost::spec`]) Used to activate a disclosed
 //!    tool, to check arguments, and to read `metadata.requires_approval`,
 //!    `metadata.enabled_by_default` (false: the tool is disabled) and
@@ -188,6 +189,34 @@ pub struct Suggestion {
     pub line: String,
 }
 
+/// What [`ToolHost::retrieve`] found for one user message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Retrieval {
+    /// The tools, best first.
+    pub tools: Vec<String>,
+    /// How sure the host is that the first tool is what the message asks for, from 0 to
+    /// 1: 1 when the message names the tool; for a sentence, how close in meaning the two
+    /// are (the cosine of a sentence encoder: about 0.1 for unrelated texts, above 0.3 for
+    /// one subject). `None` when the host cannot tell; the loop then trusts the tools.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f32>,
+}
+
+impl Retrieval {
+    /// Tools found with no measure of confidence.
+    pub fn tools(tools: Vec<String>) -> Self {
+        Retrieval {
+            tools,
+            confidence: None,
+        }
+    }
+
+    /// Whether the host measured a confidence below `floor`.
+    pub fn is_below(&self, floor: f32) -> bool {
+        self.confidence.is_some_and(|c| c < floor)
+    }
+}
+
 /// Where tools come from and how they run; see the [module docs](self).
 ///
 /// Implement it for a catalog (the `toolscout-discover` crate does); [`crate::StaticHost`]
@@ -196,7 +225,8 @@ pub trait ToolHost: Send + Sync {
     /// The tools offered at the start of a run under `policy`.
     ///
     /// `Upfront`: every enabled tool. `Browse`: the `discover_*` tools and
-    /// [`call_tool_spec`]. Their order is kept in the tools array.
+    /// [`call_tool_spec`]. `Retrieve`: the `discover_*` tools. Their order is kept in the
+    /// tools array.
     fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec>;
 
     /// The spec of a tool (any tool the host knows, enabled or not), or `None`.
@@ -212,12 +242,13 @@ pub trait ToolHost: Send + Sync {
         Vec::new()
     }
 
-    /// The tools that best fit a user's message, best first, at most `limit`: what
-    /// [`Policy::Retrieve`] activates before the first request. Only tools that match
-    /// the message belong here (a host need not fill `limit`). None by default.
-    fn retrieve(&self, message: &str, limit: usize) -> Vec<String> {
+    /// The tools that best fit a user's message, best first, at most `limit`, and how
+    /// sure the host is of the first: what [`Policy::Retrieve`] activates before the first
+    /// request. Only tools that match the message belong here (a host need not fill
+    /// `limit`). Nothing by default.
+    fn retrieve(&self, message: &str, limit: usize) -> Retrieval {
         let _ = (message, limit);
-        Vec::new()
+        Retrieval::default()
     }
 
     /// The tool an OpenAI-style alias stands for, when `name` is no tool's name but the

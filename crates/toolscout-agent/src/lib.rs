@@ -91,17 +91,17 @@ pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover,
 pub use client::ChatClient;
 pub use config::{
     ActivationOrder, AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS,
-    DEFAULT_RETRIEVE_TOP_K, Policy, ToolChoice, ToolScope,
+    DEFAULT_CONFIDENCE_FLOOR, DEFAULT_RETRIEVE_TOP_K, Policy, ToolChoice, ToolScope,
 };
 pub use error::{Error, Result};
 pub use event::AgentEvent;
 pub use host::{
-    ANSWER_TOOL, BoxFuture, CALL_TOOL, CallContext, CallOutcome, Suggestion, ToolHost,
+    ANSWER_TOOL, BoxFuture, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
     answer_tool_spec, call_tool_spec,
 };
 pub use message::{FunctionCall, Message, ToolCall, Usage};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
-pub use toolbox_host::ToolboxHost;
+pub use toolbox_host::{DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 
 /// Re-exported for [`ChatClient::from_config`].
 pub use async_openai::config::OpenAIConfig;

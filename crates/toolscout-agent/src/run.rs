@@ -277,7 +277,8 @@ fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[St
 /// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
 /// activates what each finds. Earlier messages are searched again so that a continued
 /// conversation rebuilds the same tools array, then appends. Whether anything was
-/// activated.
+/// activated for a message whose retrieval reached [`AgentConfig::confidence_floor`]
+/// (what makes the next request require a call).
 fn retrieve(
     rt: &Runtime<'_>,
     config: &AgentConfig,
@@ -285,7 +286,7 @@ fn retrieve(
     tools: &mut ToolSet,
     messages: &[Message],
 ) -> bool {
-    let mut activated = false;
+    let mut confident = false;
     for message in messages {
         let Message::User { content } = message else {
             continue;
@@ -294,11 +295,19 @@ fn retrieve(
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
-            tools: found.clone(),
+            tools: found.tools.clone(),
+            confidence: found.confidence,
         });
-        activated |= activate(rt, config, depth, tools, &ordered(config, found));
+        let added = activate(
+            rt,
+            config,
+            depth,
+            tools,
+            &ordered(config, found.tools.clone()),
+        );
+        confident |= added && !found.is_below(config.confidence_floor);
     }
-    activated
+    confident
 }
 
 /// A batch of tools, best first, in the order [`AgentConfig::activation_order`] appends

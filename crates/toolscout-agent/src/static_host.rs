@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use toolscout_spec::{Level, ToolSpec};
 
-use crate::host::{CallContext, CallOutcome, ToolHost, call_tool_spec, kind};
+use crate::host::{CallContext, CallOutcome, Retrieval, ToolHost, call_tool_spec, kind};
 use crate::{BoxFuture, Policy};
 
 /// The name of [`StaticHost`]'s search tool: level-1 lists.
@@ -22,7 +22,7 @@ type Handler = Arc<dyn Fn(Value) -> BoxFuture<'static, Result<Value, String>> + 
 /// discovery: `discover_search {query?}` lists matching tools at level 1,
 /// `discover_describe {name, level?}` shows one at level 2 or 3 (and so activates it).
 /// [`ToolHost::retrieve`] ranks tools by how many of the message's words (of four
-/// letters or more) their name, summary and tags contain.
+/// letters or more) their name, summary and tags contain, with no measure of confidence.
 ///
 /// ```
 /// use serde_json::{json, Value};
@@ -163,11 +163,13 @@ impl ToolHost for StaticHost {
     fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec> {
         match policy {
             Policy::Upfront => self.enabled().cloned().collect(),
-            Policy::Browse | Policy::Retrieve => {
+            Policy::Browse => {
                 let mut tools = discover_specs();
                 tools.push(call_tool_spec());
                 tools
             }
+            // Found tools are activated, and any tool may be called by name: no call_tool.
+            Policy::Retrieve => discover_specs(),
         }
     }
 
@@ -186,7 +188,7 @@ impl ToolHost for StaticHost {
         Some(spec)
     }
 
-    fn retrieve(&self, message: &str, limit: usize) -> Vec<String> {
+    fn retrieve(&self, message: &str, limit: usize) -> Retrieval {
         let message = message.to_lowercase();
         let mut words: Vec<&str> = message
             .split(|c: char| !c.is_alphanumeric())
@@ -204,11 +206,13 @@ impl ToolHost for StaticHost {
             .collect();
         // Stable: ties keep the order the tools were added in.
         scored.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
-        scored
-            .into_iter()
-            .take(limit)
-            .map(|(_, s)| s.name.to_string())
-            .collect()
+        Retrieval::tools(
+            scored
+                .into_iter()
+                .take(limit)
+                .map(|(_, s)| s.name.to_string())
+                .collect(),
+        )
     }
 
     fn call<'a>(

@@ -2,7 +2,10 @@
 //! the model is sent, request by request.
 
 use serde_json::Value;
-use toolscout_agent::{AgentEvent, Message, Policy, RunOptions, StopReason, ToolChoice, ToolScope};
+use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost};
+use toolscout_agent::{
+    AgentEvent, Message, Policy, Retrieval, RunOptions, StopReason, ToolChoice, ToolScope,
+};
 
 use crate::server::{Server, call, text};
 use crate::{agent, assert_paired, config, render};
@@ -69,8 +72,8 @@ async fn retrieve_activates_the_best_tools_before_the_first_request() {
         // Activated tools come after the meta tools, in the order retrieval ranked them.
         insta::allow_duplicates! {
             insta::assert_snapshot!(requests_seen(&server), @r"
-            request 1: tool_choice=auto tools=[discover_search, discover_describe, call_tool, get_weather, weather_forecast]
-            request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, get_weather, weather_forecast]
+            request 1: tool_choice=auto tools=[discover_search, discover_describe, get_weather, weather_forecast]
+            request 2: tool_choice=auto tools=[discover_search, discover_describe, get_weather, weather_forecast]
             ");
         }
     }
@@ -98,7 +101,7 @@ async fn a_message_that_matches_nothing_activates_nothing() {
     assert_eq!(report.answer.as_deref(), Some("4"));
     assert_eq!(
         server.tool_arrays(),
-        [["discover_search", "discover_describe", "call_tool"]]
+        [["discover_search", "discover_describe"]]
     );
 }
 
@@ -123,7 +126,6 @@ async fn later_user_messages_search_again_and_append() {
         [[
             "discover_search",
             "discover_describe",
-            "call_tool",
             "get_weather",
             "read_file"
         ]]
@@ -197,9 +199,84 @@ async fn tool_choice_is_required_after_activation_then_auto() {
         .await;
     assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."));
     insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, answer, get_weather]
+    request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
     ");
+}
+
+/// The test host, with retrievals as sure as `confidence` says.
+struct Sure {
+    inner: toolscout_agent::StaticHost,
+    confidence: Option<f32>,
+}
+
+impl ToolHost for Sure {
+    fn initial_tools(&self, policy: Policy) -> Vec<toolscout_spec::ToolSpec> {
+        self.inner.initial_tools(policy)
+    }
+    fn spec(&self, name: &str) -> Option<toolscout_spec::ToolSpec> {
+        self.inner.spec(name)
+    }
+    fn retrieve(&self, message: &str, limit: usize) -> Retrieval {
+        Retrieval {
+            confidence: self.confidence,
+            ..self.inner.retrieve(message, limit)
+        }
+    }
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: Value,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, CallOutcome> {
+        self.inner.call(name, arguments, ctx)
+    }
+}
+
+#[tokio::test]
+async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
+    let floor = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
+    for (confidence, first) in [
+        (Some(floor - 0.01), "auto"),
+        (Some(floor), "required"),
+        (None, "required"),
+    ] {
+        let server = Server::start(vec![text("Once upon a rainy day…")]).await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let agent = toolscout_agent::Agent::new(
+            config(Policy::Retrieve, false)
+                .retrieve_top_k(1)
+                .tool_choice(ToolChoice::RequiredAfterActivation)
+                .build()
+                .unwrap(),
+            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+            std::sync::Arc::new(Sure {
+                inner: crate::host(),
+                confidence,
+            }),
+        );
+        let report = agent
+            .run(
+                "Tell me a story about the weather",
+                RunOptions::default().with_events(tx),
+            )
+            .await;
+        assert_eq!(report.stop, StopReason::Answer);
+        assert_eq!(
+            requests_seen(&server),
+            format!(
+                "request 1: tool_choice={first} tools=[discover_search, discover_describe, answer, get_weather]\n"
+            ),
+            "confidence {confidence:?}"
+        );
+        let mut seen = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let AgentEvent::Retrieved { confidence, .. } = event {
+                seen.push(confidence);
+            }
+        }
+        assert_eq!(seen, [confidence]);
+    }
 }
 
 #[tokio::test]
@@ -222,9 +299,9 @@ async fn a_search_under_required_forces_the_next_request_too() {
     assert_eq!(report.stop, StopReason::Answer);
     assert_paired(&report.messages);
     insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather]
-    request 2: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
-    request 3: tool_choice=auto tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
+    request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
+    request 2: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
+    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
     ");
 }
 
@@ -353,8 +430,8 @@ async fn best_last_puts_the_best_match_nearest_the_conversation() {
     // The event keeps the ranking; the tools array reverses it.
     assert_eq!(retrieved, [["get_weather", "weather.forecast"]]);
     insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=auto tools=[discover_search, discover_describe, call_tool, weather_forecast, get_weather]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, weather_forecast, get_weather]
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, weather_forecast, get_weather]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, weather_forecast, get_weather]
     ");
 }
 
@@ -384,7 +461,42 @@ async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
         .await;
     assert_eq!(report.stop, StopReason::Answer);
     insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=required tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, call_tool, answer, get_weather, weather_forecast]
+    request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
     ");
+}
+
+#[tokio::test]
+async fn call_tool_is_not_offered_under_retrieve_but_still_understood() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "call_tool",
+            r#"{"name":"weather.forecast","arguments":{"city":"Oslo","days":2}}"#,
+        ),
+        text("Two sunny days."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = agent(&server, config(Policy::Retrieve, false).retrieve_top_k(1));
+    let report = agent
+        .run(
+            "What's the weather in Oslo?",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    assert_eq!(report.answer.as_deref(), Some("Two sunny days."));
+    assert!(!server.tool_arrays()[0].contains(&"call_tool".to_owned()));
+    let mut ran = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let AgentEvent::ToolCallFinished { tool, ok, .. } = event {
+            ran.push((tool, ok));
+        }
+    }
+    assert_eq!(
+        ran,
+        [("weather.forecast".to_owned(), true)],
+        "{:?}",
+        report.messages
+    );
 }

@@ -202,15 +202,15 @@ async fn retrieve_searches_the_catalog_with_the_users_message() {
         );
         agent.run(message, RunOptions::default()).await;
         let tools = &server.tool_arrays()[0];
-        assert_eq!(&tools[..2], ["discover_tools", "call_tool"], "{tools:?}");
-        assert!(tools.len() <= 5, "{tools:?}");
+        assert_eq!(tools[0], "discover_tools", "{tools:?}");
+        assert!(tools.len() <= 4, "{tools:?}");
         assert_eq!(
             tools.contains(&"read_file".to_owned()),
             expect_read_file,
             "{message}: {tools:?}"
         );
         if !expect_read_file {
-            assert_eq!(tools.len(), 2, "{tools:?}");
+            assert_eq!(tools.len(), 1, "{tools:?}");
         }
     }
 }
@@ -278,4 +278,130 @@ async fn the_alias_of_a_tool_not_yet_activated_calls_that_tool() {
             ("clock_now".to_owned(), false),
         ]
     );
+}
+
+/// A toy sentence encoder: one dimension per topic, counting the topic's words.
+struct Topics;
+
+const TOPICS: [&[&str]; 4] = [
+    &["weather", "temperature", "current"],
+    &["rain", "forecast", "coming", "days"],
+    &["email", "mail", "send", "inbox"],
+    &["poem", "haiku", "verse"],
+];
+
+impl toolscout_search::Embedder for Topics {
+    fn model(&self) -> &str {
+        "topics"
+    }
+
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        texts
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let words: Vec<&str> = t.split(|c: char| !c.is_alphanumeric()).collect();
+                let mut v: Vec<f32> = TOPICS
+                    .iter()
+                    .map(|topic| words.iter().filter(|w| topic.contains(w)).count() as f32)
+                    .collect();
+                v.push(0.3);
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect()
+    }
+}
+
+/// A toolbox of two weather tools that are twins, a forecast and an email tool, ranked
+/// with [`Topics`] when `meaning`.
+fn twins_toolbox(dir: &std::path::Path, meaning: bool) -> Toolbox {
+    let catalog = Catalog::open_with(
+        dir,
+        toolscout_catalog::CatalogOptions::default()
+            .with_natives(&["clock"])
+            .with_builtins(false),
+    )
+    .unwrap();
+    let bundle = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(bundle, &toolscout_catalog::BundlePut::new("weather"))
+        .unwrap();
+    for (slug, name, summary) in [
+        (
+            "a",
+            "get_weather",
+            "Current weather and temperature for a city",
+        ),
+        (
+            "b",
+            "weather.current",
+            "The current weather and temperature in a city",
+        ),
+        (
+            "c",
+            "rain_forecast",
+            "Chance of rain, a forecast for the coming days",
+        ),
+        ("d", "send_email", "Send an email to an inbox"),
+    ] {
+        let spec = toolscout_spec::ToolSpec::builder(name, summary)
+            .build()
+            .unwrap();
+        catalog
+            .put_tool(
+                bundle,
+                slug,
+                "1",
+                &toolscout_catalog::ToolPut::native(spec, "clock"),
+            )
+            .unwrap();
+    }
+    let mut index = SearchIndex::in_memory().unwrap();
+    if meaning {
+        index = index.with_embedder(Arc::new(Topics));
+    }
+    Toolbox::new(catalog, index, Invoker::default()).unwrap()
+}
+
+#[test]
+fn retrieve_drops_near_twins_and_says_how_sure_it_is() {
+    use toolscout_agent::host::ToolHost;
+    let dir = tempfile::tempdir().unwrap();
+    let host = ToolboxHost::new(twins_toolbox(dir.path(), true));
+    let message = "What is the weather and temperature in Oslo, any rain in the forecast?";
+
+    // The two current-weather tools are one tool under two names: one is dropped.
+    let weather = ["get_weather", "weather.current"];
+    let count = |tools: &[String]| {
+        tools
+            .iter()
+            .filter(|t| weather.contains(&t.as_str()))
+            .count()
+    };
+    let found = host.retrieve(message, 3);
+    assert_eq!(count(&found.tools), 1, "{found:?}");
+    assert!(
+        found.tools.contains(&"rain_forecast".to_owned()),
+        "{found:?}"
+    );
+    let sure = found.confidence.unwrap();
+    assert!(sure > 0.5, "{found:?}");
+
+    // Twins kept when asked.
+    let kept = host.clone().with_twin_similarity(None).retrieve(message, 3);
+    assert_eq!(count(&kept.tools), 2, "{kept:?}");
+
+    // A message far from every tool: whatever its words find, retrieval is unsure.
+    let unsure = host.retrieve("Write a haiku, a short poem in verse, about the weather", 2);
+    assert!(!unsure.tools.is_empty(), "{unsure:?}");
+    assert!(unsure.is_below(0.5), "{unsure:?}");
+
+    // A tool's name is certain; without an embedder there is no measure at all.
+    assert_eq!(host.retrieve("send_email", 1).confidence, Some(1.0));
+    let dir = tempfile::tempdir().unwrap();
+    let words_only = ToolboxHost::new(twins_toolbox(dir.path(), false));
+    let found = words_only.retrieve(message, 2);
+    assert!(!found.tools.is_empty());
+    assert_eq!(found.confidence, None);
 }

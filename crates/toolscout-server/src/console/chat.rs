@@ -181,7 +181,7 @@ impl ToolHost for PinnedHost {
         self.inner.suggest(name)
     }
 
-    fn retrieve(&self, message: &str, limit: usize) -> Vec<String> {
+    fn retrieve(&self, message: &str, limit: usize) -> toolscout_agent::Retrieval {
         self.inner.retrieve(message, limit)
     }
 

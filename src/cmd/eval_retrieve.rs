@@ -1,0 +1,250 @@
+//! `toolscout eval retrieve`: what the agent's retrieve policy would put in front of the
+//! model, without a model.
+//!
+//! Every task runs through [`ToolboxHost::retrieve`], the very step the agent loop takes
+//! before its first request, over the same temporary catalog `eval agent` builds. Two
+//! questions, each for several settings in one run:
+//!
+//! - **Twins.** With near-duplicate tools dropped at a similarity, how often is an
+//!   expected tool among those retrieved, and how many retrieved pairs are still twins?
+//! - **Confidence.** How sure is retrieval of its best tool, on tasks that have a right
+//!   tool and on tasks that have none? For each floor, the share of tool tasks that still
+//!   get a required call, and of no-tool tasks that are left free to answer in text.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use serde_json::json;
+use toolscout_agent::host::ToolHost;
+use toolscout_agent::{Retrieval, ToolboxHost};
+
+use super::eval_agent::{Task, build_toolbox, own_catalog, read_tasks};
+
+/// Arguments of `eval retrieve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RetrieveArgs {
+    /// The tool catalog, JSONL (`.jsonl` or `.jsonl.gz`).
+    #[arg(long)]
+    tools: PathBuf,
+    /// Tasks, JSONL with `query`, `expected` and `offered` (repeat for several files). A
+    /// task whose `expected` is empty has no right tool: it is retrieved over its own
+    /// `offered` tools, or the whole catalog when it has none, as in `eval agent`.
+    #[arg(long, required = true)]
+    tasks: Vec<PathBuf>,
+    /// Tools retrieved per task.
+    #[arg(long, default_value_t = toolscout_agent::DEFAULT_RETRIEVE_TOP_K)]
+    top_k: usize,
+    /// Run only this many tasks of each file, spread evenly over it.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Twin similarities to compare (near-duplicates at or above are dropped).
+    #[arg(long, value_delimiter = ',', default_values_t = [0.95, 0.9, 0.85, 0.8])]
+    twins: Vec<f32>,
+    /// Confidence floors to compare.
+    #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6])]
+    floors: Vec<f32>,
+    /// Also print each task's retrieval with twins dropped at the first `--twins` value,
+    /// one JSON line each: `query`, `expected`, `tools`, `confidence`.
+    #[arg(long)]
+    each: bool,
+}
+
+/// The figures of one twin setting.
+#[derive(Default)]
+struct Twins {
+    tool_tasks: usize,
+    hit: usize,
+    /// Retrieved pairs whose similarity is at or above the strictest setting compared.
+    twin_pairs: usize,
+    /// Confidence of the best tool: tasks with a right tool, tasks without.
+    with_tool: Vec<f32>,
+    without: Vec<f32>,
+    /// Tasks without a right tool whose retrieval found nothing.
+    without_empty: usize,
+}
+
+pub(crate) fn run(
+    args: &RetrieveArgs,
+    global: &super::context::Global,
+    json_out: bool,
+) -> Result<()> {
+    if args.top_k == 0 {
+        bail!("--top-k must be at least 1");
+    }
+    let tools = super::eval::read_tools(&args.tools)?;
+    if tools.is_empty() {
+        bail!("{} has no tools", args.tools.display());
+    }
+    let mut tasks: Vec<Task> = Vec::new();
+    for path in &args.tasks {
+        tasks.extend(read_tasks(path, args.limit)?);
+    }
+    let embedder = global.meaning.embedder(None)?;
+    if embedder.is_none() {
+        eprintln!(
+            "note: no sentence encoder, so no confidence and no twins (run scripts/fetch-model.sh, or pass --encoder DIR)"
+        );
+    }
+    let by_name: std::collections::HashMap<&str, &toolscout_spec::ToolSpec> =
+        tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let dir = tempfile::tempdir()?;
+    let whole = ToolboxHost::new(build_toolbox(&tools, dir.path(), embedder.clone())?);
+    // Settings: keep twins, then each similarity.
+    let settings: Vec<Option<f32>> = std::iter::once(None)
+        .chain(args.twins.iter().copied().map(Some))
+        .collect();
+    let strictest = args.twins.iter().copied().fold(1.0f32, f32::min);
+    let mut figures: Vec<Twins> = settings.iter().map(|_| Twins::default()).collect();
+    for task in &tasks {
+        // A no-tool task with its own offered tools searches those alone.
+        let own = own_catalog(task, &by_name, embedder.as_ref())?
+            .map(|(toolbox, dir)| (ToolboxHost::new(toolbox), dir));
+        let base = own.as_ref().map_or(&whole, |(h, _)| h);
+        for (setting, f) in settings.iter().zip(&mut figures) {
+            let host = base.clone().with_twin_similarity(*setting);
+            let found: Retrieval = host.retrieve(&task.query, args.top_k);
+            if args.each && *setting == args.twins.first().copied() {
+                println!(
+                    "{}",
+                    json!({"query": task.query, "expected": task.expected,
+                        "tools": found.tools, "confidence": found.confidence})
+                );
+            }
+            let confidence = found.confidence.unwrap_or(0.0);
+            if task.irrelevant() {
+                f.without.push(confidence);
+                f.without_empty += usize::from(found.tools.is_empty());
+                continue;
+            }
+            f.tool_tasks += 1;
+            f.with_tool.push(confidence);
+            f.hit += usize::from(found.tools.iter().any(|t| task.expected.contains(t)));
+            f.twin_pairs += twin_pairs(&host, &found.tools, strictest);
+        }
+    }
+    for f in &mut figures {
+        f.with_tool.sort_by(f32::total_cmp);
+        f.without.sort_by(f32::total_cmp);
+    }
+    let label = |s: &Option<f32>| s.map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"));
+    let share = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+    // The confidence table is the default setting's (the agent's).
+    let default_at = settings
+        .iter()
+        .position(|s| *s == Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY))
+        .unwrap_or(0);
+    let conf = &figures[default_at];
+    let floors: Vec<(f32, f64, f64)> = args
+        .floors
+        .iter()
+        .map(|&floor| {
+            let required = conf.with_tool.iter().filter(|c| **c >= floor).count();
+            let free = conf.without.iter().filter(|c| **c < floor).count();
+            (
+                floor,
+                share(required, conf.with_tool.len()),
+                share(free, conf.without.len()),
+            )
+        })
+        .collect();
+    if json_out {
+        let twins: Vec<_> = settings
+            .iter()
+            .zip(&figures)
+            .map(|(s, f)| {
+                json!({"twin_similarity": s, "tool_tasks": f.tool_tasks,
+                    "hit": share(f.hit, f.tool_tasks), "twin_pairs": f.twin_pairs})
+            })
+            .collect();
+        let floors: Vec<_> = floors
+            .iter()
+            .map(|(floor, r, free)| json!({"floor": floor, "tool_tasks_required": r, "no_tool_tasks_free": free}))
+            .collect();
+        println!(
+            "{}",
+            json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins,
+                "confidence": {"with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
+                "floors": floors})
+        );
+        return Ok(());
+    }
+    let no_tool = tasks.iter().filter(|t| t.irrelevant()).count();
+    println!(
+        "{} tasks ({} with a right tool, {} without), {} tools, top {}",
+        tasks.len(),
+        tasks.len() - no_tool,
+        no_tool,
+        tools.len(),
+        args.top_k
+    );
+    println!(
+        "{:<18} {:>8} {:>12}",
+        "twins dropped at",
+        "hit",
+        format!("pairs ≥{strictest:.2}")
+    );
+    for (s, f) in settings.iter().zip(&figures) {
+        println!(
+            "{:<18} {:>8.3} {:>12}",
+            label(s),
+            share(f.hit, f.tool_tasks),
+            f.twin_pairs
+        );
+    }
+    println!(
+        "confidence of the best tool (twins at {}), quantiles 10/25/50/75/90:",
+        label(&settings[default_at])
+    );
+    let q = |v: &[f32]| {
+        quantiles(v)
+            .iter()
+            .map(|x| format!("{x:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!("  with a right tool  {}", q(&conf.with_tool));
+    println!(
+        "  without            {}   ({} found nothing)",
+        q(&conf.without),
+        conf.without_empty
+    );
+    println!(
+        "{:<8} {:>26} {:>26}",
+        "floor", "with a tool: call required", "without: left to answer"
+    );
+    for (floor, required, free) in floors {
+        println!("{floor:<8.2} {required:>26.3} {free:>26.3}");
+    }
+    Ok(())
+}
+
+/// How many pairs of `tools` are at least `at` alike.
+fn twin_pairs(host: &ToolboxHost, tools: &[String], at: f32) -> usize {
+    let toolbox = host.toolbox();
+    let ids: Vec<String> = tools
+        .iter()
+        .filter_map(|n| match toolbox.lookup(n) {
+            toolscout_discover::Lookup::Found(t) => Some(t.id.to_string()),
+            _ => None,
+        })
+        .collect();
+    let mut n = 0;
+    for (i, a) in ids.iter().enumerate() {
+        for b in &ids[i + 1..] {
+            n += usize::from(toolbox.index().similarity(a, b).is_some_and(|s| s >= at));
+        }
+    }
+    n
+}
+
+/// The 10th, 25th, 50th, 75th and 90th percentiles of a sorted list (zeros when empty).
+fn quantiles(sorted: &[f32]) -> [f32; 5] {
+    let at = |p: f64| {
+        if sorted.is_empty() {
+            return 0.0;
+        }
+        let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+        sorted[i.min(sorted.len() - 1)]
+    };
+    [at(0.1), at(0.25), at(0.5), at(0.75), at(0.9)]
+}
