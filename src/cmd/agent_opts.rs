@@ -87,7 +87,7 @@ pub(crate) struct ActivationArgs {
 }
 
 /// A number from 0 to 1.
-fn unit_interval(s: &str) -> Result<f32, String> {
+pub(crate) fn unit_interval(s: &str) -> Result<f32, String> {
     let v: f32 = s
         .parse()
         .map_err(|_| format!("'{s}' is not a number (expected 0 to 1)"))?;

@@ -18,6 +18,7 @@ use serde_json::json;
 use toolscout_agent::host::ToolHost;
 use toolscout_agent::{Retrieval, ToolboxHost};
 
+use super::agent_opts::unit_interval;
 use super::eval_agent::{Task, build_toolbox, own_catalog, read_tasks};
 
 /// Arguments of `eval retrieve`.
@@ -37,14 +38,15 @@ pub(crate) struct RetrieveArgs {
     /// Run only this many tasks of each file, spread evenly over it.
     #[arg(long)]
     limit: Option<usize>,
-    /// Twin similarities to compare (near-duplicates at or above are dropped).
-    #[arg(long, value_delimiter = ',', default_values_t = [0.95, 0.9, 0.85, 0.8])]
+    /// Twin similarities to compare (near-duplicates at or above are dropped), 0 to 1.
+    #[arg(long, value_delimiter = ',', default_values_t = [0.95, 0.9, 0.85, 0.8], value_parser = unit_interval)]
     twins: Vec<f32>,
-    /// Confidence floors to compare.
-    #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6])]
+    /// Confidence floors to compare, 0 to 1.
+    #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6], value_parser = unit_interval)]
     floors: Vec<f32>,
-    /// Also print each task's retrieval with twins dropped at the first `--twins` value,
-    /// one JSON line each: `query`, `expected`, `tools`, `confidence`.
+    /// Also print each task's retrieval with twins dropped at the first `--twins` value:
+    /// `query`, `expected`, `tools`, `confidence`, one JSON line each (with `--json`, an
+    /// `each` array).
     #[arg(long)]
     each: bool,
 }
@@ -56,9 +58,13 @@ struct Twins {
     hit: usize,
     /// Retrieved pairs whose similarity is at or above the strictest setting compared.
     twin_pairs: usize,
-    /// Confidence of the best tool: tasks with a right tool, tasks without.
+    /// Confidence of the best tool (0 when nothing was found or none was measured):
+    /// tasks with a right tool, tasks without.
     with_tool: Vec<f32>,
     without: Vec<f32>,
+    /// What each task's retrieval was: whether anything was found, and its confidence.
+    with_tool_found: Vec<Retrieval>,
+    without_found: Vec<Retrieval>,
     /// Tasks without a right tool whose retrieval found nothing.
     without_empty: usize,
 }
@@ -95,6 +101,7 @@ pub(crate) fn run(
         .collect();
     let strictest = args.twins.iter().copied().fold(1.0f32, f32::min);
     let mut figures: Vec<Twins> = settings.iter().map(|_| Twins::default()).collect();
+    let mut each = Vec::new();
     for task in &tasks {
         // A no-tool task with its own offered tools searches those alone.
         let own = own_catalog(task, &by_name, embedder.as_ref())?
@@ -104,22 +111,26 @@ pub(crate) fn run(
             let host = base.clone().with_twin_similarity(*setting);
             let found: Retrieval = host.retrieve(&task.query, args.top_k);
             if args.each && *setting == args.twins.first().copied() {
-                println!(
-                    "{}",
-                    json!({"query": task.query, "expected": task.expected,
-                        "tools": found.tools, "confidence": found.confidence})
-                );
+                let line = json!({"query": task.query, "expected": task.expected,
+                    "tools": found.tools, "confidence": found.confidence});
+                if json_out {
+                    each.push(line);
+                } else {
+                    println!("{line}");
+                }
             }
             let confidence = found.confidence.unwrap_or(0.0);
             if task.irrelevant() {
                 f.without.push(confidence);
                 f.without_empty += usize::from(found.tools.is_empty());
+                f.without_found.push(found);
                 continue;
             }
             f.tool_tasks += 1;
             f.with_tool.push(confidence);
             f.hit += usize::from(found.tools.iter().any(|t| task.expected.contains(t)));
             f.twin_pairs += twin_pairs(&host, &found.tools, strictest);
+            f.with_tool_found.push(found);
         }
     }
     for f in &mut figures {
@@ -138,11 +149,14 @@ pub(crate) fn run(
         .floors
         .iter()
         .map(|&floor| {
-            let required = conf.with_tool.iter().filter(|c| **c >= floor).count();
-            let free = conf.without.iter().filter(|c| **c < floor).count();
+            // As the agent decides: a call is required when something was found and its
+            // confidence is not measured below the floor.
+            let required = |r: &Retrieval| !r.tools.is_empty() && !r.is_below(floor);
+            let required_n = conf.with_tool_found.iter().filter(|r| required(r)).count();
+            let free = conf.without_found.iter().filter(|r| !required(r)).count();
             (
                 floor,
-                share(required, conf.with_tool.len()),
+                share(required_n, conf.with_tool.len()),
                 share(free, conf.without.len()),
             )
         })
@@ -163,8 +177,9 @@ pub(crate) fn run(
         println!(
             "{}",
             json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins,
-                "confidence": {"with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
-                "floors": floors})
+                "confidence": {"twin_similarity": settings[default_at],
+                    "with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
+                "floors": floors, "each": each})
         );
         return Ok(());
     }

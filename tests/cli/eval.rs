@@ -215,11 +215,19 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
         let hit = setting["hit"].as_f64().unwrap();
         assert!((hit - 2.0 / 3.0).abs() < 1e-9, "{figures}");
     }
-    // Without a model nothing is measured: every confidence counts as 0.
+    // Without a model there is no confidence: as in the agent, a task where something was
+    // found requires a call at every floor, and the joke finds nothing, so it is free.
     assert_eq!(
         figures["confidence"]["with_tool"],
         json!([0.0, 0.0, 0.0, 0.0, 0.0])
     );
+    for floor in figures["floors"].as_array().unwrap() {
+        assert_eq!(floor["tool_tasks_required"], 1.0, "{figures}");
+        assert_eq!(floor["no_tool_tasks_free"], 1.0, "{figures}");
+    }
+    let out = run(&["--twins", "1.5"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("outside 0 to 1"));
 
     let out = run(&["--top-k", "0"]);
     assert!(!out.status.success());

@@ -352,3 +352,30 @@ impl AgentConfigBuilder {
         Ok(c)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_confidence_floor_outside_0_to_1_is_refused() {
+        for floor in [f32::NAN, -0.1, 1.5, f32::INFINITY] {
+            let err = AgentConfig::builder("a", "m")
+                .confidence_floor(floor)
+                .build()
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("confidence_floor"),
+                "{floor}: {err}"
+            );
+        }
+        for floor in [0.0, 0.3, 1.0] {
+            assert!(
+                AgentConfig::builder("a", "m")
+                    .confidence_floor(floor)
+                    .build()
+                    .is_ok()
+            );
+        }
+    }
+}

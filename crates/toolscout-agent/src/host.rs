@@ -40,9 +40,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// The name of the generic meta-tool that calls any tool by name.
 pub const CALL_TOOL: &str = "call_tool";
 
-/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`] and
-/// [`Policy::Retrieve`]:
-/// `call_tool {name: string, arguments: object}`.
+/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`]:
+/// `call_tool {name: string, arguments: object}`. (Under [`Policy::Retrieve`] found tools
+/// are activated and a tool called by name runs, so hosts leave it out; a model that
+/// calls it anyway is still understood.)
 pub fn call_tool_spec() -> ToolSpec {
     ToolSpec::builder(CALL_TOOL, "Call any tool by name with JSON arguments")
         .title("Call a tool")
@@ -195,9 +196,10 @@ pub struct Retrieval {
     /// The tools, best first.
     pub tools: Vec<String>,
     /// How sure the host is that the first tool is what the message asks for, from 0 to
-    /// 1: 1 when the message names the tool; for a sentence, how close in meaning the two
-    /// are (the cosine of a sentence encoder: about 0.1 for unrelated texts, above 0.3 for
-    /// one subject). `None` when the host cannot tell; the loop then trusts the tools.
+    /// 1: 1 when the message is the tool's name, the share of the name it spells when it
+    /// is the start of one; for a sentence, how close in meaning the two are (the cosine
+    /// of a sentence encoder: about 0.1 for unrelated texts, above 0.3 for one subject).
+    /// `None` when the host cannot tell; the loop then trusts the tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f32>,
 }

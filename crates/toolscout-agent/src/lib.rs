@@ -10,9 +10,9 @@
 //!   ranked it among the [`AgentConfig::activate_hits`] best: its schema
 //!   is appended to the tools array (never reordered, so prompt caches stay valid),
 //!   up to [`AgentConfig::activation_cap`] tools, least recently used evicted first.
-//!   `Retrieve` (the default) is `Browse` plus, before the first request, the
-//!   [`AgentConfig::retrieve_top_k`] tools the host's search ranks best for each user
-//!   message ([`ToolHost::retrieve`]), activated up front.
+//!   `Retrieve` (the default) is `Browse` without `call_tool` plus, before the first
+//!   request, the [`AgentConfig::retrieve_top_k`] tools the host's search ranks best for
+//!   each user message ([`ToolHost::retrieve`], near-twins dropped), activated up front.
 //!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
 //!   aliases, since OpenAI names allow no dots.
 //! * **Making the model act** ([`ToolChoice`]): with `RequiredAfterActivation`, the

@@ -277,8 +277,9 @@ fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[St
 /// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
 /// activates what each finds. Earlier messages are searched again so that a continued
 /// conversation rebuilds the same tools array, then appends. Whether anything was
-/// activated for a message whose retrieval reached [`AgentConfig::confidence_floor`]
-/// (what makes the next request require a call).
+/// activated and the last user message's retrieval reached
+/// [`AgentConfig::confidence_floor`] (what makes the next request require a call): an
+/// earlier message's sure tools do not force a call on a later, unsure turn.
 fn retrieve(
     rt: &Runtime<'_>,
     config: &AgentConfig,
@@ -286,7 +287,8 @@ fn retrieve(
     tools: &mut ToolSet,
     messages: &[Message],
 ) -> bool {
-    let mut confident = false;
+    let mut activated = false;
+    let mut last_sure = false;
     for message in messages {
         let Message::User { content } = message else {
             continue;
@@ -298,16 +300,16 @@ fn retrieve(
             tools: found.tools.clone(),
             confidence: found.confidence,
         });
-        let added = activate(
+        activated |= activate(
             rt,
             config,
             depth,
             tools,
             &ordered(config, found.tools.clone()),
         );
-        confident |= added && !found.is_below(config.confidence_floor);
+        last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
     }
-    confident
+    activated && last_sure
 }
 
 /// A batch of tools, best first, in the order [`AgentConfig::activation_order`] appends

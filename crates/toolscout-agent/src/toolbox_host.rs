@@ -49,9 +49,10 @@ impl ToolboxHost {
     /// a retrieved tool may be to one ranked above it before [`ToolHost::retrieve`] drops
     /// it as a twin; `None` keeps twins. The default is [`DEFAULT_TWIN_SIMILARITY`].
     /// Without an embedder nothing is dropped.
+    /// A value above 1 keeps every tool, like `None`; NaN is taken as `None`.
     #[must_use]
     pub fn with_twin_similarity(mut self, at: Option<f32>) -> Self {
-        self.twin_similarity = at;
+        self.twin_similarity = at.filter(|v| !v.is_nan());
         self
     }
 
@@ -201,7 +202,7 @@ impl ToolHost for ToolboxHost {
             Some(_) => limit.saturating_mul(3),
             None => limit,
         };
-        let query = SearchQuery::new(text).with_limit(depth);
+        let query = SearchQuery::new(text.as_str()).with_limit(depth);
         let Ok(found) = self.toolbox.search(&query) else {
             return Retrieval::default();
         };
@@ -225,8 +226,16 @@ impl ToolHost for ToolboxHost {
             }
             if kept.is_empty() {
                 confidence = match hit.tier {
-                    Tier::Exact | Tier::Prefix => Some(1.0),
-                    _ => hit.meaning.map(|m| m.clamp(0.0, 1.0)),
+                    Tier::Exact => Some(1.0),
+                    // The share of the name the message spells: "no" is not `notify_slack`.
+                    Tier::Prefix => {
+                        let name = tool.spec.name.chars().count().max(1);
+                        Some((text.trim().chars().count() as f32 / name as f32).min(1.0))
+                    }
+                    _ => hit
+                        .meaning
+                        .filter(|m| m.is_finite())
+                        .map(|m| m.clamp(0.0, 1.0)),
                 };
             }
             kept.push((tool.spec.name.to_string(), hit.id));

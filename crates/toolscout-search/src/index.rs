@@ -58,7 +58,9 @@ impl SearchIndex {
 
     /// Opens the index stored in `dir`, or creates an empty one there (creating `dir`).
     ///
-    /// Reopening reads what was committed; nothing is re-indexed.
+    /// Reopening reads what was committed; nothing is re-indexed. An index written by a
+    /// version of this crate with other fields does not open ([`Error::Directory`] says
+    /// the schema does not match): delete the directory and index the tools again.
     pub fn open_or_create(dir: &Path) -> Result<Self> {
         let err = |reason: String| Error::Directory {
             path: dir.to_path_buf(),

@@ -4,7 +4,10 @@
 //! name twice, its words with common abbreviations spelled out (`calc` → `calculate`), the
 //! description and once more its first sentence (the summary), parameter names (with the top-level parameters' descriptions and enum
 //! values), tags, category and bundle. Query and text go through the same analysis: words
-//! split on separators, case and digits, stop words dropped, English stemming.
+//! split on separators, case and digits, stop words dropped, English stemming. The same
+//! text unstemmed (`all_exact`) adds [`EXACT_WEIGHT`] of a BM25 for the query's words as
+//! written, and a name-like query (no spaces) matches a word that some visible tool holds
+//! as written only as written.
 //!
 //! **Rationale:** measured with `toolscout eval search`. A sum of per-field BM25s (name,
 //! summary, description, parameters, …) over-rewards a word repeated across fields:

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use tantivy::collector::TopDocs;
+use tantivy::collector::{Count, TopDocs};
 use tantivy::columnar::Column;
 use tantivy::postings::SegmentPostings;
 use tantivy::query::{
@@ -159,7 +159,7 @@ impl SearchIndex {
                 &searcher, fused, &filters, need, &mut seen, &mut out, &mut cols,
             )?;
         } else if out.len() < need
-            && let Some(w) = self.keyword_query(&searcher, &p, &scored)?
+            && let Some(w) = self.keyword_query(&searcher, &p, &scored, &filters)?
         {
             self.run_tier(
                 &searcher,
@@ -360,41 +360,43 @@ impl SearchIndex {
         Some(Box::new(BooleanQuery::new(clauses)))
     }
 
-    /// The word tier's query. For a name-like query (one word, a keyword) whose words some
-    /// tool holds as written, only tools holding one of them as written match: a keyword
-    /// that is there does not also list every tool that only shares its stem ("factorial"
-    /// is not "factory"). Otherwise [`word_query`](Self::word_query).
+    /// The word tier's query. For a name-like query (a keyword, no spaces), each word that
+    /// some visible tool holds as written is matched as written only, and the others by
+    /// their stems: a keyword that is there does not also list every tool that only shares
+    /// its stem ("factorial" is not "factory"). Sentences get
+    /// [`word_query`](Self::word_query).
     fn keyword_query(
         &self,
         searcher: &Searcher,
         p: &Prepared,
         scored: &[String],
+        filters: &[Clause],
     ) -> Result<Option<Box<dyn Query>>> {
-        let Some(words) = self.word_query(scored, &p.exact) else {
-            return Ok(None);
-        };
         if !p.name_like {
-            return Ok(Some(words));
+            return Ok(self.word_query(scored, &p.exact));
         }
-        let mut written: Vec<Clause> = Vec::new();
-        for (word, stem) in &p.exact {
-            let term = Term::from_field_text(self.fields.all_exact, word);
-            if scored.contains(stem) && searcher.doc_freq(&term)? > 0 {
-                let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::Basic));
-                written.push((Occur::Should, q));
+        let mut clauses: Vec<Clause> = Vec::with_capacity(scored.len());
+        for stem in scored {
+            let mut written = None;
+            for (word, _) in p.exact.iter().filter(|(_, s)| s == stem) {
+                let term = Term::from_field_text(self.fields.all_exact, word);
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(term.clone(), IndexRecordOption::Basic));
+                // Counted with the filters, so a disabled, filtered or deleted tool that
+                // holds the word does not hide the tools its stem finds.
+                if searcher.search(&with_filters(q, filters), &Count)? > 0 {
+                    written = Some(term);
+                    break;
+                }
             }
+            let (term, boost) = match written {
+                Some(term) => (term, 1.0 + EXACT_WEIGHT),
+                None => (Term::from_field_text(self.fields.all, stem), 1.0),
+            };
+            let q: Box<dyn Query> = Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs));
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(q, boost))));
         }
-        if written.is_empty() {
-            return Ok(Some(words));
-        }
-        let required: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-            Box::new(BooleanQuery::new(written)),
-            0.0,
-        ));
-        Ok(Some(Box::new(BooleanQuery::new(vec![
-            (Occur::Must, required),
-            (Occur::Should, words),
-        ]))))
+        Ok((!clauses.is_empty()).then(|| Box::new(BooleanQuery::new(clauses)) as Box<dyn Query>))
     }
 
     /// Query words near the name's words, and the whole query near the whole name.
@@ -549,8 +551,8 @@ impl SearchIndex {
         let cosines = f.sem.cosines(&query, &id_refs);
         for (c, cos) in cands.iter_mut().zip(cosines) {
             let words = if best > 0.0 { c.score / best } else { 0.0 };
-            c.score = words + MEANING_WEIGHT * cos;
-            c.meaning = Some(cos);
+            c.score = words + MEANING_WEIGHT * cos.unwrap_or(0.0);
+            c.meaning = cos.filter(|m| m.is_finite());
         }
         cands.sort_by(Cand::rank);
         self.order_ties_by_name(searcher, &mut cands, cols)?;

@@ -121,14 +121,11 @@ impl Semantic {
             .unwrap_or_default()
     }
 
-    /// The cosine of each id's vector with `query` (0 for an id without one).
-    pub(crate) fn cosines(&self, query: &[f32], ids: &[&str]) -> Vec<f32> {
+    /// The cosine of each id's vector with `query` (`None` for an id without one).
+    pub(crate) fn cosines(&self, query: &[f32], ids: &[&str]) -> Vec<Option<f32>> {
         let store = self.read();
         ids.iter()
-            .map(|id| match store.by_id.get(*id) {
-                Some(&i) => dot(query, store.row(i)),
-                None => 0.0,
-            })
+            .map(|id| store.by_id.get(*id).map(|&i| dot(query, store.row(i))))
             .collect()
     }
 
@@ -276,11 +273,20 @@ mod tests {
         s.stage_delete("a");
         s.stage(vec![item("c", "y")]);
         // Not visible before the commit.
-        assert_eq!(s.cosines(&[1.0, 0.0], &["a", "b", "c"]), [1.0, 0.0, 1.0]);
+        assert_eq!(
+            s.cosines(&[1.0, 0.0], &["a", "b", "c"]),
+            [Some(1.0), Some(0.0), Some(1.0)]
+        );
         s.commit();
         assert_eq!(s.len(), 2);
-        assert_eq!(s.cosines(&[1.0, 0.0], &["a", "b", "c"]), [0.0, 0.0, 0.0]);
-        assert_eq!(s.cosines(&[0.0, 1.0], &["a", "b", "c"]), [0.0, 1.0, 1.0]);
+        assert_eq!(
+            s.cosines(&[1.0, 0.0], &["a", "b", "c"]),
+            [None, Some(0.0), Some(0.0)]
+        );
+        assert_eq!(
+            s.cosines(&[0.0, 1.0], &["a", "b", "c"]),
+            [None, Some(1.0), Some(1.0)]
+        );
         let near: Vec<String> = s
             .nearest(&[0.0, 1.0], 5)
             .into_iter()

@@ -204,10 +204,10 @@ async fn tool_choice_is_required_after_activation_then_auto() {
     ");
 }
 
-/// The test host, with retrievals as sure as `confidence` says.
+/// The test host, with each message's retrieval as sure as `confidence` says.
 struct Sure {
     inner: toolscout_agent::StaticHost,
-    confidence: Option<f32>,
+    confidence: fn(&str) -> Option<f32>,
 }
 
 impl ToolHost for Sure {
@@ -219,7 +219,7 @@ impl ToolHost for Sure {
     }
     fn retrieve(&self, message: &str, limit: usize) -> Retrieval {
         Retrieval {
-            confidence: self.confidence,
+            confidence: (self.confidence)(message),
             ..self.inner.retrieve(message, limit)
         }
     }
@@ -235,12 +235,13 @@ impl ToolHost for Sure {
 
 #[tokio::test]
 async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
-    let floor = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
-    for (confidence, first) in [
-        (Some(floor - 0.01), "auto"),
-        (Some(floor), "required"),
-        (None, "required"),
-    ] {
+    const FLOOR: f32 = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
+    let cases: [(fn(&str) -> Option<f32>, Option<f32>, &str); 3] = [
+        (|_| Some(FLOOR - 0.01), Some(FLOOR - 0.01), "auto"),
+        (|_| Some(FLOOR), Some(FLOOR), "required"),
+        (|_| None, None, "required"),
+    ];
+    for (sure, confidence, first) in cases {
         let server = Server::start(vec![text("Once upon a rainy day…")]).await;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let agent = toolscout_agent::Agent::new(
@@ -252,7 +253,7 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
             toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
             std::sync::Arc::new(Sure {
                 inner: crate::host(),
-                confidence,
+                confidence: sure,
             }),
         );
         let report = agent
@@ -277,6 +278,41 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
         }
         assert_eq!(seen, [confidence]);
     }
+}
+
+#[tokio::test]
+async fn only_the_last_message_decides_whether_a_call_is_required() {
+    // A replayed conversation: the first question is sure, the last turn is not.
+    let server = Server::start(vec![text("You're welcome.")]).await;
+    let agent = toolscout_agent::Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation)
+            .build()
+            .unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(Sure {
+            inner: crate::host(),
+            confidence: |m| Some(if m.contains("Oslo") { 0.9 } else { 0.1 }),
+        }),
+    );
+    let conversation = vec![
+        Message::user("What's the weather in Oslo?"),
+        Message::Assistant {
+            content: Some("Sunny.".to_owned()),
+            tool_calls: Vec::new(),
+        },
+        Message::user("Thanks for the weather, bye"),
+    ];
+    let report = agent
+        .run_messages(conversation, RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert!(
+        requests_seen(&server).starts_with("request 1: tool_choice=auto"),
+        "{}",
+        requests_seen(&server)
+    );
 }
 
 #[tokio::test]

@@ -397,8 +397,12 @@ fn retrieve_drops_near_twins_and_says_how_sure_it_is() {
     assert!(!unsure.tools.is_empty(), "{unsure:?}");
     assert!(unsure.is_below(0.5), "{unsure:?}");
 
-    // A tool's name is certain; without an embedder there is no measure at all.
+    // A tool's name is certain, the start of one as sure as the share it spells;
+    // without an embedder there is no measure at all.
     assert_eq!(host.retrieve("send_email", 1).confidence, Some(1.0));
+    let start = host.retrieve("send_em", 1);
+    assert_eq!(start.tools, ["send_email"]);
+    assert_eq!(start.confidence, Some(0.7));
     let dir = tempfile::tempdir().unwrap();
     let words_only = ToolboxHost::new(twins_toolbox(dir.path(), false));
     let found = words_only.retrieve(message, 2);

@@ -193,4 +193,25 @@ fn a_keyword_as_written_does_not_list_words_that_only_share_its_stem() {
     );
     // A keyword no tool holds as written still finds both by their stem.
     assert_eq!(ids("factories").len(), 2);
+    // Word by word: `factorials` is held nowhere as written, so its stem still counts
+    // beside `calculate`, which is.
+    assert_eq!(
+        ids("calculate_factorials"),
+        ["math.product_upto", "LibraryExport.createDelegate"]
+    );
+    // A holder that is filtered out (here: disabled) does not hide the tools the stem
+    // finds.
+    let disabled = SearchIndex::in_memory().unwrap();
+    disabled
+        .extend(
+            [
+                IndexDoc::new(&tools[0]),
+                IndexDoc::new(&tools[1]).with_enabled(false),
+            ],
+            &mut |_| {},
+        )
+        .unwrap();
+    let found = disabled.search(&q("factorial")).unwrap();
+    let ids: Vec<&str> = found.hits.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["LibraryExport.createDelegate"]);
 }
