@@ -69,6 +69,10 @@ pub enum ToolChoice {
 
 /// In which order a batch of tools is appended to the tools array: the tools a
 /// retrieval ranks best for a user message, or a search's best hits.
+///
+/// **Rationale for the default:** with Qwen2.5-Coder-1.5B on 50 BFCL tasks (the retrieve
+/// defaults), best first called the right tool in 0.78 of them, best last in 0.74: a
+/// wrong pick is as often the last tool as another.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ActivationOrder {
@@ -185,7 +189,10 @@ fn default_confidence_floor() -> f32 {
 /// over MetaTool's in all, and 400 BFCL irrelevance tasks (over their own tools) in 0.66.
 /// Higher floors free more no-tool prompts but leave right tools unforced, where a small
 /// model answers in text instead (0.45 would free 0.80 of the no-tool prompts and leave
-/// only 0.74 of BFCL's and 0.43 of MetaTool's tool tasks forced).
+/// only 0.74 of BFCL's and 0.43 of MetaTool's tool tasks forced). With
+/// Qwen2.5-Coder-1.5B over the BFCL catalog, together with twins dropped and no
+/// `call_tool` (from 0.76, 0.50 and 0.20 before): right tool called in 0.78 of 50 tasks,
+/// abstained in 0.56 of 50 irrelevance tasks and in 0.60 of the ten no-tool prompts.
 pub const DEFAULT_CONFIDENCE_FLOOR: f32 = 0.3;
 
 fn default_activate_hits() -> usize {

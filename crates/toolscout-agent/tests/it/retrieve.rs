@@ -204,10 +204,13 @@ async fn tool_choice_is_required_after_activation_then_auto() {
     ");
 }
 
+/// How sure a retrieval is of a message.
+type Confidence = fn(&str) -> Option<f32>;
+
 /// The test host, with each message's retrieval as sure as `confidence` says.
 struct Sure {
     inner: toolscout_agent::StaticHost,
-    confidence: fn(&str) -> Option<f32>,
+    confidence: Confidence,
 }
 
 impl ToolHost for Sure {
@@ -236,7 +239,7 @@ impl ToolHost for Sure {
 #[tokio::test]
 async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
     const FLOOR: f32 = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
-    let cases: [(fn(&str) -> Option<f32>, Option<f32>, &str); 3] = [
+    let cases: [(Confidence, Option<f32>, &str); 3] = [
         (|_| Some(FLOOR - 0.01), Some(FLOOR - 0.01), "auto"),
         (|_| Some(FLOOR), Some(FLOOR), "required"),
         (|_| None, None, "required"),
