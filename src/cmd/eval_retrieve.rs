@@ -58,15 +58,9 @@ struct Twins {
     hit: usize,
     /// Retrieved pairs whose similarity is at or above the strictest setting compared.
     twin_pairs: usize,
-    /// Confidence of the best tool (0 when nothing was found or none was measured):
-    /// tasks with a right tool, tasks without.
-    with_tool: Vec<f32>,
-    without: Vec<f32>,
-    /// What each task's retrieval was: whether anything was found, and its confidence.
-    with_tool_found: Vec<Retrieval>,
-    without_found: Vec<Retrieval>,
-    /// Tasks without a right tool whose retrieval found nothing.
-    without_empty: usize,
+    /// Each task's retrieval: tasks with a right tool, tasks without.
+    with_tool: Vec<Retrieval>,
+    without: Vec<Retrieval>,
 }
 
 pub(crate) fn run(
@@ -119,23 +113,15 @@ pub(crate) fn run(
                     println!("{line}");
                 }
             }
-            let confidence = found.confidence.unwrap_or(0.0);
             if task.irrelevant() {
-                f.without.push(confidence);
-                f.without_empty += usize::from(found.tools.is_empty());
-                f.without_found.push(found);
+                f.without.push(found);
                 continue;
             }
             f.tool_tasks += 1;
-            f.with_tool.push(confidence);
             f.hit += usize::from(found.tools.iter().any(|t| task.expected.contains(t)));
             f.twin_pairs += twin_pairs(&host, &found.tools, strictest);
-            f.with_tool_found.push(found);
+            f.with_tool.push(found);
         }
-    }
-    for f in &mut figures {
-        f.with_tool.sort_by(f32::total_cmp);
-        f.without.sort_by(f32::total_cmp);
     }
     let label = |s: &Option<f32>| s.map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"));
     let share = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
@@ -152,8 +138,8 @@ pub(crate) fn run(
             // As the agent decides: a call is required when something was found and its
             // confidence is not measured below the floor.
             let required = |r: &Retrieval| !r.tools.is_empty() && !r.is_below(floor);
-            let required_n = conf.with_tool_found.iter().filter(|r| required(r)).count();
-            let free = conf.without_found.iter().filter(|r| !required(r)).count();
+            let required_n = conf.with_tool.iter().filter(|r| required(r)).count();
+            let free = conf.without.iter().filter(|r| !required(r)).count();
             (
                 floor,
                 share(required_n, conf.with_tool.len()),
@@ -210,7 +196,7 @@ pub(crate) fn run(
         "confidence of the best tool (twins at {}), quantiles 10/25/50/75/90:",
         label(&settings[default_at])
     );
-    let q = |v: &[f32]| {
+    let q = |v: &[Retrieval]| {
         quantiles(v)
             .iter()
             .map(|x| format!("{x:.2}"))
@@ -221,7 +207,7 @@ pub(crate) fn run(
     println!(
         "  without            {}   ({} found nothing)",
         q(&conf.without),
-        conf.without_empty
+        conf.without.iter().filter(|r| r.tools.is_empty()).count()
     );
     println!(
         "{:<8} {:>26} {:>26}",
@@ -252,8 +238,11 @@ fn twin_pairs(host: &ToolboxHost, tools: &[String], at: f32) -> usize {
     n
 }
 
-/// The 10th, 25th, 50th, 75th and 90th percentiles of a sorted list (zeros when empty).
-fn quantiles(sorted: &[f32]) -> [f32; 5] {
+/// The 10th, 25th, 50th, 75th and 90th percentiles of the retrievals' confidences (0
+/// where nothing was found or none was measured; zeros when there is no retrieval).
+fn quantiles(found: &[Retrieval]) -> [f32; 5] {
+    let mut sorted: Vec<f32> = found.iter().map(|r| r.confidence.unwrap_or(0.0)).collect();
+    sorted.sort_by(f32::total_cmp);
     let at = |p: f64| {
         if sorted.is_empty() {
             return 0.0;
