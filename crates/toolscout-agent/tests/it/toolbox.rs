@@ -316,6 +316,16 @@ impl toolscout_search::Embedder for Topics {
 /// A toolbox of two weather tools that are twins, a forecast and an email tool, ranked
 /// with [`Topics`] when `meaning`.
 fn twins_toolbox(dir: &std::path::Path, meaning: bool) -> Toolbox {
+    let embedder: Option<Arc<dyn toolscout_search::Embedder>> =
+        meaning.then(|| Arc::new(Topics) as Arc<dyn toolscout_search::Embedder>);
+    twins_toolbox_with(dir, embedder)
+}
+
+/// [`twins_toolbox`] ranked with `embedder`.
+fn twins_toolbox_with(
+    dir: &std::path::Path,
+    embedder: Option<Arc<dyn toolscout_search::Embedder>>,
+) -> Toolbox {
     let catalog = Catalog::open_with(
         dir,
         toolscout_catalog::CatalogOptions::default()
@@ -358,10 +368,90 @@ fn twins_toolbox(dir: &std::path::Path, meaning: bool) -> Toolbox {
             .unwrap();
     }
     let mut index = SearchIndex::in_memory().unwrap();
-    if meaning {
-        index = index.with_embedder(Arc::new(Topics));
+    if let Some(embedder) = embedder {
+        index = index.with_embedder(embedder);
     }
     Toolbox::new(catalog, index, Invoker::default()).unwrap()
+}
+
+/// [`Topics`], taking `delay` for every text once `slow` is set: a search whose query
+/// must be encoded is as slow as a large catalog's.
+struct Slow {
+    slow: Arc<std::sync::atomic::AtomicBool>,
+    delay: std::time::Duration,
+}
+
+impl toolscout_search::Embedder for Slow {
+    fn model(&self) -> &str {
+        "topics"
+    }
+
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        if self.slow.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(self.delay);
+        }
+        Topics.embed(texts)
+    }
+}
+
+/// A discover answer is search work: it runs off the async threads, so while one is slow
+/// the loop's other work (other calls, streaming, timers) goes on. On a runtime of one
+/// thread, a ticker must keep ticking while a search waits on a slow encoder.
+#[tokio::test(flavor = "current_thread")]
+async fn a_slow_discover_answer_does_not_stall_the_runtime() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use toolscout_agent::host::{CallContext, ToolHost};
+
+    let slow = Arc::new(AtomicBool::new(false));
+    let delay = std::time::Duration::from_millis(400);
+    let dir = tempfile::tempdir().unwrap();
+    let embedder = Slow {
+        slow: slow.clone(),
+        delay,
+    };
+    let host = ToolboxHost::new(twins_toolbox_with(dir.path(), Some(Arc::new(embedder))));
+    slow.store(true, Ordering::SeqCst);
+
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let ticker = tokio::spawn({
+        let ticks = ticks.clone();
+        async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                ticks.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    let started = std::time::Instant::now();
+    let ctx = CallContext {
+        agent: "main".to_owned(),
+        depth: 0,
+        call_id: "call_1".to_owned(),
+        cancel: Default::default(),
+    };
+    let outcome = host
+        .call(
+            "discover_tools",
+            serde_json::json!({"query": "the weather and temperature in a city"}),
+            ctx,
+        )
+        .await;
+    let took = started.elapsed();
+    let during = ticks.load(Ordering::SeqCst);
+    ticker.abort();
+
+    assert!(
+        took >= delay,
+        "the search did not wait on the encoder: {took:?}"
+    );
+    assert_eq!(
+        outcome.result["value"]["kind"], "search",
+        "{}",
+        outcome.result
+    );
+    // Inline, the one runtime thread would sleep with the encoder and the ticker would
+    // not tick at all until the answer came; 400 ms allow some 40 ticks.
+    assert!(during >= 10, "{during} ticks in {took:?}");
 }
 
 #[test]
