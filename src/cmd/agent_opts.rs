@@ -2,7 +2,8 @@
 
 use toolscout_agent::{
     ActivationOrder, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_CONFIDENCE_FLOOR,
-    DEFAULT_RETRIEVE_TOP_K, DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice, ToolboxHost,
+    DEFAULT_MARGIN, DEFAULT_RETRIEVE_TOP_K, DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice,
+    ToolboxHost,
 };
 
 /// `--activation-order`: where in a batch of activated tools the best match goes.
@@ -84,6 +85,10 @@ pub(crate) struct ActivationArgs {
     /// dropped as a near-duplicate; 1 keeps them all.
     #[arg(long, default_value_t = DEFAULT_TWIN_SIMILARITY, value_parser = unit_interval)]
     pub(crate) twin_similarity: f32,
+    /// How far behind the best retrieved tool in meaning (0–1) another may fall and still
+    /// be offered; 1 offers them all.
+    #[arg(long, default_value_t = DEFAULT_MARGIN, value_parser = unit_interval)]
+    pub(crate) margin: f32,
 }
 
 /// A number from 0 to 1.
@@ -112,6 +117,7 @@ impl ActivationArgs {
     /// Applies the host-side options (twins) to a host.
     pub(crate) fn apply_host(&self, host: ToolboxHost) -> ToolboxHost {
         host.with_twin_similarity((self.twin_similarity < 1.0).then_some(self.twin_similarity))
+            .with_margin((self.margin < 1.0).then_some(self.margin))
     }
 }
 

@@ -560,6 +560,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "activation_order": format!("{:?}", args.activation.activation_order),
         "confidence_floor": args.activation.confidence_floor,
         "twin_similarity": args.activation.twin_similarity,
+        "margin": args.activation.margin,
         "tools": tools.len(),
         "first_turn_prompt_tokens_o200k": {"browse": browse_tokens, "upfront": upfront_tokens},
     });
@@ -580,7 +581,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, twin-similarity {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -591,6 +592,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.activation_order,
         args.activation.confidence_floor,
         args.activation.twin_similarity,
+        args.activation.margin,
     );
     for (name, group) in [
         ("relevant", &figures["relevant"]),

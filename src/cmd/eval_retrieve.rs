@@ -7,6 +7,8 @@
 //!
 //! - **Twins.** With near-duplicate tools dropped at a similarity, how often is an
 //!   expected tool among those retrieved, and how many retrieved pairs are still twins?
+//! - **Margin.** With tools far behind the first in meaning left out, how often is an
+//!   expected tool still among them, and how many tools are offered?
 //! - **Confidence.** How sure is retrieval of its best tool, on tasks that have a right
 //!   tool and on tasks that have none? For each floor, the share of tool tasks that still
 //!   get a required call, and of no-tool tasks that are left free to answer in text.
@@ -44,6 +46,10 @@ pub(crate) struct RetrieveArgs {
     /// Confidence floors to compare, 0 to 1.
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6], value_parser = unit_interval)]
     floors: Vec<f32>,
+    /// Margins to compare: a tool more than this far behind the first in meaning is left
+    /// out (with twins dropped at the agent's default).
+    #[arg(long, value_delimiter = ',', default_values_t = [0.02, 0.05, 0.08, 0.1, 0.15], value_parser = unit_interval)]
+    margins: Vec<f32>,
     /// Also print each task's retrieval with twins dropped at the first `--twins` value:
     /// `query`, `expected`, `tools`, `confidence`, one JSON line each (with `--json`, an
     /// `each` array).
@@ -58,6 +64,8 @@ struct Twins {
     hit: usize,
     /// Retrieved pairs whose similarity is at or above the strictest setting compared.
     twin_pairs: usize,
+    /// Tools retrieved, summed over tasks with a right tool.
+    offered: usize,
     /// Each task's retrieval: tasks with a right tool, tasks without.
     with_tool: Vec<Retrieval>,
     without: Vec<Retrieval>,
@@ -89,9 +97,15 @@ pub(crate) fn run(
         tools.iter().map(|t| (t.name.as_str(), t)).collect();
     let dir = tempfile::tempdir()?;
     let whole = ToolboxHost::new(build_toolbox(&tools, dir.path(), embedder.clone())?);
-    // Settings: keep twins, then each similarity.
-    let settings: Vec<Option<f32>> = std::iter::once(None)
-        .chain(args.twins.iter().copied().map(Some))
+    // Settings (twins, margin): keep twins, then each similarity, then each margin with
+    // the agent's twins.
+    let settings: Vec<(Option<f32>, Option<f32>)> = std::iter::once((None, None))
+        .chain(args.twins.iter().map(|&t| (Some(t), None)))
+        .chain(
+            args.margins
+                .iter()
+                .map(|&m| (Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY), Some(m))),
+        )
         .collect();
     let strictest = args.twins.iter().copied().fold(1.0f32, f32::min);
     let mut figures: Vec<Twins> = settings.iter().map(|_| Twins::default()).collect();
@@ -102,9 +116,12 @@ pub(crate) fn run(
             .map(|(toolbox, dir)| (ToolboxHost::new(toolbox), dir));
         let base = own.as_ref().map_or(&whole, |(h, _)| h);
         for (setting, f) in settings.iter().zip(&mut figures) {
-            let host = base.clone().with_twin_similarity(*setting);
+            let host = base
+                .clone()
+                .with_twin_similarity(setting.0)
+                .with_margin(setting.1);
             let found: Retrieval = host.retrieve(&task.query, args.top_k);
-            if args.each && *setting == args.twins.first().copied() {
+            if args.each && *setting == (args.twins.first().copied(), None) {
                 let line = json!({"query": task.query, "expected": task.expected,
                     "tools": found.tools, "confidence": found.confidence});
                 if json_out {
@@ -120,15 +137,22 @@ pub(crate) fn run(
             f.tool_tasks += 1;
             f.hit += usize::from(found.tools.iter().any(|t| task.expected.contains(t)));
             f.twin_pairs += twin_pairs(&host, &found.tools, strictest);
+            f.offered += found.tools.len();
             f.with_tool.push(found);
         }
     }
-    let label = |s: &Option<f32>| s.map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"));
+    let label = |s: &(Option<f32>, Option<f32>)| {
+        let twins = s.0.map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"));
+        match s.1 {
+            Some(m) => format!("{twins}, margin {m:.2}"),
+            None => twins,
+        }
+    };
     let share = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
     // The confidence table is the default setting's (the agent's).
     let default_at = settings
         .iter()
-        .position(|s| *s == Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY))
+        .position(|s| *s == (Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY), None))
         .unwrap_or(0);
     let conf = &figures[default_at];
     let floors: Vec<(f32, f64, f64)> = args
@@ -152,8 +176,9 @@ pub(crate) fn run(
             .iter()
             .zip(&figures)
             .map(|(s, f)| {
-                json!({"twin_similarity": s, "tool_tasks": f.tool_tasks,
-                    "hit": share(f.hit, f.tool_tasks), "twin_pairs": f.twin_pairs})
+                json!({"twin_similarity": s.0, "margin": s.1, "tool_tasks": f.tool_tasks,
+                    "hit": share(f.hit, f.tool_tasks), "twin_pairs": f.twin_pairs,
+                    "mean_tools": share(f.offered, f.tool_tasks)})
             })
             .collect();
         let floors: Vec<_> = floors
@@ -163,7 +188,7 @@ pub(crate) fn run(
         println!(
             "{}",
             json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins,
-                "confidence": {"twin_similarity": settings[default_at],
+                "confidence": {"twin_similarity": settings[default_at].0,
                     "with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
                 "floors": floors, "each": each})
         );
@@ -179,17 +204,19 @@ pub(crate) fn run(
         args.top_k
     );
     println!(
-        "{:<18} {:>8} {:>12}",
+        "{:<24} {:>8} {:>12} {:>10}",
         "twins dropped at",
         "hit",
-        format!("pairs ≥{strictest:.2}")
+        format!("pairs ≥{strictest:.2}"),
+        "tools"
     );
     for (s, f) in settings.iter().zip(&figures) {
         println!(
-            "{:<18} {:>8.3} {:>12}",
+            "{:<24} {:>8.3} {:>12} {:>10.2}",
             label(s),
             share(f.hit, f.tool_tasks),
-            f.twin_pairs
+            f.twin_pairs,
+            share(f.offered, f.tool_tasks)
         );
     }
     println!(

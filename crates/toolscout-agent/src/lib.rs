@@ -101,7 +101,7 @@ pub use host::{
 };
 pub use message::{FunctionCall, Message, ToolCall, Usage};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
-pub use toolbox_host::{DEFAULT_TWIN_SIMILARITY, ToolboxHost};
+pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 
 /// Re-exported for [`ChatClient::from_config`].
 pub use async_openai::config::OpenAIConfig;

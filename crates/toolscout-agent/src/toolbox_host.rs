@@ -32,6 +32,7 @@ pub struct ToolboxHost {
     discover: Vec<DiscoverTools>,
     agents: Option<DiscoverAgents>,
     twin_similarity: Option<f32>,
+    margin: Option<f32>,
 }
 
 impl ToolboxHost {
@@ -42,7 +43,20 @@ impl ToolboxHost {
             toolbox,
             agents: None,
             twin_similarity: Some(DEFAULT_TWIN_SIMILARITY),
+            margin: Some(DEFAULT_MARGIN),
         }
+    }
+
+    /// How far in meaning a retrieved tool may fall behind the first before
+    /// [`ToolHost::retrieve`] leaves it out: a tool whose cosine with the message is more
+    /// than `margin` below the first tool's is not offered. `None` keeps every tool up to
+    /// the limit. Applies only when the first tool was found by meaning (not by its name)
+    /// and to tools whose meaning is known. The default is [`DEFAULT_MARGIN`]; NaN is
+    /// taken as `None`.
+    #[must_use]
+    pub fn with_margin(mut self, margin: Option<f32>) -> Self {
+        self.margin = margin.filter(|v| !v.is_nan());
+        self
     }
 
     /// How close in meaning (the index's [`similarity`](toolscout_search::SearchIndex::similarity))
@@ -93,6 +107,21 @@ impl ToolboxHost {
 /// turned two wrong-twin calls into right ones and lost none; at 0.7 the twins go but
 /// so do tools that are only alike.
 pub const DEFAULT_TWIN_SIMILARITY: f32 = 0.8;
+
+/// The default of [`ToolboxHost::with_margin`]: a retrieved tool more than 0.1 behind the
+/// first in meaning is not offered.
+///
+/// **Rationale:** a small model offered a clear best tool and two weaker ones picks a
+/// weaker one surprisingly often (in 7 of 11 misses, the right tool was first). Leaving
+/// out the tools that retrieval itself ranks well behind costs little recall and saves
+/// their schemas. Measured with `toolscout eval retrieve` (top 3, twins at 0.8, 400
+/// tasks): the right tool is among those offered in 0.838 of BFCL tasks without a
+/// margin, 0.820 / 0.812 / 0.795 / 0.775 at 0.15 / 0.1 / 0.08 / 0.05, with 2.98 tools
+/// offered on average against 2.41 / 2.15 / 2.02 / 1.82; on MetaTool 0.670 against
+/// 0.662 / 0.652 / 0.652 / 0.637. With Qwen2.5-Coder-1.5B on 50 BFCL tasks, 0.1 raised
+/// the share of right calls from 0.78 to 0.86 and cut the prompt tokens per task from
+/// 2,373 to 2,132.
+pub const DEFAULT_MARGIN: f32 = 0.1;
 
 /// How many tools an `unknown_tool` error suggests.
 const SUGGESTIONS: usize = 3;
@@ -210,6 +239,8 @@ impl ToolHost for ToolboxHost {
         // (tool name, index id) of the tools kept, and the confidence in the first.
         let mut kept: Vec<(String, String)> = Vec::with_capacity(limit);
         let mut confidence = None;
+        // The first tool's meaning, when it was found by meaning.
+        let mut first_meaning: Option<f32> = None;
         for (tool, hit) in found.hits {
             if kept.len() == limit {
                 break;
@@ -224,7 +255,17 @@ impl ToolHost for ToolboxHost {
             if twin {
                 continue;
             }
+            let behind = match (self.margin, first_meaning, hit.meaning) {
+                (Some(margin), Some(first), Some(m)) => m < first - margin,
+                _ => false,
+            };
+            if behind {
+                continue;
+            }
             if kept.is_empty() {
+                if !matches!(hit.tier, Tier::Exact | Tier::Prefix) {
+                    first_meaning = hit.meaning.filter(|m| m.is_finite());
+                }
                 confidence = match hit.tier {
                     Tier::Exact => Some(1.0),
                     // The share of the name the message spells: "no" is not `notify_slack`.

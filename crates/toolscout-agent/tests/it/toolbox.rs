@@ -482,6 +482,16 @@ fn retrieve_drops_near_twins_and_says_how_sure_it_is() {
     let kept = host.clone().with_twin_similarity(None).retrieve(message, 3);
     assert_eq!(count(&kept.tools), 2, "{kept:?}");
 
+    // A clear best tool: the forecast, far behind in meaning, is not offered beside it,
+    // unless every tool up to the limit is asked for.
+    let mostly_weather = "What is the current weather and temperature in Oslo? Any rain?";
+    let clear = host.retrieve(mostly_weather, 3);
+    assert_eq!(clear.tools.len(), 1, "{clear:?}");
+    assert_eq!(count(&clear.tools), 1, "{clear:?}");
+    let all = host.clone().with_margin(None).retrieve(mostly_weather, 3);
+    assert!(all.tools.contains(&"rain_forecast".to_owned()), "{all:?}");
+    assert_eq!(all.confidence, clear.confidence);
+
     // A message far from every tool: whatever its words find, retrieval is unsure.
     let unsure = host.retrieve("Write a haiku, a short poem in verse, about the weather", 2);
     assert!(!unsure.tools.is_empty(), "{unsure:?}");
