@@ -152,7 +152,8 @@ impl SecretArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MeaningArgs {
     /// The sentence-encoder model directory (all-MiniLM-L6-v2; fetch it with
-    /// `scripts/fetch-model.sh`) that ranks searches by meaning too. Default:
+    /// `scripts/fetch-model.sh`; or any BERT of its shape, or a model2vec static model)
+    /// that ranks searches by meaning too. Default:
     /// $TOOLSCOUT_MODEL_DIR, else ~/.cache/toolscout/models/all-MiniLM-L6-v2 when it is there
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) encoder: Option<PathBuf>,

@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::model::{Bert, Config};
+use crate::table::{STATIC_MAX_TOKENS, Table, is_static};
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
 
@@ -16,56 +17,96 @@ pub const DEFAULT_MAX_TOKENS: usize = 128;
 pub const GROUP_TOKENS: usize = 512;
 
 /// A sentence encoder: a WordPiece tokenizer and a BERT whose mean-pooled, L2-normalised
-/// last layer is the text's vector.
+/// last layer is the text's vector, or a static model whose text vector is the
+/// L2-normalised mean of its word pieces' vectors.
 ///
 /// Built from a directory holding `config.json`, `tokenizer.json` and
-/// `model.safetensors` (f32 weights named as Hugging Face's `BertModel` names them).
+/// `model.safetensors`: for a BERT, f32 weights named as Hugging Face's `BertModel`
+/// names them; for a static model (model2vec's format, `"model_type": "model2vec"` in
+/// `config.json`, e.g. minishlab/potion-base-8M), one f32 or f16 tensor `embeddings`
+/// of a row per token id. A static model costs a table lookup per token instead of a
+/// transformer pass, and ranks less well.
 /// An `Encoder` is `Send + Sync`; share it behind an `Arc`.
 #[derive(Debug)]
 pub struct Encoder {
     pub(crate) model: String,
     tokenizer: Tokenizer,
-    bert: Bert,
+    net: Net,
     max_tokens: usize,
 }
 
+/// What turns token ids into a vector.
+#[derive(Debug)]
+enum Net {
+    Bert(Bert),
+    Static(Table),
+}
+
 impl Encoder {
-    /// Loads the model in `dir`. The error names the file, and for weights the tensor,
-    /// that is missing or wrong.
+    /// Loads the model in `dir`, a BERT or a static model as its `config.json` says. The
+    /// error names the file, and for weights the tensor, that is missing or wrong.
     pub fn load(dir: &Path) -> Result<Encoder> {
         let config_path = dir.join("config.json");
-        let config = Config::from_file(&config_path)?;
         let tokenizer_path = dir.join("tokenizer.json");
+        let weights = dir.join("model.safetensors");
+        let (net, vocab_size) = if is_static(&config_path)? {
+            let table = Table::load(&weights)?;
+            let rows = table.rows();
+            (Net::Static(table), rows)
+        } else {
+            let config = Config::from_file(&config_path)?;
+            let vocab_size = config.vocab_size;
+            (Net::Bert(Bert::load(config, &weights)?), vocab_size)
+        };
         let tokenizer = Tokenizer::from_file(&tokenizer_path)?;
-        if tokenizer.max_id() as usize >= config.vocab_size {
+        if tokenizer.max_id() as usize >= vocab_size {
             return Err(Error::Tokenizer {
                 path: tokenizer_path,
                 message: format!(
-                    "token id {} is outside the model's vocab_size {} ({})",
+                    "token id {} is outside the model's vocabulary of {vocab_size} ({})",
                     tokenizer.max_id(),
-                    config.vocab_size,
-                    config_path.display()
+                    weights.display()
                 ),
             });
         }
-        let bert = Bert::load(config, &dir.join("model.safetensors"))?;
         let model = dir
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_else(|| dir.display().to_string());
-        Ok(Encoder {
+        let mut encoder = Encoder {
             model,
             tokenizer,
-            max_tokens: DEFAULT_MAX_TOKENS.min(bert.config().max_position_embeddings),
-            bert,
-        })
+            net,
+            max_tokens: 0,
+        };
+        encoder.max_tokens = match encoder.net {
+            Net::Bert(_) => DEFAULT_MAX_TOKENS,
+            Net::Static(_) => STATIC_MAX_TOKENS,
+        }
+        .min(encoder.token_limit());
+        Ok(encoder)
+    }
+
+    /// The longest input the model takes: a BERT's `max_position_embeddings`; a static
+    /// model has no such limit.
+    fn token_limit(&self) -> usize {
+        match &self.net {
+            Net::Bert(bert) => bert.config().max_position_embeddings,
+            Net::Static(_) => usize::MAX,
+        }
     }
 
     /// Sets the token limit, `[CLS]` and `[SEP]` included; longer texts are cut. The
-    /// limit is clamped to `2..=max_position_embeddings`.
+    /// limit is clamped to `2..=max_position_embeddings` (a static model has no upper
+    /// bound).
     pub fn with_max_tokens(mut self, n: usize) -> Self {
-        self.max_tokens = n.clamp(2, self.bert.config().max_position_embeddings);
+        self.max_tokens = n.clamp(2, self.token_limit());
         self
+    }
+
+    /// Whether this is a static model (one vector per word piece), not a BERT.
+    pub fn is_static(&self) -> bool {
+        matches!(self.net, Net::Static(_))
     }
 
     /// The model's name: the file name of the directory it was loaded from.
@@ -80,7 +121,10 @@ impl Encoder {
 
     /// The length of every vector.
     pub fn dim(&self) -> usize {
-        self.bert.config().hidden_size
+        match &self.net {
+            Net::Bert(bert) => bert.config().hidden_size,
+            Net::Static(table) => table.dim(),
+        }
     }
 
     /// The token ids the model sees for `text`, `[CLS]` first and `[SEP]` last.
@@ -91,18 +135,29 @@ impl Encoder {
     /// The unit-length vector of one text.
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let ids = self.token_ids(text);
-        self.bert
-            .embed(std::slice::from_ref(&ids))
-            .pop()
-            .unwrap_or_default()
+        match &self.net {
+            Net::Bert(bert) => bert
+                .embed(std::slice::from_ref(&ids))
+                .pop()
+                .unwrap_or_default(),
+            // model2vec's mean leaves out `[CLS]`, `[SEP]` and unknown pieces.
+            Net::Static(table) => {
+                let special = self.tokenizer.special_ids();
+                table.embed(ids.into_iter().filter(|id| !special.contains(id)))
+            }
+        }
     }
 
     /// The vectors of many texts, in order; each is exactly what
     /// [`embed_one`](Self::embed_one) gives for that text.
     ///
-    /// Consecutive texts are grouped up to [`GROUP_TOKENS`] tokens, each group is run
-    /// through the model as one stack of tokens, and the groups run in parallel.
+    /// For a BERT, consecutive texts are grouped up to [`GROUP_TOKENS`] tokens, each
+    /// group is run through the model as one stack of tokens, and the groups run in
+    /// parallel.
     pub fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        let Net::Bert(bert) = &self.net else {
+            return texts.par_iter().map(|text| self.embed_one(text)).collect();
+        };
         let ids: Vec<Vec<u32>> = texts.par_iter().map(|text| self.token_ids(text)).collect();
         let mut groups = Vec::new();
         let mut start = 0;
@@ -120,7 +175,7 @@ impl Encoder {
         }
         let vectors: Vec<Vec<Vec<f32>>> = groups
             .into_par_iter()
-            .map(|group| self.bert.embed(&ids[group]))
+            .map(|group| bert.embed(&ids[group]))
             .collect();
         vectors.into_iter().flatten().collect()
     }

@@ -92,6 +92,11 @@ impl Tokenizer {
     }
 
     /// The largest id in the vocabulary.
+    /// The ids `encode` adds or puts for what it does not know: `[UNK]`, `[CLS]`, `[SEP]`.
+    pub(crate) fn special_ids(&self) -> [u32; 3] {
+        [self.unk, self.cls, self.sep]
+    }
+
     pub(crate) fn max_id(&self) -> u32 {
         self.vocab.values().copied().max().unwrap_or(0)
     }

@@ -6,4 +6,5 @@ mod cache;
 mod fixture;
 mod forward;
 mod reference;
+mod static_model;
 mod tokenizer;
