@@ -172,22 +172,25 @@ pub(crate) fn run(
         })
         .collect();
     if json_out {
-        let twins: Vec<_> = settings
-            .iter()
-            .zip(&figures)
-            .map(|(s, f)| {
-                json!({"twin_similarity": s.0, "margin": s.1, "tool_tasks": f.tool_tasks,
-                    "hit": share(f.hit, f.tool_tasks), "twin_pairs": f.twin_pairs,
-                    "mean_tools": share(f.offered, f.tool_tasks)})
-            })
-            .collect();
+        let row = |(s, f): (&(Option<f32>, Option<f32>), &Twins)| {
+            let mut v = json!({"twin_similarity": s.0, "tool_tasks": f.tool_tasks,
+                "hit": share(f.hit, f.tool_tasks), "twin_pairs": f.twin_pairs,
+                "mean_tools": share(f.offered, f.tool_tasks)});
+            if let Some(m) = s.1 {
+                v["margin"] = json!(m);
+            }
+            v
+        };
+        let rows = || settings.iter().zip(&figures);
+        let twins: Vec<_> = rows().filter(|(s, _)| s.1.is_none()).map(row).collect();
+        let margins: Vec<_> = rows().filter(|(s, _)| s.1.is_some()).map(row).collect();
         let floors: Vec<_> = floors
             .iter()
             .map(|(floor, r, free)| json!({"floor": floor, "tool_tasks_required": r, "no_tool_tasks_free": free}))
             .collect();
         println!(
             "{}",
-            json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins,
+            json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins, "margins": margins,
                 "confidence": {"twin_similarity": settings[default_at].0,
                     "with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
                 "floors": floors, "each": each})

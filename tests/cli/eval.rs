@@ -200,7 +200,7 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
             .output()
             .unwrap()
     };
-    let out = run(&["--top-k", "1", "--twins", "0.9"]);
+    let out = run(&["--top-k", "1", "--twins", "0.9", "--margins", "0.1"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("no sentence encoder"), "{stderr}");
@@ -208,7 +208,11 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
     assert_eq!(figures["tasks"], 4, "{figures}");
     let twins = figures["twins"].as_array().unwrap();
     assert_eq!(twins.len(), 2, "kept, then 0.9: {figures}");
-    for setting in twins {
+    // Without a model no tool is known to be behind another: the margin leaves none out.
+    let margins = figures["margins"].as_array().unwrap();
+    assert_eq!(margins.len(), 1, "{figures}");
+    assert_eq!(margins[0]["margin"].as_f64().map(|m| m as f32), Some(0.1));
+    for setting in twins.iter().chain(margins) {
         assert_eq!(setting["tool_tasks"], 3, "{figures}");
         // Two of the three expected tools are retrieved; the email task expects the
         // wrong tool on purpose.
