@@ -119,8 +119,9 @@ pub const DEFAULT_TWIN_SIMILARITY: f32 = 0.8;
 /// margin, 0.820 / 0.812 / 0.795 / 0.775 at 0.15 / 0.1 / 0.08 / 0.05, with 2.98 tools
 /// offered on average against 2.41 / 2.15 / 2.02 / 1.82; on MetaTool 0.670 against
 /// 0.662 / 0.652 / 0.652 / 0.637. With Qwen2.5-Coder-1.5B on 50 BFCL tasks, 0.1 raised
-/// the share of right calls from 0.78 to 0.86 and cut the prompt tokens per task from
-/// 2,373 to 2,132.
+/// the share of right calls from 0.78 to 0.86 (0.15: 0.82) and cut the prompt tokens per
+/// task from 2,373 to 2,132; on 50 BFCL irrelevance tasks abstention stayed at 0.56
+/// (tokens 1,488 to 1,419), and the no-tool prompts were left free as often (0.60).
 pub const DEFAULT_MARGIN: f32 = 0.1;
 
 /// How many tools an `unknown_tool` error suggests.
