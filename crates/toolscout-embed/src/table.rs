@@ -67,7 +67,7 @@ impl Table {
                 .collect(),
             _ => return Err(bad("F32 or F16 [vocabulary, dim]")),
         };
-        if values.len() != rows * dim {
+        if rows.checked_mul(dim) != Some(values.len()) {
             return Err(bad("as many numbers as its shape says"));
         }
         Ok(Table { values, rows, dim })
