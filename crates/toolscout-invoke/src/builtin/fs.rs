@@ -84,7 +84,12 @@ fn read_lines(workspace: &Workspace, args: &ReadFileArgs) -> Result<String, Tool
         )));
     }
     let file = open_regular(&path, &args.file_path)?;
-    let mut reader = BufReader::new(file);
+    read_window(BufReader::new(file), args)
+}
+
+/// Lines `offset..offset + limit` of `reader`, holding at most [`MAX_READ_BYTES`] (plus
+/// one byte) of them however long a line is.
+fn read_window(mut reader: impl BufRead, args: &ReadFileArgs) -> Result<String, ToolError> {
     let mut out = Vec::new();
     let mut line = Vec::new();
     let mut number = 0u64;
@@ -484,4 +489,49 @@ where
             "the file operation stopped: {e}"
         )))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// A reader that counts the bytes taken from it.
+    struct Counting<R> {
+        inner: R,
+        taken: Arc<AtomicU64>,
+    }
+
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.taken.fetch_add(n as u64, Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_limit_is_not_read_past_it() {
+        // Regression: the whole line was read (and held) before the size check, so a
+        // file without line breaks cost its whole size in memory. 1 GiB of 'x' here.
+        let taken = Arc::new(AtomicU64::new(0));
+        let reader = BufReader::new(Counting {
+            inner: std::io::repeat(b'x').take(1 << 30),
+            taken: Arc::clone(&taken),
+        });
+        let args = ReadFileArgs {
+            file_path: "one_line.txt".to_owned(),
+            offset: 1,
+            limit: None,
+        };
+        let err = read_window(reader, &args).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::TooLarge, "{err:?}");
+        let taken = taken.load(Ordering::Relaxed);
+        // What may be returned, one byte to tell, and one buffer of read-ahead.
+        let bound = MAX_READ_BYTES as u64 + 1 + 8 * 1024;
+        assert!(taken <= bound, "read {taken} bytes, more than {bound}");
+    }
 }
