@@ -23,9 +23,10 @@ pub const GROUP_TOKENS: usize = 512;
 /// Built from a directory holding `config.json`, `tokenizer.json` and
 /// `model.safetensors`: for a BERT, f32 weights named as Hugging Face's `BertModel`
 /// names them; for a static model (model2vec's format, `"model_type": "model2vec"` in
-/// `config.json`, e.g. minishlab/potion-base-8M), one f32 or f16 tensor `embeddings`
-/// of a row per token id. A static model costs a table lookup per token instead of a
-/// transformer pass, and ranks less well.
+/// `config.json`, e.g. minishlab/potion-base-8M), an f32 or f16 tensor `embeddings`
+/// of a row per token id, and optionally `mapping` (the row of each token id, for a
+/// quantised vocabulary) and `weights` (a factor per token id). A static model costs a
+/// table lookup per token instead of a transformer pass, and ranks less well.
 /// An `Encoder` is `Send + Sync`; share it behind an `Arc`.
 #[derive(Debug)]
 pub struct Encoder {
@@ -49,14 +50,20 @@ impl Encoder {
         let config_path = dir.join("config.json");
         let tokenizer_path = dir.join("tokenizer.json");
         let weights = dir.join("model.safetensors");
-        let (net, vocab_size) = if is_static(&config_path)? {
+        // The vocabulary size, and the file that says it: a static model's table, a
+        // BERT's config.
+        let (net, vocab_size, vocab_source) = if is_static(&config_path)? {
             let table = Table::load(&weights)?;
-            let rows = table.rows();
-            (Net::Static(table), rows)
+            let vocabulary = table.vocabulary();
+            (Net::Static(table), vocabulary, &weights)
         } else {
             let config = Config::from_file(&config_path)?;
             let vocab_size = config.vocab_size;
-            (Net::Bert(Bert::load(config, &weights)?), vocab_size)
+            (
+                Net::Bert(Bert::load(config, &weights)?),
+                vocab_size,
+                &config_path,
+            )
         };
         let tokenizer = Tokenizer::from_file(&tokenizer_path)?;
         if tokenizer.max_id() as usize >= vocab_size {
@@ -65,7 +72,7 @@ impl Encoder {
                 message: format!(
                     "token id {} is outside the model's vocabulary of {vocab_size} ({})",
                     tokenizer.max_id(),
-                    weights.display()
+                    vocab_source.display()
                 ),
             });
         }
@@ -88,17 +95,17 @@ impl Encoder {
     }
 
     /// The longest input the model takes: a BERT's `max_position_embeddings`; a static
-    /// model has no such limit.
+    /// model has no such limit, and takes what the vector cache's header can record.
     fn token_limit(&self) -> usize {
         match &self.net {
             Net::Bert(bert) => bert.config().max_position_embeddings,
-            Net::Static(_) => usize::MAX,
+            Net::Static(_) => u32::MAX as usize,
         }
     }
 
     /// Sets the token limit, `[CLS]` and `[SEP]` included; longer texts are cut. The
-    /// limit is clamped to `2..=max_position_embeddings` (a static model has no upper
-    /// bound).
+    /// limit is clamped to `2..=max_position_embeddings` (a static model's to
+    /// `2..=`[`u32::MAX`]).
     pub fn with_max_tokens(mut self, n: usize) -> Self {
         self.max_tokens = n.clamp(2, self.token_limit());
         self
@@ -127,7 +134,9 @@ impl Encoder {
         }
     }
 
-    /// The token ids the model sees for `text`, `[CLS]` first and `[SEP]` last.
+    /// The token ids `text` is cut into, `[CLS]` first and `[SEP]` last, at most
+    /// [`max_tokens`](Self::max_tokens) of them. A BERT sees them all; a static model
+    /// leaves `[CLS]`, `[SEP]` and `[UNK]` out of its mean.
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         self.tokenizer.encode(text, self.max_tokens)
     }

@@ -7,12 +7,14 @@
 //! `matrixmultiply`'s sgemm), mean pooling over all tokens and L2 normalisation, so the
 //! dot product of two vectors is their cosine. It reads the model from a directory of
 //! `config.json`, `tokenizer.json` and `model.safetensors`; [`default_model_dir`] says
-//! where `scripts/fetch-model.sh` puts it. Texts are cut at 128 tokens by default
-//! ([`Encoder::with_max_tokens`]).
+//! where `scripts/fetch-model.sh` puts it. Texts are cut at 128 tokens by default (512
+//! for a static model; [`Encoder::with_max_tokens`]).
 //!
 //! The same [`Encoder`] also runs static models in model2vec's format (e.g.
 //! minishlab/potion-base-8M, 30 MB): a text's vector is the normalised mean of its word
-//! pieces' rows, a table lookup per token instead of a transformer pass. On BFCL it
+//! pieces' rows (scaled by the model's per-token weights and read through its
+//! vocabulary mapping, when it has them), a table lookup per token instead of a
+//! transformer pass. On BFCL it
 //! ranks almost as well as all-MiniLM-L6-v2 (recall@5 0.874 against 0.880, MetaTool
 //! 0.743 against 0.737, `toolscout eval search --limit 1500`).
 //!

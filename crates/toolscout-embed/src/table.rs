@@ -6,10 +6,15 @@ use std::path::Path;
 
 use crate::error::{read_file, read_json};
 use crate::{Error, Result};
+use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
-/// The name model2vec gives its one tensor.
+/// The name model2vec gives its table.
 const TENSOR: &str = "embeddings";
+/// model2vec's optional per-token weights, one per token id, multiplied into its row.
+const WEIGHTS: &str = "weights";
+/// model2vec's optional vocabulary quantisation: the table row of each token id.
+const MAPPING: &str = "mapping";
 
 /// The token limit model2vec applies by default: a tool's text fits whole.
 pub(crate) const STATIC_MAX_TOKENS: usize = 512;
@@ -21,17 +26,28 @@ pub(crate) fn is_static(path: &Path) -> Result<bool> {
     Ok(value.get("model_type").and_then(|v| v.as_str()) == Some("model2vec"))
 }
 
-/// The table: `rows` vectors of `dim` numbers, one per token id.
+/// The table: `rows` vectors of `dim` numbers, and how token ids find theirs.
 #[derive(Debug)]
 pub(crate) struct Table {
     values: Vec<f32>,
     rows: usize,
     dim: usize,
+    /// Token id → row, when the vocabulary was quantised (several ids share a row);
+    /// otherwise a token's row is its id.
+    mapping: Option<Vec<u32>>,
+    /// Token id → the weight its row is scaled by, when the model has them.
+    weights: Option<Vec<f32>>,
 }
 
 impl Table {
-    /// Reads the `embeddings` tensor (F32 or F16, `[vocabulary, dim]`) of a safetensors
-    /// file.
+    /// Reads a model2vec `model.safetensors`: the `embeddings` tensor (F32 or F16,
+    /// `[rows, dim]`), and when present `mapping` (an integer row per token id) and
+    /// `weights` (a float per token id), as model2vec's `StaticModel` applies them. Every
+    /// number must be finite and every mapped row must exist; the error names the tensor.
+    ///
+    /// The file is read whole and its numbers widened to f32, so loading briefly holds
+    /// the file and the table (a 30 MB f16 model: about 90 MB) before the file is
+    /// dropped.
     pub(crate) fn load(path: &Path) -> Result<Table> {
         let bytes = read_file(path)?;
         let tensors = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors {
@@ -42,40 +58,90 @@ impl Table {
             path: path.to_owned(),
             tensor: TENSOR.to_owned(),
         })?;
-        let bad = |expected: &str| Error::BadTensor {
+        let bad = |name: &str, view: &TensorView<'_>, expected: &str| Error::BadTensor {
             path: path.to_owned(),
-            tensor: TENSOR.to_owned(),
+            tensor: name.to_owned(),
             expected: expected.to_owned(),
             found: format!("{:?} {:?}", view.dtype(), view.shape()),
         };
         let &[rows, dim] = view.shape() else {
-            return Err(bad("F32 or F16 [vocabulary, dim]"));
+            return Err(bad(TENSOR, &view, "F32 or F16 [vocabulary, dim]"));
         };
         if rows == 0 || dim == 0 {
-            return Err(bad("F32 or F16 [vocabulary, dim], both positive"));
+            return Err(bad(
+                TENSOR,
+                &view,
+                "F32 or F16 [vocabulary, dim], both positive",
+            ));
         }
-        let values: Vec<f32> = match view.dtype() {
-            Dtype::F32 => view
-                .data()
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect(),
-            Dtype::F16 => view
-                .data()
-                .chunks_exact(2)
-                .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
-                .collect(),
-            _ => return Err(bad("F32 or F16 [vocabulary, dim]")),
-        };
+        let values =
+            floats(&view).ok_or_else(|| bad(TENSOR, &view, "F32 or F16 [vocabulary, dim]"))?;
         if rows.checked_mul(dim) != Some(values.len()) {
-            return Err(bad("as many numbers as its shape says"));
+            return Err(bad(TENSOR, &view, "as many numbers as its shape says"));
         }
-        Ok(Table { values, rows, dim })
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(bad(
+                TENSOR,
+                &view,
+                "finite numbers (it holds NaN or infinity)",
+            ));
+        }
+
+        let mapping = match tensors.tensor(MAPPING) {
+            Err(_) => None,
+            Ok(view) => {
+                let &[ids] = view.shape() else {
+                    return Err(bad(MAPPING, &view, "integers [vocabulary]"));
+                };
+                let found =
+                    integers(&view).ok_or_else(|| bad(MAPPING, &view, "integers [vocabulary]"))?;
+                let mut mapping = Vec::with_capacity(ids);
+                for row in found {
+                    match u32::try_from(row) {
+                        Ok(row) if (row as usize) < rows => mapping.push(row),
+                        _ => {
+                            return Err(bad(
+                                MAPPING,
+                                &view,
+                                &format!("rows of `{TENSOR}` (0..{rows}), not {row}"),
+                            ));
+                        }
+                    }
+                }
+                if mapping.len() != ids {
+                    return Err(bad(MAPPING, &view, "as many numbers as its shape says"));
+                }
+                Some(mapping)
+            }
+        };
+        let vocabulary = mapping.as_ref().map_or(rows, Vec::len);
+
+        let weights = match tensors.tensor(WEIGHTS) {
+            Err(_) => None,
+            Ok(view) => {
+                let expected = format!("F32 or F16 [{vocabulary}], a finite weight per token id");
+                let weights = floats(&view)
+                    .filter(|w| view.shape() == [vocabulary] && w.len() == vocabulary)
+                    .filter(|w| w.iter().all(|v| v.is_finite()))
+                    .ok_or_else(|| bad(WEIGHTS, &view, &expected))?;
+                Some(weights)
+            }
+        };
+        drop(tensors);
+        drop(bytes);
+        Ok(Table {
+            values,
+            rows,
+            dim,
+            mapping,
+            weights,
+        })
     }
 
-    /// How many token ids have a vector.
-    pub(crate) fn rows(&self) -> usize {
-        self.rows
+    /// How many token ids have a vector: the table's rows, or the mapping's length when
+    /// the vocabulary was quantised.
+    pub(crate) fn vocabulary(&self) -> usize {
+        self.mapping.as_ref().map_or(self.rows, Vec::len)
     }
 
     /// The length of every vector.
@@ -83,24 +149,92 @@ impl Table {
         self.dim
     }
 
-    /// The unit-length mean of the vectors of `ids`; ids without a row are skipped. A
-    /// text with no known token is the zero vector (it is close to nothing).
+    /// The unit-length mean of the (weighted) rows of `ids`; ids without a row are
+    /// skipped. A text with no known token is the zero vector (it is close to nothing),
+    /// and so is one whose sum overflows.
     pub(crate) fn embed(&self, ids: impl IntoIterator<Item = u32>) -> Vec<f32> {
         let mut sum = vec![0f32; self.dim];
         for id in ids {
-            let start = id as usize * self.dim;
-            let Some(row) = self.values.get(start..start + self.dim) else {
+            let id = id as usize;
+            if id >= self.vocabulary() {
+                continue;
+            }
+            let row = self.mapping.as_ref().map_or(id, |m| m[id] as usize);
+            let weight = self.weights.as_ref().map_or(1.0, |w| w[id]);
+            // `row < rows` and `rows * dim` fits (checked at load).
+            let start = row * self.dim;
+            let Some(values) = self.values.get(start..start + self.dim) else {
                 continue;
             };
-            sum.iter_mut().zip(row).for_each(|(s, v)| *s += v);
+            sum.iter_mut()
+                .zip(values)
+                .for_each(|(s, v)| *s += weight * v);
         }
         // The mean's direction is the sum's: scaling to unit length makes them equal.
         let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 && norm.is_finite() {
+        if !norm.is_finite() {
+            return vec![0.0; self.dim];
+        }
+        if norm > 0.0 {
             sum.iter_mut().for_each(|x| *x /= norm);
         }
         sum
     }
+}
+
+/// A float tensor's numbers widened to f32 (F32, F16 or F64), or `None` for another
+/// element type.
+fn floats(view: &TensorView<'_>) -> Option<Vec<f32>> {
+    let data = view.data();
+    Some(match view.dtype() {
+        Dtype::F32 => data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        Dtype::F16 => data
+            .chunks_exact(2)
+            .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+            .collect(),
+        Dtype::F64 => data
+            .chunks_exact(8)
+            .map(|b| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                f64::from_le_bytes(a) as f32
+            })
+            .collect(),
+        _ => return None,
+    })
+}
+
+/// An integer tensor's numbers (I64, I32, U32 or U64; numpy saves `int64`), or `None`
+/// for another element type. A U64 past `i64::MAX` becomes negative: no row.
+fn integers(view: &TensorView<'_>) -> Option<Vec<i64>> {
+    let data = view.data();
+    let eight = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        a
+    };
+    Some(match view.dtype() {
+        Dtype::I64 => data
+            .chunks_exact(8)
+            .map(|b| i64::from_le_bytes(eight(b)))
+            .collect(),
+        Dtype::U64 => data
+            .chunks_exact(8)
+            .map(|b| i64::try_from(u64::from_le_bytes(eight(b))).unwrap_or(-1))
+            .collect(),
+        Dtype::I32 => data
+            .chunks_exact(4)
+            .map(|b| i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .collect(),
+        Dtype::U32 => data
+            .chunks_exact(4)
+            .map(|b| i64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+            .collect(),
+        _ => return None,
+    })
 }
 
 /// An IEEE 754 half-precision number, widened.
@@ -138,18 +272,43 @@ mod tests {
         assert!(f16_to_f32(0x7e00).is_nan());
     }
 
+    fn table(values: Vec<f32>, dim: usize) -> Table {
+        Table {
+            rows: values.len() / dim,
+            values,
+            dim,
+            mapping: None,
+            weights: None,
+        }
+    }
+
     #[test]
     fn a_text_is_the_unit_mean_of_its_known_tokens() {
-        let table = Table {
-            values: vec![1.0, 0.0, 0.0, 1.0, 3.0, 4.0],
-            rows: 3,
-            dim: 2,
-        };
+        let table = table(vec![1.0, 0.0, 0.0, 1.0, 3.0, 4.0], 2);
         let v = table.embed([0, 1]);
         let h = std::f32::consts::FRAC_1_SQRT_2;
         assert!((v[0] - h).abs() < 1e-6 && (v[1] - h).abs() < 1e-6, "{v:?}");
-        // An id past the table is skipped, not a panic.
-        assert_eq!(table.embed([2, 99]), vec![0.6, 0.8]);
+        // An id past the table is skipped, not a panic, even one whose row would
+        // overflow `id * dim`.
+        assert_eq!(table.embed([2, 99, u32::MAX]), vec![0.6, 0.8]);
         assert_eq!(table.embed([]), vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn weights_scale_rows_and_the_mapping_picks_them() {
+        let mut t = table(vec![1.0, 0.0, 0.0, 1.0], 2);
+        // Three token ids over two rows: ids 0 and 2 share row 0.
+        t.mapping = Some(vec![0, 1, 0]);
+        t.weights = Some(vec![3.0, 4.0, 1.0]);
+        assert_eq!(t.embed([0, 1]), vec![0.6, 0.8]);
+        assert_eq!(t.embed([2]), vec![1.0, 0.0]);
+        // Id 3 is past the mapping: skipped.
+        assert_eq!(t.embed([3]), vec![0.0, 0.0]);
+    }
+
+    #[test]
+    fn a_sum_that_overflows_is_the_zero_vector() {
+        let t = table(vec![f32::MAX, f32::MAX], 2);
+        assert_eq!(t.embed([0, 0]), vec![0.0, 0.0]);
     }
 }

@@ -91,12 +91,12 @@ impl Tokenizer {
         self.vocab.len()
     }
 
-    /// The largest id in the vocabulary.
     /// The ids `encode` adds or puts for what it does not know: `[UNK]`, `[CLS]`, `[SEP]`.
     pub(crate) fn special_ids(&self) -> [u32; 3] {
         [self.unk, self.cls, self.sep]
     }
 
+    /// The largest id in the vocabulary.
     pub(crate) fn max_id(&self) -> u32 {
         self.vocab.values().copied().max().unwrap_or(0)
     }

@@ -125,3 +125,161 @@ fn a_static_model_without_its_table_is_an_error_that_names_it() {
     let e = Encoder::load(dir.path()).unwrap_err().to_string();
     assert!(e.contains("F32 or F16") && e.contains("I32"), "{e}");
 }
+
+/// A tensor to write: name, element type, shape, little-endian bytes.
+type Tensor = (&'static str, Dtype, Vec<usize>, Vec<u8>);
+
+/// Writes `model.safetensors` in `dir` from `tensors`.
+fn write_tensors(dir: &Path, tensors: &[Tensor]) {
+    let views: BTreeMap<&str, TensorView> = tensors
+        .iter()
+        .map(|(name, dtype, shape, data)| {
+            (*name, TensorView::new(*dtype, shape.clone(), data).unwrap())
+        })
+        .collect();
+    safetensors::serialize_to_file(views, None, &dir.join("model.safetensors")).unwrap();
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// model2vec's quantised vocabulary and per-token weights: token id `i` reads row
+/// `mapping[i]`, scaled by `weights[i]` (its `StaticModel._encode_helper`).
+#[test]
+fn weights_and_a_vocabulary_mapping_are_applied_as_model2vec_applies_them() {
+    let dir = tempfile::tempdir().unwrap();
+    write_static_model(dir.path(), Dtype::F32);
+    const ROWS: usize = 4;
+    let table: Vec<f32> = (0..ROWS).flat_map(row).collect();
+    let mapping: Vec<i64> = (0..VOCAB.len() as i64)
+        .map(|i| (i * 7) % ROWS as i64)
+        .collect();
+    let weights: Vec<f32> = (0..VOCAB.len()).map(|i| 0.5 + i as f32 / 10.0).collect();
+    write_tensors(
+        dir.path(),
+        &[
+            ("embeddings", Dtype::F32, vec![ROWS, DIM], f32_bytes(&table)),
+            (
+                "mapping",
+                Dtype::I64,
+                vec![VOCAB.len()],
+                mapping.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+            (
+                "weights",
+                Dtype::F32,
+                vec![VOCAB.len()],
+                f32_bytes(&weights),
+            ),
+        ],
+    );
+    let encoder = Encoder::load(dir.path()).unwrap();
+    let mut sum = [0f32; DIM];
+    for token in ["hello", "world", "the"] {
+        let i = id(token);
+        for (s, v) in sum.iter_mut().zip(row(mapping[i] as usize)) {
+            *s += weights[i] * v;
+        }
+    }
+    let n = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let want: Vec<f32> = sum.iter().map(|x| x / n).collect();
+    assert_close(&encoder.embed_one("hello world the"), &want);
+}
+
+/// Each malformed tensor is an error that names it and says what was expected.
+#[test]
+fn a_malformed_table_mapping_or_weights_is_an_error_that_names_the_tensor() {
+    let vocab = VOCAB.len();
+    let table = f32_bytes(&(0..vocab).flat_map(row).collect::<Vec<_>>());
+    let ok_table = ("embeddings", Dtype::F32, vec![vocab, DIM], table.clone());
+    let mut nan = (0..vocab).flat_map(row).collect::<Vec<_>>();
+    nan[5] = f32::NAN;
+    let cases: Vec<(Vec<Tensor>, &str, &str)> = vec![
+        (
+            vec![("embeddings", Dtype::F32, vec![vocab, DIM, 1], table.clone())],
+            "`embeddings`",
+            "[vocabulary, dim]",
+        ),
+        (
+            vec![("embeddings", Dtype::F32, vec![0, DIM], Vec::new())],
+            "`embeddings`",
+            "both positive",
+        ),
+        (
+            vec![("embeddings", Dtype::F32, vec![vocab, DIM], f32_bytes(&nan))],
+            "`embeddings`",
+            "finite",
+        ),
+        (
+            vec![
+                ok_table.clone(),
+                ("mapping", Dtype::I64, vec![vocab], {
+                    let mut m: Vec<i64> = (0..vocab as i64).collect();
+                    m[3] = vocab as i64;
+                    m.iter().flat_map(|v| v.to_le_bytes()).collect()
+                }),
+            ],
+            "`mapping`",
+            "rows of `embeddings`",
+        ),
+        (
+            vec![
+                ok_table.clone(),
+                ("mapping", Dtype::F32, vec![vocab], vec![0; vocab * 4]),
+            ],
+            "`mapping`",
+            "integers",
+        ),
+        (
+            vec![
+                ok_table.clone(),
+                (
+                    "weights",
+                    Dtype::F32,
+                    vec![vocab - 1],
+                    vec![0; (vocab - 1) * 4],
+                ),
+            ],
+            "`weights`",
+            "a finite weight per token id",
+        ),
+        (
+            vec![
+                ok_table.clone(),
+                (
+                    "weights",
+                    Dtype::F32,
+                    vec![vocab],
+                    f32_bytes(&vec![f32::INFINITY; vocab]),
+                ),
+            ],
+            "`weights`",
+            "a finite weight per token id",
+        ),
+    ];
+    for (tensors, tensor, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write_static_model(dir.path(), Dtype::F32);
+        write_tensors(dir.path(), &tensors);
+        let e = Encoder::load(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("model.safetensors") && e.contains(tensor) && e.contains(expected),
+            "{tensor}: {e}"
+        );
+    }
+}
+
+/// A static model reads at most `max_tokens - 2` word pieces, as a BERT does.
+#[test]
+fn a_static_model_reads_no_more_pieces_than_its_token_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    write_static_model(dir.path(), Dtype::F32);
+    let encoder = Encoder::load(dir.path()).unwrap();
+    assert_eq!(encoder.max_tokens(), 512);
+    let encoder = encoder.with_max_tokens(4);
+    assert_close(
+        &encoder.embed_one("hello world the weather"),
+        &expected(&["hello", "world"]),
+    );
+}
