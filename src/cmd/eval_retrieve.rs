@@ -47,12 +47,13 @@ pub(crate) struct RetrieveArgs {
     #[arg(long, value_delimiter = ',', default_values_t = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6], value_parser = unit_interval)]
     floors: Vec<f32>,
     /// Margins to compare: a tool more than this far behind the first in meaning is left
-    /// out (with twins dropped at the agent's default).
+    /// out (with twins dropped at the agent's default, which is always measured without
+    /// a margin too); 1 is no margin.
     #[arg(long, value_delimiter = ',', default_values_t = [0.02, 0.05, 0.08, 0.1, 0.15], value_parser = unit_interval)]
     margins: Vec<f32>,
-    /// Also print each task's retrieval with twins dropped at the first `--twins` value:
-    /// `query`, `expected`, `tools`, `confidence`, one JSON line each (with `--json`, an
-    /// `each` array).
+    /// Also print each task's retrieval as the agent makes it by default (twins dropped
+    /// at 0.8, margin 0.1): `query`, `expected`, `tools`, `confidence`, one JSON line
+    /// each (with `--json`, an `each` array).
     #[arg(long)]
     each: bool,
 }
@@ -97,16 +98,27 @@ pub(crate) fn run(
         tools.iter().map(|t| (t.name.as_str(), t)).collect();
     let dir = tempfile::tempdir()?;
     let whole = ToolboxHost::new(build_toolbox(&tools, dir.path(), embedder.clone())?);
-    // Settings (twins, margin): keep twins, then each similarity, then each margin with
-    // the agent's twins.
-    let settings: Vec<(Option<f32>, Option<f32>)> = std::iter::once((None, None))
+    // Settings (twins, margin): keep twins, then each similarity and the agent's (the
+    // margins' baseline, and the confidence table's), then each margin with the agent's
+    // twins. A margin of 1 is none, as in the agent; a setting is measured once.
+    let agent_twins = Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY);
+    // What `--each` prints: the agent's retrieval.
+    let agent_default = (agent_twins, Some(toolscout_agent::DEFAULT_MARGIN));
+    let mut settings: Vec<(Option<f32>, Option<f32>)> = Vec::new();
+    for setting in std::iter::once((None, None))
         .chain(args.twins.iter().map(|&t| (Some(t), None)))
+        .chain(std::iter::once((agent_twins, None)))
         .chain(
             args.margins
                 .iter()
-                .map(|&m| (Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY), Some(m))),
+                .map(|&m| (agent_twins, (m < 1.0).then_some(m))),
         )
-        .collect();
+        .chain(args.each.then_some(agent_default))
+    {
+        if !settings.contains(&setting) {
+            settings.push(setting);
+        }
+    }
     let strictest = args.twins.iter().copied().fold(1.0f32, f32::min);
     let mut figures: Vec<Twins> = settings.iter().map(|_| Twins::default()).collect();
     let mut each = Vec::new();
@@ -121,7 +133,7 @@ pub(crate) fn run(
                 .with_twin_similarity(setting.0)
                 .with_margin(setting.1);
             let found: Retrieval = host.retrieve(&task.query, args.top_k);
-            if args.each && *setting == (args.twins.first().copied(), None) {
+            if args.each && *setting == agent_default {
                 let line = json!({"query": task.query, "expected": task.expected,
                     "tools": found.tools, "confidence": found.confidence});
                 if json_out {
@@ -152,7 +164,7 @@ pub(crate) fn run(
     // The confidence table is the default setting's (the agent's).
     let default_at = settings
         .iter()
-        .position(|s| *s == (Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY), None))
+        .position(|s| *s == (agent_twins, None))
         .unwrap_or(0);
     let conf = &figures[default_at];
     let floors: Vec<(f32, f64, f64)> = args

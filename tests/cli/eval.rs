@@ -181,6 +181,8 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
             json!({"query": "What is the weather in Paris?", "expected": ["get_weather"]}),
             json!({"query": "Convert 20 euros to dollars, a currency conversion", "expected": ["convert_currency"]}),
             json!({"query": "Email my boss", "expected": ["get_weather"]}),
+            // Two tools share its words.
+            json!({"query": "Send an email about the weather in a city", "expected": ["send_email"]}),
             json!({"query": "Tell me a joke about cats.", "expected": []}),
         ]
         .map(|v| v.to_string())
@@ -200,24 +202,32 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
             .output()
             .unwrap()
     };
-    let out = run(&["--top-k", "1", "--twins", "0.9", "--margins", "0.1"]);
+    let out = run(&["--top-k", "3", "--twins", "0.9", "--margins", "0.1,1"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("no sentence encoder"), "{stderr}");
     let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(figures["tasks"], 4, "{figures}");
+    assert_eq!(figures["tasks"], 5, "{figures}");
     let twins = figures["twins"].as_array().unwrap();
-    assert_eq!(twins.len(), 2, "kept, then 0.9: {figures}");
-    // Without a model no tool is known to be behind another: the margin leaves none out.
+    let similarities: Vec<_> = twins.iter().map(|t| &t["twin_similarity"]).collect();
+    // Kept, 0.9, and the agent's 0.8: the margins' baseline, though not asked for.
+    assert_eq!(similarities.len(), 3, "{figures}");
+    assert_eq!(similarities[0], &Value::Null, "{figures}");
+    assert!((similarities[2].as_f64().unwrap() - 0.8).abs() < 1e-6);
+    // A margin of 1 is none: that is the baseline, not a row of its own.
     let margins = figures["margins"].as_array().unwrap();
     assert_eq!(margins.len(), 1, "{figures}");
     assert_eq!(margins[0]["margin"].as_f64().map(|m| m as f32), Some(0.1));
+    // Without a model no tool is known to be behind another: the margin leaves none out.
+    let mean_tools = |row: &Value| row["mean_tools"].as_f64().unwrap();
+    assert!(mean_tools(&twins[2]) > 1.0, "{figures}");
+    assert_eq!(mean_tools(&margins[0]), mean_tools(&twins[2]), "{figures}");
     for setting in twins.iter().chain(margins) {
-        assert_eq!(setting["tool_tasks"], 3, "{figures}");
-        // Two of the three expected tools are retrieved; the email task expects the
+        assert_eq!(setting["tool_tasks"], 4, "{figures}");
+        // Three of the four expected tools are retrieved; "Email my boss" expects the
         // wrong tool on purpose.
         let hit = setting["hit"].as_f64().unwrap();
-        assert!((hit - 2.0 / 3.0).abs() < 1e-9, "{figures}");
+        assert!((hit - 3.0 / 4.0).abs() < 1e-9, "{figures}");
     }
     // Without a model there is no confidence: as in the agent, a task where something was
     // found requires a call at every floor, and the joke finds nothing, so it is free.
@@ -229,6 +239,22 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
         assert_eq!(floor["tool_tasks_required"], 1.0, "{figures}");
         assert_eq!(floor["no_tool_tasks_free"], 1.0, "{figures}");
     }
+    // `--each`: every task's retrieval, as the agent makes it.
+    let out = run(&["--each", "--twins", "0.9", "--margins", "0.05"]);
+    assert!(out.status.success());
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let each = figures["each"].as_array().unwrap();
+    assert_eq!(each.len(), 5, "{figures}");
+    assert_eq!(
+        each[3]["query"],
+        "Send an email about the weather in a city"
+    );
+    let tools = each[3]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{figures}");
+    assert_eq!(tools[0], "send_email", "{figures}");
+    // The agent's margin is measured too, beside the one asked for.
+    assert_eq!(figures["margins"].as_array().unwrap().len(), 2, "{figures}");
+
     let out = run(&["--twins", "1.5"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("outside 0 to 1"));

@@ -509,3 +509,46 @@ fn retrieve_drops_near_twins_and_says_how_sure_it_is() {
     assert!(!found.tools.is_empty());
     assert_eq!(found.confidence, None);
 }
+
+/// The margin is measured from a first tool found by meaning: a tool named in the
+/// message comes first without a cosine to fall behind, so nothing is cut. NaN is no
+/// margin, and a negative margin is none either (it would cut a tool as good as the
+/// first).
+#[test]
+fn the_margin_needs_a_first_tool_found_by_meaning_and_is_never_negative() {
+    use toolscout_agent::host::ToolHost;
+    let dir = tempfile::tempdir().unwrap();
+    let host = ToolboxHost::new(twins_toolbox(dir.path(), true)).with_twin_similarity(None);
+    let mostly_weather = "What is the current weather and temperature in Oslo? Any rain?";
+    let all = host.clone().with_margin(None).retrieve(mostly_weather, 3);
+    assert_eq!(all.tools.len(), 3, "{all:?}");
+    // At 0 a tool as good as the first (its twin) stays and the forecast goes.
+    let tight = host
+        .clone()
+        .with_margin(Some(0.0))
+        .retrieve(mostly_weather, 3);
+    assert_eq!(tight.tools, all.tools[..2], "{tight:?}");
+    let negative = host
+        .clone()
+        .with_margin(Some(-0.5))
+        .retrieve(mostly_weather, 3);
+    assert_eq!(negative.tools, tight.tools);
+    let nan = host
+        .clone()
+        .with_margin(Some(f32::NAN))
+        .retrieve(mostly_weather, 3);
+    assert_eq!(nan.tools, all.tools);
+
+    // Named: the first tool is certain, not near, and the email tool, far behind in
+    // meaning, is still offered.
+    let named = host
+        .clone()
+        .with_margin(Some(0.0))
+        .retrieve("get_weather", 3);
+    assert_eq!(named.confidence, Some(1.0));
+    assert_eq!(
+        named.tools,
+        ["get_weather", "weather.current", "send_email"],
+        "{named:?}"
+    );
+}
