@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost};
+use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost, kind};
 use toolscout_agent::{
     Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, StopReason, ToolboxHost,
 };
@@ -280,6 +280,15 @@ fn trace(event: &AgentEvent) {
         AgentEvent::ToolCallFinished { result, .. } => {
             eprintln!("    ← {}", cut(&result.to_string()));
         }
+        AgentEvent::FitChecked { reply, fits, .. } => eprintln!(
+            "    ? fit check: {:?} ({})",
+            cut(reply),
+            if *fits {
+                "call required"
+            } else {
+                "not required"
+            }
+        ),
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
         AgentEvent::FinalAnswer { text, .. } => eprintln!("    = {}", cut(text)),
         _ => {}
@@ -304,6 +313,9 @@ struct Totals {
     max_steps: usize,
     endpoint_errors: usize,
     estimated: bool,
+    /// Irrelevance tasks in which no catalog tool ran (a call refused before running,
+    /// such as one with ungrounded arguments, does not count as run).
+    none_ran: usize,
 }
 
 impl Totals {
@@ -362,6 +374,10 @@ struct Seen {
     expected_called: bool,
     /// Calls (successful or not) of the task's catalog tools.
     catalog_called: bool,
+    /// Calls of the task's catalog tools that ran: they succeeded, or failed or timed out
+    /// while running (not refused before: unknown, invalid or ungrounded arguments,
+    /// disabled, out of scope, not approved).
+    catalog_ran: bool,
     /// Tools retrieved before the first request.
     retrieved: Vec<String>,
     first_prompt_tokens: Option<u64>,
@@ -393,6 +409,8 @@ fn watch(
                 seen.expected_called |= ok && task.expected.contains(&tool);
                 seen.catalog_called |= catalog.contains(&tool);
                 let kind = result.pointer("/error/kind").and_then(Value::as_str);
+                seen.catalog_ran |= catalog.contains(&tool)
+                    && (ok || matches!(kind, Some(kind::TOOL_FAILED | kind::TIMEOUT)));
                 seen.calls.push(match kind {
                     Some(k) if !ok => format!("{tool}({k})"),
                     _ => tool,
@@ -507,6 +525,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         let hit = seen.retrieved.iter().any(|t| task.expected.contains(t));
         totals.tasks += 1;
         totals.successes += usize::from(success);
+        totals.none_ran += usize::from(!seen.catalog_ran);
         totals.hits += usize::from(hit);
         totals.hit_successes += usize::from(hit && success);
         totals.miss_successes += usize::from(!hit && success);
@@ -559,6 +578,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "tool_choice": format!("{:?}", args.activation.tool_choice),
         "activation_order": format!("{:?}", args.activation.activation_order),
         "confidence_floor": args.activation.confidence_floor,
+        "fit_check": args.activation.fit_check,
+        "ground_arguments": args.activation.ground_arguments,
         "twin_similarity": args.activation.twin_similarity,
         "margin": args.activation.margin,
         "tools": tools.len(),
@@ -573,6 +594,12 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             if let Some(f) = f.as_object_mut() {
                 // Success on an irrelevance task is abstaining: no catalog tool called.
                 f.insert("abstention_rate".to_owned(), f["success_rate"].clone());
+                // Looser: no catalog tool ran, though one may have been called and
+                // refused before running (by `--ground-arguments`, or as invalid).
+                f.insert(
+                    "no_tool_ran_rate".to_owned(),
+                    json!(irrelevant.none_ran as f64 / irrelevant.tasks as f64),
+                );
             }
             o.insert("irrelevance".to_owned(), f);
         }
@@ -581,7 +608,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, fit-check {}, ground-arguments {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -591,6 +618,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.tool_choice,
         args.activation.activation_order,
         args.activation.confidence_floor,
+        args.activation.fit_check,
+        args.activation.ground_arguments,
         args.activation.twin_similarity,
         args.activation.margin,
     );

@@ -35,8 +35,9 @@ const TOOLS: &str = r#"{"name": "get_weather", "description": "Get the current w
 {"name": "convert_currency", "description": "Convert an amount of money from one currency to another.", "parameters": {"type": "object", "properties": {"amount": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}}, "required": ["amount", "from", "to"]}}
 "#;
 
-/// One relevant task (retrieved, called with valid arguments) and one irrelevance task
-/// over its own offered tool (the model declines): both succeed, and the figures say so.
+/// One relevant task (retrieved, called with valid arguments) and two irrelevance tasks
+/// over their own offered tool: in one the model declines, in the other it calls the tool
+/// with a city it made up, which `--ground-arguments` refuses. The figures say so.
 #[test]
 fn eval_agent_runs_relevant_and_irrelevance_tasks() {
     let env = Env::new();
@@ -48,15 +49,20 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
         [
             json!({"query": "What is the weather in Paris?", "expected": ["get_weather"], "offered": ["get_weather"]}),
             json!({"query": "Tell me a joke about cats.", "expected": [], "offered": ["convert_currency"]}),
+            json!({"query": "Book me a hotel room.", "expected": [], "offered": ["get_weather"]}),
         ]
         .map(|v| v.to_string())
         .join("\n"),
     )
     .unwrap();
     let (url, server) = scripted(vec![
+        // The fit check (asked for below) of the weather task's sure retrieval.
+        answer("Yes"),
         call("get_weather", json!({"city": "Paris"})),
         answer("It is sunny in Paris."),
         answer("Why did the cat sit on the computer? To keep an eye on the mouse."),
+        call("get_weather", json!({"city": "Rome"})),
+        answer("Which city, and for which nights?"),
     ]);
     let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
         // Hermetic: rank by words, whatever model this machine has fetched.
@@ -75,18 +81,30 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
         .arg(&tools)
         .arg("--tasks")
         .arg(&tasks)
+        .args(["--fit-check", "true", "--ground-arguments", "true"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(figures["policy"], "retrieve", "{figures}");
+    assert_eq!(figures["fit_check"], true, "{figures}");
     assert_eq!(figures["relevant"]["tasks"], 1, "{figures}");
     assert_eq!(figures["relevant"]["success_rate"], 1.0, "{figures}");
     assert_eq!(figures["relevant"]["retrieved_hit_rate"], 1.0, "{figures}");
-    assert_eq!(figures["irrelevance"]["abstention_rate"], 1.0, "{figures}");
+    assert_eq!(figures["ground_arguments"], true, "{figures}");
+    // The hotel task called get_weather, so it did not abstain, but the call never ran.
+    assert_eq!(figures["irrelevance"]["abstention_rate"], 0.5, "{figures}");
+    assert_eq!(figures["irrelevance"]["no_tool_ran_rate"], 1.0, "{figures}");
     let requests = server.join().unwrap();
-    assert_eq!(requests.len(), 3);
+    assert_eq!(requests.len(), 6);
+    let refusal = requests[5]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
+    assert!(refusal.contains("ungrounded_arguments"), "{refusal}");
+    assert_eq!(requests[0].get("tools"), None, "{:#}", requests[0]);
     let names = |request: &Value| -> Vec<String> {
         request["tools"]
             .as_array()
@@ -97,8 +115,8 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
     };
     // The weather task's catalog is the whole file; the irrelevance task's is its own
     // offered tool only.
-    assert!(names(&requests[0]).contains(&"get_weather".to_owned()));
-    let own = names(&requests[2]);
+    assert!(names(&requests[1]).contains(&"get_weather".to_owned()));
+    let own = names(&requests[3]);
     assert!(!own.contains(&"get_weather".to_owned()), "{own:?}");
     assert!(!own.contains(&"send_email".to_owned()), "{own:?}");
 }

@@ -13,6 +13,7 @@ use tracing::field::Empty;
 
 use crate::agent::with_system;
 use crate::approval::{ApprovalRequest, Decision};
+use crate::grounding::Grounding;
 use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext, kind};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
@@ -29,12 +30,14 @@ pub(crate) struct Executed {
     pub(crate) answer: Option<String>,
 }
 
+/// Runs one call; with `grounding`, a catalog tool's required arguments must be in it.
 pub(crate) async fn execute(
     rt: &Runtime<'_>,
     config: &AgentConfig,
     depth: u32,
     tools: &ToolSet,
     call: &ToolCall,
+    grounding: Option<&Grounding<'_>>,
     cancel: &CancellationToken,
 ) -> Executed {
     let called = &call.function.name;
@@ -102,9 +105,11 @@ pub(crate) async fn execute(
             }
         }
         Ok(args) => {
-            dispatch(rt, config, depth, tools, &tool, args, &call.id, cancel)
-                .instrument(span.clone())
-                .await
+            dispatch(
+                rt, config, depth, tools, &tool, args, &call.id, grounding, cancel,
+            )
+            .instrument(span.clone())
+            .await
         }
     };
     span.record("ok", outcome.is_ok());
@@ -182,6 +187,7 @@ async fn dispatch(
     tool: &str,
     args: Value,
     call_id: &str,
+    grounding: Option<&Grounding<'_>>,
     cancel: &CancellationToken,
 ) -> (CallOutcome, Usage) {
     if let Some(sub) = rt.subagent(tool) {
@@ -204,7 +210,10 @@ async fn dispatch(
         return delegate(rt, sub, depth + 1, task, cancel).await;
     }
     (
-        call_host(rt, config, depth, tools, tool, args, call_id, cancel).await,
+        call_host(
+            rt, config, depth, tools, tool, args, call_id, grounding, cancel,
+        )
+        .await,
         Usage::default(),
     )
 }
@@ -218,6 +227,7 @@ async fn call_host(
     tool: &str,
     args: Value,
     call_id: &str,
+    grounding: Option<&Grounding<'_>>,
     cancel: &CancellationToken,
 ) -> CallOutcome {
     let Some(spec) = tools.get(tool).cloned().or_else(|| rt.host.spec(tool)) else {
@@ -240,6 +250,10 @@ async fn call_host(
         // The error shows the usage: that discloses the tool, so it is activated and
         // the model's retry can use its schema.
         return invalid(&spec, &problems).with_disclosed([spec.name.to_string()]);
+    }
+    // Before approval: a call with made-up values is not worth a person's attention.
+    if let Some(refused) = grounding.and_then(|g| g.refuse(&spec, &args)) {
+        return refused;
     }
     if spec.metadata.requires_approval {
         let request = ApprovalRequest {

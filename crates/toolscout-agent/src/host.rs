@@ -118,6 +118,9 @@ pub mod kind {
     pub const OUT_OF_SCOPE: &str = "out_of_scope";
     /// A sub-agent stopped without an answer.
     pub const SUBAGENT_FAILED: &str = "subagent_failed";
+    /// Required arguments the conversation did not give (see
+    /// [`AgentConfig::ground_arguments`](crate::AgentConfig::ground_arguments)).
+    pub const UNGROUNDED_ARGUMENTS: &str = "ungrounded_arguments";
 }
 
 /// The result of one call: what the model reads, and what it disclosed.

@@ -12,7 +12,9 @@
 //!   up to [`AgentConfig::activation_cap`] tools, least recently used evicted first.
 //!   `Retrieve` (the default) is `Browse` without `call_tool` plus, before the first
 //!   request, the [`AgentConfig::retrieve_top_k`] tools the host's search ranks best for
-//!   each user message ([`ToolHost::retrieve`], near-twins dropped), activated up front.
+//!   each user message ([`ToolHost::retrieve`], near-twins dropped and tools well
+//!   behind the first in meaning left out), activated up front (or, with
+//!   [`AgentConfig::fit_check`], once the model agrees one of them fits).
 //!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
 //!   aliases, since OpenAI names allow no dots.
 //! * **Making the model act** ([`ToolChoice`]): with `RequiredAfterActivation`, the
@@ -21,7 +23,9 @@
 //!   decline.
 //! * **Calls** run in parallel, each with its own timeout. Every failure — unknown or
 //!   disabled tool, invalid arguments (including JSON that does not parse), timeout,
-//!   refused approval — becomes a tool result the model reads ([`CallOutcome`]).
+//!   refused approval — becomes a tool result the model reads ([`CallOutcome`]). With
+//!   [`AgentConfig::ground_arguments`], a call whose required arguments are nowhere in
+//!   what the user said or a tool returned is not run: the model is told to ask.
 //! * **Approvals**: tools with `metadata.requires_approval` wait for the [`Approver`].
 //! * **Sub-agents**: an [`AgentConfig`] added with [`Agent::with_subagent`] is a tool
 //!   whose call runs a nested loop and returns its final answer, up to
@@ -76,6 +80,7 @@ mod config;
 mod error;
 mod event;
 mod exec;
+mod grounding;
 pub mod host;
 mod message;
 pub mod prompts;

@@ -10,3 +10,8 @@ pub const ANSWER_TOOL: &str = include_str!("../../../prompts/agent_answer_tool.m
 pub const CALL_TOOL: &str = include_str!("../../../prompts/agent_call_tool.md");
 /// The description of a sub-agent tool's `task` parameter.
 pub const SUBAGENT_TASK: &str = include_str!("../../../prompts/agent_subagent_task.txt");
+/// The system prompt of the [fit check](crate::AgentConfig::fit_check).
+pub const FIT_CHECK: &str = include_str!("../../../prompts/agent_fit_check.md");
+/// The question of the [fit check](crate::AgentConfig::fit_check): `{request}` is the
+/// user's message, `{tools}` one line per retrieved tool.
+pub const FIT_QUESTION: &str = include_str!("../../../prompts/agent_fit_question.md");

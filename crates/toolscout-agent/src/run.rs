@@ -11,6 +11,7 @@ use crate::agent::subagent_spec;
 use crate::approval::Approver;
 use crate::event::Emitter;
 use crate::exec::{Executed, execute};
+use crate::grounding::{Grounding, Grounds};
 use crate::host::{ANSWER_TOOL, answer_tool_spec};
 use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
@@ -106,10 +107,15 @@ pub(crate) fn run_loop<'a>(
         let meta: Vec<String> = initial.iter().map(|t| t.name.to_string()).collect();
         let mut tools = ToolSet::new(initial, config.activation_cap);
         let mut forcing = Forcing::default();
-        if config.policy == Policy::Retrieve {
-            forcing.activated |= retrieve(rt, config, depth, &mut tools, &messages);
-        }
         let mut usage = Usage::default();
+        if config.policy == Policy::Retrieve {
+            forcing.activated = retrieve(
+                rt, config, depth, &mut tools, &messages, &mut usage, &cancel,
+            )
+            .await;
+        }
+        // Calls `ground_arguments` refused: made again unchanged, they run.
+        let refused = std::sync::Mutex::new(std::collections::HashSet::new());
         let mut steps = 0u32;
         let mut answer = None;
         let stop = loop {
@@ -200,14 +206,18 @@ pub(crate) fn run_loop<'a>(
                 answer = Some(text);
                 break StopReason::Answer;
             }
-            let executed: Vec<Executed> = join_all(
-                completion
-                    .tool_calls
-                    .iter()
-                    .map(|call| execute(rt, config, depth, &tools, call, &cancel)),
-            )
-            .instrument(span)
-            .await;
+            // What the conversation gave so far: a call's required arguments must be in it.
+            let grounds = config.ground_arguments.then(|| Grounding {
+                grounds: Grounds::of(&messages),
+                exempt: &meta,
+                refused: &refused,
+            });
+            let executed: Vec<Executed> =
+                join_all(completion.tool_calls.iter().map(|call| {
+                    execute(rt, config, depth, &tools, call, grounds.as_ref(), &cancel)
+                }))
+                .instrument(span)
+                .await;
             for (call, done) in completion.tool_calls.iter().zip(&executed) {
                 messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),
@@ -276,20 +286,31 @@ fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[St
 
 /// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
 /// activates what each finds. Earlier messages are searched again so that a continued
-/// conversation rebuilds the same tools array, then appends. Whether anything was
-/// activated and the last user message's retrieval reached
-/// [`AgentConfig::confidence_floor`] (what makes the next request require a call): an
-/// earlier message's sure tools do not force a call on a later, unsure turn.
-fn retrieve(
+/// conversation rebuilds the same tools array, then appends. The last user message's
+/// tools, when its retrieval reached [`AgentConfig::confidence_floor`], are activated
+/// only if the [fit check](AgentConfig::fit_check) (when on) does not say no. Whether
+/// the next request must call a tool: anything was activated and the last message's
+/// retrieval reached the floor and passed the check (an earlier message's sure tools do
+/// not force a call on a later, unsure turn).
+///
+/// A message the check turned down is not checked again when a later turn replays it,
+/// so its tools then join the array: the prefix differs from that turn's, but every
+/// tool in it was retrieved for the conversation.
+async fn retrieve(
     rt: &Runtime<'_>,
     config: &AgentConfig,
     depth: u32,
     tools: &mut ToolSet,
     messages: &[Message],
+    usage: &mut Usage,
+    cancel: &CancellationToken,
 ) -> bool {
+    let last_user = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::User { .. }));
     let mut activated = false;
     let mut last_sure = false;
-    for message in messages {
+    for (i, message) in messages.iter().enumerate() {
         let Message::User { content } = message else {
             continue;
         };
@@ -300,16 +321,134 @@ fn retrieve(
             tools: found.tools.clone(),
             confidence: found.confidence,
         });
-        activated |= activate(
-            rt,
-            config,
-            depth,
-            tools,
-            &ordered(config, found.tools.clone()),
-        );
-        last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
+        let sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
+        if Some(i) == last_user {
+            last_sure = sure
+                && (!config.fit_check
+                    || fit_check(rt, config, depth, content, &found.tools, usage, cancel).await);
+            if sure && !last_sure {
+                // The model says none of them fits: offering them only invites a call.
+                continue;
+            }
+        }
+        activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
     }
     activated && last_sure
+}
+
+/// The longest user message the fit check quotes, in characters.
+const FIT_REQUEST_CHARS: usize = 2_000;
+/// The longest tool summary the fit check quotes, in characters.
+const FIT_SUMMARY_CHARS: usize = 200;
+/// Completion tokens of the fit check: one word is read.
+const FIT_TOKENS: u32 = 3;
+
+/// [`AgentConfig::fit_check`]: asks the model, in a request of its own without tools,
+/// whether one of `found` does what `message` asks. True unless the reply starts with
+/// "no"; a failed or cancelled check is true too (as if there were no check).
+async fn fit_check(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    message: &str,
+    found: &[String],
+    usage: &mut Usage,
+    cancel: &CancellationToken,
+) -> bool {
+    let lines: Vec<String> = found
+        .iter()
+        .filter_map(|name| rt.host.spec(name))
+        .map(|spec| {
+            let summary: String = spec.summary.chars().take(FIT_SUMMARY_CHARS).collect();
+            format!(
+                "- {}({}): {}",
+                spec.name,
+                spec.parameter_names().join(", "),
+                summary.trim()
+            )
+        })
+        .collect();
+    if lines.is_empty() {
+        return true;
+    }
+    let request: String = message.chars().take(FIT_REQUEST_CHARS).collect();
+    let question = fill(
+        crate::prompts::FIT_QUESTION.trim_end(),
+        &[
+            ("{request}", request.trim()),
+            ("{tools}", &lines.join("\n")),
+        ],
+    );
+    let mut body = Map::new();
+    body.insert("model".to_owned(), json!(config.model));
+    body.insert(
+        "messages".to_owned(),
+        json!([
+            {"role": "system", "content": crate::prompts::FIT_CHECK.trim_end()},
+            {"role": "user", "content": question},
+        ]),
+    );
+    // Reasoning models take `max_completion_tokens`; follow what the config sends.
+    let limit_key = if config.request_params.contains_key("max_completion_tokens") {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body.insert(limit_key.to_owned(), json!(FIT_TOKENS));
+    body.insert("temperature".to_owned(), json!(0));
+    let request = rt.client.complete(body.clone(), false, 0, |_| {});
+    let result = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return true,
+        r = request => r,
+    };
+    let (reply, fits) = match result {
+        Ok(completion) => {
+            usage.add(
+                completion
+                    .usage
+                    .unwrap_or_else(|| estimate(&body, &completion)),
+            );
+            let no = completion
+                .content
+                .split(|c: char| !c.is_alphabetic())
+                .find(|w| !w.is_empty())
+                .is_some_and(|w| w.eq_ignore_ascii_case("no"));
+            (completion.content, !no)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the fit check failed; a call stays required");
+            (String::new(), true)
+        }
+    };
+    rt.emitter.emit(AgentEvent::FitChecked {
+        agent: config.name.clone(),
+        depth,
+        tools: found.to_vec(),
+        reply,
+        fits,
+    });
+    fits
+}
+
+/// `template` with each placeholder replaced by its value, in one pass: a value that
+/// holds a placeholder is not expanded again.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    loop {
+        let next = values
+            .iter()
+            .filter_map(|(key, value)| rest.find(key).map(|at| (at, *key, *value)))
+            .min_by_key(|(at, _, _)| *at);
+        let Some((at, key, value)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(value);
+        rest = &rest[at + key.len()..];
+    }
 }
 
 /// A batch of tools, best first, in the order [`AgentConfig::activation_order`] appends
@@ -400,5 +539,22 @@ fn estimate(body: &Map<String, Value>, completion: &Completion) -> Usage {
         prompt_tokens: prompt as u64,
         completion_tokens: completion_tokens as u64,
         estimated: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fill;
+
+    #[test]
+    fn fill_replaces_each_placeholder_once_and_never_a_value() {
+        let question = fill(
+            "Request: {request}\nTools: {tools}\n{request}",
+            &[("{request}", "say {tools}"), ("{tools}", "- a")],
+        );
+        // The request's own "{tools}" is text, not a placeholder.
+        assert_eq!(question, "Request: say {tools}\nTools: - a\nsay {tools}");
+        assert_eq!(fill("no placeholders", &[("{x}", "y")]), "no placeholders");
+        assert_eq!(fill("{x}{x}", &[("{x}", "")]), "");
     }
 }

@@ -5,6 +5,7 @@
 mod browse;
 mod calls;
 mod endpoint;
+mod grounding;
 mod live;
 mod retrieve;
 mod server;
@@ -67,7 +68,9 @@ pub(crate) fn host() -> StaticHost {
 
 /// A config for tests: non-streaming unless `stream`, short tool timeout.
 pub(crate) fn config(policy: Policy, stream: bool) -> AgentConfigBuilder {
-    // The mechanisms under test, not the defaults: `auto`, five retrieved tools.
+    // The mechanisms under test, not the defaults: `auto`, five retrieved tools, no fit
+    // check (which would take a scripted reply of its own; `retrieve.rs` tests it), no
+    // argument check (`grounding.rs` tests it).
     AgentConfig::builder("assistant", "scripted-model")
         .system_prompt("You are a test assistant.")
         .policy(policy)
@@ -75,6 +78,8 @@ pub(crate) fn config(policy: Policy, stream: bool) -> AgentConfigBuilder {
         .tool_timeout(Duration::from_millis(400))
         .tool_choice(toolscout_agent::ToolChoice::Auto)
         .retrieve_top_k(5)
+        .fit_check(false)
+        .ground_arguments(false)
 }
 
 /// An agent over [`host`] talking to `server`.

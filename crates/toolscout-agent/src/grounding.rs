@@ -1,0 +1,459 @@
+//! [`AgentConfig::ground_arguments`](crate::AgentConfig::ground_arguments): is each
+//! required argument of a call something the conversation gave?
+//!
+//! A small model offered a tool that is only on the subject of a request calls it
+//! anyway, and fills what the request does not say with values of its own ("find me a
+//! train" becomes a train from New York to Boston on some date). What it invents is
+//! rarely anywhere in the conversation; what the user gave almost always is, in some
+//! form. The check is deliberately lenient, so that a value the model reworded still
+//! passes: a text passes when one of its words (or numbers) was said, a number when it
+//! was said (as digits, as a word up to twenty, or as a percentage) or is 0 or 1 (which
+//! "a month" or "the next week" say without a digit), a list or object when one of its
+//! parts passes. Values the schema itself offers (an `enum` member, the
+//! `const`, the `default`), booleans and null always pass, and only required parameters
+//! are checked: an optional one the model fills is its own choice.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use serde_json::Value;
+use toolscout_spec::ToolSpec;
+
+use crate::host::kind;
+use crate::{CallOutcome, Message};
+
+/// The most text the grounds are built from, in bytes: the newest messages count first.
+const MAX_GROUND_BYTES: usize = 1 << 20;
+/// How many of the numbers said are combined in pairs for derived values.
+const MAX_DERIVED: usize = 64;
+/// The deepest a value is looked into.
+const MAX_DEPTH: usize = 16;
+
+/// What a step's calls are checked against.
+pub(crate) struct Grounding<'a> {
+    /// The conversation so far.
+    pub(crate) grounds: Grounds,
+    /// Tools never checked: the run's meta tools (discover, `call_tool`, `answer`) and
+    /// sub-agents, whose arguments the model composes by design.
+    pub(crate) exempt: &'a [String],
+    /// The calls refused so far in the run (tool and arguments): made again unchanged,
+    /// one runs, as the model has confirmed values the user gave in other words.
+    pub(crate) refused: &'a Mutex<HashSet<String>>,
+}
+
+impl Grounding<'_> {
+    /// The `ungrounded_arguments` error for a call of `spec`, if it has one.
+    pub(crate) fn refuse(&self, spec: &ToolSpec, args: &Value) -> Option<CallOutcome> {
+        if self.exempt.iter().any(|name| name == spec.name.as_str()) {
+            return None;
+        }
+        let missing = self.grounds.ungrounded(spec, args);
+        if missing.is_empty() {
+            return None;
+        }
+        let call = format!("{}\u{0}{args}", spec.name);
+        // A poisoned lock only means another call panicked; the set is still usable.
+        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        if refused.contains(&call) {
+            return None;
+        }
+        if refused.len() < MAX_REFUSED {
+            refused.insert(call);
+        }
+        drop(refused);
+        let sent: Vec<String> = missing
+            .iter()
+            .map(|name| {
+                let value = args.get(name).map(Value::to_string).unwrap_or_default();
+                let short: String = value.chars().take(MAX_QUOTED_CHARS).collect();
+                let cut = if short.len() < value.len() { "…" } else { "" };
+                format!("{name}={short}{cut}")
+            })
+            .collect();
+        Some(CallOutcome::error(
+            kind::UNGROUNDED_ARGUMENTS,
+            format!(
+                "not run: the user has not given {} ({} is in neither the request nor a tool result). If the user did give it in other words (a name for what they described, a converted unit, a total), call again with the same arguments and the call will run; if not, do not guess: answer the user and ask for it",
+                missing.join(", "),
+                sent.join(", ")
+            ),
+        ))
+    }
+}
+
+/// The most refused calls a run remembers (each is confirmed by being made again).
+const MAX_REFUSED: usize = 1_000;
+
+/// The longest argument value an `ungrounded_arguments` error quotes, in characters.
+const MAX_QUOTED_CHARS: usize = 60;
+
+/// The words and numbers of what the user said and the tools returned.
+#[derive(Debug, Default)]
+pub(crate) struct Grounds {
+    words: HashSet<String>,
+    numbers: Vec<f64>,
+}
+
+impl Grounds {
+    /// The grounds of a conversation: its user messages and tool results, newest first,
+    /// up to [`MAX_GROUND_BYTES`]. The model's own turns and the system prompt are not
+    /// grounds: a value the model wrote down is not one the user gave.
+    pub(crate) fn of(messages: &[Message]) -> Self {
+        let mut grounds = Grounds::default();
+        let mut budget = MAX_GROUND_BYTES;
+        for message in messages.iter().rev() {
+            let text = match message {
+                Message::User { content } | Message::Tool { content, .. } => content,
+                _ => continue,
+            };
+            let end = floor_char_boundary(text, budget.min(text.len()));
+            grounds.add(&text[..end]);
+            budget -= end;
+            if budget == 0 {
+                break;
+            }
+        }
+        grounds.numbers.sort_by(f64::total_cmp);
+        grounds.numbers.dedup();
+        grounds
+    }
+
+    fn add(&mut self, text: &str) {
+        for token in tokens(text) {
+            if let Some(n) = number_word(&token) {
+                self.numbers.push(n);
+            }
+            self.words.insert(stem(&token).to_owned());
+        }
+        self.numbers.extend(numbers(text));
+    }
+
+    fn has_number(&self, n: f64) -> bool {
+        // "-5" was said as "5" (or "minus 5", "5 below zero").
+        let n = n.abs();
+        if n == 0.0 || n == 1.0 {
+            return true;
+        }
+        let near = |m: &f64| (m - n).abs() <= 1e-9 * n.max(1.0);
+        // A percentage may be passed as a fraction or the other way round.
+        if self
+            .numbers
+            .iter()
+            .any(|m| near(m) || near(&(m / 100.0)) || near(&(m * 100.0)))
+        {
+            return true;
+        }
+        // A total, a difference, a product or a ratio of two numbers that were said
+        // ("20 minutes and 15 minutes" is 35).
+        let said = &self.numbers[..self.numbers.len().min(MAX_DERIVED)];
+        said.iter().enumerate().any(|(i, a)| {
+            said[i + 1..].iter().any(|b| {
+                near(&(a + b))
+                    || near(&(a - b).abs())
+                    || near(&(a * b))
+                    || (*b != 0.0 && near(&(a / b)))
+                    || (*a != 0.0 && near(&(b / a)))
+            })
+        })
+    }
+
+    fn has_word(&self, token: &str) -> bool {
+        self.words.contains(stem(token)) || number(token).is_some_and(|n| self.has_number(n))
+    }
+
+    fn grounds(&self, value: &Value, schema: Option<&Value>, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return true;
+        }
+        if let Some(schema) = schema {
+            let offered = |key: &str| schema.get(key);
+            let in_enum = offered("enum")
+                .and_then(Value::as_array)
+                .is_some_and(|e| e.contains(value));
+            if in_enum || offered("const") == Some(value) || offered("default") == Some(value) {
+                return true;
+            }
+        }
+        match value {
+            Value::Null | Value::Bool(_) => true,
+            Value::Number(n) => n.as_f64().is_none_or(|n| self.has_number(n)),
+            Value::String(text) => {
+                let mut words = tokens(text).peekable();
+                // Nothing but punctuation invents nothing.
+                words.peek().is_none() || words.any(|w| self.has_word(&w))
+            }
+            Value::Array(items) => {
+                let item_schema = schema.and_then(|s| s.get("items"));
+                items.is_empty()
+                    || items
+                        .iter()
+                        .any(|item| self.grounds(item, item_schema, depth + 1))
+            }
+            Value::Object(fields) => {
+                let properties = schema.and_then(|s| s.get("properties"));
+                fields.is_empty()
+                    || fields.iter().any(|(key, v)| {
+                        self.grounds(v, properties.and_then(|p| p.get(key)), depth + 1)
+                    })
+            }
+        }
+    }
+
+    /// The required parameters of `spec` whose values in `args` the conversation did not
+    /// give, in the schema's order.
+    pub(crate) fn ungrounded(&self, spec: &ToolSpec, args: &Value) -> Vec<String> {
+        let schema = &spec.parameters;
+        let Some(required) = schema.get("required").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        let properties = schema.get("properties");
+        required
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|name| {
+                args.get(*name).is_some_and(|value| {
+                    !self.grounds(value, properties.and_then(|p| p.get(*name)), 0)
+                })
+            })
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// The lower-case runs of letters, and the runs of digits, in `text`: "1kg" is "1" and
+/// "kg", "XK-881" is "xk" and "881".
+fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let start = rest.find(char::is_alphanumeric)?;
+        rest = &rest[start..];
+        let digits = rest.starts_with(|c: char| c.is_ascii_digit());
+        let end = rest
+            .find(|c: char| !c.is_alphanumeric() || c.is_ascii_digit() != digits)
+            .unwrap_or(rest.len());
+        let token = rest[..end].to_lowercase();
+        rest = &rest[end..];
+        Some(token)
+    })
+}
+
+/// A word without a plural's final "s" ("whales" and "whale" are one word).
+fn stem(word: &str) -> &str {
+    match word.strip_suffix('s') {
+        Some(rest) if rest.chars().count() >= 3 => rest,
+        _ => word,
+    }
+}
+
+/// A token that is all digits, as a number ("07" is 7).
+fn number(token: &str) -> Option<f64> {
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    token.parse().ok()
+}
+
+/// The numbers written in `text`, each once: "12,000" is 12000 and "0.5" is 0.5 (not 12
+/// and 0, or 0 and 5), "2023-03-01" is 2023, 3 and 1.
+fn numbers(text: &str) -> impl Iterator<Item = f64> + '_ {
+    text.split(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
+        .map(|t| t.trim_matches(|c| c == ',' || c == '.'))
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|t| t.replace(',', "").parse().ok())
+}
+
+/// "one" to "twenty", and the round tens, hundred and thousand, as numbers.
+fn number_word(token: &str) -> Option<f64> {
+    const SMALL: [&str; 21] = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    if let Some(n) = SMALL.iter().position(|w| *w == token) {
+        return Some(n as f64);
+    }
+    Some(match token {
+        "thirty" => 30.0,
+        "forty" => 40.0,
+        "fifty" => 50.0,
+        "sixty" => 60.0,
+        "seventy" => 70.0,
+        "eighty" => 80.0,
+        "ninety" => 90.0,
+        "hundred" => 100.0,
+        "thousand" => 1000.0,
+        "dozen" => 12.0,
+        "half" => 0.5,
+        _ => return None,
+    })
+}
+
+/// The largest char boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn spec(parameters: Value) -> ToolSpec {
+        ToolSpec::builder("find_trains", "Find trains between two cities")
+            .parameters(parameters)
+            .build()
+            .unwrap()
+    }
+
+    fn trains() -> ToolSpec {
+        spec(json!({
+            "type": "object",
+            "properties": {
+                "from": {"type": "string"},
+                "to": {"type": "string"},
+                "date": {"type": "string"},
+                "class": {"type": "string", "enum": ["Value", "Business"]},
+                "adults": {"type": "integer", "default": 1},
+                "seats": {"type": "integer"}
+            },
+            "required": ["from", "to", "date", "class", "adults"]
+        }))
+    }
+
+    fn user(text: &str) -> Vec<Message> {
+        vec![Message::system("Use the tools."), Message::user(text)]
+    }
+
+    #[test]
+    fn invented_values_are_ungrounded_and_given_ones_are_not() {
+        let grounds = Grounds::of(&user("Is it possible for you to find me a train?"));
+        let args = json!({"from": "New York", "to": "Boston", "date": "2023-04-15",
+            "class": "Value", "adults": 1});
+        assert_eq!(grounds.ungrounded(&trains(), &args), ["from", "to", "date"]);
+
+        let grounds = Grounds::of(&user(
+            "A train from Sacramento to Fresno on March 3rd 2023, please",
+        ));
+        // Reworded, reformatted and schema-offered values all pass.
+        let args = json!({"from": "Sacramento, CA", "to": "fresno", "date": "2023-03-03",
+            "class": "Business", "adults": 1});
+        assert!(grounds.ungrounded(&trains(), &args).is_empty());
+    }
+
+    #[test]
+    fn numbers_pass_as_digits_words_separators_and_percentages() {
+        let grounds = Grounds::of(&user(
+            "12,000 miles at 0.5 per mile, two people, 93.5% done, 07 May",
+        ));
+        for n in [12000.0, 0.5, 2.0, 93.5, 0.935, 7.0, -7.0, 1.0, 0.0] {
+            assert!(grounds.has_number(n), "{n}");
+        }
+        // 12,000 × 0.5, 7 × 2, 12,000 + 2 and 93.5 − 7 are derived from what was said.
+        for n in [6000.0, 14.0, 12002.0, 86.5] {
+            assert!(grounds.has_number(n), "{n}");
+        }
+        // Not said, and not a pair's total, difference, product or ratio ("12,000" is
+        // not 12).
+        for n in [3.0, 2e-7, 4.25, 12.0, 11.0] {
+            assert!(!grounds.has_number(n), "{n}");
+        }
+        let measure = spec(json!({
+            "type": "object",
+            "properties": {"distance": {"type": "number"}, "current": {"type": "number"}},
+            "required": ["distance", "current"]
+        }));
+        let args = json!({"distance": 12000, "current": 4.25});
+        assert_eq!(grounds.ungrounded(&measure, &args), ["current"]);
+    }
+
+    #[test]
+    fn only_required_parameters_that_were_sent_are_checked() {
+        let grounds = Grounds::of(&user("A train from Sacramento to Fresno"));
+        // `seats` is optional; `date`, required, was left out (validation's business).
+        let args = json!({"from": "Sacramento", "to": "Fresno", "seats": 40,
+            "class": "Value", "adults": 1});
+        assert!(grounds.ungrounded(&trains(), &args).is_empty());
+        // A tool without a schema's `required` has nothing to check.
+        let open = spec(json!({"type": "object", "properties": {"q": {"type": "string"}}}));
+        assert!(
+            grounds
+                .ungrounded(&open, &json!({"q": "anything"}))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn lists_and_objects_pass_when_a_part_was_said() {
+        let grounds = Grounds::of(&user("Play songs by Tyler Shaw"));
+        let tool = spec(json!({
+            "type": "object",
+            "properties": {"artists": {"type": "array", "items": {"type": "string"}},
+                "filter": {"type": "object"}},
+            "required": ["artists", "filter"]
+        }));
+        let args = json!({"artists": ["Adele", "Tyler Shaw"], "filter": {"by": "tyler"}});
+        assert!(grounds.ungrounded(&tool, &args).is_empty());
+        let args = json!({"artists": ["Adele"], "filter": {"by": "Adele"}});
+        assert_eq!(grounds.ungrounded(&tool, &args), ["artists", "filter"]);
+    }
+
+    #[test]
+    fn tool_results_are_grounds_and_the_models_own_words_are_not() {
+        let mut messages = user("Book the cheapest flight");
+        messages.push(Message::Assistant {
+            content: Some("I will book flight XK-881.".to_owned()),
+            tool_calls: Vec::new(),
+        });
+        let tool = spec(json!({
+            "type": "object",
+            "properties": {"flight": {"type": "string"}},
+            "required": ["flight"]
+        }));
+        let args = json!({"flight": "XK-881"});
+        assert_eq!(Grounds::of(&messages).ungrounded(&tool, &args), ["flight"]);
+        messages.push(Message::Tool {
+            tool_call_id: "c1".to_owned(),
+            content: r#"{"ok":true,"value":{"cheapest":"XK-881"}}"#.to_owned(),
+        });
+        assert!(Grounds::of(&messages).ungrounded(&tool, &args).is_empty());
+    }
+
+    #[test]
+    fn the_grounds_are_bounded_and_keep_the_newest_text() {
+        // An old message longer than the budget: its start is read, its end is not.
+        let old = format!("early {} late", "é".repeat(MAX_GROUND_BYTES / 2));
+        let messages = vec![Message::user(old), Message::user("newest")];
+        let grounds = Grounds::of(&messages);
+        assert!(grounds.has_word("newest"));
+        assert!(grounds.has_word("early"));
+        assert!(!grounds.has_word("late"));
+    }
+
+    #[test]
+    fn tokens_split_letters_from_digits() {
+        let all: Vec<String> = tokens("1kg of XK-881, Straße 7b").collect();
+        assert_eq!(all, ["1", "kg", "of", "xk", "881", "straße", "7", "b"]);
+    }
+}
