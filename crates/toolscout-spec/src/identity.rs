@@ -25,28 +25,40 @@ pub fn toolset_id(specs: &[ToolSpec]) -> Uuid {
 
 /// [`toolset_id`] over any iterator of specs.
 pub fn toolset_id_of<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Uuid {
-    let mut entries: Vec<String> = specs
-        .into_iter()
-        .map(|s| {
-            // Length-prefixed fields, so that no two different tuples share an encoding.
-            let fields = [
-                s.name.as_str(),
-                s.version.as_deref().unwrap_or(""),
-                s.description_or_summary(),
-                &canonical_json(&s.parameters),
-            ];
-            fields
-                .iter()
-                .map(|f| format!("{}:{f}", f.len()))
-                .collect::<Vec<_>>()
-                .join("")
-        })
-        .collect();
-    entries.sort_unstable();
-    let mut bytes = Vec::new();
-    for e in &entries {
-        bytes.extend_from_slice(e.as_bytes());
-        bytes.push(0);
+    toolset_id_of_digests(specs.into_iter().map(tool_digest))
+}
+
+/// One tool's part of a [`toolset_id`]: a deterministic UUID (v5) over its
+/// `(name, version, description, schema)`.
+///
+/// A store that keeps each tool's digest beside it (the catalog does) computes the
+/// identity of many tools with [`toolset_id_of_digests`] without reading their specs again.
+pub fn tool_digest(spec: &ToolSpec) -> Uuid {
+    // Length-prefixed fields, so that no two different tuples share an encoding.
+    let fields = [
+        spec.name.as_str(),
+        spec.version.as_deref().unwrap_or(""),
+        spec.description_or_summary(),
+        &canonical_json(&spec.parameters),
+    ];
+    let entry: String = fields.iter().map(|f| format!("{}:{f}", f.len())).collect();
+    Uuid::new_v5(&NAMESPACE, entry.as_bytes())
+}
+
+/// [`toolset_id`] from the tools' [`tool_digest`]s, in any order.
+///
+/// ```
+/// use toolscout_spec::identity::{tool_digest, toolset_id, toolset_id_of_digests};
+/// let tools = toolscout_spec::sample::catalog();
+/// let id = toolset_id_of_digests(tools.iter().map(tool_digest).rev());
+/// assert_eq!(id, toolset_id(&tools));
+/// ```
+pub fn toolset_id_of_digests(digests: impl IntoIterator<Item = Uuid>) -> Uuid {
+    let mut digests: Vec<Uuid> = digests.into_iter().collect();
+    digests.sort_unstable();
+    let mut bytes = Vec::with_capacity(digests.len() * 16);
+    for d in &digests {
+        bytes.extend_from_slice(d.as_bytes());
     }
     Uuid::new_v5(&NAMESPACE, &bytes)
 }
