@@ -123,15 +123,19 @@ impl Catalog {
                 .get(&id)
                 .cloned()
                 .ok_or(Error::BundleNotFound { bundle: id })?;
-            let files: Vec<ToolFile> = state
+            let files = state
                 .tools
                 .values()
-                .filter(|raw| raw.tool.bundle_id == id)
-                .map(|raw| match &raw.file {
-                    Some(f) => f.clone(),
-                    None => raw.tool.to_file(),
+                .filter(|raw| raw.head.bundle_id == id)
+                .map(|raw| match &raw.builtin {
+                    Some(t) => {
+                        let mut t = (**t).clone();
+                        t.is_enabled = raw.head.is_enabled;
+                        Ok(t.to_file())
+                    }
+                    None => state.read_file(&raw.head),
                 })
-                .collect();
+                .collect::<Result<Vec<ToolFile>>>()?;
             (bundle, files)
         };
         let names: Vec<String> = files
@@ -258,7 +262,13 @@ impl Catalog {
                     _ => Uuid::now_v7(),
                 };
                 file.tool_id = Some(id);
-                added.push(tx.insert_new_tool(id, file, spec)?);
+                tx.insert_new_tool(id, file, spec)?;
+                let raw = tx
+                    .state
+                    .tools
+                    .get(&id)
+                    .ok_or(Error::ToolIdNotFound { tool: id })?;
+                added.push(tx.state.view(raw)?);
             }
             let bundle =
                 tx.state

@@ -1,7 +1,7 @@
 //! [`Catalog`]: opening, reading, listing, subscribing and reloading.
 //! The writes are in `ops.rs`, import and export in `archive.rs`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
@@ -9,7 +9,10 @@ use std::sync::{Mutex, MutexGuard};
 use uuid::Uuid;
 
 use crate::events::{CatalogChange, CatalogEvent, Subscribers, Subscription};
-use crate::model::{Bundle, BundleQuery, DEFAULT_PAGE_SIZE, LoadIssue, Page, Tool, ToolQuery};
+use crate::model::{
+    Bundle, BundleQuery, DEFAULT_PAGE_SIZE, LoadIssue, Page, Tool, ToolHead, ToolQuery,
+};
+use crate::snapshot::Snapshot;
 use crate::state::State;
 use crate::store::Store;
 use crate::{Error, Result};
@@ -95,11 +98,35 @@ impl Catalog {
     /// Files that cannot be used are skipped and reported by [`Catalog::issues`].
     pub fn open_with(root: impl AsRef<Path>, options: CatalogOptions) -> Result<Catalog> {
         let store = Store::open(root.as_ref())?;
-        let loaded = {
+        let state = {
             let _lock = store.lock_shared()?;
-            store.load(&HashMap::new())?
+            let snapshot = Snapshot::read(store.root());
+            let stamp = store.stamp()?;
+            match snapshot {
+                // The heads of the current generation: no tool file is looked at.
+                Some(snap) if snap.is_current(store.root(), stamp.as_ref()) => {
+                    let meta = store.load_with(&HashMap::new(), Some(BTreeMap::new()))?;
+                    State::from_snapshot(meta, snap, &options.natives, options.builtins)
+                }
+                snapshot => {
+                    // Only the files that changed since the snapshot are read.
+                    let previous = snapshot.map(|snap| State::of_snapshot(store.root(), &snap));
+                    let known = previous
+                        .as_ref()
+                        .map(State::known_files)
+                        .unwrap_or_default();
+                    let loaded = store.load(&known)?;
+                    let state = State::build(
+                        loaded,
+                        &options.natives,
+                        options.builtins,
+                        previous.as_ref(),
+                    );
+                    write_snapshot(&store, &state);
+                    state
+                }
+            }
         };
-        let state = State::build(loaded, &options.natives, options.builtins, None);
         Ok(Catalog {
             store,
             options,
@@ -203,6 +230,7 @@ impl Catalog {
         new.pending_since = state.pending_since.take();
         let events = state.diff(&new);
         *state = new;
+        write_snapshot(&self.store, state);
         Ok(events)
     }
 
@@ -225,6 +253,8 @@ impl Catalog {
         if result.is_err() && bumped {
             // The files may be half changed: read them again next time.
             state.stamp = None;
+        } else if bumped {
+            write_snapshot(&self.store, &state);
         }
         events.extend(tx_events);
         let change = self.change(&mut state, events);
@@ -294,27 +324,63 @@ impl Catalog {
                 slug: slug.to_owned(),
                 version: version.to_owned(),
             })?;
-        state
+        let raw = state
             .tools
             .get(&id)
-            .map(|raw| state.view(raw))
-            .ok_or(Error::ToolIdNotFound { tool: id })
+            .ok_or(Error::ToolIdNotFound { tool: id })?;
+        state.view(raw)
     }
 
-    /// The tool with this id.
+    /// The tool with this id, whole: a stored tool is read from its file (unless it was
+    /// read lately).
     pub fn tool(&self, id: Uuid) -> Result<Tool> {
         let state = self.lock_state();
-        state
+        let raw = state
             .tools
             .get(&id)
-            .map(|raw| state.view(raw))
-            .ok_or(Error::ToolIdNotFound { tool: id })
+            .ok_or(Error::ToolIdNotFound { tool: id })?;
+        state.view(raw)
     }
 
-    /// Every tool, callable or not, ordered by id.
+    /// The head of the tool with this id: what the catalog keeps in memory of it.
+    pub fn head(&self, id: Uuid) -> Result<ToolHead> {
+        let state = self.lock_state();
+        let raw = state
+            .tools
+            .get(&id)
+            .ok_or(Error::ToolIdNotFound { tool: id })?;
+        Ok(state.head(raw))
+    }
+
+    /// Every tool's head, callable or not, ordered by id: names, summaries and flags
+    /// without reading a file. Prefer it to [`Catalog::tools`] for a large catalog.
+    pub fn heads(&self) -> Vec<ToolHead> {
+        let state = self.lock_state();
+        state.tools.values().map(|raw| state.head(raw)).collect()
+    }
+
+    /// How many tools the catalog holds, callable or not.
+    pub fn len(&self) -> usize {
+        self.lock_state().tools.len()
+    }
+
+    /// Whether the catalog holds no tool at all (not even built-ins).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every tool, callable or not, ordered by id, whole.
+    ///
+    /// This reads every stored tool's file: a large catalog is better walked with
+    /// [`Catalog::heads`] and [`Catalog::tool`]. A tool whose file cannot be read now
+    /// (another process just deleted it) is left out.
     pub fn tools(&self) -> Vec<Tool> {
         let state = self.lock_state();
-        state.tools.values().map(|raw| state.view(raw)).collect()
+        state
+            .tools
+            .values()
+            .filter_map(|raw| state.view(raw).ok())
+            .collect()
     }
 
     /// One page of tools, ordered by id (so by creation time; built-ins first).
@@ -330,11 +396,12 @@ impl Catalog {
             .range((bound(after), Bound::Unbounded))
             .map(|(_, raw)| raw)
             .filter(|raw| {
-                query.bundle_ids.is_empty() || query.bundle_ids.contains(&raw.tool.bundle_id)
+                query.bundle_ids.is_empty() || query.bundle_ids.contains(&raw.head.bundle_id)
             })
-            .filter(|raw| query.tags.iter().all(|t| raw.tool.spec.tags.contains(t)))
-            .map(|raw| state.view(raw))
-            .filter(|t| query.include_disabled || t.is_callable());
+            .filter(|raw| query.tags.iter().all(|t| raw.head.tags.contains(t)))
+            .filter(|raw| query.include_disabled || state.disabled_reason(raw).is_none())
+            // A file another process just deleted is left out.
+            .filter_map(|raw| state.view(raw).ok());
         Ok(paginate(items, query.page_size, |t| t.id))
     }
 }
@@ -343,6 +410,16 @@ impl Drop for Catalog {
     fn drop(&mut self) {
         // Best effort: a usage count is not worth a panic, and Drop cannot return it.
         let _ = self.flush_usage();
+    }
+}
+
+/// Writes the heads snapshot of `state`; call with a file lock held. Best effort: without
+/// it the next open looks at every tool file again (and reads only the changed ones).
+fn write_snapshot(store: &Store, state: &State) {
+    if let Some(snap) = Snapshot::of(state)
+        && snap.write(store.root()).is_err()
+    {
+        let _ = std::fs::remove_file(store.root().join(crate::snapshot::FILE));
     }
 }
 

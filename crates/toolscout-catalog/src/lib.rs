@@ -79,6 +79,7 @@ mod error;
 mod events;
 mod model;
 mod ops;
+mod snapshot;
 mod state;
 mod store;
 mod validate;
@@ -89,7 +90,7 @@ pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};
 pub use model::{
     Bundle, BundlePut, BundleQuery, DEFAULT_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool,
-    ToolPut, ToolQuery, Usage,
+    ToolHead, ToolPut, ToolQuery, Usage,
 };
 pub use ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].

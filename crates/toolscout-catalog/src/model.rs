@@ -234,6 +234,91 @@ impl Tool {
     }
 }
 
+/// What the catalog keeps in memory of every tool: enough to list, filter, count and find
+/// it by name without reading its file. [`crate::Catalog::heads`] lists them; the whole
+/// [`Tool`] (its spec at every level, its implementation) is read from its file when it
+/// is asked for ([`crate::Catalog::tool`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHead {
+    /// The tool's id (UUIDv7).
+    pub id: Uuid,
+    /// The bundle it belongs to.
+    pub bundle_id: Uuid,
+    /// Short identifier, unique with `version` inside the bundle.
+    pub slug: String,
+    /// Opaque version label.
+    pub version: String,
+    /// The tool name the model calls.
+    pub name: String,
+    /// The one-line summary (level 1).
+    pub summary: String,
+    /// The spec's category, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// The spec's tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// How the tool runs.
+    #[serde(rename = "type")]
+    pub tool_type: ToolType,
+    /// The native function of a native tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub func: Option<String>,
+    /// The tool's own enabled flag, as stored.
+    pub is_enabled: bool,
+    /// Whether the tool is compiled into the binary.
+    pub is_built_in: bool,
+    /// First insertion (immutable).
+    pub created_at: DateTime<Utc>,
+    /// Last structural change.
+    pub modified_at: DateTime<Utc>,
+    /// Why the tool cannot be called now; `None` when it can.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_reason: Option<DisabledReason>,
+    /// The spec's part of the catalog identity
+    /// ([`toolscout_spec::identity::tool_digest`]): it changes with the name, version,
+    /// description or parameters.
+    pub digest: Uuid,
+}
+
+impl ToolHead {
+    /// The head of `tool`.
+    pub fn of(tool: &Tool) -> ToolHead {
+        ToolHead {
+            id: tool.id,
+            bundle_id: tool.bundle_id,
+            slug: tool.slug.clone(),
+            version: tool.version.clone(),
+            name: tool.spec.name.to_string(),
+            summary: tool.spec.summary.clone(),
+            category: tool.spec.category.clone(),
+            tags: tool.spec.tags.clone(),
+            tool_type: tool.tool_type,
+            func: tool.native_func().map(str::to_owned),
+            is_enabled: tool.is_enabled,
+            is_built_in: tool.is_built_in,
+            created_at: tool.created_at,
+            modified_at: tool.modified_at,
+            disabled_reason: tool.disabled_reason.clone(),
+            digest: toolscout_spec::identity::tool_digest(&tool.spec),
+        }
+    }
+
+    /// Whether the tool can be called: it, its bundle and its implementation are all there.
+    pub fn is_callable(&self) -> bool {
+        self.disabled_reason.is_none()
+    }
+
+    /// Level 1: the name and the one-line summary, as the spec discloses them.
+    pub fn level1(&self) -> toolscout_spec::Level1 {
+        toolscout_spec::Level1 {
+            name: self.name.clone(),
+            summary: self.summary.clone(),
+        }
+    }
+}
+
 /// The body of a tool PUT: the spec and how the tool runs.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]

@@ -8,9 +8,9 @@ use uuid::Uuid;
 
 use crate::catalog::{Catalog, Tx};
 use crate::events::CatalogEvent;
-use crate::model::{Bundle, BundlePut, Tool, ToolPut};
+use crate::model::{Bundle, BundlePut, Tool, ToolHead, ToolPut};
 use crate::state::{RawTool, State};
-use crate::store::{BUNDLE_SCHEMA, BundleFile};
+use crate::store::{BUNDLE_SCHEMA, BundleFile, FileKey};
 use crate::validate::{check_id, check_slug, check_tool_file, check_version};
 use crate::{Error, Result};
 
@@ -104,22 +104,19 @@ impl Tx<'_> {
         id: Uuid,
         file: ToolFile,
         spec: toolscout_spec::ToolSpec,
-    ) -> Result<Tool> {
+    ) -> Result<ToolHead> {
         self.begin()?;
         let path = self.store.tool_path(file.bundle_id, id);
         self.store.write_json(&path, &file)?;
-        let raw = RawTool {
-            tool: Tool::from_file(id, &file, spec, path, None),
-            file: Some(file),
-            key: None,
-        };
-        let tool = self.state.view(&raw);
+        let tool = Tool::from_file(id, &file, spec, path.clone(), None);
+        let raw = RawTool::stored(&tool, FileKey::of(&path));
+        let head = self.state.head(&raw);
         self.events.push(CatalogEvent::ToolPut {
             tool: id,
-            bundle: tool.bundle_id,
+            bundle: head.bundle_id,
         });
         self.state.insert_tool(raw);
-        Ok(tool)
+        Ok(head)
     }
 
     /// Writes a bundle's file and keeps it in memory.
@@ -292,7 +289,7 @@ impl Catalog {
                 .filter(|b| !b.is_built_in)
                 .filter(|b| b.soft_deleted_at.is_some_and(|at| at + REAP_AFTER <= now))
                 .map(|b| b.id)
-                .filter(|id| !tx.state.tools.values().any(|t| t.tool.bundle_id == *id))
+                .filter(|id| !tx.state.tools.values().any(|t| t.head.bundle_id == *id))
                 .collect();
             let mut removed = Vec::new();
             for id in due {
@@ -324,7 +321,13 @@ impl Catalog {
                 });
             }
             conflict(tx.state, b, slug, version)?;
-            tx.insert_new_tool(id, file, spec)
+            tx.insert_new_tool(id, file, spec)?;
+            let raw = tx
+                .state
+                .tools
+                .get(&id)
+                .ok_or(Error::ToolIdNotFound { tool: id })?;
+            tx.state.view(raw)
         })
     }
 
@@ -332,11 +335,12 @@ impl Catalog {
     /// one notification for the lot, which makes a bulk load much cheaper than a
     /// [`Catalog::put_tool`] per tool. All or nothing: every tool is checked (rules,
     /// conflicts with the bundle and within the batch) before any file is written.
+    /// Returns the heads of the tools added ([`Catalog::tool`] reads one whole).
     pub fn put_tools<'a>(
         &self,
         bundle: Uuid,
         tools: impl IntoIterator<Item = (&'a str, &'a str, &'a ToolPut)>,
-    ) -> Result<Vec<Tool>> {
+    ) -> Result<Vec<ToolHead>> {
         let now = Utc::now();
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
@@ -388,26 +392,28 @@ impl Catalog {
             let Some(raw) = tx.state.tools.get(&id).cloned() else {
                 return Err(Error::ToolIdNotFound { tool: id });
             };
-            if raw.tool.is_enabled == is_enabled {
-                return Ok(tx.state.view(&raw));
+            if raw.head.is_enabled == is_enabled {
+                return tx.state.view(&raw);
             }
-            tx.begin()?;
             let mut raw = raw;
-            raw.tool.is_enabled = is_enabled;
-            raw.key = None;
-            match &mut raw.file {
-                None => {
-                    let mut overlay = tx.state.overlay.clone();
-                    overlay.tools.insert(id, is_enabled);
-                    tx.store.write_overlay(&overlay)?;
-                    tx.state.overlay = overlay;
-                }
-                Some(file) => {
-                    file.is_enabled = is_enabled;
-                    tx.store.write_json(&tx.store.tool_path(bundle, id), file)?;
-                }
+            if raw.builtin.is_some() {
+                tx.begin()?;
+                let mut overlay = tx.state.overlay.clone();
+                overlay.tools.insert(id, is_enabled);
+                tx.store.write_overlay(&overlay)?;
+                tx.state.overlay = overlay;
+            } else {
+                // The file as it is now, so that nothing else in it is lost.
+                let mut file = tx.state.read_file(&raw.head)?;
+                file.is_enabled = is_enabled;
+                tx.begin()?;
+                let path = tx.store.tool_path(bundle, id);
+                tx.store.write_json(&path, &file)?;
+                raw.key = FileKey::of(&path);
+                tx.state.bodies.forget(id);
             }
-            let tool = tx.state.view(&raw);
+            raw.head.is_enabled = is_enabled;
+            let tool = tx.state.view(&raw)?;
             tx.state.insert_tool(raw);
             tx.events.push(CatalogEvent::ToolEnabled {
                 tool: id,
@@ -434,14 +440,17 @@ impl Catalog {
                 });
             }
             let id = find(tx.state, bundle, slug, version)?;
+            let raw = tx
+                .state
+                .tools
+                .get(&id)
+                .ok_or(Error::ToolIdNotFound { tool: id })?;
+            // Read before the file goes: the caller gets what was deleted.
+            let tool = tx.state.view(raw)?;
             tx.begin()?;
             tx.store.remove_file(&tx.store.tool_path(bundle, id))?;
             tx.store.remove_file(&tx.store.usage_path(id))?;
-            let raw = tx
-                .state
-                .remove_tool(id)
-                .ok_or(Error::ToolIdNotFound { tool: id })?;
-            let tool = tx.state.view(&raw);
+            tx.state.remove_tool(id);
             tx.state.usage.remove(&id);
             tx.state.pending.remove(&id);
             tx.events

@@ -2,34 +2,83 @@
 //! compared with a fresh read to tell subscribers what other processes changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use serde::de::Error as _;
+
 use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
-use toolscout_spec::identity::toolset_id_of;
+use toolscout_spec::identity::toolset_id_of_digests;
 use uuid::Uuid;
 
 use crate::builtin;
 use crate::events::CatalogEvent;
-use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, Usage};
-use crate::store::{BundleFile, FileKey, FoundTool, Loaded, Overlay};
+use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, ToolHead, Usage};
+use crate::snapshot::Snapshot;
+use crate::store::{BundleFile, FileKey, Loaded, Overlay};
 use crate::validate::{check_tool_file, placeholder_spec};
+use crate::{Error, Result};
 
-/// A tool as stored: its own flags, and its file when it is not built in.
+/// A tool as the catalog keeps it in memory: its head, and for a built-in the whole tool.
+/// A stored tool's spec and implementation stay in its file until asked for.
 #[derive(Debug, Clone)]
 pub(crate) struct RawTool {
     /// `disabled_reason` holds only [`DisabledReason::InvalidDefinition`] here; the other
     /// reasons are worked out by [`State::view`].
-    pub(crate) tool: Tool,
-    pub(crate) file: Option<ToolFile>,
-    /// The stored file's key when it was read; `None` for built-ins and tools this
-    /// process wrote (read again at the next rescan).
+    pub(crate) head: ToolHead,
+    /// The compiled-in tool of a built-in; `None` for stored tools.
+    pub(crate) builtin: Option<Arc<Tool>>,
+    /// The stored file's key when it was read or written; `None` for built-ins (and when
+    /// the file could not be looked at: it is read again at the next rescan).
     pub(crate) key: Option<FileKey>,
+}
+
+impl RawTool {
+    /// A stored tool, from its file and its checked spec.
+    pub(crate) fn stored(tool: &Tool, key: Option<FileKey>) -> RawTool {
+        RawTool {
+            head: ToolHead::of(tool),
+            builtin: None,
+            key,
+        }
+    }
+}
+
+/// The stored tools read lately, whole: a bound on how many are kept.
+const BODY_CACHE: usize = 512;
+
+/// Whole stored tools read from their files, by id; forgotten all at once when full.
+#[derive(Debug, Default)]
+pub(crate) struct Bodies(Mutex<HashMap<Uuid, Arc<Tool>>>);
+
+impl Bodies {
+    fn get(&self, id: Uuid) -> Option<Arc<Tool>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+            .cloned()
+    }
+
+    pub(crate) fn put(&self, tool: Tool) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= BODY_CACHE {
+            map.clear();
+        }
+        map.insert(tool.id, Arc::new(tool));
+    }
+
+    pub(crate) fn forget(&self, id: Uuid) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    }
 }
 
 /// What the catalog knows.
 #[derive(Debug)]
 pub(crate) struct State {
+    /// The catalog directory, where stored tools are read from.
+    pub(crate) root: PathBuf,
     /// The generation stamp this state was read at (or written with).
     pub(crate) stamp: Option<String>,
     pub(crate) generation: u64,
@@ -46,6 +95,7 @@ pub(crate) struct State {
     /// The identity, once computed; `None` after a change (it is computed on demand,
     /// so that a bulk load without subscribers does not hash the catalog at every PUT).
     identity: Option<Uuid>,
+    pub(crate) bodies: Bodies,
 }
 
 pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
@@ -62,9 +112,9 @@ pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
     }
 }
 
-/// The tool for a stored file; a definition that does not check out becomes a disabled
+/// The tool of a stored file; a definition that does not check out becomes a disabled
 /// placeholder. `None` when not even a placeholder can be made.
-pub(crate) fn tool_from_file(found: &FoundTool, file: &ToolFile) -> Option<RawTool> {
+pub(crate) fn tool_from_file(id: Uuid, path: &Path, file: &ToolFile) -> Option<Tool> {
     let (spec, invalid) = match check_tool_file(file) {
         Ok(spec) => (spec, None),
         Err(e) => (
@@ -74,11 +124,7 @@ pub(crate) fn tool_from_file(found: &FoundTool, file: &ToolFile) -> Option<RawTo
             }),
         ),
     };
-    Some(RawTool {
-        tool: Tool::from_file(found.id, file, spec, found.path.clone(), invalid),
-        file: Some(file.clone()),
-        key: found.key.clone(),
-    })
+    Some(Tool::from_file(id, file, spec, path.to_owned(), invalid))
 }
 
 impl State {
@@ -92,6 +138,7 @@ impl State {
     ) -> State {
         let generation = counter(loaded.stamp.as_deref());
         let mut state = State {
+            root: loaded.root,
             stamp: loaded.stamp,
             generation,
             natives: natives.clone(),
@@ -104,6 +151,7 @@ impl State {
             pending_since: None,
             issues: loaded.issues,
             identity: None,
+            bodies: Bodies::default(),
         };
         if builtins {
             state.add_builtins();
@@ -126,7 +174,8 @@ impl State {
         found_tools.sort_by_key(|t| t.id);
         for found in found_tools {
             let raw = match &found.file {
-                Some(file) => tool_from_file(&found, file),
+                Some(file) => tool_from_file(found.id, &found.path, file)
+                    .map(|t| RawTool::stored(&t, found.key.clone())),
                 None => previous.and_then(|p| p.tools.get(&found.id)).cloned(),
             };
             let Some(raw) = raw else {
@@ -136,16 +185,55 @@ impl State {
                 });
                 continue;
             };
-            if let Some(other) = state.find(raw.tool.bundle_id, &raw.tool.slug, &raw.tool.version) {
+            if let Some(other) = state.find(raw.head.bundle_id, &raw.head.slug, &raw.head.version) {
                 state.issues.push(LoadIssue {
                     path: found.path.clone(),
                     reason: format!(
                         "duplicate {}@{}: tool {other} already holds it; skipped",
-                        raw.tool.slug, raw.tool.version
+                        raw.head.slug, raw.head.version
                     ),
                 });
                 continue;
             }
+            state.insert_tool(raw);
+        }
+        state
+    }
+
+    /// The state of a snapshot that is current: the bundles, overlay and usage of `meta`
+    /// (read without listing tool directories), and the snapshot's tools.
+    pub(crate) fn from_snapshot(
+        meta: Loaded,
+        snap: Snapshot,
+        natives: &BTreeSet<String>,
+        builtins: bool,
+    ) -> State {
+        let mut state = State::build(meta, natives, builtins, None);
+        state.issues = snap.issues.clone();
+        for raw in snap.into_raws() {
+            let h = &raw.head;
+            // As at the read it was taken at; checked again for a snapshot made by hand.
+            if state
+                .bundles
+                .get(&h.bundle_id)
+                .is_some_and(|b| !b.is_built_in)
+                && state.find(h.bundle_id, &h.slug, &h.version).is_none()
+            {
+                state.insert_tool(raw);
+            }
+        }
+        state
+    }
+
+    /// The stored tools of a snapshot, as a previous state whose unchanged files need
+    /// not be read again.
+    pub(crate) fn of_snapshot(root: &Path, snap: &Snapshot) -> State {
+        let loaded = Loaded {
+            root: root.to_owned(),
+            ..Loaded::default()
+        };
+        let mut state = State::build(loaded, &BTreeSet::new(), false, None);
+        for raw in snap.raws().into_values() {
             state.insert_tool(raw);
         }
         state
@@ -172,24 +260,25 @@ impl State {
             for t in b.tools {
                 let enabled = self.overlay.tools.get(&t.id).copied().unwrap_or(true);
                 let implementation = t.implementation();
+                let tool = Tool {
+                    id: t.id,
+                    bundle_id: b.id,
+                    slug: t.slug,
+                    version: builtin::VERSION.to_owned(),
+                    spec: t.spec,
+                    tool_type: ToolType::Native,
+                    implementation,
+                    is_enabled: enabled,
+                    is_built_in: true,
+                    created_at: at,
+                    modified_at: at,
+                    usage: Usage::default(),
+                    disabled_reason: None,
+                    path: None,
+                };
                 self.insert_tool(RawTool {
-                    tool: Tool {
-                        id: t.id,
-                        bundle_id: b.id,
-                        slug: t.slug,
-                        version: builtin::VERSION.to_owned(),
-                        spec: t.spec,
-                        tool_type: ToolType::Native,
-                        implementation,
-                        is_enabled: enabled,
-                        is_built_in: true,
-                        created_at: at,
-                        modified_at: at,
-                        usage: Usage::default(),
-                        disabled_reason: None,
-                        path: None,
-                    },
-                    file: None,
+                    head: ToolHead::of(&tool),
+                    builtin: Some(Arc::new(tool)),
                     key: None,
                 });
             }
@@ -200,7 +289,11 @@ impl State {
     pub(crate) fn known_files(&self) -> HashMap<PathBuf, FileKey> {
         self.tools
             .values()
-            .filter_map(|raw| Some((raw.tool.path.clone()?, raw.key.clone()?)))
+            .filter(|raw| raw.builtin.is_none())
+            .filter_map(|raw| {
+                let h = &raw.head;
+                Some((self.tool_path(h.bundle_id, h.id), raw.key.clone()?))
+            })
             .collect()
     }
 
@@ -210,8 +303,13 @@ impl State {
             .copied()
     }
 
+    /// Where a stored tool's file is.
+    pub(crate) fn tool_path(&self, bundle: Uuid, tool: Uuid) -> PathBuf {
+        crate::store::tool_path(&self.root, bundle, tool)
+    }
+
     pub(crate) fn insert_tool(&mut self, raw: RawTool) {
-        let t = &raw.tool;
+        let t = &raw.head;
         self.keys
             .insert((t.bundle_id, t.slug.clone(), t.version.clone()), t.id);
         self.tools.insert(t.id, raw);
@@ -219,7 +317,8 @@ impl State {
 
     pub(crate) fn remove_tool(&mut self, id: Uuid) -> Option<RawTool> {
         let raw = self.tools.remove(&id)?;
-        let t = &raw.tool;
+        self.bodies.forget(id);
+        let t = &raw.head;
         self.keys
             .remove(&(t.bundle_id, t.slug.clone(), t.version.clone()));
         Some(raw)
@@ -237,7 +336,7 @@ impl State {
 
     /// Why the tool cannot be called now, if it cannot.
     pub(crate) fn disabled_reason(&self, raw: &RawTool) -> Option<DisabledReason> {
-        let t = &raw.tool;
+        let t = &raw.head;
         if let Some(r) = &t.disabled_reason {
             return Some(r.clone());
         }
@@ -250,11 +349,7 @@ impl State {
             return Some(DisabledReason::Disabled);
         }
         if t.tool_type == ToolType::Native {
-            let func = t
-                .implementation
-                .get("func")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default();
+            let func = t.func.as_deref().unwrap_or_default();
             if !self.natives.contains(func) {
                 return Some(DisabledReason::NativeNotRegistered {
                     func: func.to_owned(),
@@ -264,12 +359,48 @@ impl State {
         None
     }
 
-    /// The tool as served: usage and disabled reason filled in.
-    pub(crate) fn view(&self, raw: &RawTool) -> Tool {
-        let mut t = raw.tool.clone();
+    /// The head as served: the disabled reason filled in.
+    pub(crate) fn head(&self, raw: &RawTool) -> ToolHead {
+        let mut h = raw.head.clone();
+        h.disabled_reason = self.disabled_reason(raw);
+        h
+    }
+
+    /// The whole tool as served, read from its file unless it was read lately: usage
+    /// and disabled reason filled in, its flags as this state knows them.
+    pub(crate) fn view(&self, raw: &RawTool) -> Result<Tool> {
+        let whole = match &raw.builtin {
+            Some(t) => Arc::clone(t),
+            None => match self.bodies.get(raw.head.id) {
+                Some(t) => t,
+                None => {
+                    let t = Arc::new(self.read_tool(&raw.head)?);
+                    self.bodies.put((*t).clone());
+                    t
+                }
+            },
+        };
+        let mut t = (*whole).clone();
+        t.is_enabled = raw.head.is_enabled;
         t.usage = self.usage_of(t.id);
         t.disabled_reason = self.disabled_reason(raw);
-        t
+        Ok(t)
+    }
+
+    /// A stored tool's file as it is on disk now.
+    pub(crate) fn read_file(&self, head: &ToolHead) -> Result<ToolFile> {
+        let path = self.tool_path(head.bundle_id, head.id);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        serde_json::from_slice(&bytes).map_err(|source| Error::Json { path, source })
+    }
+
+    fn read_tool(&self, head: &ToolHead) -> Result<Tool> {
+        let path = self.tool_path(head.bundle_id, head.id);
+        let file = self.read_file(head)?;
+        tool_from_file(head.id, &path, &file).ok_or_else(|| Error::Json {
+            path: path.clone(),
+            source: serde_json::Error::custom("the tool has no usable name or summary"),
+        })
     }
 
     /// Forgets the identity after a change.
@@ -286,8 +417,8 @@ impl State {
             .tools
             .values()
             .filter(|raw| self.disabled_reason(raw).is_none())
-            .map(|raw| &raw.tool.spec);
-        let id = toolset_id_of(callable);
+            .map(|raw| raw.head.digest);
+        let id = toolset_id_of_digests(callable);
         self.identity = Some(id);
         id
     }
@@ -320,38 +451,33 @@ impl State {
             }
         }
         for (id, raw) in &new.tools {
-            let t = &raw.tool;
-            match self.tools.get(id) {
-                None => events.push(CatalogEvent::ToolPut {
+            let t = &raw.head;
+            let Some(old) = self.tools.get(id) else {
+                events.push(CatalogEvent::ToolPut {
                     tool: *id,
                     bundle: t.bundle_id,
-                }),
-                Some(old) if old.file != raw.file && old.tool.is_enabled != t.is_enabled => {
-                    events.push(CatalogEvent::ToolEnabled {
-                        tool: *id,
-                        bundle: t.bundle_id,
-                        enabled: t.is_enabled,
-                    });
-                }
-                Some(old) if old.file != raw.file => events.push(CatalogEvent::ToolPut {
+                });
+                continue;
+            };
+            let same_file = raw.builtin.is_some() || (old.key.is_some() && old.key == raw.key);
+            if old.head.is_enabled != t.is_enabled {
+                events.push(CatalogEvent::ToolEnabled {
                     tool: *id,
                     bundle: t.bundle_id,
-                }),
-                Some(old) if old.tool.is_enabled != t.is_enabled => {
-                    events.push(CatalogEvent::ToolEnabled {
-                        tool: *id,
-                        bundle: t.bundle_id,
-                        enabled: t.is_enabled,
-                    });
-                }
-                Some(_) => {}
+                    enabled: t.is_enabled,
+                });
+            } else if !same_file || old.head != *t {
+                events.push(CatalogEvent::ToolPut {
+                    tool: *id,
+                    bundle: t.bundle_id,
+                });
             }
         }
         for (id, raw) in &self.tools {
             if !new.tools.contains_key(id) {
                 events.push(CatalogEvent::ToolDeleted {
                     tool: *id,
-                    bundle: raw.tool.bundle_id,
+                    bundle: raw.head.bundle_id,
                 });
             }
         }

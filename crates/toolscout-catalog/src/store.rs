@@ -71,7 +71,7 @@ pub(crate) struct Overlay {
 
 /// What tells one version of a file from another without reading it. Files are
 /// replaced by rename, so a changed file is a new inode with a new time.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct FileKey {
     len: u64,
     modified: Option<std::time::SystemTime>,
@@ -114,6 +114,8 @@ pub(crate) struct FoundBundle {
 /// Everything read from disk.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
+    /// The catalog directory.
+    pub(crate) root: PathBuf,
     pub(crate) stamp: Option<String>,
     pub(crate) bundles: Vec<FoundBundle>,
     pub(crate) overlay: Overlay,
@@ -166,9 +168,7 @@ impl Store {
     }
 
     pub(crate) fn tool_path(&self, bundle: Uuid, tool: Uuid) -> PathBuf {
-        self.bundle_dir(bundle)
-            .join("tools")
-            .join(format!("{tool}.json"))
+        tool_path(&self.root, bundle, tool)
     }
 
     pub(crate) fn usage_path(&self, tool: Uuid) -> PathBuf {
@@ -338,7 +338,18 @@ impl Store {
     /// directory that cannot be listed is an error. Tool files whose key is in `known`
     /// are not read again.
     pub(crate) fn load(&self, known: &HashMap<PathBuf, FileKey>) -> Result<Loaded> {
+        self.load_with(known, None)
+    }
+
+    /// [`Store::load`]; with `tools`, the tool directories are not listed: each bundle's
+    /// tools are these (from a snapshot taken at the current generation).
+    pub(crate) fn load_with(
+        &self,
+        known: &HashMap<PathBuf, FileKey>,
+        mut tools: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
+    ) -> Result<Loaded> {
         let mut loaded = Loaded {
+            root: self.root.clone(),
             stamp: self.stamp()?,
             ..Loaded::default()
         };
@@ -351,7 +362,13 @@ impl Store {
         }
         for name in read_dir_names(&self.bundles_dir())? {
             let path = self.bundles_dir().join(&name);
-            if let Some(b) = self.load_bundle(&name, &path, known, &mut loaded.issues)? {
+            let listed = tools.as_mut().map(|by_bundle| {
+                name.parse::<Uuid>()
+                    .ok()
+                    .and_then(|id| by_bundle.remove(&id))
+                    .unwrap_or_default()
+            });
+            if let Some(b) = self.load_bundle(&name, &path, known, listed, &mut loaded.issues)? {
                 loaded.bundles.push(b);
             }
         }
@@ -378,6 +395,7 @@ impl Store {
         name: &str,
         path: &Path,
         known: &HashMap<PathBuf, FileKey>,
+        listed: Option<Vec<FoundTool>>,
         issues: &mut Vec<LoadIssue>,
     ) -> Result<Option<FoundBundle>> {
         let Ok(id) = name.parse::<Uuid>() else {
@@ -403,6 +421,13 @@ impl Store {
                 return Ok(None);
             }
         };
+        if let Some(tools) = listed {
+            return Ok(Some(FoundBundle {
+                path: path.to_owned(),
+                file,
+                tools,
+            }));
+        }
         let mut tools = Vec::new();
         let tools_dir = path.join("tools");
         if tools_dir.is_dir() {
@@ -447,6 +472,14 @@ impl Store {
             tools,
         }))
     }
+}
+
+/// Where the tool `tool` of `bundle` is stored in the catalog directory `root`.
+pub(crate) fn tool_path(root: &Path, bundle: Uuid, tool: Uuid) -> PathBuf {
+    root.join("bundles")
+        .join(bundle.to_string())
+        .join("tools")
+        .join(format!("{tool}.json"))
 }
 
 fn issue(path: &Path, reason: impl Into<String>) -> LoadIssue {

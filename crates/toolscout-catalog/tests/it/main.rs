@@ -12,6 +12,7 @@ mod bundles;
 mod crash;
 mod errors;
 mod events;
+mod heads;
 mod race;
 mod tools;
 mod usage;

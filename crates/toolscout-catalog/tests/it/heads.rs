@@ -1,0 +1,151 @@
+//! The heads snapshot: a catalog reopened at the generation it was written at reads no
+//! tool file, and one that is stale, damaged or missing reads what changed.
+
+use std::fs;
+
+use toolscout_catalog::ToolHead;
+
+use crate::{bundle, http_put, open_bare};
+
+/// Names of the heads, sorted.
+fn names(heads: &[ToolHead]) -> Vec<String> {
+    let mut n: Vec<String> = heads.iter().map(|h| h.name.clone()).collect();
+    n.sort();
+    n
+}
+
+#[test]
+fn a_current_snapshot_is_opened_without_reading_tool_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let t = c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
+    c.put_tool(b, "beta", "1", &http_put("beta")).unwrap();
+    let identity = c.identity();
+    drop(c);
+    assert!(dir.path().join("heads.json").is_file());
+
+    // Overwritten in place, which changes no directory: only a read of the file would
+    // notice.
+    let path = t.path.clone().unwrap();
+    fs::write(&path, b"not json").unwrap();
+    let c = open_bare(dir.path());
+    assert_eq!(names(&c.heads()), ["alpha", "beta"]);
+    assert!(c.issues().is_empty(), "{:?}", c.issues());
+    assert_eq!(c.identity(), identity);
+    let head = c.head(t.id).unwrap();
+    assert_eq!(head.summary, "Does alpha");
+    assert_eq!(head.tags, ["test"]);
+    // The whole tool is read when asked for, and the damage is then an error.
+    let err = c.tool(t.id).unwrap_err().to_string();
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    // A rescan reads every file and reports it.
+    c.rescan().unwrap();
+    assert_eq!(c.issues().len(), 1, "{:?}", c.issues());
+    assert_eq!(names(&c.heads()), ["beta"]);
+}
+
+#[test]
+fn a_file_added_by_hand_makes_the_snapshot_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let t = c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
+    drop(c);
+
+    // A copy of alpha under a new id and slug, written into the bundle's directory.
+    let path = t.path.clone().unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let new_id = uuid::Uuid::now_v7();
+    v["toolID"] = serde_json::json!(new_id);
+    v["slug"] = serde_json::json!("gamma");
+    v["displayName"] = serde_json::json!("gamma");
+    v["name"] = serde_json::json!("gamma");
+    fs::write(
+        path.with_file_name(format!("{new_id}.json")),
+        serde_json::to_vec(&v).unwrap(),
+    )
+    .unwrap();
+
+    let c = open_bare(dir.path());
+    assert_eq!(names(&c.heads()), ["alpha", "gamma"]);
+    assert_eq!(c.tool(new_id).unwrap().slug, "gamma");
+}
+
+#[test]
+fn a_generation_moved_without_a_snapshot_reads_the_changed_files() {
+    // What a writer killed after moving the generation on, but before writing the
+    // snapshot, leaves behind.
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let t = c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
+    drop(c);
+    let snapshot = fs::read(dir.path().join("heads.json")).unwrap();
+
+    let c = open_bare(dir.path());
+    c.patch_tool(b, "alpha", "1", false).unwrap();
+    c.put_tool(b, "beta", "1", &http_put("beta")).unwrap();
+    drop(c);
+    fs::write(dir.path().join("heads.json"), &snapshot).unwrap();
+
+    let c = open_bare(dir.path());
+    assert_eq!(names(&c.heads()), ["alpha", "beta"]);
+    let alpha = c.head(t.id).unwrap();
+    assert!(!alpha.is_enabled);
+    assert!(!alpha.is_callable());
+}
+
+#[test]
+fn a_damaged_or_missing_snapshot_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
+    drop(c);
+    let good = fs::read(dir.path().join("heads.json")).unwrap();
+
+    for damage in [&b"{\"format\": \"toolscout.heads/1\", \"stam"[..], b""] {
+        fs::write(dir.path().join("heads.json"), damage).unwrap();
+        let c = open_bare(dir.path());
+        assert_eq!(names(&c.heads()), ["alpha"]);
+        assert!(c.issues().is_empty(), "{:?}", c.issues());
+        drop(c);
+        assert_eq!(fs::read(dir.path().join("heads.json")).unwrap(), good);
+    }
+    fs::remove_file(dir.path().join("heads.json")).unwrap();
+    let c = open_bare(dir.path());
+    assert_eq!(names(&c.heads()), ["alpha"]);
+    assert!(dir.path().join("heads.json").is_file());
+}
+
+#[test]
+fn heads_say_what_the_whole_tool_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = crate::open(dir.path());
+    let b = bundle(&c, 1, "b");
+    c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
+    c.put_tool(b, "beta", "1", &http_put("beta")).unwrap();
+    c.patch_tool(b, "beta", "1", false).unwrap();
+    for tool in c.tools() {
+        assert_eq!(
+            c.head(tool.id).unwrap(),
+            ToolHead::of(&tool),
+            "{}",
+            tool.slug
+        );
+    }
+    assert_eq!(c.heads().len(), c.tools().len());
+    assert_eq!(c.len(), c.tools().len());
+    // The identity from the heads' digests is the identity of the callable specs.
+    let callable: Vec<_> = c
+        .tools()
+        .into_iter()
+        .filter(|t| t.is_callable())
+        .map(|t| t.spec)
+        .collect();
+    assert_eq!(
+        c.identity(),
+        toolscout_spec::identity::toolset_id(&callable)
+    );
+}
