@@ -230,7 +230,7 @@ fn done(bundle: &Bundle, what: &str, json_out: bool) -> Result<()> {
 
 fn count_tools(catalog: &Catalog, bundle: &Bundle) -> usize {
     catalog
-        .tools()
+        .heads()
         .iter()
         .filter(|t| t.bundle_id == bundle.id)
         .count()
@@ -249,7 +249,7 @@ pub(crate) fn reap_note(due: chrono::DateTime<chrono::Utc>, tools: usize) -> Str
 }
 
 fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> {
-    let tools = catalog.tools();
+    let tools = catalog.heads();
     let bundles: Vec<Bundle> = all_bundles(catalog)?
         .into_iter()
         .filter(|b| include_deleted || b.soft_deleted_at.is_none())

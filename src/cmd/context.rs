@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
-use toolscout_catalog::{Catalog, Tool};
+use toolscout_catalog::{Catalog, Tool, ToolHead};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{
@@ -489,7 +489,7 @@ impl Context {
 
     /// The catalog, its in-memory search index and the invoker, in step.
     pub(crate) fn into_toolbox(self) -> Result<Toolbox> {
-        let n = self.catalog.tools().len();
+        let n = self.catalog.len();
         let embedder = self.meaning.embedder(Some(self.catalog.root()))?;
         // Embedding is the slow part the first time (later runs read the vector cache).
         let slow = n >= LARGE_CATALOG || (embedder.is_some() && n >= 200);
@@ -512,35 +512,45 @@ impl Context {
 }
 
 /// Every tool of the catalog (disabled ones too), one per name: the callable one (a
-/// built-in first) changed last, as `Toolbox::lookup` picks it.
-pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
-    let mut tools = catalog.tools();
-    tools.sort_by(|a, b| {
+/// built-in first) changed last, as `Toolbox::lookup` picks it. Heads only: no tool file
+/// is read.
+pub(crate) fn heads_by_name(catalog: &Catalog) -> Vec<ToolHead> {
+    let mut heads = catalog.heads();
+    heads.sort_by(|a, b| {
         b.is_callable()
             .cmp(&a.is_callable())
             .then(b.is_built_in.cmp(&a.is_built_in))
             .then(b.modified_at.cmp(&a.modified_at))
     });
     let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<Tool> = tools
+    let mut out: Vec<ToolHead> = heads
         .into_iter()
-        .filter(|t| seen.insert(t.spec.name.to_string()))
+        .filter(|t| seen.insert(t.name.clone()))
         .collect();
     out.sort_by_key(|t| t.id);
     out
 }
 
+/// [`heads_by_name`], each tool read whole (every stored tool's file).
+pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
+    heads_by_name(catalog)
+        .iter()
+        .filter_map(|h| catalog.tool(h.id).ok())
+        .collect()
+}
+
 /// The tool named `name` (disabled ones too), or an error that suggests close names.
 pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
-    let tools = tools_by_name(catalog);
-    let specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec.clone()).collect();
-    let found = super::find(&specs, name)?;
-    let tool = tools
+    let heads = heads_by_name(catalog);
+    let names: Vec<&str> = heads.iter().map(|h| h.name.as_str()).collect();
+    let found = super::find(&names, name)?;
+    let head = heads
         .iter()
-        .find(|t| t.spec.name == found.name)
-        .cloned()
+        .find(|h| h.name == found)
         .context("the tool vanished while it was looked up")?;
-    Ok(tool)
+    catalog
+        .tool(head.id)
+        .with_context(|| format!("reading the tool '{found}'"))
 }
 
 /// The native function behind tools imported from spec files.

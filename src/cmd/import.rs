@@ -183,18 +183,13 @@ fn store(
             (id, true)
         }
     };
-    let mut taken: HashSet<String> = catalog
-        .tools()
+    let heads: Vec<_> = catalog
+        .heads()
         .into_iter()
         .filter(|t| t.bundle_id == bundle_id)
-        .map(|t| t.spec.name.to_string())
         .collect();
-    let mut slugs: HashSet<String> = catalog
-        .tools()
-        .into_iter()
-        .filter(|t| t.bundle_id == bundle_id)
-        .map(|t| t.slug)
-        .collect();
+    let mut taken: HashSet<String> = heads.iter().map(|t| t.name.clone()).collect();
+    let mut slugs: HashSet<String> = heads.into_iter().map(|t| t.slug).collect();
     let mut slugged: Vec<(String, ToolPut)> = Vec::new();
     let mut skipped = 0;
     for put in puts {

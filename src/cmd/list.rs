@@ -2,10 +2,10 @@
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool};
-use toolscout_spec::Level;
+use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool, ToolHead};
+use toolscout_spec::Disclosure;
 
-use super::context::{Context, Global, SPEC_ONLY, tools_by_name};
+use super::context::{Context, Global, SPEC_ONLY, heads_by_name};
 
 /// Arguments of `list`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +26,9 @@ pub(crate) struct Args {
     /// and `chat`), most called first.
     #[arg(long)]
     usage: bool,
+    /// Print at most this many tools (after `--usage` sorting).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
@@ -34,34 +37,55 @@ pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
         Some(b) => Some(find_bundle(&ctx.catalog, b)?),
         None => None,
     };
-    let tools = tools_by_name(&ctx.catalog);
-    let mut selected: Vec<&Tool> = tools
+    let heads = heads_by_name(&ctx.catalog);
+    let selected = heads
         .iter()
         .filter(|t| args.include_disabled || t.is_callable())
         .filter(|t| bundle.as_ref().is_none_or(|b| t.bundle_id == b.id))
-        .filter(|t| {
-            args.tag
-                .as_ref()
-                .is_none_or(|tag| t.spec.tags.contains(tag))
-        })
-        .collect();
+        .filter(|t| args.tag.as_ref().is_none_or(|tag| t.tags.contains(tag)));
+    // Names and summaries come from the catalog's heads; a tool is read whole only for
+    // what heads do not hold (schemas, usage).
+    let whole = args.schemas || args.usage;
+    let mut selected: Vec<Listed> = if whole {
+        selected
+            .filter_map(|h| ctx.catalog.tool(h.id).ok())
+            .map(|t| Listed {
+                head: ToolHead::of(&t),
+                tool: Some(t),
+            })
+            .collect()
+    } else {
+        let limit = args.limit.unwrap_or(usize::MAX);
+        selected
+            .take(limit)
+            .map(|h| Listed {
+                head: h.clone(),
+                tool: None,
+            })
+            .collect()
+    };
     if args.usage {
         // Stable: equal counts keep the name order.
-        selected.sort_by_key(|t| std::cmp::Reverse(t.usage.call_count));
+        selected.sort_by_key(|t| std::cmp::Reverse(t.tool.as_ref().map(|t| t.usage.call_count)));
+    }
+    if let Some(limit) = args.limit {
+        selected.truncate(limit);
     }
     if json {
         let items: Vec<Value> = selected
             .iter()
             .map(|t| {
-                let mut v = t.spec.disclose(Level::L1).to_json();
-                if args.schemas {
-                    v["parameters"] = t.spec.parameters.clone();
+                let mut v = Disclosure::L1(t.head.level1()).to_json();
+                if let Some(tool) = &t.tool {
+                    if args.schemas {
+                        v["parameters"] = tool.spec.parameters.clone();
+                    }
+                    if args.usage {
+                        v["usage"] = json!(tool.usage);
+                    }
                 }
-                if let Some(reason) = &t.disabled_reason {
+                if let Some(reason) = &t.head.disabled_reason {
                     v["disabled"] = json!(reason.to_string());
-                }
-                if args.usage {
-                    v["usage"] = json!(t.usage);
                 }
                 v
             })
@@ -69,25 +93,34 @@ pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
         return super::print_json(&json!({ "tools": items }));
     }
     for t in selected {
-        let mut line = t.spec.disclose(Level::L1).to_text().trim_end().to_owned();
-        if let Some(reason) = &t.disabled_reason {
+        let mut line = Disclosure::L1(t.head.level1())
+            .to_text()
+            .trim_end()
+            .to_owned();
+        if let Some(reason) = &t.head.disabled_reason {
             line.push_str(&format!("  [disabled: {reason}]"));
-        } else if t.native_func() == Some(SPEC_ONLY) {
+        } else if t.head.func.as_deref() == Some(SPEC_ONLY) {
             line.push_str("  [spec only]");
         }
-        if args.usage {
-            line.push_str(&format!("  [calls: {}", t.usage.call_count));
-            if let Some(at) = t.usage.last_called_at {
+        if let Some(tool) = t.tool.as_ref().filter(|_| args.usage) {
+            line.push_str(&format!("  [calls: {}", tool.usage.call_count));
+            if let Some(at) = tool.usage.last_called_at {
                 line.push_str(&format!(", last {}", at.format("%Y-%m-%d %H:%M:%S UTC")));
             }
             line.push(']');
         }
         super::emit(line)?;
-        if args.schemas {
-            super::emit(format!("  {}", t.spec.parameters))?;
+        if let Some(tool) = t.tool.as_ref().filter(|_| args.schemas) {
+            super::emit(format!("  {}", tool.spec.parameters))?;
         }
     }
     Ok(())
+}
+
+/// A listed tool: its head, and the whole tool when more than the head is printed.
+struct Listed {
+    head: ToolHead,
+    tool: Option<Tool>,
 }
 
 /// The bundle with this slug or id (deleted ones too), or an error that lists the slugs.

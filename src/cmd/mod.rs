@@ -24,7 +24,6 @@ pub(crate) mod serve;
 pub(crate) mod tool;
 
 use anyhow::{Result, bail};
-use toolscout_spec::ToolSpec;
 
 /// Ends the process with this code, after the command printed what it had to say.
 #[derive(Debug)]
@@ -39,22 +38,22 @@ impl std::fmt::Display for Exit {
 impl std::error::Error for Exit {}
 
 /// The tool called `name`, or an error that suggests the closest names.
-pub(crate) fn find<'a>(tools: &'a [ToolSpec], name: &str) -> Result<&'a ToolSpec> {
-    if let Some(t) = tools.iter().find(|t| t.name == name) {
+pub(crate) fn find<'a>(tools: &[&'a str], name: &str) -> Result<&'a str> {
+    if let Some(t) = tools.iter().find(|t| **t == name) {
         return Ok(t);
     }
     // An OpenAI alias (`export --format openai` names `math.gcd` `math_gcd_e209990b`).
     if toolscout_spec::adapters::openai::is_legal(name) {
         let mut aliased = tools
             .iter()
-            .filter(|t| toolscout_spec::adapters::openai::could_alias(&t.name, name));
+            .filter(|t| toolscout_spec::adapters::openai::could_alias(t, name));
         if let (Some(t), None) = (aliased.next(), aliased.next()) {
             return Ok(t);
         }
     }
     let mut close: Vec<(f64, &str)> = tools
         .iter()
-        .map(|t| (strsim::jaro_winkler(name, &t.name), t.name.as_str()))
+        .map(|t| (strsim::jaro_winkler(name, t), *t))
         .filter(|(score, _)| *score > 0.7)
         .collect();
     close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));

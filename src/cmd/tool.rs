@@ -122,12 +122,13 @@ fn which(catalog: &Catalog, w: &Which) -> Result<Tool> {
         None => None,
     };
     let mut found: Vec<Tool> = catalog
-        .tools()
+        .heads()
         .into_iter()
-        .filter(|t| t.spec.name == w.name.as_str() || t.slug == w.name)
+        .filter(|t| t.name == w.name || t.slug == w.name)
         .filter(|t| bundle.is_none_or(|b| t.bundle_id == b))
         .filter(|t| w.tool_version.as_ref().is_none_or(|v| t.version == *v))
-        .collect();
+        .map(|h| catalog.tool(h.id))
+        .collect::<std::result::Result<_, _>>()?;
     match found.len() {
         0 => {
             // The error with suggestions.

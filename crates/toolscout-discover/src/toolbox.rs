@@ -13,6 +13,9 @@ use uuid::Uuid;
 
 use crate::Result;
 
+/// How many whole tools are read and indexed at a time when every tool is indexed.
+const INDEX_BATCH: usize = 2048;
+
 /// A catalog, its search index and an invoker, kept in step.
 ///
 /// The toolbox indexes every tool of the catalog when it is made, then listens to the
@@ -59,11 +62,10 @@ fn alias_target<'a>(names: &'a Names, alias: &str) -> Option<&'a str> {
 }
 
 impl Names {
-    fn insert(&mut self, tool: &Tool) {
-        self.remove(tool.id);
-        let name = tool.spec.name.to_string();
-        self.by_name.entry(name.clone()).or_default().push(tool.id);
-        self.name_of.insert(tool.id, name);
+    fn insert(&mut self, id: Uuid, name: &str) {
+        self.remove(id);
+        self.by_name.entry(name.to_owned()).or_default().push(id);
+        self.name_of.insert(id, name.to_owned());
     }
 
     fn remove(&mut self, id: Uuid) {
@@ -160,19 +162,7 @@ impl Toolbox {
             subscription: Mutex::new(None),
             sync_error: Mutex::new(None),
         });
-        let tools = inner.catalog.tools();
-        {
-            let mut names = inner.write_names();
-            for t in &tools {
-                names.insert(t);
-            }
-        }
-        let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
-        let slugs = inner.bundle_slugs();
-        inner.index.extend(
-            tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
-            &mut |_| {},
-        )?;
+        inner.index_all()?;
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         let sub = inner.catalog.subscribe(move |change| {
             if let Some(inner) = weak.upgrade() {
@@ -211,20 +201,7 @@ impl Toolbox {
     /// Upserts every tool again (after a [`Toolbox::sync_error`], or a [`Catalog::reload`]
     /// that found nothing to announce).
     pub fn reindex(&self) -> Result<()> {
-        let tools = self.inner.catalog.tools();
-        let slugs = self.inner.bundle_slugs();
-        let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
-        {
-            let mut names = self.inner.write_names();
-            *names = Names::default();
-            for t in &tools {
-                names.insert(t);
-            }
-        }
-        self.inner.index.extend(
-            tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
-            &mut |_| {},
-        )?;
+        self.inner.index_all()?;
         *self
             .inner
             .sync_error
@@ -432,6 +409,38 @@ impl Inner {
         bundle_slugs(&self.catalog)
     }
 
+    /// Learns every tool's name from the catalog's heads and (re)indexes every tool,
+    /// reading the whole tools a batch at a time, so that memory stays bounded however
+    /// large the catalog is.
+    fn index_all(&self) -> Result<()> {
+        let heads = self.catalog.heads();
+        {
+            let mut names = self.write_names();
+            *names = Names::default();
+            for h in &heads {
+                names.insert(h.id, &h.name);
+            }
+        }
+        let slugs = self.bundle_slugs();
+        let mut batches = heads.chunks(INDEX_BATCH).peekable();
+        if batches.peek().is_none() {
+            return Ok(self.index.commit()?);
+        }
+        for batch in batches {
+            // A tool another process deleted meanwhile is skipped: its event follows.
+            let tools: Vec<Tool> = batch
+                .iter()
+                .filter_map(|h| self.catalog.tool(h.id).ok())
+                .collect();
+            let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
+            self.index.extend(
+                tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
+                &mut |_| {},
+            )?;
+        }
+        Ok(())
+    }
+
     /// Brings the index in line with one committed catalog change.
     fn apply(&self, change: &CatalogChange) {
         if let Err(e) = self.try_apply(change) {
@@ -455,27 +464,25 @@ impl Inner {
                 | CatalogEvent::BundleDeleted { bundle }
                 | CatalogEvent::BundleRestored { bundle }
                 | CatalogEvent::BundleRemoved { bundle } => {
-                    let in_bundle: Vec<Uuid> = self
-                        .read_names()
-                        .name_of
-                        .keys()
-                        .copied()
-                        .filter(|id| {
-                            self.catalog
-                                .tool(*id)
-                                .map_or(true, |t| t.bundle_id == *bundle)
-                        })
+                    // The bundle's tools now, and those this index knew that the
+                    // catalog no longer has (a removed bundle's).
+                    let heads = self.catalog.heads();
+                    let mut ids: Vec<Uuid> = heads
+                        .iter()
+                        .filter(|h| h.bundle_id == *bundle)
+                        .map(|h| h.id)
                         .collect();
-                    for id in in_bundle {
+                    let known: std::collections::HashSet<Uuid> =
+                        heads.iter().map(|h| h.id).collect();
+                    ids.extend(
+                        self.read_names()
+                            .name_of
+                            .keys()
+                            .filter(|id| !known.contains(id))
+                            .copied(),
+                    );
+                    for id in ids {
                         self.upsert_id(id, &slugs)?;
-                    }
-                    for t in self
-                        .catalog
-                        .tools()
-                        .into_iter()
-                        .filter(|t| t.bundle_id == *bundle)
-                    {
-                        self.upsert_id(t.id, &slugs)?;
                     }
                 }
                 _ => {}
@@ -489,7 +496,7 @@ impl Inner {
     fn upsert_id(&self, id: Uuid, slugs: &HashMap<Uuid, String>) -> Result<()> {
         match self.catalog.tool(id) {
             Ok(tool) => {
-                self.write_names().insert(&tool);
+                self.write_names().insert(tool.id, tool.spec.name.as_str());
                 let key = tool.id.to_string();
                 self.index.upsert(&doc(&tool, &key, slugs))?;
             }

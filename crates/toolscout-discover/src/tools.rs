@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value, json};
-use toolscout_catalog::Tool;
+use toolscout_catalog::{Tool, ToolHead};
 use toolscout_search::SearchQuery;
 use toolscout_spec::{Disclosure, Level, ToolSpec, tokens};
 use uuid::Uuid;
@@ -255,7 +255,7 @@ impl DiscoverTools {
         let tools = self.in_scope();
         match args.category.as_deref() {
             Some(c) => {
-                let selected: Vec<&Tool> = tools
+                let selected: Vec<&ToolHead> = tools
                     .iter()
                     .filter(|t| group_of(t, &self.slugs()) == c)
                     .collect();
@@ -274,37 +274,41 @@ impl DiscoverTools {
                 self.overview(&tools, budget)
             }
             None => {
-                let all: Vec<&Tool> = tools.iter().collect();
+                let all: Vec<&ToolHead> = tools.iter().collect();
                 self.listing(&all, offset, None, budget)
             }
         }
     }
 
     /// Callable tools in scope, one per name, sorted by name.
-    fn in_scope(&self) -> Vec<Tool> {
+    fn in_scope(&self) -> Vec<ToolHead> {
         let mut seen = std::collections::HashSet::new();
-        let mut tools: Vec<Tool> = self
+        let mut tools: Vec<ToolHead> = self
             .toolbox
             .catalog()
-            .tools()
+            .heads()
             .into_iter()
-            .filter(|t| t.is_callable() && self.contains(t))
+            .filter(|t| t.is_callable() && self.contains_head(t))
             .collect();
-        tools.sort_by(|a, b| {
-            a.spec
-                .name
-                .cmp(&b.spec.name)
-                .then(b.modified_at.cmp(&a.modified_at))
-        });
-        tools.retain(|t| seen.insert(t.spec.name.to_string()));
+        tools.sort_by(|a, b| a.name.cmp(&b.name).then(b.modified_at.cmp(&a.modified_at)));
+        tools.retain(|t| seen.insert(t.name.clone()));
         tools
     }
 
     fn contains(&self, tool: &Tool) -> bool {
+        self.covers(tool.spec.category.as_deref(), tool.bundle_id)
+    }
+
+    fn contains_head(&self, tool: &ToolHead) -> bool {
+        self.covers(tool.category.as_deref(), tool.bundle_id)
+    }
+
+    /// Whether a tool of this category and bundle is in scope.
+    fn covers(&self, category: Option<&str>, bundle: Uuid) -> bool {
         match &self.scope {
             Scope::All => true,
-            Scope::Category(c) => tool.spec.category.as_deref() == Some(c.as_str()),
-            Scope::Bundles(ids) => ids.contains(&tool.bundle_id),
+            Scope::Category(c) => category == Some(c.as_str()),
+            Scope::Bundles(ids) => ids.contains(&bundle),
         }
     }
 
@@ -312,9 +316,9 @@ impl DiscoverTools {
         crate::toolbox::bundle_slugs(self.toolbox.catalog())
     }
 
-    fn groups<'a>(&self, tools: &'a [Tool]) -> BTreeMap<String, Vec<&'a Tool>> {
+    fn groups<'a>(&self, tools: &'a [ToolHead]) -> BTreeMap<String, Vec<&'a ToolHead>> {
         let slugs = self.slugs();
-        let mut groups: BTreeMap<String, Vec<&Tool>> = BTreeMap::new();
+        let mut groups: BTreeMap<String, Vec<&ToolHead>> = BTreeMap::new();
         for t in tools {
             groups.entry(group_of(t, &slugs)).or_default().push(t);
         }
@@ -323,7 +327,7 @@ impl DiscoverTools {
 
     /// The categories with their sizes and a few example names. Over `budget`, the
     /// examples go first, then categories from the end (the reply says how many).
-    fn overview(&self, tools: &[Tool], budget: Option<usize>) -> Answer {
+    fn overview(&self, tools: &[ToolHead], budget: Option<usize>) -> Answer {
         let groups = self.groups(tools);
         let mut categories: Vec<Value> = groups
             .iter()
@@ -331,7 +335,7 @@ impl DiscoverTools {
                 json!({
                     "category": name,
                     "tools": members.len(),
-                    "examples": members.iter().take(3).map(|t| t.spec.name.as_str()).collect::<Vec<_>>(),
+                    "examples": members.iter().take(3).map(|t| t.name.as_str()).collect::<Vec<_>>(),
                 })
             })
             .collect();
@@ -377,7 +381,7 @@ impl DiscoverTools {
 
     fn listing(
         &self,
-        tools: &[&Tool],
+        tools: &[&ToolHead],
         offset: usize,
         category: Option<&str>,
         budget: Option<usize>,
@@ -386,7 +390,7 @@ impl DiscoverTools {
             .iter()
             .skip(offset)
             .take(self.page_size)
-            .map(|t| t.spec.disclose(Level::L1).to_json())
+            .map(|t| Disclosure::L1(t.level1()).to_json())
             .collect();
         let mut reply = Map::new();
         reply.insert("kind".to_owned(), json!("tools"));
@@ -586,9 +590,8 @@ fn invalid(message: String) -> Answer {
 }
 
 /// The group a tool is listed under: its category, else its bundle's slug.
-fn group_of(tool: &Tool, slugs: &HashMap<Uuid, String>) -> String {
-    tool.spec
-        .category
+fn group_of(tool: &ToolHead, slugs: &HashMap<Uuid, String>) -> String {
+    tool.category
         .clone()
         .or_else(|| slugs.get(&tool.bundle_id).cloned())
         .unwrap_or_else(|| "other".to_owned())

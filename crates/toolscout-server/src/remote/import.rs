@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use reqwest::header::CACHE_CONTROL;
 use serde_json::{Value, json};
-use toolscout_catalog::{BundlePut, Tool, ToolPut};
+use toolscout_catalog::{BundlePut, Catalog, Tool, ToolPut};
 use toolscout_discover::Toolbox;
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::manifest::{ToolManifest, from_definition};
@@ -98,10 +98,8 @@ pub(super) fn import(
             catalog.put_bundle(bundle, &put)?;
         }
     }
-    let mut existing: HashMap<String, Tool> = catalog
-        .tools()
+    let mut existing: HashMap<String, Tool> = bundle_tools(catalog, bundle)
         .into_iter()
-        .filter(|t| t.bundle_id == bundle)
         .map(|t| (t.slug.clone(), t))
         .collect();
     let mut defaults = BTreeMap::new();
@@ -189,11 +187,7 @@ pub(super) fn apply_overrides(
         // Writes inside a disabled bundle are refused; the next import applies them.
         return Ok(());
     }
-    for t in catalog
-        .tools()
-        .into_iter()
-        .filter(|t| t.bundle_id == bundle)
-    {
+    for t in bundle_tools(catalog, bundle) {
         let name = t.spec.name.as_str();
         let Some(default) = defaults.get(name) else {
             continue;
@@ -204,6 +198,16 @@ pub(super) fn apply_overrides(
         }
     }
     Ok(())
+}
+
+/// The tools of one bundle, whole (only that bundle's files are read).
+fn bundle_tools(catalog: &Catalog, bundle: Uuid) -> Vec<Tool> {
+    catalog
+        .heads()
+        .into_iter()
+        .filter(|h| h.bundle_id == bundle)
+        .filter_map(|h| catalog.tool(h.id).ok())
+        .collect()
 }
 
 #[cfg(test)]
