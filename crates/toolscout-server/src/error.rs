@@ -52,6 +52,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// | status | code | when |
 /// |---|---|---|
 /// | 400 | `invalid` | a bad label, id, spec, `impl` block, page token, body or query |
+/// | 400 | `stale_page_token` | a manifest page token of an earlier version of the catalog: start again from the first page |
 /// | 403 | `forbidden` | `"approved": true` from a client without the server's token |
 /// | 404 | `not_found` | no such bundle or tool |
 /// | 409 | `conflict` | the `<slug, version>` exists (versions are immutable) |

@@ -6,7 +6,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /api/v1/tools`, `GET /api/v1/tools/{name}` | the tool-discovery manifest ([`manifest`]); `ETag` = catalog identity, `Cache-Control: public, max-age=60`, 304, 503 |
+//! | `GET /api/v1/tools`, `GET /api/v1/tools/{name}` | the tool-discovery manifest ([`manifest`]), whole or in pages (`?limit=N&page_token=T`), gzip or br when accepted; `ETag` = catalog identity (a page's: identity, offset, limit), `Cache-Control: public, max-age=60`, 304, 503 |
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
 //! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
@@ -63,6 +63,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
+use tower_http::compression::CompressionLayer;
 
 pub use error::{AppError, Error, Result};
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
@@ -76,8 +77,16 @@ pub fn router(state: AppState) -> Router {
     let limit = state.options().body_limit;
     let tool_path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
     Router::new()
-        .route("/api/v1/tools", get(manifest::get_manifest))
-        .route("/api/v1/tools/{name}", get(manifest::get_definition))
+        // Compressed when the client accepts it: a large catalog's manifest is large.
+        // Only these routes: the console's chat and MCP stream their answers.
+        .route(
+            "/api/v1/tools",
+            get(manifest::get_manifest).layer(CompressionLayer::new()),
+        )
+        .route(
+            "/api/v1/tools/{name}",
+            get(manifest::get_definition).layer(CompressionLayer::new()),
+        )
         .route(
             "/api/v1/tools/{name}/invoke",
             post(manifest::invoke_by_name),

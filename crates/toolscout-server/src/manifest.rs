@@ -1,20 +1,49 @@
 //! The tool-discovery manifest: `GET /api/v1/tools`, `GET /api/v1/tools/{name}`, and
 //! `POST /api/v1/tools/{name}/invoke` (the route remote catalogs call tools through).
+//!
+//! # Pages
+//!
+//! `GET /api/v1/tools` without a query answers the whole manifest. With `?limit=N` (1 to
+//! [`MAX_PAGE_LIMIT`]) it answers one page: the same [`ToolManifest`] shape holding at
+//! most N tools, plus `next_page_token` when more follow. `?page_token=T` asks for the
+//! page after the one that gave `T`, with any `limit` ([`DEFAULT_PAGE_LIMIT`] when none;
+//! an empty `page_token` is the first page).
+//!
+//! * Tools are ordered by name, in the whole manifest and in pages alike, so the pages of
+//!   one catalog concatenate to exactly its whole manifest's tools.
+//! * The first page carries every category of the catalog, as the whole manifest does;
+//!   later pages carry none.
+//! * A page token holds the catalog identity it was issued for. Once the catalog changes
+//!   the token is stale: 400 with the code [`STALE_PAGE_TOKEN`], and the client starts
+//!   again from the first page, so that pages never mix two versions of the catalog. A
+//!   token this server did not issue is a 400 `invalid`, as is a `limit` out of bounds.
+//! * The whole manifest's `ETag` is the catalog identity, as before; a page's is the
+//!   identity, the position of its first tool and its limit (`"<identity>.<offset>.<limit>"`),
+//!   so each page revalidates on its own (`If-None-Match` → 304) and every page's `ETag`
+//!   changes whenever the catalog does: a 304 for the first page means that no page
+//!   changed.
+//! * Answers are compressed (gzip or br) when the request's `Accept-Encoding` allows it
+//!   (the router's `CompressionLayer`); a client that sends none gets plain JSON.
+//!
+//! **Rationale:** a catalog of 90,000 tools is a manifest of over 100 MB; a consumer reads
+//! it a page at a time, compressed, instead of in one answer.
 
 use std::collections::BTreeMap;
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolscout_discover::Lookup;
+use toolscout_discover::{Lookup, Toolbox};
 use toolscout_invoke::{ErrorKind, Outcome};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::manifest::{
     PROTOCOL_VERSION, ToolCategory, ToolManifest, to_definition,
 };
+use uuid::Uuid;
 
 use crate::AppState;
 use crate::error::AppError;
@@ -22,21 +51,52 @@ use crate::error::AppError;
 /// The `Cache-Control` of manifest answers.
 pub const CACHE_CONTROL: &str = "public, max-age=60";
 
-/// The manifest of the callable tools of `state`, generated now.
+/// The most tools one page of the manifest holds: the largest `?limit=`.
+pub const MAX_PAGE_LIMIT: usize = 1000;
+
+/// Tools per page when a request gives `page_token` without `limit`.
+pub const DEFAULT_PAGE_LIMIT: usize = 500;
+
+/// The error code of a page token issued for an earlier version of the catalog (status
+/// 400): start again from the first page.
+pub const STALE_PAGE_TOKEN: &str = "stale_page_token";
+
+/// The whole manifest of the callable tools of `state`, ordered by name, generated now.
 pub fn build_manifest(state: &AppState) -> ToolManifest {
-    let specs = state.toolbox().callable_specs();
-    let categories = if state.options().categories.is_empty() {
-        derive_categories(&specs)
+    let mut specs = state.toolbox().callable_specs();
+    sort_by_name(&mut specs);
+    manifest_of(state, &specs, &specs, true, None)
+}
+
+/// A manifest of `tools` (a run of `all`, the catalog's callable specs); with the
+/// categories of `all` when `with_categories`.
+fn manifest_of(
+    state: &AppState,
+    all: &[ToolSpec],
+    tools: &[ToolSpec],
+    with_categories: bool,
+    next_page_token: Option<String>,
+) -> ToolManifest {
+    let categories = if !with_categories {
+        Vec::new()
+    } else if state.options().categories.is_empty() {
+        derive_categories(all)
     } else {
         state.options().categories.clone()
     };
     ToolManifest {
         protocol_version: PROTOCOL_VERSION.to_owned(),
         scenario: state.options().scenario.clone(),
-        tools: specs.iter().map(to_definition).collect(),
+        tools: tools.iter().map(to_definition).collect(),
         categories,
         generated_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        next_page_token,
     }
+}
+
+/// Orders specs by name: the order of the manifest and of its pages.
+fn sort_by_name(specs: &mut [ToolSpec]) {
+    specs.sort_unstable_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
 }
 
 /// One category per distinct `category` of `specs`, sorted by id; the name is the id
@@ -117,18 +177,196 @@ fn cached(mut response: Response, etag: &str) -> Response {
     response
 }
 
-/// `GET /api/v1/tools`.
+/// The query of `GET /api/v1/tools`: neither for the whole manifest. Both are read as
+/// text so that a bad value gets an error naming its parameter.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ManifestQuery {
+    limit: Option<String>,
+    page_token: Option<String>,
+}
+
+/// The page a request asks for.
+#[derive(Debug, Clone)]
+struct PageRequest {
+    /// The catalog identity the page token was issued for, and the token as sent; `None`
+    /// for the first page.
+    token: Option<(Uuid, String)>,
+    /// The position of the page's first tool in the name order.
+    offset: usize,
+    /// At most this many tools.
+    limit: usize,
+}
+
+impl ManifestQuery {
+    /// `None` for the whole manifest, else the page asked for; a 400 naming the bad
+    /// parameter.
+    fn page(&self) -> Result<Option<PageRequest>, AppError> {
+        let token = self.page_token.as_deref().filter(|t| !t.is_empty());
+        if self.limit.is_none() && self.page_token.is_none() {
+            return Ok(None);
+        }
+        let limit = match self.limit.as_deref() {
+            None => DEFAULT_PAGE_LIMIT,
+            Some(raw) => parse_limit(raw)?,
+        };
+        let (token, offset) = match token {
+            None => (None, 0),
+            Some(raw) => {
+                let (identity, offset) = parse_page_token(raw)?;
+                (Some((identity, raw.to_owned())), offset)
+            }
+        };
+        Ok(Some(PageRequest {
+            token,
+            offset,
+            limit,
+        }))
+    }
+}
+
+fn parse_limit(raw: &str) -> Result<usize, AppError> {
+    match raw.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_PAGE_LIMIT).contains(&n) => Ok(n),
+        _ => Err(AppError::invalid(format!(
+            "limit {raw:?} is not a page size: give a whole number of tools from 1 to {MAX_PAGE_LIMIT}, or leave limit out for the whole manifest"
+        ))
+        .with_details(json!({"parameter": "limit", "value": raw, "max": MAX_PAGE_LIMIT}))),
+    }
+}
+
+/// The token of the page that starts at `offset` of the catalog `identity`:
+/// `<identity, 32 hex digits>.<offset>`. Clients treat it as opaque.
+fn page_token(identity: Uuid, offset: usize) -> String {
+    format!("{}.{offset}", identity.simple())
+}
+
+fn parse_page_token(raw: &str) -> Result<(Uuid, usize), AppError> {
+    raw.split_once('.')
+        .and_then(|(id, offset)| {
+            let id = Uuid::try_parse(id).ok()?;
+            let offset = offset.parse::<usize>().ok()?;
+            Some((id, offset))
+        })
+        .ok_or_else(|| bad_page_token(raw))
+}
+
+fn bad_page_token(raw: &str) -> AppError {
+    AppError::invalid(format!(
+        "page_token {raw:?} was not issued by this server: pass the next_page_token of the previous page, or leave page_token out for the first page"
+    ))
+    .with_details(json!({"parameter": "page_token", "value": raw}))
+}
+
+fn stale_page_token(raw: &str) -> AppError {
+    AppError::new(
+        StatusCode::BAD_REQUEST,
+        STALE_PAGE_TOKEN,
+        "page_token was issued for an earlier version of the catalog, which has changed since: start again from the first page (without page_token)",
+    )
+    .with_details(json!({"parameter": "page_token", "value": raw}))
+}
+
+impl PageRequest {
+    /// A 400 when the token was issued for another catalog than `identity`.
+    fn check(&self, identity: Uuid) -> Result<(), AppError> {
+        match &self.token {
+            Some((issued, raw)) if *issued != identity => Err(stale_page_token(raw)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The page's `ETag` in the catalog `identity`.
+    fn etag(&self, identity: Uuid) -> String {
+        format!("\"{identity}.{}.{}\"", self.offset, self.limit)
+    }
+}
+
+/// The callable specs and the catalog identity they belong to, read so that the two
+/// agree: a write between the reads is read again.
+fn snapshot(toolbox: &Toolbox) -> Result<(Uuid, Vec<ToolSpec>), AppError> {
+    let catalog = toolbox.catalog();
+    for _ in 0..3 {
+        let identity = catalog.identity();
+        let specs = toolbox.callable_specs();
+        if catalog.identity() == identity {
+            return Ok((identity, specs));
+        }
+    }
+    Err(AppError::unavailable(
+        "the catalog kept changing while the manifest was read; try again",
+    ))
+}
+
+/// The whole manifest, or the page asked for, as JSON with its `ETag`.
+fn render(state: &AppState, page: Option<&PageRequest>) -> Result<(String, Vec<u8>), AppError> {
+    let (identity, mut specs) = snapshot(state.toolbox())?;
+    sort_by_name(&mut specs);
+    let (etag, manifest) = match page {
+        None => (
+            format!("\"{identity}\""),
+            manifest_of(state, &specs, &specs, true, None),
+        ),
+        Some(page) => {
+            page.check(identity)?;
+            if page.offset > specs.len() {
+                let raw = page.token.as_ref().map_or("", |(_, raw)| raw.as_str());
+                return Err(bad_page_token(raw));
+            }
+            let end = page.offset.saturating_add(page.limit).min(specs.len());
+            let next = (end < specs.len()).then(|| page_token(identity, end));
+            let tools = &specs[page.offset..end];
+            (
+                page.etag(identity),
+                manifest_of(state, &specs, tools, page.offset == 0, next),
+            )
+        }
+    };
+    let body = serde_json::to_vec(&manifest).map_err(|e| {
+        AppError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the manifest could not be written as JSON: {e}"),
+        )
+    })?;
+    Ok((etag, body))
+}
+
+/// `GET /api/v1/tools`, `?limit=N&page_token=T` for a page (see the module
+/// documentation).
 pub(crate) async fn get_manifest(
     State(state): State<AppState>,
+    query: Result<Query<ManifestQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
+    let Query(query) = query?;
+    let page = query.page()?;
     ready(&state).await?;
-    let etag = etag(&state);
+    let identity = state.toolbox().catalog().identity();
+    let etag = match &page {
+        None => format!("\"{identity}\""),
+        Some(page) => {
+            page.check(identity)?;
+            page.etag(identity)
+        }
+    };
     if not_modified(&headers, &etag) {
         return Ok(cached(StatusCode::NOT_MODIFIED.into_response(), &etag));
     }
-    let manifest = build_manifest(&state);
-    Ok(cached(Json(manifest).into_response(), &etag))
+    // Reading, ordering and writing a large catalog's manifest takes a while: off the
+    // async threads.
+    let state_c = state.clone();
+    let (etag, body) = tokio::task::spawn_blocking(move || render(&state_c, page.as_ref()))
+        .await
+        .map_err(|e| AppError::unavailable(format!("the manifest could not be built: {e}")))??;
+    let response = (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    Ok(cached(response, &etag))
 }
 
 /// `GET /api/v1/tools/{name}`.

@@ -3,8 +3,18 @@
 //! A [`RemoteCatalog`] reads `GET /api/v1/tools` from a list of [`RemoteSource`]s and
 //! keeps one bundle of the local catalog per source in step with what it serves:
 //!
-//! * each manifest is cached for the `max-age` it came with (60 s when none) and then
-//!   revalidated with its `ETag` (`If-None-Match` → 304 keeps the bundle as it is);
+//! * the manifest is read a page at a time (`?limit=` [`DEFAULT_PAGE_SIZE`], then
+//!   `page_token=` each page's `next_page_token`), at most [`MAX_MANIFEST_PAGES`] pages and
+//!   [`MAX_MANIFEST_BYTES`] (decompressed) for all of them together, gzip-compressed when
+//!   the source allows; a source that does not page answers the whole manifest to the
+//!   first request, which is read as the only page. Nothing is imported before the last
+//!   page has been read; when the source's catalog changes between two pages (its page
+//!   token is stale), the walk starts again from the first page;
+//! * the manifest is cached for the `max-age` of its first page (60 s when none) and then
+//!   revalidated with that page's `ETag` (`If-None-Match` → 304 keeps the bundle as it
+//!   is). **Rationale:** a toolscout server's page `ETag`s all change with its catalog
+//!   identity, so a first page that did not change means that no page did; asking again
+//!   for every page would cost what revalidation is meant to save;
 //! * `protocol_version` is checked: an unknown major version is skipped with a warning,
 //!   unknown fields of a known one are ignored;
 //! * while a source answers 503 (or anything but 200/304), or not at all, its bundle is
@@ -23,7 +33,7 @@
 //! [`RemoteCatalog::call`] instead, which passes the remote's outcome on unchanged
 //! (error kind included) rather than as an HTTP tool's error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -49,8 +59,24 @@ pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60);
 /// The longest a manifest is trusted without asking again, whatever its `max-age`: a day.
 pub const MAX_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The largest manifest read from a remote, in bytes.
+/// The largest manifest read from a remote, in bytes once decompressed, all its pages
+/// together.
 pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
+
+/// Tools asked for per page of a remote manifest, unless
+/// [`RemoteCatalog::with_page_size`] says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 500;
+
+/// The most pages read of one remote manifest; a source that still has a next page after
+/// them is unavailable.
+pub const MAX_MANIFEST_PAGES: usize = 1000;
+
+/// How many times a refresh reads a manifest from its first page, when the source's
+/// catalog keeps changing between two of its pages.
+const MAX_WALKS: usize = 3;
+
+/// The largest error answer read to see whether a page token was stale.
+const MAX_ERROR_BYTES: usize = 64 << 10;
 
 /// The largest answer of a remote invoke route, in bytes.
 pub const MAX_OUTCOME_BYTES: usize = 16 << 20;
@@ -184,6 +210,7 @@ struct Cache {
 #[derive(Clone)]
 pub struct RemoteCatalog {
     inner: Arc<Inner>,
+    page_size: usize,
 }
 
 struct Inner {
@@ -199,6 +226,7 @@ impl std::fmt::Debug for RemoteCatalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteCatalog")
             .field("sources", &self.inner.sources)
+            .field("page_size", &self.page_size)
             .finish()
     }
 }
@@ -262,7 +290,18 @@ impl RemoteCatalog {
                 overrides: Mutex::new(overrides),
                 preferences,
             }),
+            page_size: DEFAULT_PAGE_SIZE,
         })
+    }
+
+    /// Asks the sources for pages of `size` tools, from 1 to
+    /// [`MAX_PAGE_LIMIT`](crate::manifest::MAX_PAGE_LIMIT) (a size out of those bounds is
+    /// brought within them); [`DEFAULT_PAGE_SIZE`] unless set. Clones made after this
+    /// call share it.
+    #[must_use]
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = size.clamp(1, crate::manifest::MAX_PAGE_LIMIT);
+        self
     }
 
     /// The sources.
@@ -372,16 +411,18 @@ impl RemoteCatalog {
         if !force && cache.fresh_until.is_some_and(|t| Instant::now() < t) {
             return SourceStatus::Cached;
         }
-        let url = format!("{}/api/v1/tools", source.endpoint);
-        let mut req = self.inner.client.get(&url);
-        if let Some(etag) = &cache.etag {
-            req = req.header(IF_NONE_MATCH, etag);
-        }
-        let status = match req.send().await {
-            Err(e) => SourceStatus::Unavailable {
-                reason: format!("no answer from {url}: {e}"),
-            },
-            Ok(resp) => self.read(source, cache, resp).await,
+        let status = match self.fetch(source, cache.etag.as_deref()).await {
+            Err(status) => status,
+            Ok(Fetched::NotModified { max_age }) => {
+                cache.fresh_until = Instant::now().checked_add(max_age);
+                self.set_available(source, true).await;
+                SourceStatus::NotModified
+            }
+            Ok(Fetched::Manifest {
+                manifest,
+                etag,
+                max_age,
+            }) => self.store(source, cache, manifest, etag, max_age).await,
         };
         if matches!(
             status,
@@ -393,79 +434,159 @@ impl RemoteCatalog {
         status
     }
 
-    async fn read(
+    /// Reads the source's manifest, every page of it (see the module documentation),
+    /// revalidating with `etag` when there is one; starts again from the first page
+    /// (without `etag`) when the source's catalog changed between two pages.
+    async fn fetch(
+        &self,
+        source: &RemoteSource,
+        etag: Option<&str>,
+    ) -> std::result::Result<Fetched, SourceStatus> {
+        let mut etag = etag;
+        for _ in 0..MAX_WALKS {
+            match self.walk(source, etag).await {
+                Ok(fetched) => return Ok(fetched),
+                Err(Stop::Status(status)) => return Err(status),
+                Err(Stop::Changed) => etag = None,
+            }
+        }
+        Err(unavailable(format!(
+            "the source's catalog changed while its manifest was read, {MAX_WALKS} times in a row"
+        )))
+    }
+
+    /// One read of the manifest from its first page to its last.
+    async fn walk(
+        &self,
+        source: &RemoteSource,
+        etag: Option<&str>,
+    ) -> std::result::Result<Fetched, Stop> {
+        let mut merged: Option<ToolManifest> = None;
+        let mut names = HashSet::new();
+        // The first page's: what revalidates the whole manifest, and how long it is fresh.
+        let mut first_etag = None;
+        let mut first_max_age = DEFAULT_MAX_AGE;
+        let mut token: Option<String> = None;
+        let mut read = 0;
+        for page in 1..=MAX_MANIFEST_PAGES {
+            let url = self.page_url(source, token.as_deref())?;
+            let mut req = self.inner.client.get(url.clone());
+            if page == 1
+                && let Some(etag) = etag
+            {
+                req = req.header(IF_NONE_MATCH, etag);
+            }
+            let resp = req
+                .send()
+                .await
+                .map_err(|e| unavailable(format!("no answer from {url}: {e}")))?;
+            let status = resp.status();
+            if page == 1 {
+                first_max_age = max_age(resp.headers());
+                first_etag = resp
+                    .headers()
+                    .get(ETAG)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                if status == StatusCode::NOT_MODIFIED && etag.is_some() {
+                    return Ok(Fetched::NotModified {
+                        max_age: first_max_age,
+                    });
+                }
+            }
+            let which = if page == 1 {
+                "the manifest".to_owned()
+            } else {
+                format!("page {page} of the manifest")
+            };
+            if status != StatusCode::OK {
+                if page > 1 && is_stale_page_token(resp).await {
+                    return Err(Stop::Changed);
+                }
+                return Err(unavailable(format!("{which} answered {status}")).into());
+            }
+            let bytes = read_limited(resp, read, MAX_MANIFEST_BYTES)
+                .await
+                .map_err(|reason| unavailable(format!("{which} could not be read: {reason}")))?;
+            read += bytes.len();
+            let body: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| unavailable(format!("{which} is not JSON: {e}")))?;
+            drop(bytes);
+            check_version(&body).map_err(|reason| SourceStatus::Skipped { reason })?;
+            let mut part: ToolManifest = serde_json::from_value(body)
+                .map_err(|e| unavailable(format!("{which} does not read: {e}")))?;
+            let next = part.next_page_token.take().filter(|t| !t.is_empty());
+            let manifest = match merged.take() {
+                None => {
+                    // A name listed twice is imported once, as it was first listed.
+                    part.tools.retain(|t| names.insert(t.name.clone()));
+                    part
+                }
+                Some(mut merged) => {
+                    append(&mut merged, part, &mut names);
+                    merged
+                }
+            };
+            let Some(next) = next else {
+                return Ok(Fetched::Manifest {
+                    manifest: Box::new(manifest),
+                    etag: first_etag,
+                    max_age: first_max_age,
+                });
+            };
+            merged = Some(manifest);
+            token = Some(next);
+        }
+        Err(unavailable(format!(
+            "the manifest has more than {MAX_MANIFEST_PAGES} pages"
+        ))
+        .into())
+    }
+
+    /// `{endpoint}/api/v1/tools?limit=…[&page_token=…]`.
+    fn page_url(
+        &self,
+        source: &RemoteSource,
+        token: Option<&str>,
+    ) -> std::result::Result<reqwest::Url, Stop> {
+        let base = format!("{}/api/v1/tools", source.endpoint);
+        let mut url = reqwest::Url::parse(&base)
+            .map_err(|e| unavailable(format!("{base} is not a URL: {e}")))?;
+        {
+            let mut query = url.query_pairs_mut();
+            query.append_pair("limit", &self.page_size.to_string());
+            if let Some(token) = token {
+                query.append_pair("page_token", token);
+            }
+        }
+        Ok(url)
+    }
+
+    /// Imports a manifest read whole into the source's bundle, and remembers it.
+    async fn store(
         &self,
         source: &RemoteSource,
         cache: &mut Cache,
-        resp: reqwest::Response,
+        manifest: Box<ToolManifest>,
+        etag: Option<String>,
+        max_age: Duration,
     ) -> SourceStatus {
-        let max_age = max_age(resp.headers());
-        let etag = resp
-            .headers()
-            .get(ETAG)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        match resp.status() {
-            StatusCode::NOT_MODIFIED if cache.etag.is_some() => {
-                cache.fresh_until = Instant::now().checked_add(max_age);
-                self.set_available(source, true).await;
-                SourceStatus::NotModified
-            }
-            StatusCode::OK => {
-                let bytes = match read_limited(resp, MAX_MANIFEST_BYTES).await {
-                    Ok(b) => b,
-                    Err(reason) => {
-                        return SourceStatus::Unavailable {
-                            reason: format!("the manifest could not be read: {reason}"),
-                        };
-                    }
-                };
-                let body: Value = match serde_json::from_slice(&bytes) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return SourceStatus::Unavailable {
-                            reason: format!("the manifest is not JSON: {e}"),
-                        };
-                    }
-                };
-                drop(bytes);
-                if let Err(reason) = check_version(&body) {
-                    return SourceStatus::Skipped { reason };
-                }
-                let manifest: ToolManifest = match serde_json::from_value(body) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        return SourceStatus::Unavailable {
-                            reason: format!("the manifest does not read: {e}"),
-                        };
-                    }
-                };
-                let overrides = self.overrides();
-                let toolbox = self.inner.toolbox.clone();
-                let source_c = source.clone();
-                let imported = tokio::task::spawn_blocking(move || {
-                    import(&toolbox, &source_c, &manifest, &overrides)
-                })
+        let overrides = self.overrides();
+        let toolbox = self.inner.toolbox.clone();
+        let source_c = source.clone();
+        let imported =
+            tokio::task::spawn_blocking(move || import(&toolbox, &source_c, &manifest, &overrides))
                 .await;
-                match imported {
-                    Ok(Ok(defaults)) => {
-                        let tools = defaults.len();
-                        cache.defaults = defaults;
-                        cache.etag = etag;
-                        cache.fresh_until = Instant::now().checked_add(max_age);
-                        SourceStatus::Fetched { tools }
-                    }
-                    Ok(Err(e)) => SourceStatus::Unavailable {
-                        reason: format!("the manifest could not be imported: {e}"),
-                    },
-                    Err(e) => SourceStatus::Unavailable {
-                        reason: format!("the import failed: {e}"),
-                    },
-                }
+        match imported {
+            Ok(Ok(defaults)) => {
+                let tools = defaults.len();
+                cache.defaults = defaults;
+                cache.etag = etag;
+                cache.fresh_until = Instant::now().checked_add(max_age);
+                SourceStatus::Fetched { tools }
             }
-            other => SourceStatus::Unavailable {
-                reason: format!("the manifest answered {other}"),
-            },
+            Ok(Err(e)) => unavailable(format!("the manifest could not be imported: {e}")),
+            Err(e) => unavailable(format!("the import failed: {e}")),
         }
     }
 
@@ -586,7 +707,7 @@ impl RemoteCatalog {
             }
         };
         let status = resp.status();
-        let body: Value = match read_limited(resp, MAX_OUTCOME_BYTES).await {
+        let body: Value = match read_limited(resp, 0, MAX_OUTCOME_BYTES).await {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
             Err(reason) => {
                 return Outcome::Err(
@@ -615,25 +736,93 @@ impl RemoteCatalog {
     }
 }
 
-/// The body of `resp`, refused beyond `limit` bytes (by its `Content-Length`, or while
-/// it is read).
+/// The body of `resp`, refused when it and the `already` bytes read before it (earlier
+/// pages of one manifest) pass `limit` bytes: by its `Content-Length`, or while it is
+/// read. A compressed body is counted decompressed (reqwest decompresses it, and then
+/// knows no length up front).
 async fn read_limited(
     mut resp: reqwest::Response,
+    already: usize,
     limit: usize,
 ) -> std::result::Result<Vec<u8>, String> {
-    let too_large = || format!("the answer is larger than {limit} bytes");
+    let too_large = || {
+        if already == 0 {
+            format!("the answer is larger than {limit} bytes")
+        } else {
+            format!("the manifest's pages are larger than {limit} bytes together")
+        }
+    };
+    let room = limit.saturating_sub(already);
     if resp
         .content_length()
-        .is_some_and(|n| n > u64::try_from(limit).unwrap_or(u64::MAX))
+        .is_some_and(|n| n > u64::try_from(room).unwrap_or(u64::MAX))
     {
         return Err(too_large());
     }
     let mut body = Vec::new();
     while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
-        if body.len() + chunk.len() > limit {
+        if body.len() + chunk.len() > room {
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// What a read of a manifest found.
+enum Fetched {
+    /// The first page answered 304.
+    NotModified { max_age: Duration },
+    /// Every page, read into one manifest; the first page's `ETag` and `max-age`.
+    Manifest {
+        manifest: Box<ToolManifest>,
+        etag: Option<String>,
+        max_age: Duration,
+    },
+}
+
+/// Why a read of a manifest's pages stopped before the last.
+enum Stop {
+    /// A page token was stale: the source's catalog changed between two pages.
+    Changed,
+    /// The refresh ends with this status.
+    Status(SourceStatus),
+}
+
+fn unavailable(reason: String) -> SourceStatus {
+    SourceStatus::Unavailable { reason }
+}
+
+impl From<SourceStatus> for Stop {
+    fn from(status: SourceStatus) -> Self {
+        Stop::Status(status)
+    }
+}
+
+/// Adds a later page's tools (those not listed yet) and categories (those not listed
+/// yet) to the manifest of the pages before it.
+fn append(whole: &mut ToolManifest, part: ToolManifest, names: &mut HashSet<String>) {
+    whole.tools.extend(
+        part.tools
+            .into_iter()
+            .filter(|t| names.insert(t.name.clone())),
+    );
+    for category in part.categories {
+        if !whole.categories.iter().any(|c| c.id == category.id) {
+            whole.categories.push(category);
+        }
+    }
+}
+
+/// Whether an answer other than 200 to a later page says that its page token is stale
+/// (400 with the code [`STALE_PAGE_TOKEN`](crate::manifest::STALE_PAGE_TOKEN)).
+async fn is_stale_page_token(resp: reqwest::Response) -> bool {
+    if resp.status() != StatusCode::BAD_REQUEST {
+        return false;
+    }
+    let Ok(bytes) = read_limited(resp, 0, MAX_ERROR_BYTES).await else {
+        return false;
+    };
+    serde_json::from_slice::<Value>(&bytes)
+        .is_ok_and(|body| body["error"]["code"].as_str() == Some(crate::manifest::STALE_PAGE_TOKEN))
 }

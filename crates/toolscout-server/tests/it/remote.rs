@@ -366,3 +366,283 @@ async fn a_manifest_over_the_size_limit_is_refused() {
         }
     }
 }
+
+/// One request a recorded server saw.
+#[derive(Debug, Clone)]
+struct Asked {
+    /// Path and query.
+    uri: String,
+    accept_encoding: String,
+    content_encoding: String,
+}
+
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<Asked>>>;
+
+/// Serves `app` on loopback, recording every request; `hook` sees each request's URI
+/// before `app` does. Returns the base URL.
+async fn spawn_recorded(
+    app: axum::Router,
+    hook: impl Fn(&str) + Clone + Send + Sync + 'static,
+) -> (String, Seen) {
+    let seen = Seen::default();
+    let record = seen.clone();
+    let app = app.layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            let record = record.clone();
+            let hook = hook.clone();
+            async move {
+                let uri = req.uri().to_string();
+                let header = |h: &axum::http::HeaderMap, name: &str| {
+                    h.get(name)
+                        .map(|v| v.to_str().unwrap().to_owned())
+                        .unwrap_or_default()
+                };
+                let accept_encoding = header(req.headers(), "accept-encoding");
+                hook(&uri);
+                let resp = next.run(req).await;
+                record.lock().unwrap().push(Asked {
+                    uri,
+                    accept_encoding,
+                    content_encoding: header(resp.headers(), "content-encoding"),
+                });
+                resp
+            }
+        },
+    ));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+fn take(seen: &Seen) -> Vec<Asked> {
+    std::mem::take(&mut *seen.lock().unwrap())
+}
+
+/// The names of the tools `toolbox` holds in `bundle`.
+fn names_in(toolbox: &toolscout_discover::Toolbox, bundle: uuid::Uuid) -> Vec<String> {
+    let mut names: Vec<String> = toolbox
+        .catalog()
+        .tools()
+        .into_iter()
+        .filter(|t| t.bundle_id == bundle)
+        .map(|t| t.spec.name.to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_paged_source_is_read_page_by_page_and_revalidated_by_its_first_page() {
+    let remote = fixture();
+    let mut expected: Vec<String> = remote
+        .state
+        .toolbox()
+        .callable_specs()
+        .iter()
+        .map(|s| s.name.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(expected.len(), 8);
+    let (url, seen) = spawn_recorded(toolscout_server::router(remote.state.clone()), |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sources = vec![RemoteSource::new(url)];
+    let toolbox = consumer(dir.path(), &sources);
+    let rc = RemoteCatalog::new(toolbox.clone(), sources.clone())
+        .unwrap()
+        .with_page_size(3);
+
+    assert_eq!(
+        status(&rc.refresh().await),
+        SourceStatus::Fetched { tools: 8 }
+    );
+    assert_eq!(names_in(&toolbox, sources[0].bundle_id()), expected);
+    let asked = take(&seen);
+    let uris: Vec<&str> = asked.iter().map(|a| a.uri.as_str()).collect();
+    assert_eq!(uris.len(), 3, "{uris:?}");
+    assert_eq!(uris[0], "/api/v1/tools?limit=3");
+    for uri in &uris[1..] {
+        assert!(
+            uri.starts_with("/api/v1/tools?limit=3&page_token="),
+            "{uri}"
+        );
+    }
+    assert_ne!(uris[1], uris[2]);
+    // Every page travelled gzip-compressed.
+    for a in &asked {
+        assert!(a.accept_encoding.contains("gzip"), "{a:?}");
+        assert_eq!(a.content_encoding, "gzip", "{a:?}");
+    }
+
+    // Revalidation asks for the first page only.
+    assert_eq!(status(&rc.revalidate().await), SourceStatus::NotModified);
+    let uris: Vec<String> = take(&seen).into_iter().map(|a| a.uri).collect();
+    assert_eq!(uris, ["/api/v1/tools?limit=3"]);
+
+    // A change is a new first page: every page is read again.
+    remote
+        .state
+        .toolbox()
+        .catalog()
+        .patch_bundle(remote.weather, false)
+        .unwrap();
+    assert_eq!(
+        status(&rc.revalidate().await),
+        SourceStatus::Fetched { tools: 6 }
+    );
+    assert_eq!(take(&seen).len(), 2);
+    expected.retain(|n| n != "get_forecast" && n != "spawn_agent");
+    assert_eq!(names_in(&toolbox, sources[0].bundle_id()), expected);
+}
+
+#[tokio::test]
+async fn a_change_between_two_pages_starts_the_read_again() {
+    let remote = fixture();
+    let changed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let hook = {
+        let state = remote.state.clone();
+        let weather = remote.weather;
+        let changed = changed.clone();
+        move |uri: &str| {
+            if uri.contains("page_token=")
+                && !changed.swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
+                state
+                    .toolbox()
+                    .catalog()
+                    .patch_tool(weather, "spawn-agent", "1", false)
+                    .unwrap();
+            }
+        }
+    };
+    let (url, seen) = spawn_recorded(toolscout_server::router(remote.state.clone()), hook).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sources = vec![RemoteSource::new(url)];
+    let toolbox = consumer(dir.path(), &sources);
+    let rc = RemoteCatalog::new(toolbox.clone(), sources.clone())
+        .unwrap()
+        .with_page_size(3);
+    assert_eq!(
+        status(&rc.refresh().await),
+        SourceStatus::Fetched { tools: 7 }
+    );
+    assert!(changed.load(std::sync::atomic::Ordering::SeqCst));
+    let uris: Vec<String> = take(&seen).into_iter().map(|a| a.uri).collect();
+    // The first page, the second (stale), then the new catalog's three pages.
+    assert_eq!(uris.len(), 5, "{uris:?}");
+    assert_eq!(uris[0], "/api/v1/tools?limit=3");
+    assert_eq!(uris[2], "/api/v1/tools?limit=3");
+    assert!(!names_in(&toolbox, sources[0].bundle_id()).contains(&"spawn_agent".to_owned()));
+    assert!(matches!(toolbox.lookup("get_forecast"), Lookup::Found(_)));
+}
+
+/// A manifest of one tool whose description is `description`, with `next` as its
+/// `next_page_token`.
+fn page_of(name: &str, description: &str, next: Option<&str>) -> serde_json::Value {
+    let mut page = json!({
+        "protocol_version": "1.0",
+        "scenario": {"name": "pages", "version": "1.0.0"},
+        "tools": [{
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": {}},
+        }],
+        "generated_at": "2030-01-01T00:00:00Z",
+    });
+    if let Some(next) = next {
+        page["next_page_token"] = json!(next);
+    }
+    page
+}
+
+async fn refresh_against(router: axum::Router) -> SourceStatus {
+    let (url, _) = spawn_recorded(router, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let sources = vec![RemoteSource::new(url)];
+    let rc = RemoteCatalog::new(consumer(dir.path(), &sources), sources).unwrap();
+    status(&rc.refresh().await)
+}
+
+#[tokio::test]
+async fn pages_that_never_end_are_refused() {
+    let endless = axum::Router::new().route(
+        "/api/v1/tools",
+        get(|| async { axum::Json(page_of("again", "Again.", Some("more"))) }),
+    );
+    match refresh_against(endless).await {
+        SourceStatus::Unavailable { reason } => {
+            assert_eq!(reason, "the manifest has more than 1000 pages");
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+}
+
+/// [`MAX_MANIFEST_BYTES`](toolscout_server::remote::MAX_MANIFEST_BYTES) holds for all the
+/// pages of a manifest together, each under it.
+#[tokio::test]
+async fn the_size_limit_holds_for_all_pages_together() {
+    use toolscout_server::remote::MAX_MANIFEST_BYTES;
+    let third = "x".repeat(MAX_MANIFEST_BYTES / 3);
+    let pages = axum::Router::new().route(
+        "/api/v1/tools",
+        get(
+            move |axum::extract::RawQuery(query): axum::extract::RawQuery| {
+                let third = third.clone();
+                async move {
+                    let query = query.unwrap_or_default();
+                    let page: usize = query
+                        .split_once("page_token=")
+                        .map_or(0, |(_, t)| t.parse().unwrap());
+                    let next = (page + 1).to_string();
+                    axum::Json(page_of(&format!("tool_{page}"), &third, Some(&next)))
+                }
+            },
+        ),
+    );
+    match refresh_against(pages).await {
+        SourceStatus::Unavailable { reason } => assert_eq!(
+            reason,
+            format!(
+                "page 3 of the manifest could not be read: the manifest's pages are larger than {MAX_MANIFEST_BYTES} bytes together"
+            )
+        ),
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+}
+
+/// The limit counts a compressed manifest's bytes once decompressed.
+#[tokio::test]
+async fn a_compressed_manifest_is_limited_by_its_decompressed_size() {
+    use std::io::Write;
+    use toolscout_server::remote::MAX_MANIFEST_BYTES;
+    let mut body = vec![b' '; MAX_MANIFEST_BYTES + 1];
+    body[0] = b'[';
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&body).unwrap();
+    let packed = gz.finish().unwrap();
+    assert!(packed.len() < MAX_MANIFEST_BYTES / 100, "{}", packed.len());
+    let bomb = axum::Router::new().route(
+        "/api/v1/tools",
+        get(move || {
+            let packed = packed.clone();
+            async move {
+                (
+                    [
+                        ("content-type", "application/json"),
+                        ("content-encoding", "gzip"),
+                    ],
+                    packed,
+                )
+            }
+        }),
+    );
+    match refresh_against(bomb).await {
+        SourceStatus::Unavailable { reason } => assert_eq!(
+            reason,
+            format!(
+                "the manifest could not be read: the answer is larger than {MAX_MANIFEST_BYTES} bytes"
+            )
+        ),
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+}

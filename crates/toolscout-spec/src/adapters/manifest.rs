@@ -23,6 +23,11 @@ pub struct ToolManifest {
     pub categories: Vec<ToolCategory>,
     /// When the manifest was generated, ISO 8601.
     pub generated_at: String,
+    /// The token of the next page: present only on a page (a manifest asked for with
+    /// `?limit=N`) that more tools follow, absent from a whole manifest and from the last
+    /// page. Pass it back as `?page_token=` for the next page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_page_token: Option<String>,
 }
 
 /// The provider of a manifest.
