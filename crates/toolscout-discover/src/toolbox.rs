@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use serde_json::{Value, json};
-use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Subscription, Tool};
+use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Subscription, Tool, ToolHead};
 use toolscout_invoke::{ErrorKind, Invoker, Outcome, ToolError};
 use toolscout_search::{Hit, IndexDoc, NameStatus, SearchIndex, SearchQuery};
 use toolscout_spec::ToolSpec;
@@ -327,15 +327,27 @@ impl Toolbox {
     }
 
     /// The specs of every callable tool, one per name, in catalog order.
+    ///
+    /// This reads every callable stored tool's file: for a large catalog, walk
+    /// [`Toolbox::callable_heads`] and read only the tools needed.
     pub fn callable_specs(&self) -> Vec<ToolSpec> {
+        self.callable_heads()
+            .iter()
+            .filter_map(|h| self.inner.catalog.tool(h.id).ok())
+            .map(|t| t.spec)
+            .collect()
+    }
+
+    /// The heads of every callable tool, one per name (the tools
+    /// [`Toolbox::callable_specs`] gives), in catalog order; no file is read.
+    pub fn callable_heads(&self) -> Vec<ToolHead> {
         let mut seen = std::collections::HashSet::new();
         self.inner
             .catalog
-            .tools()
+            .heads()
             .into_iter()
-            .filter(Tool::is_callable)
-            .filter(|t| seen.insert(t.spec.name.to_string()))
-            .map(|t| t.spec)
+            .filter(ToolHead::is_callable)
+            .filter(|h| seen.insert(h.name.clone()))
             .collect()
     }
 

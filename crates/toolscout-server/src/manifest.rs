@@ -37,6 +37,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolscout_catalog::ToolHead;
 use toolscout_discover::{Lookup, Toolbox};
 use toolscout_invoke::{ErrorKind, Outcome};
 use toolscout_spec::ToolSpec;
@@ -63,16 +64,26 @@ pub const STALE_PAGE_TOKEN: &str = "stale_page_token";
 
 /// The whole manifest of the callable tools of `state`, ordered by name, generated now.
 pub fn build_manifest(state: &AppState) -> ToolManifest {
-    let mut specs = state.toolbox().callable_specs();
-    sort_by_name(&mut specs);
-    manifest_of(state, &specs, &specs, true, None)
+    let mut heads = state.toolbox().callable_heads();
+    sort_by_name(&mut heads);
+    let specs = specs_of(state.toolbox(), &heads);
+    manifest_of(state, &heads, &specs, true, None)
 }
 
-/// A manifest of `tools` (a run of `all`, the catalog's callable specs); with the
+/// The specs of `heads`, read from the catalog (a tool deleted meanwhile is left out).
+fn specs_of(toolbox: &Toolbox, heads: &[ToolHead]) -> Vec<ToolSpec> {
+    heads
+        .iter()
+        .filter_map(|h| toolbox.catalog().tool(h.id).ok())
+        .map(|t| t.spec)
+        .collect()
+}
+
+/// A manifest of `tools` (a run of `all`, the catalog's callable tools); with the
 /// categories of `all` when `with_categories`.
 fn manifest_of(
     state: &AppState,
-    all: &[ToolSpec],
+    all: &[ToolHead],
     tools: &[ToolSpec],
     with_categories: bool,
     next_page_token: Option<String>,
@@ -80,7 +91,7 @@ fn manifest_of(
     let categories = if !with_categories {
         Vec::new()
     } else if state.options().categories.is_empty() {
-        derive_categories(all)
+        categories_of(all.iter().map(|h| h.category.as_deref()))
     } else {
         state.options().categories.clone()
     };
@@ -94,19 +105,22 @@ fn manifest_of(
     }
 }
 
-/// Orders specs by name: the order of the manifest and of its pages.
-fn sort_by_name(specs: &mut [ToolSpec]) {
-    specs.sort_unstable_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+/// Orders tools by name: the order of the manifest and of its pages.
+fn sort_by_name(heads: &mut [ToolHead]) {
+    heads.sort_unstable_by(|a, b| a.name.cmp(&b.name));
 }
 
 /// One category per distinct `category` of `specs`, sorted by id; the name is the id
 /// title-cased (`agent_lifecycle` → `Agent Lifecycle`).
 pub fn derive_categories(specs: &[ToolSpec]) -> Vec<ToolCategory> {
+    categories_of(specs.iter().map(|s| s.category.as_deref()))
+}
+
+/// [`derive_categories`] over the tools' categories.
+fn categories_of<'a>(categories: impl Iterator<Item = Option<&'a str>>) -> Vec<ToolCategory> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for s in specs {
-        if let Some(c) = s.category.as_deref() {
-            *counts.entry(c).or_default() += 1;
-        }
+    for c in categories.flatten() {
+        *counts.entry(c).or_default() += 1;
     }
     counts
         .into_iter()
@@ -281,15 +295,15 @@ impl PageRequest {
     }
 }
 
-/// The callable specs and the catalog identity they belong to, read so that the two
-/// agree: a write between the reads is read again.
-fn snapshot(toolbox: &Toolbox) -> Result<(Uuid, Vec<ToolSpec>), AppError> {
+/// The callable tools' heads and the catalog identity they belong to, read so that the
+/// two agree: a write between the reads is read again.
+fn snapshot(toolbox: &Toolbox) -> Result<(Uuid, Vec<ToolHead>), AppError> {
     let catalog = toolbox.catalog();
     for _ in 0..3 {
         let identity = catalog.identity();
-        let specs = toolbox.callable_specs();
+        let heads = toolbox.callable_heads();
         if catalog.identity() == identity {
-            return Ok((identity, specs));
+            return Ok((identity, heads));
         }
     }
     Err(AppError::unavailable(
@@ -299,25 +313,32 @@ fn snapshot(toolbox: &Toolbox) -> Result<(Uuid, Vec<ToolSpec>), AppError> {
 
 /// The whole manifest, or the page asked for, as JSON with its `ETag`.
 fn render(state: &AppState, page: Option<&PageRequest>) -> Result<(String, Vec<u8>), AppError> {
-    let (identity, mut specs) = snapshot(state.toolbox())?;
-    sort_by_name(&mut specs);
+    let (identity, mut heads) = snapshot(state.toolbox())?;
+    sort_by_name(&mut heads);
+    // Only the tools of the page are read whole.
     let (etag, manifest) = match page {
         None => (
             format!("\"{identity}\""),
-            manifest_of(state, &specs, &specs, true, None),
+            manifest_of(
+                state,
+                &heads,
+                &specs_of(state.toolbox(), &heads),
+                true,
+                None,
+            ),
         ),
         Some(page) => {
             page.check(identity)?;
-            if page.offset > specs.len() {
+            if page.offset > heads.len() {
                 let raw = page.token.as_ref().map_or("", |(_, raw)| raw.as_str());
                 return Err(bad_page_token(raw));
             }
-            let end = page.offset.saturating_add(page.limit).min(specs.len());
-            let next = (end < specs.len()).then(|| page_token(identity, end));
-            let tools = &specs[page.offset..end];
+            let end = page.offset.saturating_add(page.limit).min(heads.len());
+            let next = (end < heads.len()).then(|| page_token(identity, end));
+            let tools = specs_of(state.toolbox(), &heads[page.offset..end]);
             (
                 page.etag(identity),
-                manifest_of(state, &specs, tools, page.offset == 0, next),
+                manifest_of(state, &heads, &tools, page.offset == 0, next),
             )
         }
     };
