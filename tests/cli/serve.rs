@@ -121,15 +121,16 @@ fn serve_answers_the_manifest_and_json_rpc() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
+    // The manifest lists the built-ins by name.
     assert_eq!(
         names,
         [
-            "read_file",
-            "write_file",
-            "search_files",
+            "clock",
             "http_get",
             "json_query",
-            "clock"
+            "read_file",
+            "search_files",
+            "write_file"
         ]
     );
 
