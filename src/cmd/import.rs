@@ -213,7 +213,8 @@ fn store(
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         bar
     });
-    let added = catalog.put_tools(bundle_id, puts.iter().map(|(s, p)| (s.as_str(), "1", p)))?;
+    // By value: each tool is dropped once its file is made.
+    let added = catalog.put_tools(bundle_id, puts.into_iter().map(|(s, p)| (s, "1", p)))?;
     if let Some(s) = spinner {
         s.finish_and_clear();
     }

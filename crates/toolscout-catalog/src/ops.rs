@@ -1,5 +1,6 @@
 //! The writes of [`Catalog`]: bundles, tools, the reaper and usage counts.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -336,17 +337,30 @@ impl Catalog {
     /// [`Catalog::put_tool`] per tool. All or nothing: every tool is checked (rules,
     /// conflicts with the bundle and within the batch) before any file is written.
     /// Returns the heads of the tools added ([`Catalog::tool`] reads one whole).
-    pub fn put_tools<'a>(
+    ///
+    /// The puts may be given by reference or by value; given by value, each is dropped as
+    /// soon as its file is made, so that a large import holds one copy of the tools.
+    /// The files are written to temporary files and made durable together with one sync
+    /// (see `Batch`), then renamed into place.
+    pub fn put_tools<S, V, P>(
         &self,
         bundle: Uuid,
-        tools: impl IntoIterator<Item = (&'a str, &'a str, &'a ToolPut)>,
-    ) -> Result<Vec<ToolHead>> {
+        tools: impl IntoIterator<Item = (S, V, P)>,
+    ) -> Result<Vec<ToolHead>>
+    where
+        S: AsRef<str>,
+        V: AsRef<str>,
+        P: std::borrow::Borrow<ToolPut>,
+    {
         let now = Utc::now();
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
             let id = Uuid::now_v7();
-            let (file, spec) = new_tool_file(bundle, id, slug, version, put, now)?;
-            checked.push((id, file, spec));
+            let (file, spec) =
+                new_tool_file(bundle, id, slug.as_ref(), version.as_ref(), put.borrow(), now)?;
+            drop(put);
+            let head = ToolHead::of(&Tool::from_file(id, &file, spec, PathBuf::new(), None));
+            checked.push((file, head));
         }
         self.write(|tx| {
             let b = writable_bundle(tx.state, bundle)?;
@@ -357,9 +371,9 @@ impl Catalog {
                 });
             }
             let mut seen = std::collections::HashMap::new();
-            for (id, file, _) in &checked {
+            for (file, head) in &checked {
                 conflict(tx.state, b, &file.slug, &file.version)?;
-                if let Some(existing) = seen.insert((&file.slug, &file.version), *id) {
+                if let Some(existing) = seen.insert((&file.slug, &file.version), head.id) {
                     return Err(Error::Conflict {
                         bundle,
                         bundle_slug: b.slug.clone(),
@@ -369,9 +383,28 @@ impl Catalog {
                     });
                 }
             }
-            let mut added = Vec::with_capacity(checked.len());
-            for (id, file, spec) in checked {
-                added.push(tx.insert_new_tool(id, file, spec)?);
+            tx.begin()?;
+            let mut batch = tx.store.batch();
+            let mut heads = Vec::with_capacity(checked.len());
+            for (file, head) in checked {
+                batch.write_json(&tx.store.tool_path(bundle, head.id), &file)?;
+                heads.push(head);
+            }
+            batch.commit()?;
+            let mut added = Vec::with_capacity(heads.len());
+            for head in heads {
+                let key = FileKey::of(&tx.store.tool_path(bundle, head.id));
+                let raw = RawTool {
+                    head,
+                    builtin: None,
+                    key,
+                };
+                added.push(tx.state.head(&raw));
+                tx.events.push(CatalogEvent::ToolPut {
+                    tool: raw.head.id,
+                    bundle,
+                });
+                tx.state.insert_tool(raw);
             }
             Ok(added)
         })

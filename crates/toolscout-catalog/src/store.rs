@@ -14,7 +14,7 @@
 //! the target and the directory synced, so a reader sees the old file or the new one and a
 //! crash never leaves half a file. Temporary files start with `.` and are ignored.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
@@ -250,6 +250,15 @@ impl Store {
             }
         }
         write_atomic(path, &bytes)
+    }
+
+    /// Starts a [`Batch`] of files written together.
+    pub(crate) fn batch(&self) -> Batch<'_> {
+        Batch {
+            store: self,
+            pending: Vec::new(),
+            dirs: BTreeSet::new(),
+        }
     }
 
     pub(crate) fn write_overlay(&self, overlay: &Overlay) -> Result<()> {
@@ -517,6 +526,108 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>> {
     }
     names.sort();
     Ok(names)
+}
+
+/// Many files written as one: each to a temporary file, then one sync of the file system
+/// (of each file where that is not available), then every rename, then one sync of each
+/// directory. As safe as [`write_atomic`] per file, without a sync per file: a bulk
+/// import of 92k tools pays one.
+///
+/// Dropped without [`Batch::commit`], it removes its temporary files.
+pub(crate) struct Batch<'a> {
+    store: &'a Store,
+    /// (temporary file, final path)
+    pending: Vec<(PathBuf, PathBuf)>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl Batch<'_> {
+    /// Writes `value` as JSON to a temporary file beside `path`; it replaces `path` at
+    /// [`Batch::commit`].
+    pub(crate) fn write_json<T: Serialize>(&mut self, path: &Path, value: &T) -> Result<()> {
+        let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Json {
+            path: path.to_owned(),
+            source: e,
+        })?;
+        bytes.push(b'\n');
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if !self.dirs.contains(dir) {
+            if !dir.exists() {
+                fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                // The new directories' entries in their parents.
+                let mut up = dir.parent();
+                while let Some(parent) = up {
+                    self.dirs.insert(parent.to_owned());
+                    if parent == self.store.root {
+                        break;
+                    }
+                    up = parent.parent();
+                }
+            }
+            self.dirs.insert(dir.to_owned());
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.{}.tmp", Uuid::now_v7().simple()));
+        self.pending.push((tmp.clone(), path.to_owned()));
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(&bytes).map_err(|e| Error::io(&tmp, e))
+    }
+
+    /// Makes every file durable and puts it in place.
+    pub(crate) fn commit(mut self) -> Result<()> {
+        sync_files(&self.store.root, self.pending.iter().map(|(tmp, _)| tmp.as_path()))?;
+        for (tmp, path) in std::mem::take(&mut self.pending) {
+            if let Err(e) = fs::rename(&tmp, &path) {
+                let _ = fs::remove_file(&tmp);
+                return Err(Error::io(&path, e));
+            }
+        }
+        for dir in std::mem::take(&mut self.dirs).iter().rev() {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        for (tmp, _) in &self.pending {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Makes the data of `files` durable: one `syncfs` of the file system holding `root` on
+/// Linux, an fsync of each file elsewhere.
+fn sync_files<'a>(root: &Path, files: impl Iterator<Item = &'a Path>) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = files;
+        let dir = File::open(root).map_err(|e| Error::io(root, e))?;
+        // SAFETY: `syncfs` only reads the descriptor, which `dir` keeps open.
+        let rc = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) };
+        if rc != 0 {
+            return Err(Error::io(root, std::io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = root;
+        for f in files {
+            File::open(f)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(f, e))?;
+        }
+        Ok(())
+    }
 }
 
 /// Temporary file, write, fsync, rename, directory fsync.
