@@ -3,6 +3,7 @@
 use anyhow::{Context as _, Result, bail};
 use clap::{Arg, ArgAction, Command};
 use serde_json::{Map, Value, json};
+use toolscout_discover::{Lookup, call_looked_up};
 use toolscout_spec::ToolSpec;
 
 use super::context::{Context, Global, find_tool};
@@ -56,12 +57,28 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     let arguments = arguments(&tool.spec, &matches)?;
     let approver =
         super::approve::TerminalApprover::new(&global.approve).approve_all(matches.get_flag("yes"));
-    let toolbox = ctx.words_only().with_approver(approver).into_toolbox()?;
+    let ctx = ctx.with_approver(approver);
+    let name = tool.spec.name.to_string();
+    // One tool is called: no search index is built.
+    let lookup = match &tool.disabled_reason {
+        None => Lookup::Found(Box::new(tool)),
+        Some(reason) => Lookup::Disabled {
+            reason: reason.to_string(),
+            tool: Box::new(tool),
+        },
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(toolbox.call(tool.spec.name.as_str(), arguments));
-    toolbox.catalog().flush_usage().ok();
+    let outcome = runtime.block_on(call_looked_up(
+        &ctx.catalog,
+        &ctx.invoker,
+        lookup,
+        &name,
+        arguments,
+        false,
+    ));
+    ctx.catalog.flush_usage().ok();
     super::print_json(&outcome.to_json())?;
     if outcome.is_ok() {
         Ok(())

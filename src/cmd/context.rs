@@ -480,13 +480,6 @@ impl Context {
         self
     }
 
-    /// Ranks by words alone: for commands that look tools up by name and never search
-    /// a sentence, so they do not load the sentence encoder.
-    pub(crate) fn words_only(mut self) -> Self {
-        self.meaning.words_only = true;
-        self
-    }
-
     /// The catalog, its in-memory search index and the invoker, in step.
     pub(crate) fn into_toolbox(self) -> Result<Toolbox> {
         let n = self.catalog.len();

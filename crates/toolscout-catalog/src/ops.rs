@@ -356,8 +356,14 @@ impl Catalog {
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
             let id = Uuid::now_v7();
-            let (file, spec) =
-                new_tool_file(bundle, id, slug.as_ref(), version.as_ref(), put.borrow(), now)?;
+            let (file, spec) = new_tool_file(
+                bundle,
+                id,
+                slug.as_ref(),
+                version.as_ref(),
+                put.borrow(),
+                now,
+            )?;
             drop(put);
             let head = ToolHead::of(&Tool::from_file(id, &file, spec, PathBuf::new(), None));
             checked.push((file, head));

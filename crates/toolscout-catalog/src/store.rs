@@ -582,7 +582,10 @@ impl Batch<'_> {
 
     /// Makes every file durable and puts it in place.
     pub(crate) fn commit(mut self) -> Result<()> {
-        sync_files(&self.store.root, self.pending.iter().map(|(tmp, _)| tmp.as_path()))?;
+        sync_files(
+            &self.store.root,
+            self.pending.iter().map(|(tmp, _)| tmp.as_path()),
+        )?;
         for (tmp, path) in std::mem::take(&mut self.pending) {
             if let Err(e) = fs::rename(&tmp, &path) {
                 let _ = fs::remove_file(&tmp);
@@ -611,12 +614,7 @@ fn sync_files<'a>(root: &Path, files: impl Iterator<Item = &'a Path>) -> Result<
     {
         let _ = files;
         let dir = File::open(root).map_err(|e| Error::io(root, e))?;
-        // SAFETY: `syncfs` only reads the descriptor, which `dir` keeps open.
-        let rc = unsafe { libc::syncfs(std::os::fd::AsRawFd::as_raw_fd(&dir)) };
-        if rc != 0 {
-            return Err(Error::io(root, std::io::Error::last_os_error()));
-        }
-        Ok(())
+        rustix::fs::syncfs(&dir).map_err(|e| Error::io(root, e.into()))
     }
     #[cfg(not(target_os = "linux"))]
     {

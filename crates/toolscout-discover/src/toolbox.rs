@@ -379,33 +379,60 @@ impl Toolbox {
     }
 
     async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
-        let tool = match self.lookup(name).into_callable(name) {
-            Ok(t) => t,
-            Err(e) => return Outcome::Err(e),
-        };
-        let invocable = match toolscout_invoke::Tool::from_parts(
-            tool.spec.clone(),
-            tool.tool_type,
-            &tool.implementation,
-        ) {
-            Ok(t) => t,
-            Err(e) => {
-                return Outcome::Err(ToolError::new(
-                    ErrorKind::Disabled,
-                    format!("tool '{name}' cannot be called: {e}"),
-                ));
-            }
-        };
-        let at = chrono::Utc::now();
-        let outcome = if approved {
-            self.inner.invoker.invoke_approved(&invocable, args).await
-        } else {
-            self.inner.invoker.invoke(&invocable, args).await
-        };
-        // Usage is batched in memory by the catalog; a failure to count is not the call's.
-        let _ = self.inner.catalog.record_call(tool.id, at);
-        outcome
+        let inner = &self.inner;
+        call_looked_up(
+            &inner.catalog,
+            &inner.invoker,
+            self.lookup(name),
+            name,
+            args,
+            approved,
+        )
+        .await
     }
+}
+
+/// Calls what `name` was looked up as ([`Toolbox::lookup`], or a lookup of the caller's
+/// own over the same catalog): unknown and disabled tools are error outcomes that say
+/// what to do; the call is counted in the catalog's usage. With `approved`, the invoker
+/// does not ask its approver (the caller did).
+///
+/// This is [`Toolbox::call`] without the search index, for a caller that calls one tool
+/// and has no use for search (the CLI's `call`).
+pub async fn call_looked_up(
+    catalog: &Catalog,
+    invoker: &Invoker,
+    lookup: Lookup,
+    name: &str,
+    args: Value,
+    approved: bool,
+) -> Outcome {
+    let tool = match lookup.into_callable(name) {
+        Ok(t) => t,
+        Err(e) => return Outcome::Err(e),
+    };
+    let invocable = match toolscout_invoke::Tool::from_parts(
+        tool.spec.clone(),
+        tool.tool_type,
+        &tool.implementation,
+    ) {
+        Ok(t) => t,
+        Err(e) => {
+            return Outcome::Err(ToolError::new(
+                ErrorKind::Disabled,
+                format!("tool '{name}' cannot be called: {e}"),
+            ));
+        }
+    };
+    let at = chrono::Utc::now();
+    let outcome = if approved {
+        invoker.invoke_approved(&invocable, args).await
+    } else {
+        invoker.invoke(&invocable, args).await
+    };
+    // Usage is batched in memory by the catalog; a failure to count is not the call's.
+    let _ = catalog.record_call(tool.id, at);
+    outcome
 }
 
 impl Inner {
@@ -434,23 +461,19 @@ impl Inner {
             }
         }
         let slugs = self.bundle_slugs();
-        let mut batches = heads.chunks(INDEX_BATCH).peekable();
-        if batches.peek().is_none() {
-            return Ok(self.index.commit()?);
-        }
-        for batch in batches {
+        for batch in heads.chunks(INDEX_BATCH) {
             // A tool another process deleted meanwhile is skipped: its event follows.
             let tools: Vec<Tool> = batch
                 .iter()
                 .filter_map(|h| self.catalog.tool(h.id).ok())
                 .collect();
             let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
-            self.index.extend(
+            self.index.add(
                 tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
                 &mut |_| {},
             )?;
         }
-        Ok(())
+        Ok(self.index.commit()?)
     }
 
     /// Brings the index in line with one committed catalog change.

@@ -280,3 +280,28 @@ fn put_tools_is_one_change_and_all_or_nothing() {
     assert_eq!(*changes.lock().unwrap(), 1);
     assert_eq!(open_bare(dir.path()).tools(), c.tools());
 }
+
+#[test]
+fn put_tools_by_value_writes_every_file_and_leaves_no_temporary_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let puts = (0..50).map(|n| (format!("t{n}"), "1", http_put(&format!("t{n}"))));
+    let added = c.put_tools(b, puts).unwrap();
+    assert_eq!(added.len(), 50);
+    drop(c);
+
+    let tools_dir = dir.path().join("bundles").join(b.to_string()).join("tools");
+    let names: Vec<String> = fs::read_dir(&tools_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 50, "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+    // Read from the files themselves, not the snapshot.
+    fs::remove_file(dir.path().join("heads.json")).unwrap();
+    let c = open_bare(dir.path());
+    assert_eq!(c.len(), 50);
+    let t7 = added.iter().find(|h| h.slug == "t7").unwrap();
+    assert_eq!(c.tool(t7.id).unwrap().spec.summary, "Does t7");
+}
