@@ -131,6 +131,17 @@ fn list_and_identity() {
     let env = Env::new();
     assert_snapshot!(env.check(&["list"]));
     assert_snapshot!(env.check(&["list", "--bundle", "files"]));
+    // --limit keeps the first lines of the same listing, with or without --usage.
+    let all = env.check(&["list"]);
+    let two = env.check(&["list", "--limit", "2"]);
+    let first_two: Vec<&str> = all.lines().take(2).collect();
+    assert_eq!(two.lines().collect::<Vec<_>>(), first_two, "{two}");
+    assert_eq!(
+        env.check(&["list", "--usage", "--limit", "1"])
+            .lines()
+            .count(),
+        1
+    );
     let id: serde_json::Value = serde_json::from_str(&env.check(&["identity", "--json"])).unwrap();
     assert_eq!(id["tools_count"], 6);
     assert_eq!(id["protocol_version"], "1.0");
