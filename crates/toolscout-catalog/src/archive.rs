@@ -262,13 +262,7 @@ impl Catalog {
                     _ => Uuid::now_v7(),
                 };
                 file.tool_id = Some(id);
-                tx.insert_new_tool(id, file, spec)?;
-                let raw = tx
-                    .state
-                    .tools
-                    .get(&id)
-                    .ok_or(Error::ToolIdNotFound { tool: id })?;
-                added.push(tx.state.view(raw)?);
+                added.push(tx.insert_new_tool(id, file, spec)?);
             }
             let bundle =
                 tx.state

@@ -110,7 +110,7 @@ impl Catalog {
                 }
                 snapshot => {
                     // Only the files that changed since the snapshot are read.
-                    let previous = snapshot.map(|snap| State::of_snapshot(store.root(), &snap));
+                    let previous = snapshot.map(|snap| State::of_snapshot(store.root(), snap));
                     let known = previous
                         .as_ref()
                         .map(State::known_files)

@@ -1,6 +1,7 @@
 //! The writes of [`Catalog`]: bundles, tools, the reaper and usage counts.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -100,24 +101,26 @@ pub(crate) fn new_tool_file(
 
 impl Tx<'_> {
     /// Writes a checked new tool; the caller has checked the bundle and the conflict.
+    /// Returns it as served (kept among the recently read, so nothing is read back).
     pub(crate) fn insert_new_tool(
         &mut self,
         id: Uuid,
         file: ToolFile,
         spec: toolscout_spec::ToolSpec,
-    ) -> Result<ToolHead> {
+    ) -> Result<Tool> {
         self.begin()?;
         let path = self.store.tool_path(file.bundle_id, id);
         self.store.write_json(&path, &file)?;
         let tool = Tool::from_file(id, &file, spec, path.clone(), None);
         let raw = RawTool::stored(&tool, FileKey::of(&path));
-        let head = self.state.head(&raw);
+        self.state.bodies.put(Arc::new(tool));
+        let tool = self.state.view(&raw)?;
         self.events.push(CatalogEvent::ToolPut {
             tool: id,
-            bundle: head.bundle_id,
+            bundle: tool.bundle_id,
         });
         self.state.insert_tool(raw);
-        Ok(head)
+        Ok(tool)
     }
 
     /// Writes a bundle's file and keeps it in memory.
@@ -322,13 +325,7 @@ impl Catalog {
                 });
             }
             conflict(tx.state, b, slug, version)?;
-            tx.insert_new_tool(id, file, spec)?;
-            let raw = tx
-                .state
-                .tools
-                .get(&id)
-                .ok_or(Error::ToolIdNotFound { tool: id })?;
-            tx.state.view(raw)
+            tx.insert_new_tool(id, file, spec)
         })
     }
 

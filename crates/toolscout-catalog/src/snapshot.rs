@@ -120,23 +120,6 @@ impl Snapshot {
                 .all(|(dir, t)| modified(&root.join(dir)) == *t)
     }
 
-    /// The tools as kept in memory, by id.
-    pub(crate) fn raws(&self) -> BTreeMap<Uuid, RawTool> {
-        self.tools
-            .iter()
-            .map(|e| {
-                (
-                    e.head.id,
-                    RawTool {
-                        head: e.head.clone(),
-                        builtin: None,
-                        key: e.key.clone(),
-                    },
-                )
-            })
-            .collect()
-    }
-
     /// The tools, moved out, in the order they were written (by id).
     pub(crate) fn into_raws(self) -> impl Iterator<Item = RawTool> {
         self.tools.into_iter().map(|e| RawTool {

@@ -61,12 +61,12 @@ impl Bodies {
             .cloned()
     }
 
-    pub(crate) fn put(&self, tool: Tool) {
+    pub(crate) fn put(&self, tool: Arc<Tool>) {
         let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if map.len() >= BODY_CACHE {
             map.clear();
         }
-        map.insert(tool.id, Arc::new(tool));
+        map.insert(tool.id, tool);
     }
 
     pub(crate) fn forget(&self, id: Uuid) {
@@ -227,13 +227,13 @@ impl State {
 
     /// The stored tools of a snapshot, as a previous state whose unchanged files need
     /// not be read again.
-    pub(crate) fn of_snapshot(root: &Path, snap: &Snapshot) -> State {
+    pub(crate) fn of_snapshot(root: &Path, snap: Snapshot) -> State {
         let loaded = Loaded {
             root: root.to_owned(),
             ..Loaded::default()
         };
         let mut state = State::build(loaded, &BTreeSet::new(), false, None);
-        for raw in snap.raws().into_values() {
+        for raw in snap.into_raws() {
             state.insert_tool(raw);
         }
         state
@@ -375,7 +375,7 @@ impl State {
                 Some(t) => t,
                 None => {
                     let t = Arc::new(self.read_tool(&raw.head)?);
-                    self.bodies.put((*t).clone());
+                    self.bodies.put(Arc::clone(&t));
                     t
                 }
             },

@@ -445,12 +445,7 @@ async fn a_paged_source_is_read_page_by_page_and_revalidated_by_its_first_page()
     expected.sort();
     assert_eq!(expected.len(), 8);
     let (url, seen) = spawn_recorded(toolscout_server::router(remote.state.clone()), |_| {}).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sources = vec![RemoteSource::new(url)];
-    let toolbox = consumer(dir.path(), &sources);
-    let rc = RemoteCatalog::new(toolbox.clone(), sources.clone())
-        .unwrap()
-        .with_page_size(3);
+    let (_dir, sources, toolbox, rc) = paged_consumer(url);
 
     assert_eq!(
         status(&rc.refresh().await),
@@ -516,12 +511,7 @@ async fn a_change_between_two_pages_starts_the_read_again() {
         }
     };
     let (url, seen) = spawn_recorded(toolscout_server::router(remote.state.clone()), hook).await;
-    let dir = tempfile::tempdir().unwrap();
-    let sources = vec![RemoteSource::new(url)];
-    let toolbox = consumer(dir.path(), &sources);
-    let rc = RemoteCatalog::new(toolbox.clone(), sources.clone())
-        .unwrap()
-        .with_page_size(3);
+    let (_dir, sources, toolbox, rc) = paged_consumer(url);
     assert_eq!(
         status(&rc.refresh().await),
         SourceStatus::Fetched { tools: 7 }
@@ -553,6 +543,25 @@ fn page_of(name: &str, description: &str, next: Option<&str>) -> serde_json::Val
         page["next_page_token"] = json!(next);
     }
     page
+}
+
+/// A consumer of the server at `url` that reads its manifest three tools a page: its
+/// directory, sources, toolbox and remote catalog.
+fn paged_consumer(
+    url: String,
+) -> (
+    tempfile::TempDir,
+    Vec<RemoteSource>,
+    toolscout_discover::Toolbox,
+    RemoteCatalog,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let sources = vec![RemoteSource::new(url)];
+    let toolbox = consumer(dir.path(), &sources);
+    let rc = RemoteCatalog::new(toolbox.clone(), sources.clone())
+        .unwrap()
+        .with_page_size(3);
+    (dir, sources, toolbox, rc)
 }
 
 async fn refresh_against(router: axum::Router) -> SourceStatus {
