@@ -1,15 +1,18 @@
 //! [`SearchIndex`]: the tantivy index, in memory or in a directory, and its writes.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tantivy::directory::MmapDirectory;
+use tantivy::directory::error::LockError;
 use tantivy::schema::Term;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError};
 
 use crate::analyzer::{ANALYZER, ANALYZER_EXACT, analyzer, exact_analyzer};
-use crate::schema::{Fields, IndexDoc, schema};
+use crate::schema::{FINGERPRINT, Fields, ID, IndexDoc, schema};
 use crate::semantic::{Semantic, tool_text};
 use crate::{Embedder, Error, Result};
 
@@ -25,6 +28,30 @@ const WRITER_HEAP: usize = 512 * 1024 * 1024;
 /// thread prepares documents (parameter text, name expansion) in parallel with it.
 const INDEXING_THREADS: usize = 1;
 
+/// What every commit records as its payload: the format of the documents. An index on
+/// disk that says another one (or nothing, while it holds documents) was made by another
+/// version of this crate and is rebuilt by [`SearchIndex::open_or_rebuild`].
+///
+/// **Bump it** whenever the schema, an analyzer or what a document is made of changes:
+/// an index of the old format would answer, but differently from a fresh one.
+pub(crate) const FORMAT: &str = "toolscout-search/2";
+
+/// How long a write waits for another process (or another handle) that holds an on-disk
+/// index's writer lock, before it fails with [`Error::Writer`].
+const WRITER_WAIT: Duration = Duration::from_secs(30);
+
+/// How [`SearchIndex::open_or_rebuild`] found its directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Opened {
+    /// There was no index: an empty one was made.
+    Created,
+    /// The index was reopened as it was committed.
+    Reopened,
+    /// The index could not be used and was replaced by an empty one; the reason, in words.
+    Rebuilt(String),
+}
+
 /// A search index over tools.
 ///
 /// Writes ([`upsert`](Self::upsert), [`delete`](Self::delete)) become visible at
@@ -39,6 +66,7 @@ pub struct SearchIndex {
     pub(crate) exact_analyzer: TextAnalyzer,
     pub(crate) semantic: Option<Semantic>,
     writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
+    opened: Opened,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -72,6 +100,85 @@ impl SearchIndex {
         Self::from_index(index)
     }
 
+    /// Opens the index stored in `dir`, creating it when there is none, and rebuilding it
+    /// (empty) when it cannot be used: damaged, written by another version of this crate,
+    /// or with other fields. [`SearchIndex::opened`] says which happened; the caller adds
+    /// the tools that are missing (compare [`SearchIndex::fingerprints`]).
+    ///
+    /// Only a directory that holds a tantivy index (or nothing) is ever emptied: any other
+    /// directory is an [`Error::Directory`].
+    ///
+    /// ```
+    /// use toolscout_search::{IndexDoc, Opened, SearchIndex};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let spec = toolscout_spec::ToolSpec::builder("get_weather", "Weather.").build()?;
+    /// let index = SearchIndex::open_or_rebuild(dir.path())?;
+    /// assert_eq!(index.opened(), &Opened::Created);
+    /// index.extend([IndexDoc::new(&spec).with_fingerprint(7)], &mut |_| {})?;
+    /// drop(index);
+    ///
+    /// let index = SearchIndex::open_or_rebuild(dir.path())?;
+    /// assert_eq!(index.opened(), &Opened::Reopened);
+    /// assert_eq!(index.fingerprints()?["get_weather"], 7);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open_or_rebuild(dir: &Path) -> Result<Self> {
+        let err = |reason: String| Error::Directory {
+            path: dir.to_path_buf(),
+            reason,
+        };
+        let existed = dir.join("meta.json").exists();
+        let problem = match Self::open_or_create(dir) {
+            Ok(mut index) => match index.index.load_metas() {
+                Ok(meta) if meta.payload.as_deref() == Some(FORMAT) => {
+                    index.opened = Opened::Reopened;
+                    return Ok(index);
+                }
+                Ok(_) if index.is_empty() => {
+                    index.opened = if existed {
+                        Opened::Reopened
+                    } else {
+                        Opened::Created
+                    };
+                    return Ok(index);
+                }
+                Ok(meta) => format!(
+                    "it was written in the format {:?}, not {FORMAT:?}",
+                    meta.payload.unwrap_or_default()
+                ),
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        // Empty only what is an index: its own files, never a directory of other things.
+        let entries = std::fs::read_dir(dir).map_err(|e| err(e.to_string()))?;
+        let mut foreign = Vec::new();
+        for entry in entries {
+            let name = entry.map_err(|e| err(e.to_string()))?.file_name();
+            if !is_index_file(&name.to_string_lossy()) {
+                foreign.push(name.to_string_lossy().into_owned());
+            }
+        }
+        if !foreign.is_empty() {
+            foreign.sort();
+            return Err(err(format!(
+                "{problem}, and it holds files that are not an index's ({}), so it was left alone",
+                foreign.join(", ")
+            )));
+        }
+        std::fs::remove_dir_all(dir).map_err(|e| err(format!("{problem}; emptying it: {e}")))?;
+        let mut index = Self::open_or_create(dir)?;
+        index.opened = Opened::Rebuilt(problem);
+        Ok(index)
+    }
+
+    /// How [`open_or_rebuild`](Self::open_or_rebuild) found the directory
+    /// ([`Opened::Created`] for every other constructor).
+    pub fn opened(&self) -> &Opened {
+        &self.opened
+    }
+
     fn from_index(index: Index) -> Result<Self> {
         index.tokenizers().register(ANALYZER, analyzer());
         index
@@ -90,6 +197,7 @@ impl SearchIndex {
             exact_analyzer: exact_analyzer(),
             semantic: None,
             writer: Mutex::new(None),
+            opened: Opened::Created,
         })
     }
 
@@ -167,15 +275,110 @@ impl SearchIndex {
             .lock()
             .map_err(|_| Error::Writer("a previous write panicked".to_owned()))?;
         if guard.is_none() {
-            *guard = Some(
-                self.index
-                    .writer_with_num_threads(INDEXING_THREADS, WRITER_HEAP)?,
-            );
+            *guard = Some(self.new_writer()?);
         }
         match guard.as_mut() {
             Some(w) => f(w),
             None => Err(Error::Writer("no writer".to_owned())),
         }
+    }
+
+    /// A writer, waiting up to [`WRITER_WAIT`] for another process that holds the lock.
+    fn new_writer(&self) -> Result<IndexWriter<TantivyDocument>> {
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            match self
+                .index
+                .writer_with_num_threads(INDEXING_THREADS, WRITER_HEAP)
+            {
+                Err(TantivyError::LockFailure(LockError::LockBusy, _))
+                    if start.elapsed() < WRITER_WAIT =>
+                {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                Err(TantivyError::LockFailure(LockError::LockBusy, _)) => {
+                    return Err(Error::Writer(format!(
+                        "another process has held the index's writer lock for {} s",
+                        WRITER_WAIT.as_secs()
+                    )));
+                }
+                other => return Ok(other?),
+            }
+        }
+    }
+
+    /// The [`IndexDoc::fingerprint`] of every tool in the current snapshot, by id.
+    ///
+    /// Read from fast fields: no stored document is decoded, so this is cheap even for
+    /// 100k tools.
+    pub fn fingerprints(&self) -> Result<HashMap<String, u64>> {
+        let searcher = self.reader.searcher();
+        let mut out = HashMap::with_capacity(searcher.num_docs() as usize);
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let (Some(ids), fingerprints) = (fast.str(ID)?, fast.u64(FINGERPRINT)?) else {
+                continue;
+            };
+            // The dictionary in one pass: looking each ordinal up alone decodes a block
+            // per document.
+            let mut terms: Vec<String> = Vec::with_capacity(ids.num_terms());
+            let mut stream = ids
+                .dictionary()
+                .stream()
+                .map_err(|e| Error::Index(e.into()))?;
+            while stream.advance() {
+                terms.push(String::from_utf8_lossy(stream.key()).into_owned());
+            }
+            for doc in segment.doc_ids_alive() {
+                let Some(id) = ids
+                    .term_ords(doc)
+                    .next()
+                    .and_then(|ord| terms.get(usize::try_from(ord).ok()?))
+                else {
+                    continue;
+                };
+                out.insert(id.clone(), fingerprints.first(doc).unwrap_or(0));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Takes the writer (and with it, for an index on disk, the lock that keeps every
+    /// other process from committing), moves to the latest commit of any process and
+    /// returns its [`fingerprints`](Self::fingerprints).
+    ///
+    /// The lock is held until the next [`commit`](Self::commit): what the caller adds and
+    /// deletes in between is decided on exactly what it read, and no other process's
+    /// commit can fall between the two.
+    pub fn fingerprints_for_update(&self) -> Result<HashMap<String, u64>> {
+        self.with_writer(|_| Ok(()))?;
+        self.reader.reload()?;
+        self.fingerprints()
+    }
+
+    /// Drops every write since the last commit and lets the writer go (for an index on
+    /// disk, its lock too): for a caller that took it with
+    /// [`fingerprints_for_update`](Self::fingerprints_for_update) and found nothing to do.
+    pub fn rollback(&self) -> Result<()> {
+        let writer = self
+            .writer
+            .lock()
+            .map_err(|_| Error::Writer("a previous write panicked".to_owned()))?
+            .take();
+        drop(writer);
+        if let Some(s) = &self.semantic {
+            s.rollback();
+        }
+        Ok(())
+    }
+
+    /// Whether the tool `id` lacks the vector that ranks it by meaning: an embedder is
+    /// set and no vector of `id` is committed (vectors live in memory: a reopened index
+    /// has none until its tools are added again).
+    pub fn needs_vector(&self, id: &str) -> bool {
+        self.semantic.as_ref().is_some_and(|s| !s.has(id))
     }
 
     /// Adds a tool, replacing the tool with the same id. Visible after [`commit`](Self::commit).
@@ -213,11 +416,13 @@ impl SearchIndex {
         docs: impl IntoIterator<Item = IndexDoc<'a>>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
-        // Nothing committed yet: the ids are new, and need no replacing.
-        let fresh = self.is_empty();
         let mut analyzer = self.analyzer.clone();
         let mut meaning: Vec<(String, String)> = Vec::new();
         self.with_writer(|w| {
+            // Nothing committed yet, by this or another process (the writer has the lock,
+            // so none can commit now): the ids are new, and need no replacing.
+            self.reader.reload()?;
+            let fresh = self.is_empty();
             let mut n = 0u64;
             for doc in docs {
                 if !fresh {
@@ -260,7 +465,9 @@ impl SearchIndex {
     /// indexing memory is freed, and another process may write to an index on disk.
     pub fn commit(&self) -> Result<()> {
         self.with_writer(|w| {
-            w.commit()?;
+            let mut prepared = w.prepare_commit()?;
+            prepared.set_payload(FORMAT);
+            prepared.commit()?;
             Ok(())
         })?;
         let writer = self
@@ -278,4 +485,25 @@ impl SearchIndex {
         }
         Ok(())
     }
+}
+
+/// Whether `name` is one of the files tantivy keeps in an index directory.
+fn is_index_file(name: &str) -> bool {
+    const EXTENSIONS: [&str; 9] = [
+        "idx",
+        "pos",
+        "term",
+        "store",
+        "fast",
+        "fieldnorm",
+        "del",
+        "json",
+        "lock",
+    ];
+    name == "meta.json"
+        || name.starts_with(".tantivy")
+        || name.starts_with(".managed")
+        || name
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
 }

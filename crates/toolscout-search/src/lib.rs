@@ -51,7 +51,7 @@ mod search;
 mod semantic;
 
 pub use error::{Error, Result};
-pub use index::SearchIndex;
+pub use index::{Opened, SearchIndex};
 pub use query::{
     DEFAULT_PAGE_SIZE, Hit, MAX_OFFSET, MAX_PAGE_SIZE, MAX_QUERY_CHARS, MatchField, NameStatus,
     SearchQuery, SearchResults, Tier,

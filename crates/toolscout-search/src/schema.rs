@@ -24,6 +24,12 @@ pub struct IndexDoc<'a> {
     pub enabled: bool,
     /// When the tool last changed (any clock, e.g. Unix seconds): newer wins ties.
     pub modified_at: i64,
+    /// The caller's fingerprint of what this document was made from (0 when unused).
+    ///
+    /// It is stored, not searched: [`SearchIndex::fingerprints`](crate::SearchIndex::fingerprints)
+    /// reads it back, so that a caller reopening an index on disk re-adds only the tools
+    /// whose fingerprint changed since.
+    pub fingerprint: u64,
 }
 
 impl<'a> IndexDoc<'a> {
@@ -35,6 +41,7 @@ impl<'a> IndexDoc<'a> {
             bundle: None,
             enabled: true,
             modified_at: 0,
+            fingerprint: 0,
         }
     }
 
@@ -59,6 +66,12 @@ impl<'a> IndexDoc<'a> {
     /// Sets the modification time.
     pub fn with_modified_at(mut self, modified_at: i64) -> Self {
         self.modified_at = modified_at;
+        self
+    }
+
+    /// Sets the fingerprint (see [`IndexDoc::fingerprint`]).
+    pub fn with_fingerprint(mut self, fingerprint: u64) -> Self {
+        self.fingerprint = fingerprint;
         self
     }
 }
@@ -86,6 +99,7 @@ pub(crate) struct Fields {
     pub(crate) enabled: Field,
     pub(crate) modified_at: Field,
     pub(crate) name_words: Field,
+    pub(crate) fingerprint: Field,
 }
 
 pub(crate) const MODIFIED_AT: &str = "modified_at";
@@ -94,6 +108,11 @@ pub(crate) const NAME_WORDS: &str = "name_words";
 pub(crate) const ENABLED: &str = "enabled";
 /// The name as given, a fast field: did-you-mean reads names without a stored document.
 pub(crate) const NAME_FAST: &str = "name_fast";
+/// The id, a fast field: the ids and fingerprints of every document are read without
+/// the document store.
+pub(crate) const ID: &str = "id";
+/// The caller's [`IndexDoc::fingerprint`], a fast field.
+pub(crate) const FINGERPRINT: &str = "fingerprint";
 
 pub(crate) fn schema() -> Schema {
     let mut b = Schema::builder();
@@ -102,7 +121,7 @@ pub(crate) fn schema() -> Schema {
             .set_tokenizer(ANALYZER)
             .set_index_option(IndexRecordOption::WithFreqs),
     );
-    b.add_text_field("id", STRING | STORED);
+    b.add_text_field(ID, STRING | STORED | FAST);
     b.add_text_field("name_raw", STRING);
     b.add_text_field(NAME_FAST, TextOptions::default().set_fast("raw"));
     for name in TEXT_FIELDS {
@@ -123,6 +142,7 @@ pub(crate) fn schema() -> Schema {
     b.add_u64_field(ENABLED, INDEXED | FAST);
     b.add_i64_field(MODIFIED_AT, FAST);
     b.add_u64_field(NAME_WORDS, FAST);
+    b.add_u64_field(FINGERPRINT, FAST);
     b.build()
 }
 
@@ -130,7 +150,7 @@ impl Fields {
     pub(crate) fn new(schema: &Schema) -> tantivy::Result<Self> {
         let f = |n: &str| schema.get_field(n);
         Ok(Fields {
-            id: f("id")?,
+            id: f(ID)?,
             name_raw: f("name_raw")?,
             name_fast: f(NAME_FAST)?,
             text: [
@@ -148,6 +168,7 @@ impl Fields {
             enabled: f(ENABLED)?,
             modified_at: f(MODIFIED_AT)?,
             name_words: f(NAME_WORDS)?,
+            fingerprint: f(FINGERPRINT)?,
         })
     }
 
@@ -202,6 +223,7 @@ impl Fields {
         d.add_i64(self.modified_at, doc.modified_at);
         let words = crate::analyzer::terms(analyzer, spec.name.as_str(), 32).len();
         d.add_u64(self.name_words, words as u64);
+        d.add_u64(self.fingerprint, doc.fingerprint);
         d
     }
 }

@@ -107,6 +107,16 @@ impl Semantic {
         }
     }
 
+    /// Forgets the staged writes.
+    pub(crate) fn rollback(&self) {
+        self.write().pending.clear();
+    }
+
+    /// Whether `id` has a committed vector.
+    pub(crate) fn has(&self, id: &str) -> bool {
+        self.read().by_id.contains_key(id)
+    }
+
     /// How many tools have a committed vector.
     pub(crate) fn len(&self) -> usize {
         self.read().ids.len()
