@@ -49,7 +49,7 @@ mod tools;
 pub use agents::{AgentProfile, DiscoverAgents};
 pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use error::{Error, Result};
-pub use toolbox::{Lookup, ToolHits, Toolbox, call_looked_up};
+pub use toolbox::{IndexSync, Lookup, ToolHits, Toolbox, call_looked_up};
 pub use tools::{
     Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_PAGE_SIZE, DEFAULT_USAGE_HITS, DiscoverTools, Scope,
 };

@@ -37,6 +37,22 @@ struct Inner {
     names: RwLock<Names>,
     subscription: Mutex<Option<Subscription>>,
     sync_error: Mutex<Option<String>>,
+    caught_up: Mutex<IndexSync>,
+}
+
+/// What a [`Toolbox`] did to bring its search index in line with the catalog, when it
+/// was made or at [`Toolbox::reindex`].
+///
+/// On an empty index (in memory, or a new directory) every tool is indexed; an index on
+/// disk that was committed before keeps the tools that did not change since.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexSync {
+    /// Tools added: new to the index, or changed since it was committed.
+    pub indexed: usize,
+    /// Tools dropped: the catalog no longer has them.
+    pub removed: usize,
+    /// Tools the index already held as they are.
+    pub kept: usize,
 }
 
 #[derive(Default)]
@@ -151,9 +167,23 @@ pub struct ToolHits {
 impl Toolbox {
     /// Indexes every tool of `catalog` into `index` and starts following the catalog.
     ///
-    /// `index` may be a reopened on-disk index: every tool is upserted, and hits whose id
-    /// the catalog no longer has are skipped.
+    /// `index` may be an index on disk ([`SearchIndex::open_or_rebuild`]) that this or
+    /// another process committed before: only the tools that changed since are indexed
+    /// again, and those the catalog no longer has are dropped ([`Toolbox::index_sync`]
+    /// says how many of each). Its writer lock is held meanwhile, so two processes
+    /// catching up one index take turns.
     pub fn new(catalog: Catalog, index: SearchIndex, invoker: Invoker) -> Result<Toolbox> {
+        Self::new_with_progress(catalog, index, invoker, &mut |_, _| {})
+    }
+
+    /// [`Toolbox::new`], calling `progress(done, total)` as the tools that need indexing
+    /// are indexed (a batch at a time), for a progress bar.
+    pub fn new_with_progress(
+        catalog: Catalog,
+        index: SearchIndex,
+        invoker: Invoker,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Toolbox> {
         let inner = Arc::new(Inner {
             catalog,
             index,
@@ -161,8 +191,11 @@ impl Toolbox {
             names: RwLock::new(Names::default()),
             subscription: Mutex::new(None),
             sync_error: Mutex::new(None),
+            caught_up: Mutex::new(IndexSync::default()),
         });
-        inner.index_all()?;
+        // Nothing follows the catalog yet: reading what other processes wrote meanwhile
+        // announces it to no one, and cannot re-enter the index.
+        inner.index_all(true, progress)?;
         let weak: Weak<Inner> = Arc::downgrade(&inner);
         let sub = inner.catalog.subscribe(move |change| {
             if let Some(inner) = weak.upgrade() {
@@ -198,10 +231,20 @@ impl Toolbox {
             .clone()
     }
 
-    /// Upserts every tool again (after a [`Toolbox::sync_error`], or a [`Catalog::reload`]
-    /// that found nothing to announce).
+    /// What the last catch-up of the index did ([`Toolbox::new`], [`Toolbox::reindex`]).
+    pub fn index_sync(&self) -> IndexSync {
+        *self
+            .inner
+            .caught_up
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Brings the index in line with the catalog again, indexing each tool that differs
+    /// from what the index holds (after a [`Toolbox::sync_error`], or a
+    /// [`Catalog::reload`] that found nothing to announce).
     pub fn reindex(&self) -> Result<()> {
-        self.inner.index_all()?;
+        self.inner.index_all(false, &mut |_, _| {})?;
         *self
             .inner
             .sync_error
@@ -448,10 +491,19 @@ impl Inner {
         bundle_slugs(&self.catalog)
     }
 
-    /// Learns every tool's name from the catalog's heads and (re)indexes every tool,
-    /// reading the whole tools a batch at a time, so that memory stays bounded however
-    /// large the catalog is.
-    fn index_all(&self) -> Result<()> {
+    /// Learns every tool's name from the catalog's heads and brings the index in line:
+    /// each tool whose fingerprint the index does not hold (new, changed, or without its
+    /// vector) is read whole and indexed, a batch at a time, so that memory stays bounded
+    /// however large the catalog is; tools the catalog no longer has are dropped. With
+    /// `reload`, what other processes wrote is read first, under the index's writer lock.
+    fn index_all(&self, reload: bool, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
+        // The writer lock first: no other process commits between what is read here and
+        // this commit, so nothing it indexed meanwhile is dropped as unknown.
+        let have = self.index.fingerprints_for_update()?;
+        if reload && let Err(e) = self.catalog.reload() {
+            self.index.rollback()?;
+            return Err(e.into());
+        }
         let heads = self.catalog.heads();
         {
             let mut names = self.write_names();
@@ -461,19 +513,52 @@ impl Inner {
             }
         }
         let slugs = self.bundle_slugs();
-        for batch in heads.chunks(INDEX_BATCH) {
-            // A tool another process deleted meanwhile is skipped: its event follows.
-            let tools: Vec<Tool> = batch
-                .iter()
-                .filter_map(|h| self.catalog.tool(h.id).ok())
-                .collect();
-            let ids: Vec<String> = tools.iter().map(|t| t.id.to_string()).collect();
-            self.index.add(
-                tools.iter().zip(&ids).map(|(t, id)| doc(t, id, &slugs)),
-                &mut |_| {},
-            )?;
+        let mut todo: Vec<(Uuid, u64)> = Vec::new();
+        let mut wanted: std::collections::HashSet<String> =
+            std::collections::HashSet::with_capacity(heads.len());
+        for h in &heads {
+            let id = h.id.to_string();
+            let fp = fingerprint(h, slugs.get(&h.bundle_id).map(String::as_str));
+            if have.get(&id) != Some(&fp) || self.index.needs_vector(&id) {
+                todo.push((h.id, fp));
+            }
+            wanted.insert(id);
         }
-        Ok(self.index.commit()?)
+        let gone: Vec<&String> = have.keys().filter(|id| !wanted.contains(*id)).collect();
+        let sync = IndexSync {
+            indexed: todo.len(),
+            removed: gone.len(),
+            kept: heads.len() - todo.len(),
+        };
+        if todo.is_empty() && gone.is_empty() {
+            self.index.rollback()?;
+        } else {
+            for id in gone {
+                self.index.delete(id)?;
+            }
+            let mut done = 0;
+            progress(0, todo.len());
+            for batch in todo.chunks(INDEX_BATCH) {
+                // A tool another process deleted meanwhile is skipped: its event follows.
+                let tools: Vec<(Tool, u64)> = batch
+                    .iter()
+                    .filter_map(|(id, fp)| Some((self.catalog.tool(*id).ok()?, *fp)))
+                    .collect();
+                let ids: Vec<String> = tools.iter().map(|(t, _)| t.id.to_string()).collect();
+                self.index.add(
+                    tools
+                        .iter()
+                        .zip(&ids)
+                        .map(|((t, fp), id)| doc(t, id, &slugs).with_fingerprint(*fp)),
+                    &mut |_| {},
+                )?;
+                done += batch.len();
+                progress(done, todo.len());
+            }
+            self.index.commit()?;
+        }
+        *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = sync;
+        Ok(())
     }
 
     /// Brings the index in line with one committed catalog change.
@@ -533,7 +618,10 @@ impl Inner {
             Ok(tool) => {
                 self.write_names().insert(tool.id, tool.spec.name.as_str());
                 let key = tool.id.to_string();
-                self.index.upsert(&doc(&tool, &key, slugs))?;
+                let slug = slugs.get(&tool.bundle_id).map(String::as_str);
+                let fp = fingerprint(&ToolHead::of(&tool), slug);
+                self.index
+                    .upsert(&doc(&tool, &key, slugs).with_fingerprint(fp))?;
             }
             Err(_) => {
                 self.write_names().remove(id);
@@ -550,6 +638,23 @@ fn doc<'a>(tool: &'a Tool, id: &'a str, slugs: &'a HashMap<Uuid, String>) -> Ind
         .with_bundle(slugs.get(&tool.bundle_id).map(String::as_str))
         .with_enabled(tool.is_callable())
         .with_modified_at(tool.modified_at.timestamp())
+}
+
+/// What a tool's index document is made from, in 64 bits: its spec (the identity digest:
+/// name, version, description, parameters), bundle slug, state and modification time.
+///
+/// **Rationale:** the digest leaves out the summary, tags and category, which the index
+/// reads too; every write of a tool moves its modification time (kept to the
+/// microsecond), so a change of those is seen through it.
+fn fingerprint(head: &ToolHead, bundle_slug: Option<&str>) -> u64 {
+    let mut bytes = Vec::with_capacity(64);
+    bytes.extend_from_slice(head.digest.as_bytes());
+    bytes.extend_from_slice(&head.modified_at.timestamp_micros().to_le_bytes());
+    bytes.push(u8::from(head.is_callable()));
+    bytes.extend_from_slice(bundle_slug.unwrap_or("").as_bytes());
+    let id = Uuid::new_v5(&toolscout_spec::identity::NAMESPACE, &bytes);
+    let (high, _) = id.as_u64_pair();
+    high
 }
 
 /// Every bundle's slug (disabled and soft-deleted ones too), by id.

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use toolscout_catalog::ToolPut;
-use toolscout_discover::{Lookup, snapshot};
+use toolscout_discover::{Lookup, Toolbox, snapshot};
 use toolscout_search::SearchQuery;
 use toolscout_spec::{Level, ToolSpec};
 
@@ -234,4 +234,109 @@ fn lookup_resolves_openai_aliases() {
         f.toolbox.lookup("math_gcd_00000000"),
         Lookup::NotFound { .. }
     ));
+}
+
+/// A catalog with a bundle `mine` of three HTTP tools.
+fn small_catalog(dir: &std::path::Path) -> (toolscout_catalog::Catalog, uuid::Uuid) {
+    use toolscout_catalog::{BundlePut, Catalog, builtin};
+    let catalog = Catalog::open(dir, &builtin::NATIVE_FUNCTIONS).unwrap();
+    let bundle = uuid::Uuid::now_v7();
+    catalog.put_bundle(bundle, &BundlePut::new("mine")).unwrap();
+    for (name, summary) in [
+        ("tide_tables", "Tide tables for a harbour"),
+        ("moon_phase", "The phase of the moon on a date"),
+        ("sunrise_time", "When the sun rises at a place"),
+    ] {
+        put_http(&catalog, bundle, name, summary);
+    }
+    (catalog, bundle)
+}
+
+fn put_http(catalog: &toolscout_catalog::Catalog, bundle: uuid::Uuid, name: &str, summary: &str) {
+    let spec = ToolSpec::builder(name, summary).build().unwrap();
+    let put = ToolPut::http(
+        spec,
+        json!({"method": "GET", "urlTemplate": "https://api.example.com/t"}),
+    );
+    let slug = name.replace('_', "-");
+    catalog.put_tool(bundle, &slug, "1", &put).unwrap();
+}
+
+fn toolbox_on_disk(catalog_dir: &std::path::Path, index_dir: &std::path::Path) -> Toolbox {
+    use toolscout_catalog::{Catalog, builtin};
+    let catalog = Catalog::open(catalog_dir, &builtin::NATIVE_FUNCTIONS).unwrap();
+    let index = toolscout_search::SearchIndex::open_or_rebuild(index_dir).unwrap();
+    Toolbox::new(catalog, index, toolscout_invoke::Invoker::default()).unwrap()
+}
+
+fn names_found(toolbox: &Toolbox, text: &str) -> Vec<String> {
+    toolbox
+        .search(&SearchQuery::new(text))
+        .unwrap()
+        .hits
+        .iter()
+        .map(|(t, _)| t.spec.name.to_string())
+        .collect()
+}
+
+#[test]
+fn an_index_on_disk_catches_up_only_with_what_changed_while_it_was_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog_dir, index_dir) = (dir.path().join("catalog"), dir.path().join("index"));
+    let (writer, bundle) = small_catalog(&catalog_dir);
+    let total = writer.len();
+
+    let first = toolbox_on_disk(&catalog_dir, &index_dir);
+    let sync = first.index_sync();
+    assert_eq!((sync.indexed, sync.removed, sync.kept), (total, 0, 0));
+    assert_eq!(names_found(&first, "tide")[0], "tide_tables");
+    drop(first);
+
+    // Unchanged: nothing is indexed again.
+    let again = toolbox_on_disk(&catalog_dir, &index_dir);
+    let sync = again.index_sync();
+    assert_eq!((sync.indexed, sync.removed, sync.kept), (0, 0, total));
+    assert_eq!(names_found(&again, "tide")[0], "tide_tables");
+    drop(again);
+
+    // Another handle (as another process would) adds, disables and deletes a tool.
+    put_http(
+        &writer,
+        bundle,
+        "star_chart",
+        "A chart of the stars overhead",
+    );
+    writer.patch_tool(bundle, "moon-phase", "1", false).unwrap();
+    writer.delete_tool(bundle, "sunrise-time", "1").unwrap();
+
+    let later = toolbox_on_disk(&catalog_dir, &index_dir);
+    let sync = later.index_sync();
+    assert_eq!((sync.indexed, sync.removed), (2, 1), "{sync:?}");
+    assert_eq!(sync.kept, total - 2);
+    assert_eq!(names_found(&later, "stars")[0], "star_chart");
+    assert!(names_found(&later, "moon").is_empty());
+    assert!(names_found(&later, "sunrise").is_empty());
+    assert_eq!(later.index().len() as usize, total);
+}
+
+#[test]
+fn a_toolbox_sees_what_another_process_indexed_and_wrote_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog_dir, index_dir) = (dir.path().join("catalog"), dir.path().join("index"));
+    let (writer, bundle) = small_catalog(&catalog_dir);
+    // A long-lived toolbox (a server) and a writer's change it follows itself.
+    let server = toolbox_on_disk(&catalog_dir, &index_dir);
+    put_http(
+        &writer,
+        bundle,
+        "star_chart",
+        "A chart of the stars overhead",
+    );
+    assert!(server.catalog().reload().unwrap());
+    assert_eq!(names_found(&server, "stars")[0], "star_chart");
+    // A second process opening the same index finds it current, and the change in it.
+    let cli = toolbox_on_disk(&catalog_dir, &index_dir);
+    assert_eq!(cli.index_sync().indexed, 0, "{:?}", cli.index_sync());
+    assert_eq!(names_found(&cli, "stars")[0], "star_chart");
+    assert_eq!(server.sync_error(), None);
 }
