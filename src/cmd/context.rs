@@ -480,25 +480,63 @@ impl Context {
         self
     }
 
-    /// The catalog, its in-memory search index and the invoker, in step.
+    /// The catalog, its search index and the invoker, in step.
+    ///
+    /// Ranked by words only, the index lives in the catalog directory (`index/words/`):
+    /// it is reopened and brought up to date with the tools that changed since it was
+    /// last committed (by any process), rebuilt when it is missing or damaged, and kept
+    /// in memory only when the directory cannot hold it. Ranked by meaning too, it is
+    /// built in memory, since the tools' vectors are not stored with it.
     pub(crate) fn into_toolbox(self) -> Result<Toolbox> {
-        let n = self.catalog.len();
         let embedder = self.meaning.embedder(Some(self.catalog.root()))?;
+        let index = match &embedder {
+            Some(e) => SearchIndex::in_memory()?.with_embedder(e.clone()),
+            None => {
+                let dir = self.catalog.root().join("index").join("words");
+                match SearchIndex::open_or_rebuild(&dir) {
+                    Ok(index) => {
+                        if let toolscout_search::Opened::Rebuilt(why) = index.opened() {
+                            eprintln!(
+                                "note: rebuilding the search index in {}: {why}",
+                                dir.display()
+                            );
+                        }
+                        index
+                    }
+                    Err(e) => {
+                        eprintln!("warning: searching from memory: {e}");
+                        SearchIndex::in_memory()?
+                    }
+                }
+            }
+        };
         // Embedding is the slow part the first time (later runs read the vector cache).
-        let slow = n >= LARGE_CATALOG || (embedder.is_some() && n >= 200);
-        let spinner = (slow && std::io::stderr().is_terminal()).then(|| {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_message(format!("indexing {n} tools"));
-            bar.enable_steady_tick(std::time::Duration::from_millis(100));
-            bar
-        });
-        let mut index = SearchIndex::in_memory()?;
-        if let Some(e) = embedder {
-            index = index.with_embedder(e);
-        }
-        let toolbox = Toolbox::new(self.catalog, index, self.invoker)?;
-        if let Some(s) = spinner {
-            s.finish_and_clear();
+        let worth_a_bar = if embedder.is_some() {
+            200
+        } else {
+            LARGE_CATALOG
+        };
+        let terminal = std::io::stderr().is_terminal();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let mut progress = |done: usize, total: usize| {
+            if !terminal || total < worth_a_bar {
+                return;
+            }
+            let b = bar.get_or_insert_with(|| {
+                let b = indicatif::ProgressBar::new(total as u64);
+                b.set_message("indexing tools");
+                if let Ok(style) =
+                    indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} ({eta})")
+                {
+                    b.set_style(style);
+                }
+                b
+            });
+            b.set_position(done as u64);
+        };
+        let toolbox = Toolbox::new_with_progress(self.catalog, index, self.invoker, &mut progress)?;
+        if let Some(b) = bar {
+            b.finish_and_clear();
         }
         Ok(toolbox)
     }

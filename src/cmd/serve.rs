@@ -117,7 +117,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         .enable_all()
         .build()?;
     let remote = runtime.block_on(connect_remotes(&toolbox, &sources))?;
-    let tools = toolbox.callable_specs().len();
+    let tools = toolbox.callable_heads().len();
     let token = match (&args.token, args.no_auth || args.mcp.is_some()) {
         (Some(t), _) if !t.is_empty() => Some(t.clone()),
         (_, true) => None,

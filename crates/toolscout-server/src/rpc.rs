@@ -350,7 +350,7 @@ async fn dispatch(
             let catalog = state.toolbox().catalog();
             Ok(json!({
                 "server_id": catalog.identity(),
-                "tools_count": state.toolbox().callable_specs().len(),
+                "tools_count": state.toolbox().callable_heads().len(),
                 "protocol_version": PROTOCOL_VERSION,
             }))
         }
@@ -375,10 +375,18 @@ fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
             ))
         })?,
     };
-    let specs = state.toolbox().callable_specs();
-    let tools: Vec<Value> = specs.iter().skip(start).take(size).map(to_mcp).collect();
+    // Only this page's tools are read whole.
+    let heads = state.toolbox().callable_heads();
+    let catalog = state.toolbox().catalog();
+    let tools: Vec<Value> = heads
+        .iter()
+        .skip(start)
+        .take(size)
+        .filter_map(|h| catalog.tool(h.id).ok())
+        .map(|t| to_mcp(&t.spec))
+        .collect();
     let mut out = json!({ "tools": tools });
-    if start.saturating_add(size) < specs.len() {
+    if start.saturating_add(size) < heads.len() {
         out["nextCursor"] = json!((start + size).to_string());
     }
     Ok(out)
