@@ -10,6 +10,7 @@ use insta::assert_snapshot;
 mod approve;
 mod chat;
 mod eval;
+mod index;
 mod lint;
 mod manage;
 mod mcp;
