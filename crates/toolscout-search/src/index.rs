@@ -12,7 +12,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError};
 
 use crate::analyzer::{ANALYZER, ANALYZER_EXACT, analyzer, exact_analyzer};
-use crate::schema::{FINGERPRINT, Fields, ID, IndexDoc, schema};
+use crate::schema::{FINGERPRINT, Fields, ID, IndexDoc, VECTOR, schema};
 use crate::semantic::{Semantic, tool_text};
 use crate::{Embedder, Error, Result};
 
@@ -35,6 +35,9 @@ const INDEXING_THREADS: usize = 1;
 /// **Bump it** whenever the schema, an analyzer or what a document is made of changes:
 /// an index of the old format would answer, but differently from a fresh one.
 pub(crate) const FORMAT: &str = "toolscout-search/2";
+
+/// How many tools [`SearchIndex::add`] embeds in one call of the embedder.
+const EMBED_CHUNK: usize = 1024;
 
 /// How long a write waits for another process (or another handle) that holds an on-disk
 /// index's writer lock, before it fails with [`Error::Writer`].
@@ -131,7 +134,7 @@ impl SearchIndex {
         let existed = dir.join("meta.json").exists();
         let problem = match Self::open_or_create(dir) {
             Ok(mut index) => match index.index.load_metas() {
-                Ok(meta) if meta.payload.as_deref() == Some(FORMAT) => {
+                Ok(meta) if format_of(meta.payload.as_deref()) == Some(FORMAT) => {
                     index.opened = Opened::Reopened;
                     return Ok(index);
                 }
@@ -145,7 +148,7 @@ impl SearchIndex {
                 }
                 Ok(meta) => format!(
                     "it was written in the format {:?}, not {FORMAT:?}",
-                    meta.payload.unwrap_or_default()
+                    format_of(meta.payload.as_deref()).unwrap_or_default()
                 ),
                 Err(e) => e.to_string(),
             },
@@ -204,10 +207,13 @@ impl SearchIndex {
     /// Ranks sentence queries by meaning too: the word tier fuses BM25 with the cosine of
     /// the `embedder`'s vectors of the query and of each tool (see [`Embedder`]).
     ///
-    /// Tools are embedded when they are added, so set the embedder before adding them; the
-    /// vectors live in memory, and tools already in a reopened index are ranked by words
-    /// alone until they are added again. Name-like queries (one word, no spaces) are not
-    /// affected: exact, prefix and fuzzy name matches stay as they are.
+    /// Tools are embedded when they are added, so set the embedder before adding them. Each
+    /// vector is stored with its tool: an index on disk reopened with an embedder of the
+    /// same [`model`](Embedder::model) reads them back (searches then embed only the
+    /// query); tools without one (another model's, or added without an embedder) are
+    /// ranked by words alone until they are added again ([`needs_vector`](Self::needs_vector)).
+    /// Name-like queries (one word, no spaces) are not affected: exact, prefix and fuzzy
+    /// name matches stay as they are.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -238,8 +244,66 @@ impl SearchIndex {
     /// # Ok::<(), toolscout_search::Error>(())
     /// ```
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        self.semantic = Some(Semantic::new(embedder));
+        let semantic = Semantic::new(embedder);
+        // An index on disk keeps the vectors its embedder made: the same model's are
+        // read back (a failure to read them only means tools are embedded again).
+        let payload = self.index.load_metas().ok().and_then(|m| m.payload);
+        if model_of(payload.as_deref()) == Some(semantic.embedder.model())
+            && let Ok(vectors) = self.stored_vectors()
+        {
+            semantic.load(vectors);
+        }
+        self.semantic = Some(semantic);
         self
+    }
+
+    /// What a commit records: the format, then the model of the vectors, if any.
+    fn payload(&self) -> String {
+        match &self.semantic {
+            Some(s) => format!("{FORMAT}\nvectors: {}", s.embedder.model()),
+            None => FORMAT.to_owned(),
+        }
+    }
+
+    /// Every vector stored in the current snapshot, with its tool's id.
+    fn stored_vectors(&self) -> Result<Vec<(String, Vec<f32>)>> {
+        let searcher = self.reader.searcher();
+        let mut out = Vec::with_capacity(searcher.num_docs() as usize);
+        let io = |e: std::io::Error| Error::Index(e.into());
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let (Some(ids), Some(vectors)) = (fast.str(ID)?, fast.bytes(VECTOR)?) else {
+                continue;
+            };
+            let mut names: Vec<String> = Vec::with_capacity(ids.num_terms());
+            let mut stream = ids.dictionary().stream().map_err(io)?;
+            while stream.advance() {
+                names.push(String::from_utf8_lossy(stream.key()).into_owned());
+            }
+            let mut rows: Vec<Vec<f32>> = Vec::with_capacity(vectors.num_terms());
+            let mut stream = vectors.dictionary().stream().map_err(io)?;
+            while stream.advance() {
+                let row = stream.key().chunks_exact(4);
+                rows.push(
+                    row.map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect(),
+                );
+            }
+            let at = |ords: &mut dyn Iterator<Item = u64>, len: usize| {
+                ords.next()
+                    .and_then(|o| usize::try_from(o).ok())
+                    .filter(|&o| o < len)
+            };
+            for doc in segment.doc_ids_alive() {
+                if let (Some(i), Some(v)) = (
+                    at(&mut ids.term_ords(doc), names.len()),
+                    at(&mut vectors.term_ords(doc), rows.len()),
+                ) {
+                    out.push((names[i].clone(), rows[v].clone()));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The model that ranks by meaning, if any (see [`with_embedder`](Self::with_embedder)).
@@ -375,23 +439,38 @@ impl SearchIndex {
     }
 
     /// Whether the tool `id` lacks the vector that ranks it by meaning: an embedder is
-    /// set and no vector of `id` is committed (vectors live in memory: a reopened index
-    /// has none until its tools are added again).
+    /// set and no vector of `id` is committed (a reopened index has the vectors its
+    /// embedder's model made, see [`with_embedder`](Self::with_embedder)).
     pub fn needs_vector(&self, id: &str) -> bool {
         self.semantic.as_ref().is_some_and(|s| !s.has(id))
     }
 
     /// Adds a tool, replacing the tool with the same id. Visible after [`commit`](Self::commit).
     pub fn upsert(&self, doc: &IndexDoc<'_>) -> Result<()> {
+        let vector = self.vectors(std::slice::from_ref(doc)).pop();
         self.with_writer(|w| {
             w.delete_term(Term::from_field_text(self.fields.id, doc.id));
-            w.add_document(self.fields.document(doc, &mut self.analyzer.clone()))?;
+            w.add_document(self.fields.document(
+                doc,
+                &mut self.analyzer.clone(),
+                vector.as_deref(),
+            ))?;
             Ok(())
         })?;
-        if let Some(s) = &self.semantic {
-            s.stage(vec![(doc.id.to_owned(), tool_text(doc.spec))]);
+        if let (Some(s), Some(v)) = (&self.semantic, vector) {
+            s.stage(vec![(doc.id.to_owned(), v)]);
         }
         Ok(())
+    }
+
+    /// The vectors of `docs` (none without an embedder), in order.
+    fn vectors(&self, docs: &[IndexDoc<'_>]) -> Vec<Vec<f32>> {
+        let Some(s) = &self.semantic else {
+            return Vec::new();
+        };
+        let texts: Vec<String> = docs.iter().map(|d| tool_text(d.spec)).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        s.embedder.embed(&texts)
     }
 
     /// Adds many tools at once, replacing those with the same ids, then commits.
@@ -417,32 +496,42 @@ impl SearchIndex {
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
         let mut analyzer = self.analyzer.clone();
-        let mut meaning: Vec<(String, String)> = Vec::new();
-        self.with_writer(|w| {
-            // Nothing committed yet, by this or another process (the writer has the lock,
-            // so none can commit now): the ids are new, and need no replacing.
-            self.reader.reload()?;
-            let fresh = self.is_empty();
-            let mut n = 0u64;
-            for doc in docs {
-                if !fresh {
-                    w.delete_term(Term::from_field_text(self.fields.id, doc.id));
+        let mut docs = docs.into_iter().peekable();
+        let mut n = 0u64;
+        let mut fresh = None;
+        while docs.peek().is_some() {
+            // A chunk at a time: its vectors are made in one call of the embedder.
+            let chunk: Vec<IndexDoc<'a>> = docs.by_ref().take(EMBED_CHUNK).collect();
+            let vectors = self.vectors(&chunk);
+            self.with_writer(|w| {
+                // Nothing committed yet, by this or another process (the writer has the
+                // lock, so none can commit now): the ids are new, and need no replacing.
+                let fresh = match fresh {
+                    Some(f) => f,
+                    None => {
+                        self.reader.reload()?;
+                        *fresh.insert(self.is_empty())
+                    }
+                };
+                for (i, doc) in chunk.iter().enumerate() {
+                    if !fresh {
+                        w.delete_term(Term::from_field_text(self.fields.id, doc.id));
+                    }
+                    let vector = vectors.get(i).map(Vec::as_slice);
+                    w.add_document(self.fields.document(doc, &mut analyzer, vector))?;
                 }
-                w.add_document(self.fields.document(&doc, &mut analyzer))?;
-                if self.semantic.is_some() {
-                    meaning.push((doc.id.to_owned(), tool_text(doc.spec)));
-                }
-                n += 1;
-                if n.is_multiple_of(1024) {
-                    progress(n);
-                }
+                Ok(())
+            })?;
+            if let Some(s) = &self.semantic {
+                let ids = chunk.iter().map(|d| d.id.to_owned());
+                s.stage(ids.zip(vectors).collect());
             }
-            progress(n);
-            Ok(())
-        })?;
-        if let Some(s) = &self.semantic {
-            s.stage(meaning);
+            n += chunk.len() as u64;
+            if n.is_multiple_of(EMBED_CHUNK as u64) {
+                progress(n);
+            }
         }
+        progress(n);
         Ok(())
     }
 
@@ -466,7 +555,7 @@ impl SearchIndex {
     pub fn commit(&self) -> Result<()> {
         self.with_writer(|w| {
             let mut prepared = w.prepare_commit()?;
-            prepared.set_payload(FORMAT);
+            prepared.set_payload(&self.payload());
             prepared.commit()?;
             Ok(())
         })?;
@@ -485,6 +574,16 @@ impl SearchIndex {
         }
         Ok(())
     }
+}
+
+/// The format a commit's payload records: its first line.
+fn format_of(payload: Option<&str>) -> Option<&str> {
+    payload.and_then(|p| p.lines().next())
+}
+
+/// The model whose vectors a commit's payload says the index holds.
+fn model_of(payload: Option<&str>) -> Option<&str> {
+    payload?.lines().find_map(|l| l.strip_prefix("vectors: "))
 }
 
 /// Whether `name` is one of the files tantivy keeps in an index directory.

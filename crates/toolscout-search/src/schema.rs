@@ -100,6 +100,7 @@ pub(crate) struct Fields {
     pub(crate) modified_at: Field,
     pub(crate) name_words: Field,
     pub(crate) fingerprint: Field,
+    pub(crate) vector: Field,
 }
 
 pub(crate) const MODIFIED_AT: &str = "modified_at";
@@ -113,6 +114,9 @@ pub(crate) const NAME_FAST: &str = "name_fast";
 pub(crate) const ID: &str = "id";
 /// The caller's [`IndexDoc::fingerprint`], a fast field.
 pub(crate) const FINGERPRINT: &str = "fingerprint";
+/// The tool's vector (little-endian `f32`s) when an embedder made one, a fast field: an
+/// index reopened with the same embedder ranks by meaning without embedding again.
+pub(crate) const VECTOR: &str = "vector";
 
 pub(crate) fn schema() -> Schema {
     let mut b = Schema::builder();
@@ -143,6 +147,7 @@ pub(crate) fn schema() -> Schema {
     b.add_i64_field(MODIFIED_AT, FAST);
     b.add_u64_field(NAME_WORDS, FAST);
     b.add_u64_field(FINGERPRINT, FAST);
+    b.add_bytes_field(VECTOR, FAST);
     b.build()
 }
 
@@ -169,14 +174,17 @@ impl Fields {
             modified_at: f(MODIFIED_AT)?,
             name_words: f(NAME_WORDS)?,
             fingerprint: f(FINGERPRINT)?,
+            vector: f(VECTOR)?,
         })
     }
 
-    /// The tantivy document of a tool; `analyzer` counts the name's terms.
+    /// The tantivy document of a tool, with its `vector` if it has one; `analyzer` counts
+    /// the name's terms.
     pub(crate) fn document(
         &self,
         doc: &IndexDoc<'_>,
         analyzer: &mut tantivy::tokenizer::TextAnalyzer,
+        vector: Option<&[f32]>,
     ) -> TantivyDocument {
         let spec = doc.spec;
         let mut d = TantivyDocument::default();
@@ -224,6 +232,10 @@ impl Fields {
         let words = crate::analyzer::terms(analyzer, spec.name.as_str(), 32).len();
         d.add_u64(self.name_words, words as u64);
         d.add_u64(self.fingerprint, doc.fingerprint);
+        if let Some(v) = vector {
+            let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            d.add_bytes(self.vector, &bytes);
+        }
         d
     }
 }

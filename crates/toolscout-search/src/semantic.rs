@@ -79,16 +79,19 @@ impl Semantic {
         }
     }
 
-    /// Embeds `texts` and records each vector under its id, visible after [`commit`](Self::commit).
-    pub(crate) fn stage(&self, items: Vec<(String, String)>) {
-        if items.is_empty() {
-            return;
-        }
-        let texts: Vec<&str> = items.iter().map(|(_, t)| t.as_str()).collect();
-        let vectors = self.embedder.embed(&texts);
+    /// Records each vector under its id, visible after [`commit`](Self::commit).
+    pub(crate) fn stage(&self, items: Vec<(String, Vec<f32>)>) {
         let mut store = self.write();
-        for ((id, _), v) in items.into_iter().zip(vectors) {
+        for (id, v) in items {
             store.pending.push((id, Some(v)));
+        }
+    }
+
+    /// Sets vectors already committed elsewhere (read back from an index on disk).
+    pub(crate) fn load(&self, items: impl IntoIterator<Item = (String, Vec<f32>)>) {
+        let mut store = self.write();
+        for (id, v) in items {
+            store.put(id, &v);
         }
     }
 
@@ -277,7 +280,7 @@ mod tests {
     #[test]
     fn writes_replace_and_delete_rows_in_place() {
         let s = Semantic::new(Arc::new(Axis));
-        let item = |id: &str, text: &str| (id.to_owned(), text.to_owned());
+        let item = |id: &str, text: &str| (id.to_owned(), Axis.embed(&[text]).remove(0));
         s.stage(vec![item("a", "x"), item("b", "y"), item("c", "x")]);
         s.commit();
         s.stage_delete("a");

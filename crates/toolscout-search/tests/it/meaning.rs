@@ -198,3 +198,75 @@ fn similarity_compares_two_indexed_tools() {
         "without an embedder"
     );
 }
+
+/// [`Topics`] under another name, counting the texts it embeds.
+struct Counting {
+    model: &'static str,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+impl Counting {
+    fn new(model: &'static str) -> Arc<Counting> {
+        Arc::new(Counting {
+            model,
+            texts: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    fn texts(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Embedder for Counting {
+    fn model(&self) -> &str {
+        self.model
+    }
+
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        Topics.embed(texts)
+    }
+}
+
+#[test]
+fn an_index_on_disk_keeps_its_vectors_for_the_same_model_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = SearchQuery::new("do I need an umbrella, or is it sunny");
+    let first = Counting::new("topics");
+    let expected = {
+        let index = SearchIndex::open_or_rebuild(dir.path())
+            .unwrap()
+            .with_embedder(first.clone());
+        feed(&index, &tools());
+        assert_eq!(first.texts(), tools().len());
+        render(&index.search(&q).unwrap())
+    };
+
+    // Reopened with the same model: every vector is read back, none is made again, and
+    // meaning ranks as it did (only the query is embedded).
+    let same = Counting::new("topics");
+    let index = SearchIndex::open_or_rebuild(dir.path())
+        .unwrap()
+        .with_embedder(same.clone());
+    assert!(
+        tools()
+            .iter()
+            .all(|t| !index.needs_vector(t.spec.name.as_str()))
+    );
+    assert_eq!(render(&index.search(&q).unwrap()), expected);
+    assert_eq!(same.texts(), 1);
+    assert!(index.similarity("get_weather", "read_file").is_some());
+    drop(index);
+
+    // Another model's vectors are not this one's: every tool needs its vector again.
+    let other = SearchIndex::open_or_rebuild(dir.path())
+        .unwrap()
+        .with_embedder(Counting::new("other-model"));
+    assert!(
+        tools()
+            .iter()
+            .all(|t| other.needs_vector(t.spec.name.as_str()))
+    );
+}
