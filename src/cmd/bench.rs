@@ -26,6 +26,12 @@ enum What {
     /// A load test of `serve`: N clients on loopback mixing the manifest, tools/search
     /// and tools/call; requests/s, p50/p99, errors, the server's memory.
     Serve(super::bench_serve::ServeArgs),
+    /// What a large catalog costs: import, each CLI command (time and peak memory),
+    /// `serve` until it answers, the manifest plain and gzip, a search once it is up.
+    Scale(super::bench_scale::ScaleArgs),
+    /// Runs `toolscout ARGS…` and prints its time and peak memory (used by `bench scale`).
+    #[command(hide = true)]
+    Peak(super::bench_scale::PeakArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -53,6 +59,8 @@ pub(crate) fn run(args: &Args, global: &super::context::Global, json_out: bool) 
     match &args.what {
         What::Search(a) => search(a, json_out),
         What::Serve(a) => super::bench_serve::run(a, global, json_out),
+        What::Scale(a) => super::bench_scale::run(a, global, json_out),
+        What::Peak(a) => super::bench_scale::peak(a),
     }
 }
 

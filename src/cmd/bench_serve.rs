@@ -25,7 +25,14 @@ pub(crate) struct ServeArgs {
 }
 
 /// The server child, killed when dropped.
-struct Server(Child);
+pub(crate) struct Server(Child);
+
+impl Server {
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -135,7 +142,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
 
 /// Starts `toolscout serve` on a free loopback port with `token`; returns it and its
 /// address.
-fn start(global: &Global, token: &str) -> Result<(Server, String)> {
+pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
     let exe = std::env::current_exe().context("finding the toolscout binary")?;
     let mut cmd = Command::new(exe);
     if let Some(c) = &global.catalog {
@@ -266,7 +273,7 @@ async fn rpc(client: &reqwest::Client, addr: &str, token: &str, body: Value) -> 
 }
 
 /// The resident size and its peak (`VmRSS`, `VmHWM`) of process `pid`, in KiB (Linux).
-fn memory(pid: u32) -> Option<(u64, u64)> {
+pub(crate) fn memory(pid: u32) -> Option<(u64, u64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let field = |name: &str| {
         status

@@ -482,34 +482,47 @@ impl Context {
 
     /// The catalog, its search index and the invoker, in step.
     ///
-    /// Ranked by words only, the index lives in the catalog directory (`index/words/`):
-    /// it is reopened and brought up to date with the tools that changed since it was
-    /// last committed (by any process), rebuilt when it is missing or damaged, and kept
-    /// in memory only when the directory cannot hold it. Ranked by meaning too, it is
-    /// built in memory, since the tools' vectors are not stored with it.
+    /// The index lives in the catalog directory (`index/words/`, or `index/<model>/` when
+    /// ranked by meaning too, with the tools' vectors): it is reopened and brought up to
+    /// date with the tools that changed since it was last committed (by any process),
+    /// rebuilt when it is missing or damaged, and kept in memory only when the directory
+    /// cannot hold it.
     pub(crate) fn into_toolbox(self) -> Result<Toolbox> {
         let embedder = self.meaning.embedder(Some(self.catalog.root()))?;
-        let index = match &embedder {
-            Some(e) => SearchIndex::in_memory()?.with_embedder(e.clone()),
-            None => {
-                let dir = self.catalog.root().join("index").join("words");
-                match SearchIndex::open_or_rebuild(&dir) {
-                    Ok(index) => {
-                        if let toolscout_search::Opened::Rebuilt(why) = index.opened() {
-                            eprintln!(
-                                "note: rebuilding the search index in {}: {why}",
-                                dir.display()
-                            );
+        let name = embedder.as_ref().map_or_else(
+            || "words".to_owned(),
+            |e| {
+                e.model()
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                            c
+                        } else {
+                            '_'
                         }
-                        index
-                    }
-                    Err(e) => {
-                        eprintln!("warning: searching from memory: {e}");
-                        SearchIndex::in_memory()?
-                    }
+                    })
+                    .collect()
+            },
+        );
+        let dir = self.catalog.root().join("index").join(name);
+        let mut index = match SearchIndex::open_or_rebuild(&dir) {
+            Ok(index) => {
+                if let toolscout_search::Opened::Rebuilt(why) = index.opened() {
+                    eprintln!(
+                        "note: rebuilding the search index in {}: {why}",
+                        dir.display()
+                    );
                 }
+                index
+            }
+            Err(e) => {
+                eprintln!("warning: searching from memory: {e}");
+                SearchIndex::in_memory()?
             }
         };
+        if let Some(e) = &embedder {
+            index = index.with_embedder(e.clone());
+        }
         // Embedding is the slow part the first time (later runs read the vector cache).
         let worth_a_bar = if embedder.is_some() {
             200

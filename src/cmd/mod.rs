@@ -3,6 +3,7 @@
 pub(crate) mod agent_opts;
 pub(crate) mod approve;
 pub(crate) mod bench;
+pub(crate) mod bench_scale;
 pub(crate) mod bench_serve;
 pub(crate) mod bundle;
 pub(crate) mod call;

@@ -120,3 +120,45 @@ fn a_process_killed_while_it_updates_the_index_leaves_one_the_next_can_use() {
     assert_eq!(first_hit(&env, "moon_77"), "moon_77");
     assert_eq!(first_hit(&env, "tide_77"), "tide_77");
 }
+
+#[test]
+fn bench_scale_prints_every_step_of_a_catalog_it_imports() {
+    let env = Env::new();
+    let file = env.path().join("scale.jsonl");
+    let mut lines = String::new();
+    for i in 0..40 {
+        let line = serde_json::json!({"name": format!("sms_{i}"), "description": format!("Send SMS message number {i}.")});
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(&file, lines).unwrap();
+    let out = env.check(&[
+        "--json",
+        "bench",
+        "scale",
+        "--tools",
+        file.to_str().unwrap(),
+        "--searches",
+        "3",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let steps = v["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps.iter().map(|s| s["step"].as_str().unwrap()).collect();
+    for want in [
+        "import",
+        "list --limit 20",
+        "describe",
+        "search (index current)",
+        "serve until it answers",
+        "GET /api/v1/tools (gzip)",
+        "a search once the server is up (p50)",
+    ] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    let import = &steps[0];
+    assert!(import["note"].as_str().unwrap().contains("tools"), "{import}");
+    assert!(import["seconds"].as_f64().unwrap() > 0.0);
+    if cfg!(target_os = "linux") {
+        assert!(import["peak_mib"].as_u64().unwrap() > 0, "{import}");
+    }
+}
