@@ -61,6 +61,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Every HTTP client of the process uses rustls with ring (reqwest is built without a
+    // provider, so that aws-lc is not); the libraries install it too when none is.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Describe(args) => cmd::describe::run(&args, &cli.global, cli.json),

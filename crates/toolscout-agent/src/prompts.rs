@@ -1,17 +1,18 @@
-//! Texts the model reads, kept in `prompts/` at the repository root.
+//! Texts the model reads, kept in this crate's `prompts/` (linked from `prompts/` at the
+//! repository root, where the texts of every crate are listed together).
 
 /// Appended to the system prompt under [`Policy::Browse`](crate::Policy::Browse).
-pub const BROWSE: &str = include_str!("../../../prompts/agent_browse.md");
+pub const BROWSE: &str = include_str!("../prompts/agent_browse.md");
 /// Appended to the system prompt under [`Policy::Retrieve`](crate::Policy::Retrieve).
-pub const RETRIEVE: &str = include_str!("../../../prompts/agent_retrieve.md");
+pub const RETRIEVE: &str = include_str!("../prompts/agent_retrieve.md");
 /// The description of the [`answer`](crate::ANSWER_TOOL) tool.
-pub const ANSWER_TOOL: &str = include_str!("../../../prompts/agent_answer_tool.md");
+pub const ANSWER_TOOL: &str = include_str!("../prompts/agent_answer_tool.md");
 /// The description of [`call_tool`](crate::CALL_TOOL).
-pub const CALL_TOOL: &str = include_str!("../../../prompts/agent_call_tool.md");
+pub const CALL_TOOL: &str = include_str!("../prompts/agent_call_tool.md");
 /// The description of a sub-agent tool's `task` parameter.
-pub const SUBAGENT_TASK: &str = include_str!("../../../prompts/agent_subagent_task.txt");
+pub const SUBAGENT_TASK: &str = include_str!("../prompts/agent_subagent_task.txt");
 /// The system prompt of the [fit check](crate::AgentConfig::fit_check).
-pub const FIT_CHECK: &str = include_str!("../../../prompts/agent_fit_check.md");
+pub const FIT_CHECK: &str = include_str!("../prompts/agent_fit_check.md");
 /// The question of the [fit check](crate::AgentConfig::fit_check): `{request}` is the
 /// user's message, `{tools}` one line per retrieved tool.
-pub const FIT_QUESTION: &str = include_str!("../../../prompts/agent_fit_question.md");
+pub const FIT_QUESTION: &str = include_str!("../prompts/agent_fit_question.md");

@@ -7,7 +7,7 @@ use toolscout_spec::ToolSpec;
 use crate::args::{Detail, DiscoverAgentsArgs};
 use crate::tools::Answer;
 
-const DESCRIPTION: &str = include_str!("../../../prompts/discover_agents.md");
+const DESCRIPTION: &str = include_str!("../prompts/discover_agents.md");
 
 /// A specialist agent, described at three levels like a tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,9 +12,9 @@ use crate::args::{BriefDiscoverArgs, Detail, DiscoverArgs};
 use crate::toolbox::{Lookup, Toolbox};
 
 /// The description template of every discover tool (`{scope}`, `{count}` are filled in).
-const DESCRIPTION: &str = include_str!("../../../prompts/discover_tools.md");
+const DESCRIPTION: &str = include_str!("../prompts/discover_tools.md");
 /// The description template of a brief discover tool ([`DiscoverTools::brief_spec`]).
-const BRIEF_DESCRIPTION: &str = include_str!("../../../prompts/discover_tools_brief.md");
+const BRIEF_DESCRIPTION: &str = include_str!("../prompts/discover_tools_brief.md");
 
 /// Above this many tools, a call without arguments answers with categories.
 pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;

@@ -297,6 +297,9 @@ async fn send_one(
 ) -> Result<HttpResponse, ToolError> {
     let addrs = config.allowed_hosts.check(&req.url).await?;
     let shown = display_url(&req.url);
+    // reqwest is built without a TLS provider (aws-lc is not built): ring, unless the
+    // process has installed one already, which is just as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut builder = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

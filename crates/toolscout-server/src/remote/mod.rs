@@ -253,6 +253,9 @@ impl RemoteCatalog {
         sources: Vec<RemoteSource>,
         preferences: Option<PathBuf>,
     ) -> Result<RemoteCatalog> {
+        // reqwest is built without a TLS provider (aws-lc is not built): ring, unless the
+        // process has installed one already, which is just as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         // No redirects and no proxy: a manifest or an invoke answer comes from the
         // source's own address, and its token goes nowhere else.
         let client = reqwest::Client::builder()

@@ -90,6 +90,8 @@ impl Driver {
             url: format!("http://127.0.0.1:{port}"),
         };
         let deadline = Instant::now() + Duration::from_secs(15);
+        // reqwest is built without a TLS provider; an error means one is installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let client = reqwest::Client::new();
         loop {
             if let Ok(r) = client.get(format!("{}/status", driver.url)).send().await

@@ -35,8 +35,6 @@ struct Session {
 
 impl Session {
     async fn connect(url: &str) -> Session {
-        // An error means a provider is installed already.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let (tx, changes) = watch::channel(0);
         let transport = StreamableHttpClientTransport::from_uri(format!("{url}/mcp"));
         let client = Watcher { changes: tx }.serve(transport).await.unwrap();
@@ -209,7 +207,6 @@ async fn session_less_requests_activate_nothing_and_announce_nothing() {
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
     let f = fixture_with(ServerOptions::default(), true);
     let url = spawn(f.state.clone()).await;
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let (tx, changes) = watch::channel(0);
     let transport = StreamableHttpClientTransport::from_uri(format!("{url}/mcp"));
     // Protocol 2026-07-28 has no `initialize`: every request stands alone.

@@ -10,6 +10,9 @@ use crate::{fixture, names};
 
 /// Serves `state` on a free loopback port; returns its base URL.
 pub(crate) async fn spawn(state: AppState) -> String {
+    // Every client of these tests talks to a server spawned here, and reqwest is built
+    // without a TLS provider: install ring, as the library does (an error means one is).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(serve_on(listener, state));
