@@ -156,7 +156,10 @@ fn bench_scale_prints_every_step_of_a_catalog_it_imports() {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
     let import = &steps[0];
-    assert!(import["note"].as_str().unwrap().contains("tools"), "{import}");
+    assert!(
+        import["note"].as_str().unwrap().contains("tools"),
+        "{import}"
+    );
     assert!(import["seconds"].as_f64().unwrap() > 0.0);
     if cfg!(target_os = "linux") {
         assert!(import["peak_mib"].as_u64().unwrap() > 0, "{import}");
