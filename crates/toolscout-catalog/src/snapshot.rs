@@ -6,41 +6,57 @@
 //! directory's current generation stamp (read under the same file lock), and a missing,
 //! stale, foreign or damaged snapshot only means the tool files are looked at again
 //! (those whose key did not change are still not read).
+//!
+//! **Format:** a magic line, a small JSON header (stamp, issues, directory times), then
+//! every entry in a compact binary form (little-endian integers, length-prefixed UTF-8).
+//! **Rationale:** on 92,589 tools the same heads as JSON were 61 MB and took about 0.4 s
+//! to parse, most of the time of every command; binary, they are a third of the size and
+//! decode several times faster. Any flaw in the file only means it is not used.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use toolscout_spec::adapters::tool_file::ToolType;
 use uuid::Uuid;
 
-use crate::model::{LoadIssue, ToolHead};
+use crate::model::{DisabledReason, LoadIssue, ToolHead};
 use crate::state::{RawTool, State};
 use crate::store::FileKey;
 
 /// The snapshot's file name in the catalog directory.
-pub(crate) const FILE: &str = "heads.json";
+pub(crate) const FILE: &str = "heads.bin";
 
-/// The format tag; a snapshot with another is ignored.
-const FORMAT: &str = "toolscout.heads/1";
+/// The snapshot file of an earlier format, removed when a snapshot is written.
+const OLD_FILE: &str = "heads.json";
+
+/// The first bytes of the file; a snapshot that starts otherwise is ignored.
+const MAGIC: &[u8] = b"toolscout.heads/2\n";
 
 /// What the snapshot file holds.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 pub(crate) struct Snapshot {
-    format: String,
-    /// The generation stamp of the directory these heads were read at.
-    pub(crate) stamp: String,
+    header: Header,
     tools: Vec<Entry>,
+}
+
+/// The snapshot's JSON part.
+#[derive(Debug, Serialize, Deserialize)]
+struct Header {
+    /// The generation stamp of the directory these heads were read at.
+    stamp: String,
     /// What could not be used at that read.
-    pub(crate) issues: Vec<LoadIssue>,
+    issues: Vec<LoadIssue>,
     /// The modification times of the `bundles` directory and of each bundle's `tools`
     /// directory (relative paths): a file added, removed or replaced by hand changes one.
     dirs: BTreeMap<String, Option<SystemTime>>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug)]
 struct Entry {
     head: ToolHead,
     key: Option<FileKey>,
@@ -49,10 +65,13 @@ struct Entry {
 impl Snapshot {
     /// The snapshot in `root`, if there is a readable one of this format.
     pub(crate) fn read(root: &Path) -> Option<Snapshot> {
-        // Read whole, then parsed: several times faster than parsing from a reader.
         let bytes = fs::read(root.join(FILE)).ok()?;
-        let snap: Snapshot = serde_json::from_slice(&bytes).ok()?;
-        (snap.format == FORMAT).then_some(snap)
+        decode(&bytes)
+    }
+
+    /// What could not be used at that read.
+    pub(crate) fn issues(&self) -> &[LoadIssue] {
+        &self.header.issues
     }
 
     /// The stored tools of `state` (built-ins are compiled in), at its stamp.
@@ -73,9 +92,11 @@ impl Snapshot {
             })
             .collect();
         Some(Snapshot {
-            dirs,
-            format: FORMAT.to_owned(),
-            stamp: state.stamp.clone()?,
+            header: Header {
+                dirs,
+                stamp: state.stamp.clone()?,
+                issues: state.issues.clone(),
+            },
             tools: state
                 .tools
                 .values()
@@ -85,7 +106,6 @@ impl Snapshot {
                     key: raw.key.clone(),
                 })
                 .collect(),
-            issues: state.issues.clone(),
         })
     }
 
@@ -94,14 +114,16 @@ impl Snapshot {
     pub(crate) fn write(&self, root: &Path) -> std::io::Result<()> {
         let tmp = root.join(format!(".{FILE}.{}.tmp", Uuid::now_v7().simple()));
         let result = (|| {
-            let mut out = BufWriter::new(File::create_new(&tmp)?);
-            serde_json::to_writer(&mut out, self)?;
-            out.flush()?;
+            let bytes = encode(self)?;
+            let mut out = File::create_new(&tmp)?;
+            out.write_all(&bytes)?;
             drop(out);
             fs::rename(&tmp, root.join(FILE))
         })();
         if result.is_err() {
             let _ = fs::remove_file(&tmp);
+        } else {
+            let _ = fs::remove_file(root.join(OLD_FILE));
         }
         result
     }
@@ -113,8 +135,9 @@ impl Snapshot {
     /// A tool file edited in place by hand (not replaced) changes no directory: it is
     /// seen at the next [`crate::Catalog::rescan`].
     pub(crate) fn is_current(&self, root: &Path, stamp: Option<&String>) -> bool {
-        stamp == Some(&self.stamp)
+        stamp == Some(&self.header.stamp)
             && self
+                .header
                 .dirs
                 .iter()
                 .all(|(dir, t)| modified(&root.join(dir)) == *t)
@@ -133,4 +156,245 @@ impl Snapshot {
 /// A directory's modification time, `None` when it is missing.
 fn modified(dir: &Path) -> Option<SystemTime> {
     fs::metadata(dir).and_then(|m| m.modified()).ok()
+}
+
+/// The snapshot's bytes: [`MAGIC`], the header's length and JSON, the entries' count and
+/// each entry (see [`put_entry`]).
+fn encode(snap: &Snapshot) -> std::io::Result<Vec<u8>> {
+    let header = serde_json::to_vec(&snap.header)?;
+    let mut out = Out(Vec::with_capacity(
+        snap.tools.len() * 256 + header.len() + 64,
+    ));
+    out.0.extend_from_slice(MAGIC);
+    out.bytes(&header);
+    out.u64(snap.tools.len() as u64);
+    for e in &snap.tools {
+        put_entry(&mut out, e);
+    }
+    Ok(out.0)
+}
+
+/// The snapshot in `bytes`, or `None` when they are not a whole snapshot of this format.
+fn decode(bytes: &[u8]) -> Option<Snapshot> {
+    let mut r = In(bytes.strip_prefix(MAGIC)?);
+    let header: Header = serde_json::from_slice(r.bytes()?).ok()?;
+    let count = usize::try_from(r.u64()?).ok()?;
+    // An entry takes at least 64 bytes: a count the file cannot hold is no snapshot.
+    if count > r.0.len() / 64 {
+        return None;
+    }
+    let mut tools = Vec::with_capacity(count);
+    for _ in 0..count {
+        tools.push(get_entry(&mut r)?);
+    }
+    r.0.is_empty().then_some(Snapshot { header, tools })
+}
+
+fn put_entry(out: &mut Out, e: &Entry) {
+    let h = &e.head;
+    out.uuid(h.id);
+    out.uuid(h.bundle_id);
+    out.uuid(h.digest);
+    out.str(&h.slug);
+    out.str(&h.version);
+    out.str(&h.name);
+    out.str(&h.summary);
+    out.opt_str(h.category.as_deref());
+    out.u64(h.tags.len() as u64);
+    for t in &h.tags {
+        out.str(t);
+    }
+    out.u8(match h.tool_type {
+        ToolType::Native => 0,
+        ToolType::Http => 1,
+    });
+    out.opt_str(h.func.as_deref());
+    out.u8(u8::from(h.is_enabled) | (u8::from(h.is_built_in) << 1));
+    out.time(h.created_at);
+    out.time(h.modified_at);
+    match &h.disabled_reason {
+        None => out.u8(0),
+        Some(DisabledReason::Disabled) => out.u8(1),
+        Some(DisabledReason::BundleDisabled) => out.u8(2),
+        Some(DisabledReason::BundleDeleted) => out.u8(3),
+        Some(DisabledReason::NativeNotRegistered { func }) => {
+            out.u8(4);
+            out.str(func);
+        }
+        Some(DisabledReason::InvalidDefinition { reason }) => {
+            out.u8(5);
+            out.str(reason);
+        }
+    }
+    match &e.key {
+        None => out.u8(0),
+        Some(k) => {
+            out.u8(1);
+            out.u64(k.len);
+            out.u64(k.inode);
+            out.system_time(k.modified);
+        }
+    }
+}
+
+fn get_entry(r: &mut In<'_>) -> Option<Entry> {
+    let (id, bundle_id, digest) = (r.uuid()?, r.uuid()?, r.uuid()?);
+    let (slug, version, name, summary) = (r.string()?, r.string()?, r.string()?, r.string()?);
+    let category = r.opt_string()?;
+    let n = usize::try_from(r.u64()?).ok()?;
+    if n > r.0.len() / 8 {
+        return None;
+    }
+    let tags = (0..n).map(|_| r.string()).collect::<Option<Vec<_>>>()?;
+    let tool_type = match r.u8()? {
+        0 => ToolType::Native,
+        1 => ToolType::Http,
+        _ => return None,
+    };
+    let func = r.opt_string()?;
+    let flags = r.u8()?;
+    let (created_at, modified_at) = (r.time()?, r.time()?);
+    let disabled_reason = match r.u8()? {
+        0 => None,
+        1 => Some(DisabledReason::Disabled),
+        2 => Some(DisabledReason::BundleDisabled),
+        3 => Some(DisabledReason::BundleDeleted),
+        4 => Some(DisabledReason::NativeNotRegistered { func: r.string()? }),
+        5 => Some(DisabledReason::InvalidDefinition {
+            reason: r.string()?,
+        }),
+        _ => return None,
+    };
+    let key = match r.u8()? {
+        0 => None,
+        1 => Some(FileKey {
+            len: r.u64()?,
+            inode: r.u64()?,
+            modified: r.system_time()?,
+        }),
+        _ => return None,
+    };
+    let head = ToolHead {
+        id,
+        bundle_id,
+        slug,
+        version,
+        name,
+        summary,
+        category,
+        tags,
+        tool_type,
+        func,
+        is_enabled: flags & 1 != 0,
+        is_built_in: flags & 2 != 0,
+        created_at,
+        modified_at,
+        disabled_reason,
+        digest,
+    };
+    Some(Entry { head, key })
+}
+
+/// The writing side of the binary form.
+struct Out(Vec<u8>);
+
+impl Out {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            None => self.u8(0),
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+        }
+    }
+    fn uuid(&mut self, id: Uuid) {
+        self.0.extend_from_slice(id.as_bytes());
+    }
+    fn time(&mut self, t: DateTime<Utc>) {
+        self.0.extend_from_slice(&t.timestamp().to_le_bytes());
+        self.0
+            .extend_from_slice(&t.timestamp_subsec_nanos().to_le_bytes());
+    }
+    /// `None`, and a time before 1970, are written as absent.
+    fn system_time(&mut self, t: Option<SystemTime>) {
+        match t.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok()) {
+            None => self.u8(0),
+            Some(d) => {
+                self.u8(1);
+                self.u64(d.as_secs());
+                self.0.extend_from_slice(&d.subsec_nanos().to_le_bytes());
+            }
+        }
+    }
+}
+
+/// The reading side: each read is `None` past the end or on a malformed value.
+struct In<'a>(&'a [u8]);
+
+impl<'a> In<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N)?.try_into().ok()
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.array::<1>()?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.array()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.array()?))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(n)
+    }
+    fn string(&mut self) -> Option<String> {
+        std::str::from_utf8(self.bytes()?).ok().map(str::to_owned)
+    }
+    fn opt_string(&mut self) -> Option<Option<String>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.string()?)),
+            _ => None,
+        }
+    }
+    fn uuid(&mut self) -> Option<Uuid> {
+        Some(Uuid::from_bytes(self.array()?))
+    }
+    fn time(&mut self) -> Option<DateTime<Utc>> {
+        let secs = i64::from_le_bytes(self.array()?);
+        DateTime::from_timestamp(secs, self.u32()?)
+    }
+    fn system_time(&mut self) -> Option<Option<SystemTime>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => {
+                let d = Duration::new(self.u64()?, self.u32()?);
+                Some(Some(SystemTime::UNIX_EPOCH.checked_add(d)?))
+            }
+            _ => None,
+        }
+    }
 }

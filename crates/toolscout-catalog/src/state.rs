@@ -209,7 +209,7 @@ impl State {
         builtins: bool,
     ) -> State {
         let mut state = State::build(meta, natives, builtins, None);
-        state.issues = snap.issues.clone();
+        state.issues = snap.issues().to_vec();
         for raw in snap.into_raws() {
             let h = &raw.head;
             // As at the read it was taken at; checked again for a snapshot made by hand.

@@ -73,9 +73,9 @@ pub(crate) struct Overlay {
 /// replaced by rename, so a changed file is a new inode with a new time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct FileKey {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    inode: u64,
+    pub(crate) len: u64,
+    pub(crate) modified: Option<std::time::SystemTime>,
+    pub(crate) inode: u64,
 }
 
 impl FileKey {

@@ -23,7 +23,7 @@ fn a_current_snapshot_is_opened_without_reading_tool_files() {
     c.put_tool(b, "beta", "1", &http_put("beta")).unwrap();
     let identity = c.identity();
     drop(c);
-    assert!(dir.path().join("heads.json").is_file());
+    assert!(dir.path().join("heads.bin").is_file());
 
     // Overwritten in place, which changes no directory: only a read of the file would
     // notice.
@@ -81,13 +81,13 @@ fn a_generation_moved_without_a_snapshot_reads_the_changed_files() {
     let b = bundle(&c, 1, "b");
     let t = c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
     drop(c);
-    let snapshot = fs::read(dir.path().join("heads.json")).unwrap();
+    let snapshot = fs::read(dir.path().join("heads.bin")).unwrap();
 
     let c = open_bare(dir.path());
     c.patch_tool(b, "alpha", "1", false).unwrap();
     c.put_tool(b, "beta", "1", &http_put("beta")).unwrap();
     drop(c);
-    fs::write(dir.path().join("heads.json"), &snapshot).unwrap();
+    fs::write(dir.path().join("heads.bin"), &snapshot).unwrap();
 
     let c = open_bare(dir.path());
     assert_eq!(names(&c.heads()), ["alpha", "beta"]);
@@ -103,20 +103,33 @@ fn a_damaged_or_missing_snapshot_is_rebuilt() {
     let b = bundle(&c, 1, "b");
     c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
     drop(c);
-    let good = fs::read(dir.path().join("heads.json")).unwrap();
+    let good = fs::read(dir.path().join("heads.bin")).unwrap();
 
-    for damage in [&b"{\"format\": \"toolscout.heads/1\", \"stam"[..], b""] {
-        fs::write(dir.path().join("heads.json"), damage).unwrap();
+    let truncated = &good[..good.len() - 3];
+    let mut longer = good.clone();
+    longer.push(0);
+    let mut wrong_count = good.clone();
+    // The count of entries follows the magic line and the header.
+    let header_len = u64::from_le_bytes(good[18..26].try_into().unwrap()) as usize;
+    wrong_count[26 + header_len] += 1;
+    for damage in [
+        &b"{\"format\": \"toolscout.heads/1\", \"stam"[..],
+        b"",
+        truncated,
+        &longer,
+        &wrong_count,
+    ] {
+        fs::write(dir.path().join("heads.bin"), damage).unwrap();
         let c = open_bare(dir.path());
         assert_eq!(names(&c.heads()), ["alpha"]);
         assert!(c.issues().is_empty(), "{:?}", c.issues());
         drop(c);
-        assert_eq!(fs::read(dir.path().join("heads.json")).unwrap(), good);
+        assert_eq!(fs::read(dir.path().join("heads.bin")).unwrap(), good);
     }
-    fs::remove_file(dir.path().join("heads.json")).unwrap();
+    fs::remove_file(dir.path().join("heads.bin")).unwrap();
     let c = open_bare(dir.path());
     assert_eq!(names(&c.heads()), ["alpha"]);
-    assert!(dir.path().join("heads.json").is_file());
+    assert!(dir.path().join("heads.bin").is_file());
 }
 
 #[test]
@@ -148,4 +161,9 @@ fn heads_say_what_the_whole_tool_says() {
         c.identity(),
         toolscout_spec::identity::toolset_id(&callable)
     );
+    // Reopened from the snapshot alone, the heads are the same to the nanosecond.
+    let before = c.heads();
+    drop(c);
+    let again = crate::open(dir.path());
+    assert_eq!(again.heads(), before);
 }

@@ -299,7 +299,7 @@ fn put_tools_by_value_writes_every_file_and_leaves_no_temporary_one() {
     assert_eq!(names.len(), 50, "{names:?}");
     assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
     // Read from the files themselves, not the snapshot.
-    fs::remove_file(dir.path().join("heads.json")).unwrap();
+    fs::remove_file(dir.path().join("heads.bin")).unwrap();
     let c = open_bare(dir.path());
     assert_eq!(c.len(), 50);
     let t7 = added.iter().find(|h| h.slug == "t7").unwrap();
