@@ -30,6 +30,13 @@ const MARKER: &[u8; 4] = b"TSVR";
 /// Misses are encoded and appended this many at a time, so an interrupted run keeps
 /// what it finished.
 const CHUNK: usize = 512;
+/// Fewer texts than this, while the file is not read yet, are encoded without it (and
+/// not added to it).
+///
+/// **Rationale:** a search embeds its one query, which is seldom in the file; reading
+/// every vector of a 92k-tool catalog (140 MB) to look it up cost more time and memory
+/// than encoding it.
+const READ_FROM: usize = 2;
 
 /// An [`Encoder`] that remembers every vector it computes in a file.
 ///
@@ -49,14 +56,15 @@ const CHUNK: usize = 512;
 pub struct CachedEncoder {
     encoder: Encoder,
     path: PathBuf,
-    vectors: RwLock<HashMap<u128, Vec<f32>>>,
+    /// `None` until a call needs the file's vectors (see [`READ_FROM`]).
+    vectors: RwLock<Option<HashMap<u128, Vec<f32>>>>,
     /// `None` when the file cannot be written: the cache is then read-only.
     file: Mutex<Option<File>>,
 }
 
 impl CachedEncoder {
-    /// Opens `cache_file` (creating it and its directory if needed) and reads every
-    /// vector in it.
+    /// Opens `cache_file` (creating it and its directory if needed) and checks its header;
+    /// its vectors are read when a call first needs them.
     pub fn open(encoder: Encoder, cache_file: &Path) -> Result<CachedEncoder> {
         let io = |cause| Error::Io {
             path: cache_file.to_owned(),
@@ -66,22 +74,47 @@ impl CachedEncoder {
         if !cache_file.exists() {
             create(cache_file, &header).map_err(io)?;
         }
-        let bytes = std::fs::read(cache_file).map_err(io)?;
-        if !bytes.starts_with(&header) {
+        let mut start = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(File::open(cache_file).map_err(io)?, 4096),
+            &mut start,
+        )
+        .map_err(io)?;
+        if !start.starts_with(&header) {
             return Err(Error::CacheMismatch {
                 path: cache_file.to_owned(),
                 expected: describe(&encoder.model, encoder.max_tokens(), encoder.dim()),
-                found: describe_header(&bytes),
+                found: describe_header(&start),
             });
         }
-        let vectors = read_records(&bytes[header.len()..], encoder.dim());
         let file = OpenOptions::new().append(true).open(cache_file).ok();
         Ok(CachedEncoder {
             encoder,
             path: cache_file.to_owned(),
-            vectors: RwLock::new(vectors),
+            vectors: RwLock::new(None),
             file: Mutex::new(file),
         })
+    }
+
+    /// Reads the file's vectors, once. A file that cannot be read now is an empty cache.
+    fn read_file(&self) {
+        if self
+            .vectors
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+        {
+            return;
+        }
+        let mut vectors = self.vectors.write().unwrap_or_else(PoisonError::into_inner);
+        if vectors.is_none() {
+            let header = header(&self.encoder);
+            let read = std::fs::read(&self.path)
+                .ok()
+                .filter(|bytes| bytes.starts_with(&header))
+                .map(|bytes| read_records(&bytes[header.len()..], self.encoder.dim()));
+            *vectors = Some(read.unwrap_or_default());
+        }
     }
 
     /// `$XDG_CACHE_HOME/toolscout/vectors/<model>-<max_tokens>.bin`, else the same under
@@ -107,10 +140,12 @@ impl CachedEncoder {
 
     /// How many vectors the cache holds.
     pub fn len(&self) -> usize {
+        self.read_file();
         self.vectors
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .len()
+            .as_ref()
+            .map_or(0, HashMap::len)
     }
 
     /// Whether the cache holds no vector.
@@ -122,10 +157,21 @@ impl CachedEncoder {
     /// and appended to the file. A failed write only means those vectors are computed
     /// again next time.
     pub fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        let unread = self
+            .vectors
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_none();
+        if unread && texts.len() < READ_FROM {
+            return self.encoder.embed_batch(texts);
+        }
+        self.read_file();
         let keys: Vec<u128> = texts.iter().map(|text| self.key(text)).collect();
         let mut out: Vec<Option<Vec<f32>>> = {
             let vectors = self.vectors.read().unwrap_or_else(PoisonError::into_inner);
-            keys.iter().map(|key| vectors.get(key).cloned()).collect()
+            keys.iter()
+                .map(|key| vectors.as_ref().and_then(|v| v.get(key)).cloned())
+                .collect()
         };
         // Each distinct missing text once, in first-seen order.
         let mut seen = HashMap::new();
@@ -142,6 +188,7 @@ impl CachedEncoder {
             let vectors = self.encoder.embed_batch(&chunk_texts);
             self.append(chunk.iter().map(|&(key, _)| key).zip(&vectors));
             let mut cache = self.vectors.write().unwrap_or_else(PoisonError::into_inner);
+            let cache = cache.get_or_insert_default();
             for (&(key, _), vector) in chunk.iter().zip(vectors) {
                 cache.insert(key, vector.clone());
                 computed.insert(key, vector);

@@ -248,10 +248,8 @@ impl SearchIndex {
         // An index on disk keeps the vectors its embedder made: the same model's are
         // read back (a failure to read them only means tools are embedded again).
         let payload = self.index.load_metas().ok().and_then(|m| m.payload);
-        if model_of(payload.as_deref()) == Some(semantic.embedder.model())
-            && let Ok(vectors) = self.stored_vectors()
-        {
-            semantic.load(vectors);
+        if model_of(payload.as_deref()) == Some(semantic.embedder.model()) {
+            let _ = self.load_vectors(&semantic);
         }
         self.semantic = Some(semantic);
         self
@@ -265,16 +263,17 @@ impl SearchIndex {
         }
     }
 
-    /// Every vector stored in the current snapshot, with its tool's id.
-    fn stored_vectors(&self) -> Result<Vec<(String, Vec<f32>)>> {
+    /// Hands every vector stored in the current snapshot to `semantic`, with its tool's id.
+    fn load_vectors(&self, semantic: &Semantic) -> Result<()> {
         let searcher = self.reader.searcher();
-        let mut out = Vec::with_capacity(searcher.num_docs() as usize);
         let io = |e: std::io::Error| Error::Index(e.into());
         for segment in searcher.segment_readers() {
             let fast = segment.fast_fields();
             let (Some(ids), Some(vectors)) = (fast.str(ID)?, fast.bytes(VECTOR)?) else {
                 continue;
             };
+            // Each dictionary in one pass; a vector's bytes are decoded once, even when
+            // several tools share it.
             let mut names: Vec<String> = Vec::with_capacity(ids.num_terms());
             let mut stream = ids.dictionary().stream().map_err(io)?;
             while stream.advance() {
@@ -289,21 +288,16 @@ impl SearchIndex {
                         .collect(),
                 );
             }
-            let at = |ords: &mut dyn Iterator<Item = u64>, len: usize| {
-                ords.next()
-                    .and_then(|o| usize::try_from(o).ok())
-                    .filter(|&o| o < len)
+            let ord = |ords: &mut dyn Iterator<Item = u64>| {
+                ords.next().and_then(|o| usize::try_from(o).ok())
             };
-            for doc in segment.doc_ids_alive() {
-                if let (Some(i), Some(v)) = (
-                    at(&mut ids.term_ords(doc), names.len()),
-                    at(&mut vectors.term_ords(doc), rows.len()),
-                ) {
-                    out.push((names[i].clone(), rows[v].clone()));
-                }
-            }
+            semantic.load(segment.doc_ids_alive().filter_map(|doc| {
+                let name = names.get(ord(&mut ids.term_ords(doc))?)?;
+                let row = rows.get(ord(&mut vectors.term_ords(doc))?)?;
+                Some((name.clone(), row.as_slice()))
+            }));
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The model that ranks by meaning, if any (see [`with_embedder`](Self::with_embedder)).

@@ -88,10 +88,10 @@ impl Semantic {
     }
 
     /// Sets vectors already committed elsewhere (read back from an index on disk).
-    pub(crate) fn load(&self, items: impl IntoIterator<Item = (String, Vec<f32>)>) {
+    pub(crate) fn load<'v>(&self, items: impl IntoIterator<Item = (String, &'v [f32])>) {
         let mut store = self.write();
         for (id, v) in items {
-            store.put(id, &v);
+            store.put(id, v);
         }
     }
 

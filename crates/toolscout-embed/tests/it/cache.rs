@@ -96,3 +96,22 @@ fn default_cache_file_names_model_and_limit() {
         );
     }
 }
+
+#[test]
+fn one_text_is_encoded_without_reading_the_file() {
+    let (tmp, dir) = tiny_model();
+    let file = tmp.path().join("cache.bin");
+    let first = open(&dir, &file).embed(&["hello", "world"]);
+    let written = size(&file);
+    // A lone text (a query) is encoded without reading the file...
+    let cached = open(&dir, &file);
+    assert_eq!(cached.embed(&["hello"])[0], first[0]);
+    assert_eq!(size(&file), written, "a lone text is not appended");
+    // ...and the file is read, whole, when a batch comes.
+    assert_eq!(
+        cached.embed(&["world", "hello"]),
+        [first[1].clone(), first[0].clone()]
+    );
+    assert_eq!(cached.len(), 2);
+    assert_eq!(size(&file), written);
+}
