@@ -78,7 +78,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         arguments,
         false,
     ));
-    ctx.catalog.flush_usage().ok();
+    ctx.finish();
     super::print_json(&outcome.to_json())?;
     if outcome.is_ok() {
         Ok(())

@@ -473,6 +473,16 @@ impl Context {
         })
     }
 
+    /// Ends a short command: writes the pending usage counts, then leaves the catalog's
+    /// memory to the operating system, which takes it back at exit at once, instead of
+    /// freeing it one allocation at a time.
+    ///
+    /// **Rationale:** on 92,589 tools freeing the catalog took about a fifth of a `list`.
+    pub(crate) fn finish(self) {
+        let _ = self.catalog.flush_usage();
+        std::mem::forget(self);
+    }
+
     /// Sets who approves calls of tools that require approval (see
     /// [`super::approve::TerminalApprover`]).
     pub(crate) fn with_approver(mut self, approver: super::approve::TerminalApprover) -> Self {
@@ -553,6 +563,12 @@ impl Context {
         }
         Ok(toolbox)
     }
+}
+
+/// [`Context::finish`] for a command that made a toolbox.
+pub(crate) fn finish_toolbox(toolbox: Toolbox) {
+    let _ = toolbox.catalog().flush_usage();
+    std::mem::forget(toolbox);
 }
 
 /// Every tool of the catalog (disabled ones too), one per name: the callable one (a

@@ -23,6 +23,12 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
     let ctx = Context::open(global)?;
+    let result = describe(args, &ctx, json);
+    ctx.finish();
+    result
+}
+
+fn describe(args: &Args, ctx: &Context, json: bool) -> Result<()> {
     let found = find_tool(&ctx.catalog, &args.tool)?;
     if let Some(reason) = &found.disabled_reason {
         eprintln!("note: '{}' cannot be called: {reason}", found.spec.name);

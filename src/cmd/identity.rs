@@ -13,6 +13,7 @@ pub(crate) fn run(global: &Global, json: bool) -> Result<()> {
         .iter()
         .filter(|t| t.is_callable())
         .count();
+    ctx.finish();
     if json {
         super::print_json(&json!({
             "server_id": id.to_string(),

@@ -33,6 +33,12 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, global: &Global, json: bool) -> Result<()> {
     let ctx = Context::open(global)?;
+    let result = list(args, &ctx, json);
+    ctx.finish();
+    result
+}
+
+fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
     let bundle = match &args.bundle {
         Some(b) => Some(find_bundle(&ctx.catalog, b)?),
         None => None,

@@ -36,6 +36,12 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     let toolbox = Context::open(global)?.into_toolbox()?;
+    let result = search(args, &toolbox, json_out);
+    super::context::finish_toolbox(toolbox);
+    result
+}
+
+fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) -> Result<()> {
     let mut q = SearchQuery::new(args.query.as_str())
         .with_include_disabled(args.include_disabled)
         .with_limit(args.limit)
