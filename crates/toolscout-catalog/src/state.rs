@@ -210,18 +210,28 @@ impl State {
     ) -> State {
         let mut state = State::build(meta, natives, builtins, None);
         state.issues = snap.issues().to_vec();
+        // Built in one go from entries sorted by id, then merged: inserting 92k large
+        // values one at a time moved them about, and cost more than reading the file.
+        let mut ids = std::collections::HashSet::new();
+        let mut entries: Vec<(Uuid, RawTool)> = Vec::new();
         for raw in snap.into_raws() {
             let h = &raw.head;
             // As at the read it was taken at; checked again for a snapshot made by hand.
+            let key = (h.bundle_id, h.slug.clone(), h.version.clone());
             if state
                 .bundles
                 .get(&h.bundle_id)
                 .is_some_and(|b| !b.is_built_in)
-                && state.find(h.bundle_id, &h.slug, &h.version).is_none()
+                && !state.keys.contains_key(&key)
+                && !state.tools.contains_key(&h.id)
+                && ids.insert(h.id)
             {
-                state.insert_tool(raw);
+                state.keys.insert(key, h.id);
+                entries.push((h.id, raw));
             }
         }
+        let mut tools: BTreeMap<Uuid, RawTool> = entries.into_iter().collect();
+        state.tools.append(&mut tools);
         state
     }
 
