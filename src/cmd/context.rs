@@ -599,18 +599,32 @@ pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
         .collect()
 }
 
-/// The tool named `name` (disabled ones too), or an error that suggests close names.
+/// The tool named `name` (disabled ones too), or an error that suggests close names:
+/// of several with that name, the one [`heads_by_name`] keeps. The heads are scanned,
+/// not sorted: one tool is wanted.
 pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
-    let heads = heads_by_name(catalog);
-    let names: Vec<&str> = heads.iter().map(|h| h.name.as_str()).collect();
-    let found = super::find(&names, name)?;
-    let head = heads
-        .iter()
-        .find(|h| h.name == found)
-        .context("the tool vanished while it was looked up")?;
+    let heads = catalog.heads();
+    let best = |n: &str| {
+        heads.iter().filter(|h| h.name == n).max_by(|a, b| {
+            a.is_callable()
+                .cmp(&b.is_callable())
+                .then(a.is_built_in.cmp(&b.is_built_in))
+                .then(a.modified_at.cmp(&b.modified_at))
+        })
+    };
+    let head = match best(name) {
+        Some(h) => h,
+        None => {
+            let mut names: Vec<&str> = heads.iter().map(|h| h.name.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            let found = super::find(&names, name)?;
+            best(found).context("the tool vanished while it was looked up")?
+        }
+    };
     catalog
         .tool(head.id)
-        .with_context(|| format!("reading the tool '{found}'"))
+        .with_context(|| format!("reading the tool '{}'", head.name))
 }
 
 /// The native function behind tools imported from spec files.
