@@ -2,6 +2,8 @@
 
 use serde_json::json;
 use toolscout_server::ServerOptions;
+use toolscout_spec::ToolSpec;
+use uuid::Uuid;
 
 use crate::{fixture, fixture_with, names, redact, send, send_with};
 
@@ -440,4 +442,46 @@ async fn manifests_are_compressed_when_the_client_accepts_it() {
     )
     .await;
     assert_eq!(headers["content-encoding"], "gzip");
+}
+
+#[tokio::test]
+async fn a_whole_manifest_larger_than_a_chunk_streams_every_tool_once() {
+    let f = fixture();
+    let catalog = f.state.toolbox().catalog();
+    let bundle = Uuid::now_v7();
+    catalog
+        .put_bundle(bundle, &toolscout_catalog::BundlePut::new("many"))
+        .unwrap();
+    // About 1 MB of JSON: several of the stream's 256 KiB chunks.
+    let long = "A tool among many, described at length so that the manifest is large. ".repeat(8);
+    let puts: Vec<(String, toolscout_catalog::ToolPut)> = (0..1500)
+        .map(|i| {
+            let spec = ToolSpec::builder(format!("many_{i:04}"), "One of many.")
+                .description(long.clone())
+                .build()
+                .unwrap();
+            let put = toolscout_catalog::ToolPut::http(
+                spec,
+                json!({"method": "GET", "urlTemplate": "https://api.example.com/t"}),
+            );
+            (format!("many-{i:04}"), put)
+        })
+        .collect();
+    catalog
+        .put_tools(
+            bundle,
+            puts.iter().map(|(slug, put)| (slug.as_str(), "1", put)),
+        )
+        .unwrap();
+
+    let whole = send(&f.app, "GET", "/api/v1/tools", None).await;
+    assert_eq!(whole.status, 200);
+    let tools = whole.body["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1508);
+    let joined: Vec<serde_json::Value> = pages(&f.app, 1000)
+        .await
+        .iter()
+        .flat_map(|(p, _)| p["tools"].as_array().unwrap().clone())
+        .collect();
+    assert_eq!(&joined, tools);
 }
