@@ -32,9 +32,11 @@ const INDEXING_THREADS: usize = 1;
 /// disk that says another one (or nothing, while it holds documents) was made by another
 /// version of this crate and is rebuilt by [`SearchIndex::open_or_rebuild`].
 ///
-/// **Bump it** whenever the schema, an analyzer or what a document is made of changes:
-/// an index of the old format would answer, but differently from a fresh one.
-pub(crate) const FORMAT: &str = "toolscout-search/2";
+/// It names this crate's version too, so that a release rebuilds the indexes of the
+/// previous one; **bump the number** whenever the schema, an analyzer or what a document
+/// is made of changes between releases: an index of the old format would answer, but
+/// differently from a fresh one.
+pub(crate) const FORMAT: &str = concat!("toolscout-search/2 ", env!("CARGO_PKG_VERSION"));
 
 /// How many tools [`SearchIndex::add`] embeds in one call of the embedder.
 const EMBED_CHUNK: usize = 1024;
@@ -70,6 +72,11 @@ pub struct SearchIndex {
     pub(crate) semantic: Option<Semantic>,
     writer: Mutex<Option<IndexWriter<TantivyDocument>>>,
     opened: Opened,
+    /// The commit whose stored vectors the embedder's store holds (see
+    /// [`with_embedder`](Self::with_embedder)).
+    vectors_at: Mutex<Option<String>>,
+    /// In a directory, where other processes may commit too.
+    on_disk: bool,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -100,7 +107,9 @@ impl SearchIndex {
         std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
         let mmap = MmapDirectory::open(dir).map_err(|e| err(e.to_string()))?;
         let index = Index::open_or_create(mmap, schema()).map_err(|e| err(e.to_string()))?;
-        Self::from_index(index)
+        let mut index = Self::from_index(index)?;
+        index.on_disk = true;
+        Ok(index)
     }
 
     /// Opens the index stored in `dir`, creating it when there is none, and rebuilding it
@@ -201,6 +210,8 @@ impl SearchIndex {
             semantic: None,
             writer: Mutex::new(None),
             opened: Opened::Created,
+            vectors_at: Mutex::new(None),
+            on_disk: false,
         })
     }
 
@@ -244,15 +255,40 @@ impl SearchIndex {
     /// # Ok::<(), toolscout_search::Error>(())
     /// ```
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
-        let semantic = Semantic::new(embedder);
+        self.semantic = Some(Semantic::new(embedder));
         // An index on disk keeps the vectors its embedder made: the same model's are
         // read back (a failure to read them only means tools are embedded again).
-        let payload = self.index.load_metas().ok().and_then(|m| m.payload);
-        if model_of(payload.as_deref()) == Some(semantic.embedder.model()) {
-            let _ = self.load_vectors(&semantic);
-        }
-        self.semantic = Some(semantic);
+        let _ = self.read_vectors();
         self
+    }
+
+    /// Reads the stored vectors of the current snapshot into the embedder's store, when
+    /// they are of its model and of another commit than those it holds.
+    fn read_vectors(&self) -> Result<()> {
+        let Some(semantic) = &self.semantic else {
+            return Ok(());
+        };
+        let meta = self.index.load_metas()?;
+        // The snapshot's segments and their deletions name what it holds.
+        let snapshot: String = self
+            .reader
+            .searcher()
+            .segment_readers()
+            .iter()
+            .map(|s| format!("{}:{} ", s.segment_id().uuid_string(), s.num_deleted_docs()))
+            .collect();
+        let mut at = self
+            .vectors_at
+            .lock()
+            .map_err(|_| Error::Writer("a previous read panicked".to_owned()))?;
+        if at.as_deref() == Some(snapshot.as_str())
+            || model_of(meta.payload.as_deref()) != Some(semantic.embedder.model())
+        {
+            return Ok(());
+        }
+        self.load_vectors(semantic)?;
+        *at = Some(snapshot);
+        Ok(())
     }
 
     /// What a commit records: the format, then the model of the vectors, if any.
@@ -407,13 +443,22 @@ impl SearchIndex {
     /// other process from committing), moves to the latest commit of any process and
     /// returns its [`fingerprints`](Self::fingerprints).
     ///
-    /// The lock is held until the next [`commit`](Self::commit): what the caller adds and
-    /// deletes in between is decided on exactly what it read, and no other process's
-    /// commit can fall between the two.
+    /// The lock is held until the next [`commit`](Self::commit) or
+    /// [`rollback`](Self::rollback): what the caller adds and deletes in between is
+    /// decided on exactly what it read, and no other process's commit can fall between
+    /// the two (a commit through this same handle meanwhile ends it early).
     pub fn fingerprints_for_update(&self) -> Result<HashMap<String, u64>> {
         self.with_writer(|_| Ok(()))?;
         self.reader.reload()?;
+        // Another process may have committed since the vectors were read.
+        self.read_vectors()?;
         self.fingerprints()
+    }
+
+    /// Moves to the latest commit of any process (without taking the writer).
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload()?;
+        self.read_vectors()
     }
 
     /// Drops every write since the last commit and lets the writer go (for an index on
@@ -565,6 +610,11 @@ impl SearchIndex {
         self.reader.reload()?;
         if let Some(s) = &self.semantic {
             s.commit();
+            // The commit holds what other processes committed before it too: their
+            // vectors are read back (at the cost of reading them all, on a write).
+            if self.on_disk {
+                self.read_vectors()?;
+            }
         }
         Ok(())
     }
@@ -580,23 +630,24 @@ fn model_of(payload: Option<&str>) -> Option<&str> {
     payload?.lines().find_map(|l| l.strip_prefix("vectors: "))
 }
 
-/// Whether `name` is one of the files tantivy keeps in an index directory.
+/// Whether `name` is one of the files tantivy keeps in an index directory: `meta.json`,
+/// `.managed.json`, its `.tantivy-*.lock` files, and segment files named by a 32-digit
+/// hexadecimal id (`<id>.<ext>`, or `<id>.<opstamp>.del`).
 fn is_index_file(name: &str) -> bool {
-    const EXTENSIONS: [&str; 9] = [
-        "idx",
-        "pos",
-        "term",
-        "store",
-        "fast",
-        "fieldnorm",
-        "del",
-        "json",
-        "lock",
-    ];
-    name == "meta.json"
-        || name.starts_with(".tantivy")
-        || name.starts_with(".managed")
-        || name
-            .rsplit_once('.')
-            .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext))
+    const EXTENSIONS: [&str; 7] = ["idx", "pos", "term", "store", "fast", "fieldnorm", "del"];
+    if matches!(name, "meta.json" | ".managed.json")
+        || (name.starts_with(".tantivy-") && name.ends_with(".lock"))
+    {
+        return true;
+    }
+    let mut parts = name.split('.');
+    let id = parts.next().unwrap_or_default();
+    let rest: Vec<&str> = parts.collect();
+    let id_ok = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    id_ok
+        && match rest.as_slice() {
+            [ext] => EXTENSIONS.contains(ext),
+            [opstamp, "del"] => opstamp.bytes().all(|b| b.is_ascii_digit()),
+            _ => false,
+        }
 }
