@@ -495,23 +495,78 @@ impl Inner {
     /// each tool whose fingerprint the index does not hold (new, changed, or without its
     /// vector) is read whole and indexed, a batch at a time, so that memory stays bounded
     /// however large the catalog is; tools the catalog no longer has are dropped. With
-    /// `reload`, what other processes wrote is read first, under the index's writer lock.
+    /// `reload`, what other processes wrote is read first.
+    ///
+    /// The index is compared first without its writer lock: a current index (the common
+    /// case) is never locked. Otherwise the lock is taken, what other processes wrote
+    /// meanwhile is read again, and the comparison is made again under it, so that nothing
+    /// another process indexed is dropped as unknown. An error lets the lock go.
     fn index_all(&self, reload: bool, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
-        // The writer lock first: no other process commits between what is read here and
-        // this commit, so nothing it indexed meanwhile is dropped as unknown.
+        if reload {
+            self.catalog.reload()?;
+        }
+        self.index.reload()?;
+        let plan = self.plan(&self.index.fingerprints()?);
+        if plan.todo.is_empty() && plan.gone.is_empty() {
+            self.learn_names(&plan.heads);
+            *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = plan.sync();
+            return Ok(());
+        }
         let have = self.index.fingerprints_for_update()?;
-        if reload && let Err(e) = self.catalog.reload() {
+        let result = self.update_locked(&have, reload, progress);
+        if result.is_err() {
+            let _ = self.index.rollback();
+        }
+        result
+    }
+
+    /// [`index_all`](Self::index_all) once the writer lock is held (`have` read under it).
+    fn update_locked(
+        &self,
+        have: &HashMap<String, u64>,
+        reload: bool,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<()> {
+        if reload {
+            self.catalog.reload()?;
+        }
+        let plan = self.plan(have);
+        self.learn_names(&plan.heads);
+        let sync = plan.sync();
+        if plan.todo.is_empty() && plan.gone.is_empty() {
             self.index.rollback()?;
-            return Err(e.into());
-        }
-        let heads = self.catalog.heads();
-        {
-            let mut names = self.write_names();
-            *names = Names::default();
-            for h in &heads {
-                names.insert(h.id, &h.name);
+        } else {
+            for id in &plan.gone {
+                self.index.delete(id)?;
             }
+            let mut done = 0;
+            progress(0, plan.todo.len());
+            for batch in plan.todo.chunks(INDEX_BATCH) {
+                // A tool another process deleted meanwhile is skipped: its event follows.
+                let tools: Vec<(Tool, u64)> = batch
+                    .iter()
+                    .filter_map(|(id, fp)| Some((self.catalog.tool(*id).ok()?, *fp)))
+                    .collect();
+                let ids: Vec<String> = tools.iter().map(|(t, _)| t.id.to_string()).collect();
+                self.index.add(
+                    tools
+                        .iter()
+                        .zip(&ids)
+                        .map(|((t, fp), id)| doc(t, id, &plan.slugs).with_fingerprint(*fp)),
+                    &mut |_| {},
+                )?;
+                done += batch.len();
+                progress(done, plan.todo.len());
+            }
+            self.index.commit()?;
         }
+        *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = sync;
+        Ok(())
+    }
+
+    /// What to index and drop for the catalog as it is now, against the index's `have`.
+    fn plan(&self, have: &HashMap<String, u64>) -> Plan {
+        let heads = self.catalog.heads();
         let slugs = self.bundle_slugs();
         let mut todo: Vec<(Uuid, u64)> = Vec::new();
         let mut wanted: std::collections::HashSet<String> =
@@ -524,47 +579,49 @@ impl Inner {
             }
             wanted.insert(id);
         }
-        let gone: Vec<&String> = have.keys().filter(|id| !wanted.contains(*id)).collect();
-        let sync = IndexSync {
-            indexed: todo.len(),
-            removed: gone.len(),
-            kept: heads.len() - todo.len(),
-        };
-        if todo.is_empty() && gone.is_empty() {
-            self.index.rollback()?;
-        } else {
-            for id in gone {
-                self.index.delete(id)?;
-            }
-            let mut done = 0;
-            progress(0, todo.len());
-            for batch in todo.chunks(INDEX_BATCH) {
-                // A tool another process deleted meanwhile is skipped: its event follows.
-                let tools: Vec<(Tool, u64)> = batch
-                    .iter()
-                    .filter_map(|(id, fp)| Some((self.catalog.tool(*id).ok()?, *fp)))
-                    .collect();
-                let ids: Vec<String> = tools.iter().map(|(t, _)| t.id.to_string()).collect();
-                self.index.add(
-                    tools
-                        .iter()
-                        .zip(&ids)
-                        .map(|((t, fp), id)| doc(t, id, &slugs).with_fingerprint(*fp)),
-                    &mut |_| {},
-                )?;
-                done += batch.len();
-                progress(done, todo.len());
-            }
-            self.index.commit()?;
+        let gone = have
+            .keys()
+            .filter(|id| !wanted.contains(*id))
+            .cloned()
+            .collect();
+        Plan {
+            heads,
+            slugs,
+            todo,
+            gone,
         }
-        *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = sync;
-        Ok(())
     }
 
-    /// Brings the index in line with one committed catalog change.
+    /// Replaces the names known with those of `heads`.
+    fn learn_names(&self, heads: &[ToolHead]) {
+        let mut names = self.write_names();
+        *names = Names::default();
+        for h in heads {
+            names.insert(h.id, &h.name);
+        }
+    }
+
+    /// Brings the index in line with one committed catalog change; after a change that
+    /// could not be applied (another process held the index's lock too long, say), the
+    /// whole index is brought in line first.
     fn apply(&self, change: &CatalogChange) {
-        if let Err(e) = self.try_apply(change) {
-            *self.sync_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        let failed_before = self
+            .sync_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        let result = if failed_before {
+            self.index_all(false, &mut |_, _| {})
+        } else {
+            self.try_apply(change)
+        };
+        match result {
+            Ok(()) => *self.sync_error.lock().unwrap_or_else(|p| p.into_inner()) = None,
+            Err(e) => {
+                // Half-applied writes are dropped with the lock: the next change redoes all.
+                let _ = self.index.rollback();
+                *self.sync_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+            }
         }
     }
 
@@ -641,20 +698,49 @@ fn doc<'a>(tool: &'a Tool, id: &'a str, slugs: &'a HashMap<Uuid, String>) -> Ind
 }
 
 /// What a tool's index document is made from, in 64 bits: its spec (the identity digest:
-/// name, version, description, parameters), bundle slug, state and modification time.
+/// name, version, description, parameters; and the summary, tags and category the index
+/// reads too), bundle slug, state and modification time.
 ///
-/// **Rationale:** the digest leaves out the summary, tags and category, which the index
-/// reads too; every write of a tool moves its modification time (kept to the
-/// microsecond), so a change of those is seen through it.
+/// The spec's `title` is not in the head: a title changed alone, by hand, with the same
+/// modification time, is seen when the tool is written again (every write moves the time).
 fn fingerprint(head: &ToolHead, bundle_slug: Option<&str>) -> u64 {
-    let mut bytes = Vec::with_capacity(64);
-    bytes.extend_from_slice(head.digest.as_bytes());
-    bytes.extend_from_slice(&head.modified_at.timestamp_micros().to_le_bytes());
-    bytes.push(u8::from(head.is_callable()));
-    bytes.extend_from_slice(bundle_slug.unwrap_or("").as_bytes());
+    let mut bytes = Vec::with_capacity(256);
+    let mut field = |b: &[u8]| {
+        bytes.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(b);
+    };
+    field(head.digest.as_bytes());
+    field(&head.modified_at.timestamp_micros().to_le_bytes());
+    field(&[u8::from(head.is_callable())]);
+    field(bundle_slug.unwrap_or("").as_bytes());
+    field(head.summary.as_bytes());
+    field(head.category.as_deref().unwrap_or("").as_bytes());
+    for t in &head.tags {
+        field(t.as_bytes());
+    }
     let id = Uuid::new_v5(&toolscout_spec::identity::NAMESPACE, &bytes);
     let (high, _) = id.as_u64_pair();
     high
+}
+
+/// What [`Inner::plan`] found.
+struct Plan {
+    heads: Vec<ToolHead>,
+    slugs: HashMap<Uuid, String>,
+    /// Tools to index, with their fingerprints.
+    todo: Vec<(Uuid, u64)>,
+    /// Ids to drop.
+    gone: Vec<String>,
+}
+
+impl Plan {
+    fn sync(&self) -> IndexSync {
+        IndexSync {
+            indexed: self.todo.len(),
+            removed: self.gone.len(),
+            kept: self.heads.len() - self.todo.len(),
+        }
+    }
 }
 
 /// Every bundle's slug (disabled and soft-deleted ones too), by id.
