@@ -8,7 +8,8 @@
 //! (those whose key did not change are still not read).
 //!
 //! **Format:** a magic line, a small JSON header (stamp, issues, directory times), then
-//! every entry in a compact binary form (little-endian integers, length-prefixed UTF-8).
+//! every entry in a compact binary form (little-endian integers, length-prefixed UTF-8),
+//! then a checksum of all that.
 //! **Rationale:** on 92,589 tools the same heads as JSON were 61 MB and took about 0.4 s
 //! to parse, most of the time of every command; binary, they are a third of the size and
 //! decode several times faster. Any flaw in the file only means it is not used.
@@ -171,12 +172,31 @@ fn encode(snap: &Snapshot) -> std::io::Result<Vec<u8>> {
     for e in &snap.tools {
         put_entry(&mut out, e);
     }
+    let sum = checksum(&out.0);
+    out.u64(sum);
     Ok(out.0)
+}
+
+/// A checksum of the snapshot's bytes, so that a damaged file (a flipped bit that still
+/// decodes) is not taken for the catalog.
+///
+/// **Rationale:** the standard hasher's output is not promised to stay the same across
+/// Rust releases; a snapshot written by another build then only reads as damaged, and is
+/// rebuilt once.
+fn checksum(bytes: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(bytes);
+    h.finish()
 }
 
 /// The snapshot in `bytes`, or `None` when they are not a whole snapshot of this format.
 fn decode(bytes: &[u8]) -> Option<Snapshot> {
-    let mut r = In(bytes.strip_prefix(MAGIC)?);
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
+    if checksum(body).to_le_bytes() != sum {
+        return None;
+    }
+    let mut r = In(body.strip_prefix(MAGIC)?);
     let header: Header = serde_json::from_slice(r.bytes()?).ok()?;
     let count = usize::try_from(r.u64()?).ok()?;
     // An entry takes at least 64 bytes: a count the file cannot hold is no snapshot.
@@ -391,7 +411,13 @@ impl<'a> In<'a> {
         match self.u8()? {
             0 => Some(None),
             1 => {
-                let d = Duration::new(self.u64()?, self.u32()?);
+                let (secs, nanos) = (self.u64()?, self.u32()?);
+                // `Duration::new` carries nanoseconds into seconds, and panics when that
+                // overflows: a damaged file must only be ignored.
+                if nanos >= 1_000_000_000 {
+                    return None;
+                }
+                let d = Duration::new(secs, nanos);
                 Some(Some(SystemTime::UNIX_EPOCH.checked_add(d)?))
             }
             _ => None,

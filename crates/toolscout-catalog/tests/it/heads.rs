@@ -105,6 +105,16 @@ fn a_damaged_or_missing_snapshot_is_rebuilt() {
     drop(c);
     let good = fs::read(dir.path().join("heads.bin")).unwrap();
 
+    // Any one byte changed (a string that still decodes, a count, a time) is caught.
+    for at in (0..good.len()).step_by(7) {
+        let mut flipped = good.clone();
+        flipped[at] ^= 0x5a;
+        fs::write(dir.path().join("heads.bin"), &flipped).unwrap();
+        let c = open_bare(dir.path());
+        assert_eq!(names(&c.heads()), ["alpha"], "byte {at}");
+        drop(c);
+        assert_eq!(fs::read(dir.path().join("heads.bin")).unwrap(), good);
+    }
     let truncated = &good[..good.len() - 3];
     let mut longer = good.clone();
     longer.push(0);
