@@ -314,24 +314,37 @@ fn snapshot(toolbox: &Toolbox) -> Result<(Uuid, Vec<ToolHead>), AppError> {
 /// How many bytes of the whole manifest are written before they are sent on.
 const STREAM_CHUNK: usize = 256 * 1024;
 
+/// How long the writer of a streamed manifest waits for a client that does not read.
+const STREAM_STALL: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The whole manifest's `ETag` and body: the body is written a tool at a time, off the
 /// async threads, and sent as it is written.
 ///
 /// **Rationale:** built whole, the manifest of 92,589 tools held every spec, every
-/// definition and 114 MB of JSON at once, and took a server from 300 MB to over 2 GB;
-/// streamed, it holds one tool and one chunk.
+/// definition and 114 MB of JSON at once, and took a server from 300 MB to 1.7 GB;
+/// streamed, it holds the tools' ids, one tool and one chunk.
 async fn whole(state: &AppState) -> Result<(String, axum::body::Body), AppError> {
     let state_c = state.clone();
-    let (identity, heads) = tokio::task::spawn_blocking(move || {
+    let (identity, envelope, ids) = tokio::task::spawn_blocking(move || {
         let (identity, mut heads) = snapshot(state_c.toolbox())?;
         sort_by_name(&mut heads);
-        Ok::<_, AppError>((identity, heads))
+        let envelope = manifest_of(&state_c, &heads, &[], true, None);
+        let ids: Vec<Uuid> = heads.iter().map(|h| h.id).collect();
+        Ok::<_, AppError>((identity, envelope, ids))
     })
     .await
     .map_err(|e| AppError::unavailable(format!("the manifest could not be built: {e}")))??;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(4);
     let state_c = state.clone();
-    tokio::task::spawn_blocking(move || write_whole(&state_c, &heads, &tx));
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || {
+        let mut out = Stream {
+            tx,
+            runtime,
+            done: false,
+        };
+        write_whole(&state_c, identity, &envelope, &ids, &mut out);
+    });
     // Fused: the compression layer may ask again after the end.
     let chunks =
         futures_util::StreamExt::fuse(futures_util::stream::unfold(rx, |mut rx| async move {
@@ -343,37 +356,65 @@ async fn whole(state: &AppState) -> Result<(String, axum::body::Body), AppError>
     ))
 }
 
-/// Writes the whole manifest of `heads` (ordered by name) down `tx`, a chunk at a time;
-/// stops when the client has gone. A tool deleted meanwhile is left out.
+/// The sending end of a streamed manifest. Unless it was [`finish`](Stream::finish)ed,
+/// dropping it (a panic, an early return) ends the body with an error, so that a client
+/// never takes a cut manifest for a whole one.
+struct Stream {
+    tx: tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
+    runtime: tokio::runtime::Handle,
+    done: bool,
+}
+
+impl Stream {
+    /// Sends `buf` on (emptying it); `false` when the client is gone or stalled.
+    fn send(&self, buf: &mut Vec<u8>) -> bool {
+        let chunk = axum::body::Bytes::from(std::mem::take(buf));
+        self.runtime
+            .block_on(self.tx.send_timeout(Ok(chunk), STREAM_STALL))
+            .is_ok()
+    }
+
+    fn finish(&mut self, buf: &mut Vec<u8>) {
+        self.done = self.send(buf);
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.tx.try_send(Err(std::io::Error::other(
+                "the manifest could not be written whole",
+            )));
+        }
+    }
+}
+
+/// Writes the whole manifest (the `envelope` with the tools `ids`, ordered by name) down
+/// `out`, a chunk at a time; stops when the client has gone. A tool deleted meanwhile is
+/// left out; a catalog that changed while it was written ends the body with an error,
+/// since the body would not be the manifest of its `ETag`.
 fn write_whole(
     state: &AppState,
-    heads: &[ToolHead],
-    tx: &tokio::sync::mpsc::Sender<Result<axum::body::Bytes, std::io::Error>>,
+    identity: Uuid,
+    envelope: &ToolManifest,
+    ids: &[Uuid],
+    out: &mut Stream,
 ) {
-    let send = |buf: &mut Vec<u8>| {
-        let chunk = axum::body::Bytes::from(std::mem::take(buf));
-        tx.blocking_send(Ok(chunk)).is_ok()
-    };
     // The envelope with no tools, split where they go: `"tools":[]` is a key of the
     // manifest (a string holding it would be escaped), and comes before the categories.
-    let envelope = manifest_of(state, heads, &[], true, None);
-    let Ok(json) = serde_json::to_vec(&envelope) else {
-        let _ = tx.blocking_send(Err(std::io::Error::other(
-            "the manifest could not be written",
-        )));
+    let Ok(json) = serde_json::to_vec(envelope) else {
         return;
     };
     let marker = br#""tools":[]"#;
     let Some(at) = json.windows(marker.len()).position(|w| w == marker) else {
-        let _ = tx.blocking_send(Err(std::io::Error::other("the manifest has no tools")));
         return;
     };
     let split = at + marker.len() - 1;
     let mut buf = Vec::with_capacity(STREAM_CHUNK + 64 * 1024);
     buf.extend_from_slice(&json[..split]);
     let mut first = true;
-    for h in heads {
-        let Ok(tool) = state.toolbox().catalog().tool(h.id) else {
+    for id in ids {
+        let Ok(tool) = state.toolbox().catalog().tool(*id) else {
             continue;
         };
         if !first {
@@ -381,15 +422,17 @@ fn write_whole(
         }
         first = false;
         if serde_json::to_writer(&mut buf, &to_definition(&tool.spec)).is_err() {
-            let _ = tx.blocking_send(Err(std::io::Error::other("a tool could not be written")));
             return;
         }
-        if buf.len() >= STREAM_CHUNK && !send(&mut buf) {
+        if buf.len() >= STREAM_CHUNK && !out.send(&mut buf) {
             return;
         }
     }
+    if state.toolbox().catalog().identity() != identity {
+        return;
+    }
     buf.extend_from_slice(&json[split..]);
-    send(&mut buf);
+    out.finish(&mut buf);
 }
 
 /// A page of the manifest, as JSON with its `ETag`.
