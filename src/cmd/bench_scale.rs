@@ -95,10 +95,19 @@ pub(crate) fn run(args: &ScaleArgs, global: &Global, json_out: bool) -> Result<(
     if !args.tools.exists() {
         bail!("{}: no such file", args.tools.display());
     }
-    let temp = args.dir.is_none();
-    let dir = match &args.dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("toolscout-scale-{}", std::process::id())),
+    // A fresh directory of this user's own, removed afterwards, unless one is named.
+    let temp = match &args.dir {
+        Some(_) => None,
+        None => Some(
+            tempfile::Builder::new()
+                .prefix("toolscout-scale-")
+                .tempdir()?,
+        ),
+    };
+    let dir = match (&args.dir, &temp) {
+        (Some(d), _) => d.clone(),
+        (None, Some(t)) => t.path().to_path_buf(),
+        (None, None) => bail!("no directory to import into"),
     };
     if dir.exists() && std::fs::read_dir(&dir)?.next().is_some() {
         bail!(
@@ -107,9 +116,7 @@ pub(crate) fn run(args: &ScaleArgs, global: &Global, json_out: bool) -> Result<(
         );
     }
     let result = measure(args, global, &dir);
-    if temp {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    drop(temp);
     let rows = result?;
     print_rows(&rows, json_out);
     Ok(())

@@ -479,8 +479,13 @@ impl Context {
     ///
     /// **Rationale:** on 92,589 tools freeing the catalog took about a fifth of a `list`.
     pub(crate) fn finish(self) {
-        let _ = self.catalog.flush_usage();
-        std::mem::forget(self);
+        let Context {
+            catalog, invoker, ..
+        } = self;
+        // The invoker may own child processes and connections: those are ended.
+        drop(invoker);
+        let _ = catalog.flush_usage();
+        std::mem::forget(catalog);
     }
 
     /// Sets who approves calls of tools that require approval (see
@@ -502,7 +507,8 @@ impl Context {
         let name = embedder.as_ref().map_or_else(
             || "words".to_owned(),
             |e| {
-                e.model()
+                let name: String = e
+                    .model()
                     .chars()
                     .map(|c| {
                         if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
@@ -511,7 +517,13 @@ impl Context {
                             '_'
                         }
                     })
-                    .collect()
+                    .collect();
+                // Never `.`, `..` or empty: the directory is the catalog's `index/<name>`.
+                if name.chars().all(|c| c == '.') {
+                    format!("model{name}")
+                } else {
+                    name
+                }
             },
         );
         let dir = self.catalog.root().join("index").join(name);
@@ -604,8 +616,9 @@ pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
 /// not sorted: one tool is wanted.
 pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
     let heads = catalog.heads();
+    // The first of equals, as `heads_by_name` keeps it (`max_by` keeps the last).
     let best = |n: &str| {
-        heads.iter().filter(|h| h.name == n).max_by(|a, b| {
+        heads.iter().rev().filter(|h| h.name == n).max_by(|a, b| {
             a.is_callable()
                 .cmp(&b.is_callable())
                 .then(a.is_built_in.cmp(&b.is_built_in))
