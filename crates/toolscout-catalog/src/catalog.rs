@@ -10,7 +10,8 @@ use uuid::Uuid;
 
 use crate::events::{CatalogChange, CatalogEvent, Subscribers, Subscription};
 use crate::model::{
-    Bundle, BundleQuery, DEFAULT_PAGE_SIZE, LoadIssue, Page, Tool, ToolHead, ToolQuery,
+    Bundle, BundleQuery, DEFAULT_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool, ToolHead,
+    ToolQuery,
 };
 use crate::snapshot::Snapshot;
 use crate::state::State;
@@ -357,6 +358,27 @@ impl Catalog {
     pub fn heads(&self) -> Vec<ToolHead> {
         let state = self.lock_state();
         state.tools.values().map(|raw| state.head(raw)).collect()
+    }
+
+    /// Calls `f` with every tool's head and why it cannot be called now (`None` when it
+    /// can: the head's own `disabled_reason` may be older), in id order, without copying
+    /// the heads: for a scan of a large catalog that keeps little of each (a name, an id).
+    ///
+    /// `f` runs with the catalog's state locked: it must not call the catalog.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &[])?;
+    /// let mut callable = 0;
+    /// catalog.for_each_head(|_, disabled| callable += usize::from(disabled.is_none()));
+    /// assert_eq!(callable, catalog.heads().iter().filter(|h| h.is_callable()).count());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_each_head(&self, mut f: impl FnMut(&ToolHead, Option<&DisabledReason>)) {
+        let state = self.lock_state();
+        for raw in state.tools.values() {
+            f(&raw.head, state.disabled_reason(raw).as_ref());
+        }
     }
 
     /// How many tools the catalog holds, callable or not.
