@@ -508,7 +508,7 @@ impl Inner {
         self.index.reload()?;
         let plan = self.plan(&self.index.fingerprints()?);
         if plan.todo.is_empty() && plan.gone.is_empty() {
-            self.learn_names(&plan.heads);
+            self.learn_names(&plan.names);
             *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = plan.sync();
             return Ok(());
         }
@@ -531,7 +531,7 @@ impl Inner {
             self.catalog.reload()?;
         }
         let plan = self.plan(have);
-        self.learn_names(&plan.heads);
+        self.learn_names(&plan.names);
         let sync = plan.sync();
         if plan.todo.is_empty() && plan.gone.is_empty() {
             self.index.rollback()?;
@@ -565,39 +565,42 @@ impl Inner {
     }
 
     /// What to index and drop for the catalog as it is now, against the index's `have`.
+    /// The heads are visited, not copied: only names and ids are kept.
     fn plan(&self, have: &HashMap<String, u64>) -> Plan {
-        let heads = self.catalog.heads();
         let slugs = self.bundle_slugs();
+        let mut names: Vec<(Uuid, String)> = Vec::with_capacity(self.catalog.len());
         let mut todo: Vec<(Uuid, u64)> = Vec::new();
         let mut wanted: std::collections::HashSet<String> =
-            std::collections::HashSet::with_capacity(heads.len());
-        for h in &heads {
+            std::collections::HashSet::with_capacity(names.capacity());
+        self.catalog.for_each_head(|h, disabled| {
             let id = h.id.to_string();
-            let fp = fingerprint(h, slugs.get(&h.bundle_id).map(String::as_str));
+            let slug = slugs.get(&h.bundle_id).map(String::as_str);
+            let fp = fingerprint(h, disabled.is_none(), slug);
             if have.get(&id) != Some(&fp) || self.index.needs_vector(&id) {
                 todo.push((h.id, fp));
             }
             wanted.insert(id);
-        }
+            names.push((h.id, h.name.clone()));
+        });
         let gone = have
             .keys()
             .filter(|id| !wanted.contains(*id))
             .cloned()
             .collect();
         Plan {
-            heads,
+            names,
             slugs,
             todo,
             gone,
         }
     }
 
-    /// Replaces the names known with those of `heads`.
-    fn learn_names(&self, heads: &[ToolHead]) {
-        let mut names = self.write_names();
-        *names = Names::default();
-        for h in heads {
-            names.insert(h.id, &h.name);
+    /// Replaces the names known with `names`.
+    fn learn_names(&self, names: &[(Uuid, String)]) {
+        let mut known = self.write_names();
+        *known = Names::default();
+        for (id, name) in names {
+            known.insert(*id, name);
         }
     }
 
@@ -676,7 +679,7 @@ impl Inner {
                 self.write_names().insert(tool.id, tool.spec.name.as_str());
                 let key = tool.id.to_string();
                 let slug = slugs.get(&tool.bundle_id).map(String::as_str);
-                let fp = fingerprint(&ToolHead::of(&tool), slug);
+                let fp = fingerprint(&ToolHead::of(&tool), tool.is_callable(), slug);
                 self.index
                     .upsert(&doc(&tool, &key, slugs).with_fingerprint(fp))?;
             }
@@ -703,7 +706,7 @@ fn doc<'a>(tool: &'a Tool, id: &'a str, slugs: &'a HashMap<Uuid, String>) -> Ind
 ///
 /// The spec's `title` is not in the head: a title changed alone, by hand, with the same
 /// modification time, is seen when the tool is written again (every write moves the time).
-fn fingerprint(head: &ToolHead, bundle_slug: Option<&str>) -> u64 {
+fn fingerprint(head: &ToolHead, callable: bool, bundle_slug: Option<&str>) -> u64 {
     let mut bytes = Vec::with_capacity(256);
     let mut field = |b: &[u8]| {
         bytes.extend_from_slice(&(b.len() as u64).to_le_bytes());
@@ -711,7 +714,7 @@ fn fingerprint(head: &ToolHead, bundle_slug: Option<&str>) -> u64 {
     };
     field(head.digest.as_bytes());
     field(&head.modified_at.timestamp_micros().to_le_bytes());
-    field(&[u8::from(head.is_callable())]);
+    field(&[u8::from(callable)]);
     field(bundle_slug.unwrap_or("").as_bytes());
     field(head.summary.as_bytes());
     field(head.category.as_deref().unwrap_or("").as_bytes());
@@ -725,7 +728,8 @@ fn fingerprint(head: &ToolHead, bundle_slug: Option<&str>) -> u64 {
 
 /// What [`Inner::plan`] found.
 struct Plan {
-    heads: Vec<ToolHead>,
+    /// Every tool's id and name.
+    names: Vec<(Uuid, String)>,
     slugs: HashMap<Uuid, String>,
     /// Tools to index, with their fingerprints.
     todo: Vec<(Uuid, u64)>,
@@ -738,7 +742,7 @@ impl Plan {
         IndexSync {
             indexed: self.todo.len(),
             removed: self.gone.len(),
-            kept: self.heads.len() - self.todo.len(),
+            kept: self.names.len() - self.todo.len(),
         }
     }
 }
