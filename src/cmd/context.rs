@@ -583,24 +583,61 @@ pub(crate) fn finish_toolbox(toolbox: Toolbox) {
     std::mem::forget(toolbox);
 }
 
+/// One tool per name, as [`picks_by_name`] chooses it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pick {
+    pub(crate) id: uuid::Uuid,
+    pub(crate) callable: bool,
+}
+
 /// Every tool of the catalog (disabled ones too), one per name: the callable one (a
-/// built-in first) changed last, as `Toolbox::lookup` picks it. Heads only: no tool file
-/// is read.
-pub(crate) fn heads_by_name(catalog: &Catalog) -> Vec<ToolHead> {
-    let mut heads = catalog.heads();
-    heads.sort_by(|a, b| {
-        b.is_callable()
-            .cmp(&a.is_callable())
-            .then(b.is_built_in.cmp(&a.is_built_in))
-            .then(b.modified_at.cmp(&a.modified_at))
+/// built-in first) changed last, as `Toolbox::lookup` picks it; in id order. Only a name
+/// and a few flags of each head are copied: no tool file is read, and no head is cloned.
+pub(crate) fn picks_by_name(catalog: &Catalog) -> Vec<Pick> {
+    struct Candidate {
+        name: String,
+        callable: bool,
+        built_in: bool,
+        modified: chrono::DateTime<chrono::Utc>,
+        id: uuid::Uuid,
+    }
+    let mut all: Vec<Candidate> = Vec::with_capacity(catalog.len());
+    catalog.for_each_head(|h, disabled| {
+        all.push(Candidate {
+            name: h.name.clone(),
+            callable: disabled.is_none(),
+            built_in: h.is_built_in,
+            modified: h.modified_at,
+            id: h.id,
+        });
     });
-    let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<ToolHead> = heads
+    // Per name the best first; among equals the first in id order.
+    all.sort_unstable_by(|a, b| {
+        a.name
+            .cmp(&b.name)
+            .then(b.callable.cmp(&a.callable))
+            .then(b.built_in.cmp(&a.built_in))
+            .then(b.modified.cmp(&a.modified))
+            .then(a.id.cmp(&b.id))
+    });
+    all.dedup_by(|later, first| later.name == first.name);
+    let mut out: Vec<Pick> = all
         .into_iter()
-        .filter(|t| seen.insert(t.name.clone()))
+        .map(|c| Pick {
+            id: c.id,
+            callable: c.callable,
+        })
         .collect();
-    out.sort_by_key(|t| t.id);
+    out.sort_unstable_by_key(|p| p.id);
     out
+}
+
+/// [`picks_by_name`], each as its head.
+pub(crate) fn heads_by_name(catalog: &Catalog) -> Vec<ToolHead> {
+    picks_by_name(catalog)
+        .iter()
+        .filter_map(|p| catalog.head(p.id).ok())
+        .collect()
 }
 
 /// [`heads_by_name`], each tool read whole (every stored tool's file).
@@ -615,24 +652,31 @@ pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
 /// of several with that name, the one [`heads_by_name`] keeps. The heads are scanned,
 /// not sorted: one tool is wanted.
 pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
-    let heads = catalog.heads();
-    // The first of equals, as `heads_by_name` keeps it (`max_by` keeps the last).
-    let best = |n: &str| {
-        heads.iter().rev().filter(|h| h.name == n).max_by(|a, b| {
-            a.is_callable()
-                .cmp(&b.is_callable())
+    // The heads named `name`, with whether each can be called; no other head is copied.
+    let named = |n: &str| {
+        let mut out: Vec<(ToolHead, bool)> = Vec::new();
+        catalog.for_each_head(|h, disabled| {
+            if h.name == n {
+                out.push((h.clone(), disabled.is_none()));
+            }
+        });
+        // The first of equals in id order, as `heads_by_name` keeps it.
+        out.into_iter().rev().max_by(|(a, ac), (b, bc)| {
+            ac.cmp(bc)
                 .then(a.is_built_in.cmp(&b.is_built_in))
                 .then(a.modified_at.cmp(&b.modified_at))
         })
     };
-    let head = match best(name) {
-        Some(h) => h,
+    let (head, _) = match named(name) {
+        Some(found) => found,
         None => {
-            let mut names: Vec<&str> = heads.iter().map(|h| h.name.as_str()).collect();
+            let mut names: Vec<String> = Vec::with_capacity(catalog.len());
+            catalog.for_each_head(|h, _| names.push(h.name.clone()));
             names.sort_unstable();
             names.dedup();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let found = super::find(&names, name)?;
-            best(found).context("the tool vanished while it was looked up")?
+            named(found).context("the tool vanished while it was looked up")?
         }
     };
     catalog

@@ -9,9 +9,9 @@ use super::context::{Context, Global};
 pub(crate) fn run(global: &Global, json: bool) -> Result<()> {
     let ctx = Context::open(global)?;
     let id = ctx.catalog.identity();
-    let callable = super::context::heads_by_name(&ctx.catalog)
+    let callable = super::context::picks_by_name(&ctx.catalog)
         .iter()
-        .filter(|t| t.is_callable())
+        .filter(|p| p.callable)
         .count();
     ctx.finish();
     if json {

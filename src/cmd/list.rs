@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool, ToolHead};
 use toolscout_spec::Disclosure;
 
-use super::context::{Context, Global, SPEC_ONLY, heads_by_name};
+use super::context::{Context, Global, SPEC_ONLY, picks_by_name};
 
 /// Arguments of `list`.
 #[derive(Debug, clap::Args)]
@@ -43,9 +43,13 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
         Some(b) => Some(find_bundle(&ctx.catalog, b)?),
         None => None,
     };
-    let heads = heads_by_name(&ctx.catalog);
-    let selected = heads
+    // A head is copied only when it is looked at: `--limit` stops early.
+    let picks = picks_by_name(&ctx.catalog);
+    let heads = picks
         .iter()
+        .filter(|p| args.include_disabled || p.callable)
+        .filter_map(|p| ctx.catalog.head(p.id).ok());
+    let selected = heads
         .filter(|t| args.include_disabled || t.is_callable())
         .filter(|t| bundle.as_ref().is_none_or(|b| t.bundle_id == b.id))
         .filter(|t| args.tag.as_ref().is_none_or(|tag| t.tags.contains(tag)));
