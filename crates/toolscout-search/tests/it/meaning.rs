@@ -270,3 +270,35 @@ fn an_index_on_disk_keeps_its_vectors_for_the_same_model_only() {
             .all(|t| other.needs_vector(t.spec.name.as_str()))
     );
 }
+
+#[test]
+fn vectors_another_process_committed_are_read_back_at_the_next_catch_up() {
+    use toolscout_search::IndexDoc;
+    use toolscout_spec::ToolSpec;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = |summary: &str| ToolSpec::builder("helper", summary).build().unwrap();
+    let rain = ToolSpec::builder("rain_gauge", "Rain and weather forecast")
+        .build()
+        .unwrap();
+    let first = SearchIndex::open_or_rebuild(dir.path())
+        .unwrap()
+        .with_embedder(Counting::new("topics"));
+    let before = spec("Save a file to disk");
+    first
+        .extend([IndexDoc::new(&rain), IndexDoc::new(&before)], &mut |_| {})
+        .unwrap();
+    // A second handle (another process) reads the vectors as they are.
+    let second = SearchIndex::open_or_rebuild(dir.path())
+        .unwrap()
+        .with_embedder(Counting::new("topics"));
+    let far = second.similarity("helper", "rain_gauge").unwrap();
+    assert!(far < 0.5, "{far}");
+    // The first rewrites `helper` about the weather; the second catches up.
+    let after = spec("Will it rain? The weather forecast");
+    first.upsert(&IndexDoc::new(&after)).unwrap();
+    first.commit().unwrap();
+    second.fingerprints_for_update().unwrap();
+    second.rollback().unwrap();
+    let near = second.similarity("helper", "rain_gauge").unwrap();
+    assert!(near > 0.9, "{near}");
+}
