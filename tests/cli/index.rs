@@ -93,6 +93,14 @@ fn search_killed_after(env: &Env, text: &str, after: Duration) {
     let _ = child.wait();
 }
 
+/// `search NAME` lists NAME first, and did not have to rebuild the index.
+fn found_without_rebuild(env: &Env, name: &str) {
+    let out = env.output(&["search", name]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("rebuilding"), "{stderr}");
+    assert!(String::from_utf8(out.stdout).unwrap().starts_with(name));
+}
+
 #[test]
 fn a_process_killed_while_it_updates_the_index_leaves_one_the_next_can_use() {
     let env = Env::new();
@@ -105,28 +113,14 @@ fn a_process_killed_while_it_updates_the_index_leaves_one_the_next_can_use() {
         search_killed_after(&env, "moon", Duration::from_millis(ms));
     }
     // The next process opens what the killed ones committed: no rebuild is needed.
-    let out = env.output(&["search", "moon_1234"]);
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("rebuilding"), "{stderr}");
-    assert!(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .starts_with("moon_1234")
-    );
+    found_without_rebuild(&env, "moon_1234");
     assert_eq!(first_hit(&env, "tide_1234"), "tide_1234");
     // The same from scratch: killed while building the whole index.
     std::fs::remove_dir_all(index_dir(&env)).unwrap();
     for ms in [20, 100, 300] {
         search_killed_after(&env, "tide", Duration::from_millis(ms));
     }
-    let out = env.output(&["search", "moon_77"]);
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("rebuilding"), "{stderr}");
-    assert!(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .starts_with("moon_77")
-    );
+    found_without_rebuild(&env, "moon_77");
     assert_eq!(first_hit(&env, "tide_77"), "tide_77");
 }
 

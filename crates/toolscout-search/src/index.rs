@@ -302,34 +302,21 @@ impl SearchIndex {
     /// Hands every vector stored in the current snapshot to `semantic`, with its tool's id.
     fn load_vectors(&self, semantic: &Semantic) -> Result<()> {
         let searcher = self.reader.searcher();
-        let io = |e: std::io::Error| Error::Index(e.into());
         for segment in searcher.segment_readers() {
             let fast = segment.fast_fields();
             let (Some(ids), Some(vectors)) = (fast.str(ID)?, fast.bytes(VECTOR)?) else {
                 continue;
             };
-            // Each dictionary in one pass; a vector's bytes are decoded once, even when
-            // several tools share it.
-            let mut names: Vec<String> = Vec::with_capacity(ids.num_terms());
-            let mut stream = ids.dictionary().stream().map_err(io)?;
-            while stream.advance() {
-                names.push(String::from_utf8_lossy(stream.key()).into_owned());
-            }
-            let mut rows: Vec<Vec<f32>> = Vec::with_capacity(vectors.num_terms());
-            let mut stream = vectors.dictionary().stream().map_err(io)?;
-            while stream.advance() {
-                let row = stream.key().chunks_exact(4);
-                rows.push(
-                    row.map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                        .collect(),
-                );
-            }
-            let ord = |ords: &mut dyn Iterator<Item = u64>| {
-                ords.next().and_then(|o| usize::try_from(o).ok())
-            };
+            // A vector's bytes are decoded once, even when several tools share it.
+            let names = terms(&ids, |b| String::from_utf8_lossy(b).into_owned())?;
+            let rows = terms(&vectors, |b| {
+                b.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect::<Vec<f32>>()
+            })?;
             semantic.load(segment.doc_ids_alive().filter_map(|doc| {
-                let name = names.get(ord(&mut ids.term_ords(doc))?)?;
-                let row = rows.get(ord(&mut vectors.term_ords(doc))?)?;
+                let name = names.get(first_ord(&ids, doc)?)?;
+                let row = rows.get(first_ord(&vectors, doc)?)?;
                 Some((name.clone(), row.as_slice()))
             }));
         }
@@ -415,22 +402,9 @@ impl SearchIndex {
             let (Some(ids), fingerprints) = (fast.str(ID)?, fast.u64(FINGERPRINT)?) else {
                 continue;
             };
-            // The dictionary in one pass: looking each ordinal up alone decodes a block
-            // per document.
-            let mut terms: Vec<String> = Vec::with_capacity(ids.num_terms());
-            let mut stream = ids
-                .dictionary()
-                .stream()
-                .map_err(|e| Error::Index(e.into()))?;
-            while stream.advance() {
-                terms.push(String::from_utf8_lossy(stream.key()).into_owned());
-            }
+            let names = terms(&ids, |b| String::from_utf8_lossy(b).into_owned())?;
             for doc in segment.doc_ids_alive() {
-                let Some(id) = ids
-                    .term_ords(doc)
-                    .next()
-                    .and_then(|ord| terms.get(usize::try_from(ord).ok()?))
-                else {
+                let Some(id) = first_ord(&ids, doc).and_then(|o| names.get(o)) else {
                     continue;
                 };
                 out.insert(id.clone(), fingerprints.first(doc).unwrap_or(0));
@@ -618,6 +592,30 @@ impl SearchIndex {
         }
         Ok(())
     }
+}
+
+/// Every term of a dictionary-encoded fast field, by ordinal, decoded with `decode`.
+///
+/// **Rationale:** read in one pass; looking each document's ordinal up alone decodes a
+/// dictionary block per document.
+fn terms<T>(
+    column: &tantivy::columnar::BytesColumn,
+    decode: impl Fn(&[u8]) -> T,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(column.num_terms());
+    let mut stream = column
+        .dictionary()
+        .stream()
+        .map_err(|e| Error::Index(e.into()))?;
+    while stream.advance() {
+        out.push(decode(stream.key()));
+    }
+    Ok(out)
+}
+
+/// The first ordinal `doc` has in `column`, as an index into [`terms`].
+fn first_ord(column: &tantivy::columnar::BytesColumn, doc: u32) -> Option<usize> {
+    usize::try_from(column.term_ords(doc).next()?).ok()
 }
 
 /// The format a commit's payload records: its first line.

@@ -9,13 +9,7 @@ use toolscout_spec::{Level, ToolSpec};
 use crate::fixture;
 
 fn found(f: &crate::Fixture, text: &str) -> Vec<String> {
-    f.toolbox
-        .search(&SearchQuery::new(text))
-        .unwrap()
-        .hits
-        .iter()
-        .map(|(t, _)| t.spec.name.to_string())
-        .collect()
+    names_found(&f.toolbox, text)
 }
 
 #[test]
