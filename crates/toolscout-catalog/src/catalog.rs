@@ -117,13 +117,13 @@ impl Catalog {
                         .map(State::known_files)
                         .unwrap_or_default();
                     let loaded = store.load(&known)?;
-                    let state = State::build(
+                    let mut state = State::build(
                         loaded,
                         &options.natives,
                         options.builtins,
                         previous.as_ref(),
                     );
-                    write_snapshot(&store, &state);
+                    write_snapshot(&store, &mut state);
                     state
                 }
             }
@@ -151,6 +151,25 @@ impl Catalog {
     /// removed, changed, enabled or disabled.
     pub fn identity(&self) -> Uuid {
         self.lock_state().identity()
+    }
+
+    /// A string that names what the catalog holds now (its tools' heads, bundles, and
+    /// which tools can be called), or `None` when that cannot be told cheaply.
+    ///
+    /// Two catalogs (in one process or several, at one time or another) with the same
+    /// token hold the same heads: a derived store, such as a search index, that records
+    /// the token it was brought in line with is still in line while the token is the
+    /// same. The token moves with every committed change, whichever process made it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &[])?;
+    /// let again = toolscout_catalog::Catalog::open(dir.path(), &[])?;
+    /// assert_eq!(catalog.content_token(), again.content_token());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn content_token(&self) -> Option<String> {
+        self.lock_state().token.clone()
     }
 
     /// How many writes the directory has seen: it grows with every committed change,
@@ -243,6 +262,8 @@ impl Catalog {
         let lock = self.store.lock_exclusive()?;
         let mut state = self.lock_state();
         let mut events = self.refresh(&mut state, false)?;
+        // Until the write is known to have left the state as a snapshot holds it.
+        let token = state.token.take();
         let mut tx = Tx {
             store: &self.store,
             state: &mut state,
@@ -255,7 +276,10 @@ impl Catalog {
             // The files may be half changed: read them again next time.
             state.stamp = None;
         } else if bumped {
-            write_snapshot(&self.store, &state);
+            write_snapshot(&self.store, &mut state);
+        } else if result.is_ok() {
+            // Nothing was written.
+            state.token = token;
         }
         events.extend(tx_events);
         let change = self.change(&mut state, events);
@@ -437,11 +461,17 @@ impl Drop for Catalog {
 
 /// Writes the heads snapshot of `state`; call with a file lock held. Best effort: without
 /// it the next open looks at every tool file again (and reads only the changed ones).
-fn write_snapshot(store: &Store, state: &State) {
-    if let Some(snap) = Snapshot::of(state)
-        && snap.write(store.root()).is_err()
-    {
-        let _ = std::fs::remove_file(store.root().join(crate::snapshot::FILE));
+///
+/// Sets the state's [`token`](State::token): a state that could not be written has none.
+fn write_snapshot(store: &Store, state: &mut State) {
+    state.token = None;
+    if let Some(snap) = Snapshot::of(state) {
+        match snap.write(store.root()) {
+            Ok(sum) => state.token = state.token_at(sum),
+            Err(_) => {
+                let _ = std::fs::remove_file(store.root().join(crate::snapshot::FILE));
+            }
+        }
     }
 }
 

@@ -450,7 +450,7 @@ impl Catalog {
             }
             raw.head.is_enabled = is_enabled;
             let tool = tx.state.view(&raw)?;
-            tx.state.insert_tool(raw);
+            tx.state.insert_tool(*raw);
             tx.events.push(CatalogEvent::ToolEnabled {
                 tool: id,
                 bundle,

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -42,7 +42,10 @@ const MAGIC: &[u8] = b"toolscout.heads/2\n";
 #[derive(Debug)]
 pub(crate) struct Snapshot {
     header: Header,
-    tools: Vec<Entry>,
+    /// By id, in the form the catalog keeps them, so that opening moves them no more.
+    tools: Vec<(Uuid, Box<RawTool>)>,
+    /// The checksum of the file it was read from; 0 for one not read.
+    sum: u64,
 }
 
 /// The snapshot's JSON part.
@@ -57,17 +60,17 @@ struct Header {
     dirs: BTreeMap<String, Option<SystemTime>>,
 }
 
-#[derive(Debug)]
-struct Entry {
-    head: ToolHead,
-    key: Option<FileKey>,
-}
-
 impl Snapshot {
     /// The snapshot in `root`, if there is a readable one of this format.
     pub(crate) fn read(root: &Path) -> Option<Snapshot> {
-        let bytes = fs::read(root.join(FILE)).ok()?;
-        decode(&bytes)
+        let file = File::open(root.join(FILE)).ok()?;
+        let len = file.metadata().ok()?.len();
+        decode(file, len)
+    }
+
+    /// The checksum of the file it was read from (0 for one made in memory).
+    pub(crate) fn checksum(&self) -> u64 {
+        self.sum
     }
 
     /// What could not be used at that read.
@@ -102,24 +105,24 @@ impl Snapshot {
                 .tools
                 .values()
                 .filter(|raw| raw.builtin.is_none())
-                .map(|raw| Entry {
-                    head: raw.head.clone(),
-                    key: raw.key.clone(),
-                })
+                .map(|raw| (raw.head.id, raw.clone()))
                 .collect(),
+            sum: 0,
         })
     }
 
-    /// Replaces the snapshot in `root` (a temporary file renamed over it). Not synced:
-    /// a snapshot lost in a crash is only a slower next open.
-    pub(crate) fn write(&self, root: &Path) -> std::io::Result<()> {
+    /// Replaces the snapshot in `root` (a temporary file renamed over it) and returns the
+    /// checksum of what it wrote. Not synced: a snapshot lost in a crash is only a slower
+    /// next open.
+    pub(crate) fn write(&self, root: &Path) -> std::io::Result<u64> {
         let tmp = root.join(format!(".{FILE}.{}.tmp", Uuid::now_v7().simple()));
         let result = (|| {
-            let bytes = encode(self)?;
+            let (bytes, sum) = encode(self)?;
             let mut out = File::create_new(&tmp)?;
             out.write_all(&bytes)?;
             drop(out);
-            fs::rename(&tmp, root.join(FILE))
+            fs::rename(&tmp, root.join(FILE))?;
+            Ok(sum)
         })();
         if result.is_err() {
             let _ = fs::remove_file(&tmp);
@@ -144,13 +147,9 @@ impl Snapshot {
                 .all(|(dir, t)| modified(&root.join(dir)) == *t)
     }
 
-    /// The tools, moved out, in the order they were written (by id).
-    pub(crate) fn into_raws(self) -> impl Iterator<Item = RawTool> {
-        self.tools.into_iter().map(|e| RawTool {
-            head: e.head,
-            builtin: None,
-            key: e.key,
-        })
+    /// The tools, in the order they were written (by id).
+    pub(crate) fn into_raws(self) -> Vec<(Uuid, Box<RawTool>)> {
+        self.tools
     }
 }
 
@@ -160,8 +159,8 @@ fn modified(dir: &Path) -> Option<SystemTime> {
 }
 
 /// The snapshot's bytes: [`MAGIC`], the header's length and JSON, the entries' count and
-/// each entry (see [`put_entry`]).
-fn encode(snap: &Snapshot) -> std::io::Result<Vec<u8>> {
+/// each entry (see [`put_entry`]); with their checksum, which ends them.
+fn encode(snap: &Snapshot) -> std::io::Result<(Vec<u8>, u64)> {
     let header = serde_json::to_vec(&snap.header)?;
     let mut out = Out(Vec::with_capacity(
         snap.tools.len() * 256 + header.len() + 64,
@@ -169,12 +168,12 @@ fn encode(snap: &Snapshot) -> std::io::Result<Vec<u8>> {
     out.0.extend_from_slice(MAGIC);
     out.bytes(&header);
     out.u64(snap.tools.len() as u64);
-    for e in &snap.tools {
-        put_entry(&mut out, e);
+    for (_, raw) in &snap.tools {
+        put_entry(&mut out, raw);
     }
     let sum = checksum(&out.0);
     out.u64(sum);
-    Ok(out.0)
+    Ok((out.0, sum))
 }
 
 /// A checksum of the snapshot's bytes (CRC-32), so that a damaged file (a flipped bit
@@ -186,27 +185,115 @@ fn checksum(bytes: &[u8]) -> u64 {
     u64::from(crc32fast::hash(bytes))
 }
 
-/// The snapshot in `bytes`, or `None` when they are not a whole snapshot of this format.
-fn decode(bytes: &[u8]) -> Option<Snapshot> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
-    if checksum(body).to_le_bytes() != sum {
-        return None;
-    }
-    let mut r = In(body.strip_prefix(MAGIC)?);
-    let header: Header = serde_json::from_slice(r.bytes()?).ok()?;
-    let count = usize::try_from(r.u64()?).ok()?;
+/// How much of the file is read at a time.
+///
+/// **Rationale:** the whole file (33 MB for 92k tools) held at once only to be decoded
+/// costs its pages again on every open; a chunk at a time the decoded heads are all that
+/// grows.
+const CHUNK: usize = 1 << 20;
+
+/// The snapshot in `file` (`len` bytes), or `None` when it is not a whole snapshot of this
+/// format. Read a [`CHUNK`] at a time; what was decoded is dropped if the checksum at the
+/// end does not match.
+fn decode(file: impl Read, len: u64) -> Option<Snapshot> {
+    let mut r = Chunks {
+        file: file.take(len.checked_sub(8)?),
+        buf: Vec::new(),
+        start: 0,
+        sum: crc32fast::Hasher::new(),
+        done: false,
+    };
+    let (header, count) = r.next(|i| {
+        let magic = i.take(MAGIC.len())?;
+        let header: Header = serde_json::from_slice(i.bytes()?).ok()?;
+        (magic == MAGIC).then_some(())?;
+        Some((header, usize::try_from(i.u64()?).ok()?))
+    })?;
     // An entry takes at least 64 bytes: a count the file cannot hold is no snapshot.
-    if count > r.0.len() / 64 {
+    if count > usize::try_from(len / 64).ok()? {
         return None;
     }
     let mut tools = Vec::with_capacity(count);
     for _ in 0..count {
-        tools.push(get_entry(&mut r)?);
+        tools.push(r.next(get_entry)?);
     }
-    r.0.is_empty().then_some(Snapshot { header, tools })
+    if !r.at_end()? {
+        return None;
+    }
+    let sum = u64::from(r.sum.finalize());
+    let mut rest = r.file.into_inner();
+    let mut stored = [0u8; 8];
+    rest.read_exact(&mut stored).ok()?;
+    (stored == sum.to_le_bytes()).then_some(Snapshot { header, tools, sum })
 }
 
-fn put_entry(out: &mut Out, e: &Entry) {
+/// A file read a chunk at a time, its checksum taken as it goes.
+struct Chunks<R> {
+    file: std::io::Take<R>,
+    /// Read, and from `start` on not yet decoded.
+    buf: Vec<u8>,
+    start: usize,
+    sum: crc32fast::Hasher,
+    /// The file has nothing more.
+    done: bool,
+}
+
+impl<R: Read> Chunks<R> {
+    /// What `decode` makes of the bytes not yet decoded; more are read while it fails for
+    /// want of them (a value larger than a chunk included). `None` once it fails on all
+    /// the rest of the file.
+    fn next<T>(&mut self, decode: impl Fn(&mut In<'_>) -> Option<T>) -> Option<T> {
+        loop {
+            let mut input = In(&self.buf[self.start..]);
+            if let Some(value) = decode(&mut input) {
+                self.start = self.buf.len() - input.0.len();
+                return Some(value);
+            }
+            if self.done {
+                return None;
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Drops what was decoded and reads at least another chunk (at least as much again as
+    /// is held, so that a large value takes few reads).
+    fn fill(&mut self) -> Option<()> {
+        self.buf.drain(..self.start);
+        self.start = 0;
+        let have = self.buf.len();
+        let want = CHUNK.max(have);
+        self.buf.resize(have + want, 0);
+        let mut filled = have;
+        while filled < self.buf.len() {
+            match self.file.read(&mut self.buf[filled..]) {
+                Ok(0) => {
+                    self.done = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+        self.sum.update(&self.buf[have..filled]);
+        self.buf.truncate(filled);
+        Some(())
+    }
+
+    /// Whether every byte was decoded: nothing is left held, or in the file.
+    fn at_end(&mut self) -> Option<bool> {
+        if self.start < self.buf.len() {
+            return Some(false);
+        }
+        if !self.done {
+            self.fill()?;
+        }
+        Some(self.buf.len() == self.start)
+    }
+}
+
+fn put_entry(out: &mut Out, e: &RawTool) {
     let h = &e.head;
     out.uuid(h.id);
     out.uuid(h.bundle_id);
@@ -253,7 +340,7 @@ fn put_entry(out: &mut Out, e: &Entry) {
     }
 }
 
-fn get_entry(r: &mut In<'_>) -> Option<Entry> {
+fn get_entry(r: &mut In<'_>) -> Option<(Uuid, Box<RawTool>)> {
     let (id, bundle_id, digest) = (r.uuid()?, r.uuid()?, r.uuid()?);
     let (slug, version, name, summary) = (r.string()?, r.string()?, r.string()?, r.string()?);
     let category = r.opt_string()?;
@@ -308,7 +395,14 @@ fn get_entry(r: &mut In<'_>) -> Option<Entry> {
         disabled_reason,
         digest,
     };
-    Some(Entry { head, key })
+    Some((
+        id,
+        Box::new(RawTool {
+            head,
+            builtin: None,
+            key,
+        }),
+    ))
 }
 
 /// The writing side of the binary form.

@@ -2,8 +2,9 @@
 //! compared with a fresh read to tell subscribers what other processes changed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use serde::de::Error as _;
@@ -84,8 +85,11 @@ pub(crate) struct State {
     pub(crate) generation: u64,
     pub(crate) natives: BTreeSet<String>,
     pub(crate) bundles: BTreeMap<Uuid, Bundle>,
-    pub(crate) tools: BTreeMap<Uuid, RawTool>,
-    keys: HashMap<(Uuid, String, String), Uuid>,
+    /// Boxed: a map of 92k tools is built (and rebuilt) moving pointers, not heads.
+    pub(crate) tools: BTreeMap<Uuid, Box<RawTool>>,
+    /// Each tool's `<bundle, slug, version>`, made from `tools` when first asked for: a
+    /// command that only reads never pays for it.
+    keys: OnceLock<HashMap<(Uuid, String, String), Uuid>>,
     pub(crate) overlay: Overlay,
     pub(crate) usage: BTreeMap<Uuid, Usage>,
     /// Calls recorded but not yet written: deltas.
@@ -96,6 +100,10 @@ pub(crate) struct State {
     /// so that a bulk load without subscribers does not hash the catalog at every PUT).
     identity: Option<Uuid>,
     pub(crate) bodies: Bodies,
+    /// What this state is, as a string that names no other: set when it is known to be
+    /// exactly what a heads snapshot holds (read, or just written), `None` otherwise.
+    /// See [`crate::Catalog::content_token`].
+    pub(crate) token: Option<String>,
 }
 
 pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
@@ -144,7 +152,7 @@ impl State {
             natives: natives.clone(),
             bundles: BTreeMap::new(),
             tools: BTreeMap::new(),
-            keys: HashMap::new(),
+            keys: OnceLock::new(),
             overlay: loaded.overlay,
             usage: loaded.usage,
             pending: BTreeMap::new(),
@@ -152,6 +160,7 @@ impl State {
             issues: loaded.issues,
             identity: None,
             bodies: Bodies::default(),
+            token: None,
         };
         if builtins {
             state.add_builtins();
@@ -176,7 +185,9 @@ impl State {
             let raw = match &found.file {
                 Some(file) => tool_from_file(found.id, &found.path, file)
                     .map(|t| RawTool::stored(&t, found.key.clone())),
-                None => previous.and_then(|p| p.tools.get(&found.id)).cloned(),
+                None => previous
+                    .and_then(|p| p.tools.get(&found.id))
+                    .map(|raw| (**raw).clone()),
             };
             let Some(raw) = raw else {
                 state.issues.push(LoadIssue {
@@ -210,28 +221,27 @@ impl State {
     ) -> State {
         let mut state = State::build(meta, natives, builtins, None);
         state.issues = snap.issues().to_vec();
-        // Built in one go from entries sorted by id, then merged: inserting 92k large
-        // values one at a time moved them about, and cost more than reading the file.
-        let mut ids = std::collections::HashSet::new();
-        let mut entries: Vec<(Uuid, RawTool)> = Vec::new();
-        for raw in snap.into_raws() {
-            let h = &raw.head;
-            // As at the read it was taken at; checked again for a snapshot made by hand.
-            let key = (h.bundle_id, h.slug.clone(), h.version.clone());
-            if state
+        state.token = state.token_at(snap.checksum());
+        // Built in one go: inserting 92k large values one at a time moved them about, and
+        // cost more than reading the file.
+        let mut entries = snap.into_raws();
+        // As at the read it was taken at; checked again for a snapshot made by hand.
+        entries.retain(|(id, raw)| {
+            state
                 .bundles
-                .get(&h.bundle_id)
+                .get(&raw.head.bundle_id)
                 .is_some_and(|b| !b.is_built_in)
-                && !state.keys.contains_key(&key)
-                && !state.tools.contains_key(&h.id)
-                && ids.insert(h.id)
-            {
-                state.keys.insert(key, h.id);
-                entries.push((h.id, raw));
-            }
+                && !state.tools.contains_key(id)
+        });
+        if !ids_and_keys_unique(&entries) {
+            entries = first_of_each(entries);
         }
-        let mut tools: BTreeMap<Uuid, RawTool> = entries.into_iter().collect();
-        state.tools.append(&mut tools);
+        let builtins = std::mem::take(&mut state.tools);
+        state.tools = entries.into_iter().collect();
+        // A few built-ins inserted into the large map, rather than the map rebuilt.
+        for (id, raw) in builtins {
+            state.tools.insert(id, raw);
+        }
         state
     }
 
@@ -243,8 +253,8 @@ impl State {
             ..Loaded::default()
         };
         let mut state = State::build(loaded, &BTreeSet::new(), false, None);
-        for raw in snap.into_raws() {
-            state.insert_tool(raw);
+        for (_, raw) in snap.into_raws() {
+            state.insert_tool(*raw);
         }
         state
     }
@@ -308,7 +318,7 @@ impl State {
     }
 
     pub(crate) fn find(&self, bundle: Uuid, slug: &str, version: &str) -> Option<Uuid> {
-        self.keys
+        self.keys()
             .get(&(bundle, slug.to_owned(), version.to_owned()))
             .copied()
     }
@@ -318,19 +328,34 @@ impl State {
         crate::store::tool_path(&self.root, bundle, tool)
     }
 
-    pub(crate) fn insert_tool(&mut self, raw: RawTool) {
-        let t = &raw.head;
-        self.keys
-            .insert((t.bundle_id, t.slug.clone(), t.version.clone()), t.id);
-        self.tools.insert(t.id, raw);
+    /// Each tool's `<bundle, slug, version>`, made now if it was not yet.
+    fn keys(&self) -> &HashMap<(Uuid, String, String), Uuid> {
+        self.keys.get_or_init(|| {
+            self.tools
+                .values()
+                .map(|raw| {
+                    let t = &raw.head;
+                    ((t.bundle_id, t.slug.clone(), t.version.clone()), t.id)
+                })
+                .collect()
+        })
     }
 
-    pub(crate) fn remove_tool(&mut self, id: Uuid) -> Option<RawTool> {
+    pub(crate) fn insert_tool(&mut self, raw: RawTool) {
+        let t = &raw.head;
+        if let Some(keys) = self.keys.get_mut() {
+            keys.insert((t.bundle_id, t.slug.clone(), t.version.clone()), t.id);
+        }
+        self.tools.insert(t.id, Box::new(raw));
+    }
+
+    pub(crate) fn remove_tool(&mut self, id: Uuid) -> Option<Box<RawTool>> {
         let raw = self.tools.remove(&id)?;
         self.bodies.forget(id);
         let t = &raw.head;
-        self.keys
-            .remove(&(t.bundle_id, t.slug.clone(), t.version.clone()));
+        if let Some(keys) = self.keys.get_mut() {
+            keys.remove(&(t.bundle_id, t.slug.clone(), t.version.clone()));
+        }
         Some(raw)
     }
 
@@ -411,6 +436,18 @@ impl State {
             path: path.clone(),
             source: serde_json::Error::custom("the tool has no usable name or summary"),
         })
+    }
+
+    /// The [`token`](State::token) of this state, if it is what the heads snapshot whose
+    /// checksum is `sum` holds: the generation stamp (one per committed change, never
+    /// reused), the snapshot's checksum (a directory read again after a change by hand
+    /// writes a new snapshot at the same stamp), and the options that decide which tools
+    /// can be called (the native functions registered, and the built-ins).
+    pub(crate) fn token_at(&self, sum: u64) -> Option<String> {
+        let mut hasher = std::hash::DefaultHasher::new();
+        (&self.natives, self.bundles.values().any(|b| b.is_built_in)).hash(&mut hasher);
+        let stamp = self.stamp.as_deref()?;
+        Some(format!("{stamp} {sum:08x} {:016x}", hasher.finish()))
     }
 
     /// Forgets the identity after a change.
@@ -496,6 +533,37 @@ impl State {
 }
 
 /// The counter of a generation stamp `"<counter> <uuid>"`.
+/// Whether no two of `entries` (ordered by id, as a snapshot writes them) share an id or a
+/// `<bundle, slug, version>`: strictly rising ids, and distinct hashes of the keys. A
+/// hash seen twice only means "look closer" ([`first_of_each`]).
+fn ids_and_keys_unique(entries: &[(Uuid, Box<RawTool>)]) -> bool {
+    if !entries.windows(2).all(|w| w[0].0 < w[1].0) {
+        return false;
+    }
+    let mut seen = std::collections::HashSet::with_capacity(entries.len());
+    entries.iter().all(|(_, raw)| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        (raw.head.bundle_id, &raw.head.slug, &raw.head.version).hash(&mut hasher);
+        seen.insert(hasher.finish())
+    })
+}
+
+/// `entries` less any whose id or `<bundle, slug, version>` an earlier one (in id order)
+/// holds: the rule a catalog read from its files follows.
+fn first_of_each(mut entries: Vec<(Uuid, Box<RawTool>)>) -> Vec<(Uuid, Box<RawTool>)> {
+    entries.sort_by_key(|(id, _)| *id);
+    let mut keys = std::collections::HashSet::new();
+    let mut last = None;
+    entries.retain(|(id, raw)| {
+        let h = &raw.head;
+        let fresh =
+            last != Some(*id) && keys.insert((h.bundle_id, h.slug.clone(), h.version.clone()));
+        last = Some(*id);
+        fresh
+    });
+    entries
+}
+
 pub(crate) fn counter(stamp: Option<&str>) -> u64 {
     stamp
         .and_then(|s| s.split_whitespace().next())

@@ -59,6 +59,9 @@ pub struct IndexSync {
 struct Names {
     by_name: HashMap<String, Vec<Uuid>>,
     name_of: HashMap<Uuid, String>,
+    /// Whether these are every tool's names; until then they are read from the catalog
+    /// at the first lookup (a toolbox made only to search never needs them).
+    whole: bool,
 }
 
 /// The tool name `alias` stands for, when exactly one name could be given that alias
@@ -479,7 +482,28 @@ pub async fn call_looked_up(
 }
 
 impl Inner {
+    /// The names of every tool, read from the catalog first if they were not yet.
     fn read_names(&self) -> std::sync::RwLockReadGuard<'_, Names> {
+        let names = self.names.read().unwrap_or_else(|e| e.into_inner());
+        if names.whole {
+            return names;
+        }
+        drop(names);
+        {
+            // Read under the write lock: a change applied meanwhile waits, and lands on
+            // top of what is read here.
+            let mut names = self.write_names();
+            if !names.whole {
+                let mut all = Vec::with_capacity(self.catalog.len());
+                self.catalog
+                    .for_each_head(|h, _| all.push((h.id, h.name.clone())));
+                *names = Names::default();
+                for (id, name) in &all {
+                    names.insert(*id, name);
+                }
+                names.whole = true;
+            }
+        }
         self.names.read().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -505,19 +529,43 @@ impl Inner {
         if reload {
             self.catalog.reload()?;
         }
+        // Read before the index moves to its latest commit (see `SearchIndex::source`).
+        let recorded = self.index.source()?;
         self.index.reload()?;
+        let token = self.source_token();
+        if token.is_some() && token == recorded {
+            // The index was brought in line with exactly this catalog: nothing to compare.
+            self.write_names().whole = false;
+            *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = IndexSync {
+                indexed: 0,
+                removed: 0,
+                kept: usize::try_from(self.index.len()).unwrap_or(usize::MAX),
+            };
+            return Ok(());
+        }
         let plan = self.plan(&self.index.fingerprints()?);
-        if plan.todo.is_empty() && plan.gone.is_empty() {
+        if plan.todo.is_empty() && plan.gone.is_empty() && token.is_none() {
             self.learn_names(&plan.names);
             *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = plan.sync();
             return Ok(());
         }
+        // Something to index, or an index in line whose commit does not say so yet: the
+        // next toolbox over this catalog then skips the comparison.
         let have = self.index.fingerprints_for_update()?;
         let result = self.update_locked(&have, reload, progress);
         if result.is_err() {
             let _ = self.index.rollback();
         }
         result
+    }
+
+    /// The token a commit records when it brings the index in line with the catalog as it
+    /// is now: the catalog's [`Catalog::content_token`], with what else decides the
+    /// documents ([`fingerprint`]'s version). `None` when the catalog has none.
+    fn source_token(&self) -> Option<String> {
+        /// Changes whenever [`fingerprint`] or [`doc`] changes what they make of a tool.
+        const DOCUMENTS: &str = "toolbox/1";
+        Some(format!("{DOCUMENTS} {}", self.catalog.content_token()?))
     }
 
     /// [`index_all`](Self::index_all) once the writer lock is held (`have` read under it).
@@ -530,11 +578,21 @@ impl Inner {
         if reload {
             self.catalog.reload()?;
         }
+        let token = self.source_token();
         let plan = self.plan(have);
+        // A change this process made while the plan was made is not in it: then the
+        // commit cannot say it is in line with any one state of the catalog.
+        let token = token.filter(|t| self.source_token().as_deref() == Some(t.as_str()));
         self.learn_names(&plan.names);
         let sync = plan.sync();
         if plan.todo.is_empty() && plan.gone.is_empty() {
-            self.index.rollback()?;
+            match token {
+                Some(t) => {
+                    self.index.set_source(Some(&t));
+                    self.index.commit()?;
+                }
+                None => self.index.rollback()?,
+            }
         } else {
             for id in &plan.gone {
                 self.index.delete(id)?;
@@ -558,6 +616,9 @@ impl Inner {
                 done += batch.len();
                 progress(done, plan.todo.len());
             }
+            // A tool skipped above (deleted meanwhile) leaves the catalog changed too.
+            let token = token.filter(|t| self.source_token().as_deref() == Some(t.as_str()));
+            self.index.set_source(token.as_deref());
             self.index.commit()?;
         }
         *self.caught_up.lock().unwrap_or_else(|e| e.into_inner()) = sync;
@@ -602,6 +663,7 @@ impl Inner {
         for (id, name) in names {
             known.insert(*id, name);
         }
+        known.whole = true;
     }
 
     /// Brings the index in line with one committed catalog change; after a change that
@@ -644,7 +706,7 @@ impl Inner {
                 | CatalogEvent::BundleDeleted { bundle }
                 | CatalogEvent::BundleRestored { bundle }
                 | CatalogEvent::BundleRemoved { bundle } => {
-                    // The bundle's tools now, and those this index knew that the
+                    // The bundle's tools now, and those the index holds that the
                     // catalog no longer has (a removed bundle's).
                     let heads = self.catalog.heads();
                     let mut ids: Vec<Uuid> = heads
@@ -655,11 +717,11 @@ impl Inner {
                     let known: std::collections::HashSet<Uuid> =
                         heads.iter().map(|h| h.id).collect();
                     ids.extend(
-                        self.read_names()
-                            .name_of
+                        self.index
+                            .fingerprints()?
                             .keys()
-                            .filter(|id| !known.contains(id))
-                            .copied(),
+                            .filter_map(|id| Uuid::try_parse(id).ok())
+                            .filter(|id| !known.contains(id)),
                     );
                     for id in ids {
                         self.upsert_id(id, &slugs)?;

@@ -77,6 +77,9 @@ pub struct SearchIndex {
     vectors_at: Mutex<Option<String>>,
     /// In a directory, where other processes may commit too.
     on_disk: bool,
+    /// What the next commit says the index is in line with (see
+    /// [`set_source`](Self::set_source)).
+    source: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -212,6 +215,7 @@ impl SearchIndex {
             opened: Opened::Created,
             vectors_at: Mutex::new(None),
             on_disk: false,
+            source: Mutex::new(None),
         })
     }
 
@@ -291,12 +295,42 @@ impl SearchIndex {
         Ok(())
     }
 
-    /// What a commit records: the format, then the model of the vectors, if any.
+    /// What a commit records: the format, then the model of the vectors, if any, and the
+    /// source it is in line with, if one was set for it (and is taken now).
     fn payload(&self) -> String {
-        match &self.semantic {
-            Some(s) => format!("{FORMAT}\nvectors: {}", s.embedder.model()),
-            None => FORMAT.to_owned(),
+        let mut payload = FORMAT.to_owned();
+        if let Some(s) = &self.semantic {
+            payload.push_str("\nvectors: ");
+            payload.push_str(s.embedder.model());
         }
+        let source = self.source.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(source) = source {
+            payload.push_str("\nsource: ");
+            payload.push_str(&source);
+        }
+        payload
+    }
+
+    /// Says that the next [`commit`](Self::commit) brings the index in line with the
+    /// state of its source that `token` names (for a catalog, its
+    /// `Catalog::content_token`): that commit records it, and [`source`](Self::source)
+    /// reads it back, in this process or another. Every other commit records none, since
+    /// a commit of a few changes does not tell that everything else is in line.
+    ///
+    /// A token is one line: one with a line break is not recorded.
+    pub fn set_source(&self, token: Option<&str>) {
+        *self.source.lock().unwrap_or_else(|e| e.into_inner()) = token
+            .filter(|t| !t.contains(['\n', '\r']))
+            .map(str::to_owned);
+    }
+
+    /// The source token the latest commit (of any process) recorded, if it recorded one
+    /// (see [`set_source`](Self::set_source)). Read from the index's metadata: call it
+    /// before [`reload`](Self::reload), so that the snapshot searched is at least as new
+    /// as the commit that recorded the token.
+    pub fn source(&self) -> Result<Option<String>> {
+        let meta = self.index.load_metas()?;
+        Ok(source_of(meta.payload.as_deref()).map(str::to_owned))
     }
 
     /// Hands every vector stored in the current snapshot to `semantic`, with its tool's id.
@@ -445,6 +479,7 @@ impl SearchIndex {
             .map_err(|_| Error::Writer("a previous write panicked".to_owned()))?
             .take();
         drop(writer);
+        *self.source.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if let Some(s) = &self.semantic {
             s.rollback();
         }
@@ -621,6 +656,11 @@ fn first_ord(column: &tantivy::columnar::BytesColumn, doc: u32) -> Option<usize>
 /// The format a commit's payload records: its first line.
 fn format_of(payload: Option<&str>) -> Option<&str> {
     payload.and_then(|p| p.lines().next())
+}
+
+/// The source token a commit's payload records (see [`SearchIndex::set_source`]).
+fn source_of(payload: Option<&str>) -> Option<&str> {
+    payload?.lines().find_map(|l| l.strip_prefix("source: "))
 }
 
 /// The model whose vectors a commit's payload says the index holds.

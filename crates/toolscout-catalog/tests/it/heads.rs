@@ -177,3 +177,87 @@ fn heads_say_what_the_whole_tool_says() {
     let again = crate::open(dir.path());
     assert_eq!(again.heads(), before);
 }
+
+#[test]
+fn a_snapshot_larger_than_a_read_chunk_is_read_whole() {
+    // About 1.5 MB of heads, read a MiB at a time: entries cross the chunk's end, and one
+    // whose summary is larger than a chunk is read whole.
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let puts: Vec<(String, String, toolscout_catalog::ToolPut)> = (0..5_000)
+        .map(|i| {
+            let name = format!("tool_{i:05}");
+            (name.replace('_', "-"), "1".to_owned(), http_put(&name))
+        })
+        .collect();
+    c.put_tools(b, puts).unwrap();
+    let mut long = crate::spec("long_summary");
+    long.summary = "word ".repeat(300_000).trim_end().to_owned();
+    let long_put = toolscout_catalog::ToolPut::http(
+        long.clone(),
+        serde_json::json!({"method": "GET", "urlTemplate": "https://api.example.com/${q}"}),
+    );
+    let t = c.put_tool(b, "long-summary", "1", &long_put).unwrap();
+    let heads = c.heads();
+    let token = c.content_token();
+    drop(c);
+    assert!(fs::metadata(dir.path().join("heads.bin")).unwrap().len() > 1 << 21);
+
+    // Overwritten in place: only a reopen that reads the snapshot keeps its head.
+    fs::write(t.path.clone().unwrap(), b"not json").unwrap();
+    let c = open_bare(dir.path());
+    assert!(c.issues().is_empty(), "{:?}", c.issues());
+    assert_eq!(c.heads(), heads);
+    assert_eq!(c.head(t.id).unwrap().summary, long.summary);
+    assert_eq!(c.content_token(), token);
+}
+
+#[test]
+fn the_content_token_names_what_the_catalog_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "b");
+    let t = c.put_tool(b, "alpha", "1", &http_put("alpha")).unwrap();
+    let token = c
+        .content_token()
+        .expect("a catalog just written has a token");
+    // Another handle, as another process: the same catalog, the same token.
+    let other = open_bare(dir.path());
+    assert_eq!(other.content_token().as_ref(), Some(&token));
+
+    // A write anywhere moves it, in the writer and in a reader that catches up.
+    other.patch_tool(b, "alpha", "1", false).unwrap();
+    let moved = other.content_token().unwrap();
+    assert_ne!(moved, token);
+    c.reload().unwrap();
+    assert_eq!(c.content_token().as_ref(), Some(&moved));
+    drop((c, other));
+
+    // A file added by hand moves no generation, but the snapshot read again differs.
+    let path = t.path.clone().unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let new_id = uuid::Uuid::now_v7();
+    v["toolID"] = serde_json::json!(new_id);
+    v["slug"] = serde_json::json!("gamma");
+    v["name"] = serde_json::json!("gamma");
+    fs::write(
+        path.with_file_name(format!("{new_id}.json")),
+        serde_json::to_vec(&v).unwrap(),
+    )
+    .unwrap();
+    let c = open_bare(dir.path());
+    let by_hand = c.content_token().unwrap();
+    assert_ne!(by_hand, moved);
+    assert_eq!(open_bare(dir.path()).content_token(), Some(by_hand));
+
+    // Other native functions make other tools callable: another token.
+    let natives = toolscout_catalog::Catalog::open_with(
+        dir.path(),
+        toolscout_catalog::CatalogOptions::default()
+            .with_builtins(false)
+            .with_natives(&["some_function"]),
+    )
+    .unwrap();
+    assert_ne!(natives.content_token(), c.content_token());
+}

@@ -334,3 +334,96 @@ fn a_toolbox_sees_what_another_process_indexed_and_wrote_meanwhile() {
     assert_eq!(names_found(&cli, "stars")[0], "star_chart");
     assert_eq!(server.sync_error(), None);
 }
+
+#[test]
+fn an_index_that_records_the_catalog_it_was_made_from_is_trusted_without_comparing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog_dir, index_dir) = (dir.path().join("catalog"), dir.path().join("index"));
+    let (writer, _) = small_catalog(&catalog_dir);
+    let total = writer.len();
+    let first = toolbox_on_disk(&catalog_dir, &index_dir);
+    let token = first.catalog().content_token().unwrap();
+    let recorded = first.index().source().unwrap().unwrap();
+    assert!(recorded.ends_with(&token), "{recorded} / {token}");
+    drop(first);
+
+    // A document taken out behind the toolbox's back, the record kept: a toolbox that
+    // trusts the record does not put it back (one that compared would).
+    let index = toolscout_search::SearchIndex::open_or_rebuild(&index_dir).unwrap();
+    let tide = writer
+        .heads()
+        .into_iter()
+        .find(|h| h.name == "tide_tables")
+        .unwrap();
+    index.delete(&tide.id.to_string()).unwrap();
+    index.set_source(Some(&recorded));
+    index.commit().unwrap();
+    drop(index);
+    let trusted = toolbox_on_disk(&catalog_dir, &index_dir);
+    let sync = trusted.index_sync();
+    assert_eq!((sync.indexed, sync.removed, sync.kept), (0, 0, total - 1));
+    assert!(!names_found(&trusted, "tide").contains(&"tide_tables".to_owned()));
+    // Names are read from the catalog when first looked up, aliases too.
+    assert!(matches!(trusted.lookup("moon_phase"), Lookup::Found(_)));
+    assert!(matches!(trusted.lookup("tide_tables"), Lookup::Found(_)));
+    drop(trusted);
+
+    // A commit that does not bring the whole index in line records nothing: the next
+    // toolbox compares, and indexes what is missing.
+    let index = toolscout_search::SearchIndex::open_or_rebuild(&index_dir).unwrap();
+    index.commit().unwrap();
+    assert_eq!(index.source().unwrap(), None);
+    drop(index);
+    let compared = toolbox_on_disk(&catalog_dir, &index_dir);
+    assert_eq!(
+        compared.index_sync().indexed,
+        1,
+        "{:?}",
+        compared.index_sync()
+    );
+    assert_eq!(names_found(&compared, "tide")[0], "tide_tables");
+}
+
+#[test]
+fn a_catalog_changed_by_hand_is_compared_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalog_dir, index_dir) = (dir.path().join("catalog"), dir.path().join("index"));
+    let (writer, bundle) = small_catalog(&catalog_dir);
+    drop(toolbox_on_disk(&catalog_dir, &index_dir));
+    // Trusted from here on.
+    let server = toolbox_on_disk(&catalog_dir, &index_dir);
+    assert_eq!(server.index_sync().indexed, 0);
+
+    // A copy of a tool under a new id and name, written by hand: no generation moves.
+    let tide = writer
+        .heads()
+        .into_iter()
+        .find(|h| h.name == "tide_tables")
+        .unwrap();
+    let path = writer.tool(tide.id).unwrap().path.unwrap();
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let new_id = uuid::Uuid::now_v7();
+    v["toolID"] = json!(new_id);
+    v["slug"] = json!("comet-tracker");
+    v["name"] = json!("comet_tracker");
+    v["summary"] = json!("Where a comet is tonight");
+    std::fs::write(
+        path.with_file_name(format!("{new_id}.json")),
+        serde_json::to_vec(&v).unwrap(),
+    )
+    .unwrap();
+    let cli = toolbox_on_disk(&catalog_dir, &index_dir);
+    assert_eq!(cli.index_sync().indexed, 1, "{:?}", cli.index_sync());
+    assert_eq!(names_found(&cli, "comet")[0], "comet_tracker");
+
+    // A bundle removed by hand: a toolbox that never compared (and so never read the
+    // names) still drops its tools from the index when a rescan finds it gone.
+    let trusted = toolbox_on_disk(&catalog_dir, &index_dir);
+    assert_eq!(trusted.index_sync().indexed, 0);
+    assert_eq!(names_found(&trusted, "moon")[0], "moon_phase");
+    std::fs::remove_dir_all(catalog_dir.join("bundles").join(bundle.to_string())).unwrap();
+    assert!(trusted.catalog().rescan().unwrap());
+    assert!(!names_found(&trusted, "moon").contains(&"moon_phase".to_owned()));
+    assert_eq!(trusted.sync_error(), None);
+    drop(server);
+}
