@@ -22,8 +22,12 @@
 pub use toolscout_agent as agent;
 pub use toolscout_catalog as catalog;
 pub use toolscout_discover as discover;
+#[cfg(feature = "embed")]
 pub use toolscout_embed as embed;
 pub use toolscout_invoke as invoke;
+#[cfg(feature = "remote")]
+pub use toolscout_remote as remote;
 pub use toolscout_search as search;
+#[cfg(feature = "server")]
 pub use toolscout_server as server;
 pub use toolscout_spec as spec;
