@@ -76,6 +76,7 @@
 
 mod add;
 mod archive;
+mod authoring;
 pub mod builtin;
 mod catalog;
 mod error;
@@ -90,6 +91,7 @@ mod validate;
 
 pub use add::Added;
 pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
+pub use authoring::AuthoredTool;
 pub use catalog::{Catalog, CatalogOptions};
 pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};

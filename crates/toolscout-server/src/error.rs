@@ -154,6 +154,7 @@ impl From<toolscout_catalog::Error> for AppError {
             | E::Spec { .. }
             | E::Implementation { .. }
             | E::PageToken { .. }
+            | E::ToolBody { .. }
             | E::Archive { .. } => (StatusCode::BAD_REQUEST, "invalid"),
             E::BundleNotFound { .. } | E::ToolNotFound { .. } | E::ToolIdNotFound { .. } => {
                 (StatusCode::NOT_FOUND, "not_found")
