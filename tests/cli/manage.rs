@@ -115,9 +115,11 @@ fn tool_put_takes_the_authoring_form() {
         "impl": {"method": "GET", "urlTemplate": "https://time.example.com/now?tz=${zone}"}
     });
     std::fs::write(&file, authored.to_string()).unwrap();
-    assert_snapshot!(env.all(&["tool", "put", file.to_str().unwrap()]), @r#"
+    let dir = env.path().to_str().unwrap();
+    let out = env.all(&["tool", "put", file.to_str().unwrap()]);
+    assert_snapshot!(out.replace(dir, "[dir]"), @r#"
     exit 1
-    error: greet.json is not a tool (give --bundle, or bundleID in the file): no bundle: give "bundleID" in the body, or name the bundle
+    error: [dir]/greet.json is not a tool (give --bundle, or bundleID in the file): no bundle: give "bundleID" in the body, or name the bundle
     "#);
     assert_snapshot!(
         env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "demo"]),

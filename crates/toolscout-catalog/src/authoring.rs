@@ -11,7 +11,7 @@ use crate::{Error, Result, ToolPut};
 /// `impl` and, optionally, `argSchema` (no arguments when absent), `name`, `summary`,
 /// `examples` and the other fields of a `tool.json`. `toolID`, `createdAt` and
 /// `modifiedAt` are filled (the catalog gives a stored tool its own id and times), and
-/// `bundleID` comes from the caller when the body has none.
+/// `bundleID` may come from the caller instead.
 ///
 /// ```
 /// use serde_json::json;
@@ -46,13 +46,13 @@ pub struct AuthoredTool {
 }
 
 impl AuthoredTool {
-    /// Reads an authoring body; `bundle` is the bundle when the body names none
-    /// (`bundleID`). Fails with [`Error::ToolBody`] saying what is missing or wrong.
+    /// Reads an authoring body. `bundle`, when given, is the bundle (the body's
+    /// `bundleID` is then ignored); otherwise the body must name it. Fails with
+    /// [`Error::ToolBody`] saying what is missing or wrong.
     pub fn from_json(mut body: Map<String, Value>, bundle: Option<Uuid>) -> Result<AuthoredTool> {
         let invalid = |reason: String| Error::ToolBody { reason };
         if let Some(bundle) = bundle {
-            body.entry("bundleID")
-                .or_insert_with(|| json!(bundle.to_string()));
+            body.insert("bundleID".to_owned(), json!(bundle.to_string()));
         }
         if matches!(body.get("bundleID"), None | Some(Value::Null)) {
             return Err(invalid(
