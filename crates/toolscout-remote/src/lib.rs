@@ -317,7 +317,7 @@ impl RemoteCatalog {
     }
 
     /// Asks the sources for pages of `size` tools, from 1 to
-    /// [`MAX_PAGE_LIMIT`](toolscout_spec::adapters::manifest::MAX_PAGE_LIMIT) (a size out of those bounds is
+    /// [`MAX_PAGE_LIMIT`] (a size out of those bounds is
     /// brought within them); [`DEFAULT_PAGE_SIZE`] unless set. Clones made after this
     /// call share it.
     #[must_use]
