@@ -10,11 +10,11 @@
 mod common;
 
 use std::io::Write as _;
-use std::sync::Arc;
 
-use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy};
+use toolscout::agent::{Agent, AgentEvent, Policy, RunOptions};
 
-fn main() -> anyhow::Result<()> {
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
     let Some((base_url, api_key, model)) = common::endpoint() else {
         return Ok(());
     };
@@ -22,28 +22,27 @@ fn main() -> anyhow::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "What does the first line of README.md say?".to_owned());
 
-    let (_catalog_dir, host) = common::builtin_host()?;
-
-    let config = AgentConfig::builder("assistant", model)
+    let agent = Agent::builder("assistant", model)
+        .endpoint(&base_url, &api_key)
+        .toolbox(common::builtin_toolbox()?)
         .system_prompt("You are a helpful assistant. Find the right tool before you use it.")
         .policy(Policy::Browse)
-        .max_steps(8)
-        .stream(true)
+        .config(|c| c.max_steps(8).stream(true))
+        .on_event(|event| match event {
+            AgentEvent::TextDelta { text, .. } => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+            }
+            AgentEvent::ToolCallStarted {
+                tool, arguments, ..
+            } => eprintln!("→ {tool}({arguments})"),
+            AgentEvent::ToolCallFinished { tool, ok, .. } => eprintln!("← {tool}: ok={ok}"),
+            AgentEvent::Activated { tool, .. } => eprintln!("+ activated {tool}"),
+            _ => {}
+        })
         .build()?;
-    let agent = Agent::new(config, ChatClient::new(&base_url, &api_key), Arc::new(host));
 
-    let report = common::run(&agent, &question, |event| match event {
-        AgentEvent::TextDelta { text, .. } => {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-        }
-        AgentEvent::ToolCallStarted {
-            tool, arguments, ..
-        } => eprintln!("→ {tool}({arguments})"),
-        AgentEvent::ToolCallFinished { tool, ok, .. } => eprintln!("← {tool}: ok={ok}"),
-        AgentEvent::Activated { tool, .. } => eprintln!("+ activated {tool}"),
-        _ => {}
-    })?;
+    let report = agent.run(&question, RunOptions::default()).await;
     println!();
     eprintln!(
         "stopped: {:?} after {} steps, {} prompt + {} completion tokens",

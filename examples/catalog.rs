@@ -6,8 +6,8 @@
 use std::fs::File;
 
 use serde_json::json;
-use toolscout_catalog::{BundlePut, Catalog, ToolPut, ToolQuery, builtin};
-use toolscout_spec::ToolSpec;
+use toolscout::catalog::{BundlePut, Catalog, ToolPut, ToolQuery, builtin};
+use toolscout::spec::ToolSpec;
 use uuid::Uuid;
 
 fn main() -> anyhow::Result<()> {

@@ -7,11 +7,11 @@ use std::net::SocketAddr;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolscout_invoke::{
+use toolscout::invoke::{
     AllowedHosts, HttpConfig, Invoker, NativeTool, SecretStore, Tool, ToolError,
 };
-use toolscout_spec::ToolSpec;
-use toolscout_spec::adapters::tool_file::ToolType;
+use toolscout::spec::ToolSpec;
+use toolscout::spec::adapters::tool_file::ToolType;
 
 /// Counts the words of a text.
 #[derive(Deserialize, JsonSchema)]

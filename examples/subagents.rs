@@ -8,19 +8,16 @@
 
 mod common;
 
-use std::sync::Arc;
+use toolscout::agent::{Agent, AgentConfig, AgentEvent, Policy, RunOptions, ToolScope};
 
-use toolscout_agent::{Agent, AgentConfig, AgentEvent, ChatClient, Policy, ToolScope};
-
-fn main() -> anyhow::Result<()> {
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
     let Some((base_url, api_key, model)) = common::endpoint() else {
         return Ok(());
     };
     let question = std::env::args().nth(1).unwrap_or_else(|| {
         "Ask the librarian which Rust files are in the examples folder.".to_owned()
     });
-
-    let (_catalog_dir, host) = common::builtin_host()?;
 
     let librarian = AgentConfig::builder("librarian", &model)
         .description("Finds and reads files in the workspace; give it a task in plain words.")
@@ -32,42 +29,32 @@ fn main() -> anyhow::Result<()> {
         ]))
         .max_steps(6)
         .build()?;
-    let coordinator = AgentConfig::builder("coordinator", &model)
+    let agent = Agent::builder("coordinator", &model)
+        .endpoint(&base_url, &api_key)
+        .toolbox(common::builtin_toolbox()?)
         .system_prompt("You delegate file questions to the librarian and report its answer.")
-        .tool_scope(ToolScope::None)
-        .max_steps(4)
-        .max_depth(2)
+        .config(|c| c.tool_scope(ToolScope::None).max_steps(4).max_depth(2))
+        .subagent(librarian)
+        .on_event(|event| match event {
+            AgentEvent::ToolCallStarted {
+                agent,
+                depth,
+                tool,
+                arguments,
+                ..
+            } => {
+                let indent = *depth as usize * 2;
+                eprintln!("{:indent$}[{agent}] → {tool}({arguments})", "");
+            }
+            AgentEvent::FinalAnswer { agent, depth, text } => {
+                let indent = *depth as usize * 2;
+                eprintln!("{:indent$}[{agent}] answered: {text}", "");
+            }
+            _ => {}
+        })
         .build()?;
-    let agent = Agent::new(
-        coordinator,
-        ChatClient::new(&base_url, &api_key),
-        Arc::new(host),
-    )
-    .with_subagent(librarian);
 
-    let report = common::run(&agent, &question, |event| match event {
-        AgentEvent::ToolCallStarted {
-            agent,
-            depth,
-            tool,
-            arguments,
-            ..
-        } => {
-            eprintln!(
-                "{:indent$}[{agent}] → {tool}({arguments})",
-                "",
-                indent = depth as usize * 2
-            );
-        }
-        AgentEvent::FinalAnswer { agent, depth, text } => {
-            eprintln!(
-                "{:indent$}[{agent}] answered: {text}",
-                "",
-                indent = depth as usize * 2
-            );
-        }
-        _ => {}
-    })?;
+    let report = agent.run(&question, RunOptions::default()).await;
     println!("{}", report.answer.unwrap_or_default());
     eprintln!("stopped: {:?} after {} steps", report.stop, report.steps);
     Ok(())

@@ -1,29 +1,54 @@
 //! `toolscout`: let an LLM agent find and use the right tool in a catalog of thousands.
 //!
-//! This facade re-exports the toolscout libraries; the `toolscout` binary is the CLI.
+//! This facade re-exports the toolscout libraries; with the `cli` feature the package
+//! also builds the `toolscout` binary.
 //!
-//! | module | crate | what |
-//! |---|---|---|
-//! | [`spec`] | `toolscout-spec` | `ToolSpec`, disclosure levels, tokens, format adapters |
-//! | [`search`] | `toolscout-search` | `SearchIndex`: exact > prefix > word > fuzzy ranking |
-//! | [`embed`] | `toolscout-embed` | `Encoder`: a sentence encoder, so search ranks by meaning too |
-//! | [`catalog`] | `toolscout-catalog` | `Catalog`: bundles and tool versions as flat-file JSON |
-//! | [`invoke`] | `toolscout-invoke` | `Invoker`: validated calls of native and HTTP tools |
-//! | [`discover`] | `toolscout-discover` | `Toolbox` and the `discover_*` meta-tools |
-//! | [`agent`] | `toolscout-agent` | `Agent`: the loop over an OpenAI-compatible endpoint |
-//! | [`server`] | `toolscout-server` | HTTP manifest, REST, JSON-RPC and MCP |
+//! | module | crate | feature | what |
+//! |---|---|---|---|
+//! | [`spec`] | `toolscout-spec` | default | `ToolSpec`, disclosure levels, tokens, format adapters (OpenAI, MCP, OpenAPI…) |
+//! | [`search`] | `toolscout-search` | default | `SearchIndex`: exact > prefix > word > fuzzy ranking |
+//! | [`catalog`] | `toolscout-catalog` | default | `Catalog`: bundles and tool versions as flat-file JSON; lint rules |
+//! | [`invoke`] | `toolscout-invoke` | default | `Invoker`: validated calls of native and HTTP tools |
+//! | [`discover`] | `toolscout-discover` | default | `Toolbox` (and its builder) and the `discover_*` meta-tools |
+//! | [`agent`] | `toolscout-agent` | default | `Agent` (and its builder): the loop over an OpenAI-compatible endpoint |
+//! | `embed` | `toolscout-embed` | `embed` | `Encoder`: a sentence encoder, so search ranks by meaning too |
+//! | `remote` | `toolscout-remote` | `remote` | `RemoteCatalog`: other toolscout servers' tools, as a client |
+//! | `server` | `toolscout-server` | `server` (`mcp` adds MCP) | HTTP manifest, REST, JSON-RPC, MCP and the web console |
+//!
+//! The default features are the library core; `embed`, `remote`, `server`, `mcp` and
+//! `cli` (the binary, all of them) are opt-in, so an agent that only needs the core
+//! builds no HTTP server, MCP, command-line parser or linear algebra.
+//!
+//! An agent over two of the program's own tools is the README's first example (and is
+//! compiled as a test); the pieces:
 //!
 //! ```
-//! let tools = toolscout::spec::sample::catalog();
-//! assert!(tools.iter().any(|t| t.name == "get_weather"));
-//! assert!(toolscout::catalog::builtin::tool("read_file").is_some());
+//! use toolscout::discover::{Lookup, Toolbox};
+//!
+//! let toolbox = Toolbox::builder().build()?; // add `.native(MyTool)`, `.http_from_openapi(…)`
+//! assert!(matches!(toolbox.lookup("get_weather"), Lookup::NotFound { .. }));
+//! let agent = toolscout::agent::Agent::builder("assistant", "qwen2.5")
+//!     .endpoint("http://127.0.0.1:8080/v1", "none")
+//!     .toolbox(toolbox)
+//!     .build()?;
+//! assert_eq!(agent.config().model, "qwen2.5");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub use toolscout_agent as agent;
 pub use toolscout_catalog as catalog;
 pub use toolscout_discover as discover;
+#[cfg(feature = "embed")]
 pub use toolscout_embed as embed;
 pub use toolscout_invoke as invoke;
+#[cfg(feature = "remote")]
+pub use toolscout_remote as remote;
 pub use toolscout_search as search;
+#[cfg(feature = "server")]
 pub use toolscout_server as server;
 pub use toolscout_spec as spec;
+
+/// The README's Rust examples, compiled (and run, unless marked `no_run`) as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

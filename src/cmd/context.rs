@@ -14,8 +14,8 @@ use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{
     AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, SecretStore, ToolError,
 };
+use toolscout_remote::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_search::{Embedder, SearchIndex};
-use toolscout_server::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_spec::ToolSpec;
 
 /// The native function of tools imported from spec files (`import jsonl`): they can be

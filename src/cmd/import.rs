@@ -8,16 +8,15 @@
 //! without an implementation"). A binary that does not register `spec_only` lists
 //! them as disabled, with that reason.
 
-use std::collections::HashSet;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
-use toolscout_catalog::{BundlePut, ToolPut};
+use toolscout_catalog::{Added, BundlePut, ToolPut};
+use toolscout_spec::adapters::openapi;
 use toolscout_spec::name::slug_from_name;
-use uuid::Uuid;
 
 use super::context::{Context, Global, SPEC_ONLY};
 
@@ -91,9 +90,17 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                     spec.display()
                 )
             })?;
-            let puts = super::openapi::tools(&doc, base_url.as_deref())?
+            let api = openapi::from_openapi(&doc, base_url.as_deref())?;
+            for skipped in &api.skipped {
+                eprintln!(
+                    "warning: skipped {} {}: {}",
+                    skipped.method, skipped.path, skipped.reason
+                );
+            }
+            let puts = api
+                .tools
                 .into_iter()
-                .map(|(s, template)| ToolPut::http(s, template))
+                .map(|t| ToolPut::http(t.spec, t.template))
                 .collect();
             store(
                 spec,
@@ -167,57 +174,28 @@ fn store(
         None => default_slug(file),
     };
     let ctx = Context::open(global)?;
-    let catalog = &ctx.catalog;
-    let existing = super::list::all_bundles(catalog)?
-        .into_iter()
-        .find(|b| b.slug == slug && b.soft_deleted_at.is_none());
-    let (bundle_id, created) = match existing {
-        Some(b) => (b.id, false),
-        None => {
-            let id = Uuid::now_v7();
-            catalog.put_bundle(
-                id,
-                &BundlePut::new(slug.as_str())
-                    .with_description(format!("Imported from {}", file.display())),
-            )?;
-            (id, true)
-        }
-    };
-    let heads: Vec<_> = catalog
-        .heads()
-        .into_iter()
-        .filter(|t| t.bundle_id == bundle_id)
-        .collect();
-    let mut taken: HashSet<String> = heads.iter().map(|t| t.name.clone()).collect();
-    let mut slugs: HashSet<String> = heads.into_iter().map(|t| t.slug).collect();
-    let mut slugged: Vec<(String, ToolPut)> = Vec::new();
-    let mut skipped = 0;
-    for put in puts {
-        if !taken.insert(put.spec.name.to_string()) {
-            skipped += 1;
-            continue;
-        }
-        let base = slug_from_name(&put.spec.name);
-        let mut tool_slug = base.clone();
-        let mut n = 2;
-        while !slugs.insert(tool_slug.clone()) {
-            tool_slug = format!("{base}-{n}");
-            n += 1;
-        }
-        slugged.push((tool_slug, put));
-    }
-    let puts = slugged;
-    let spinner = (puts.len() >= 1000 && std::io::stderr().is_terminal()).then(|| {
+    let count = puts.len();
+    let spinner = (count >= 1000 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
-        bar.set_message(format!("writing {} tools", puts.len()));
+        bar.set_message(format!("writing {count} tools"));
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         bar
     });
-    // By value: each tool is dropped once its file is made.
-    let added = catalog.put_tools(bundle_id, puts.into_iter().map(|(s, p)| (s, "1", p)))?;
+    let result = ctx.catalog.add_tools(
+        &BundlePut::new(slug.as_str())
+            .with_description(format!("Imported from {}", file.display())),
+        puts,
+    );
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
+    let Added {
+        bundle: bundle_id,
+        created,
+        added,
+        skipped,
+        ..
+    } = result?;
     if json_out {
         return super::print_json(&json!({
             "bundle": slug,

@@ -19,7 +19,6 @@ pub(crate) mod import;
 pub(crate) mod lint;
 pub(crate) mod list;
 pub(crate) mod mcp;
-pub(crate) mod openapi;
 pub(crate) mod search;
 pub(crate) mod serve;
 pub(crate) mod tool;

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
-use toolscout_catalog::{Catalog, Tool, ToolPut};
-use toolscout_spec::adapters::tool_file::ToolFile;
+use toolscout_catalog::{AuthoredTool, Catalog, Tool};
 
 use super::context::{Context, Global};
 use super::list::find_bundle;
@@ -33,9 +32,11 @@ struct Which {
 
 #[derive(Debug, Subcommand)]
 enum What {
-    /// Add a tool version from a `tool.json` file (the format `tool get` prints).
+    /// Add a tool version from a JSON file: `slug`, `version`, `description`, `type`,
+    /// `impl` and optionally `argSchema`, `name`, `summary`, `examples` (the format `tool
+    /// get` prints, whose `toolID`, `createdAt` and `modifiedAt` may be left out).
     Put {
-        /// The `tool.json` file.
+        /// The JSON file.
         file: PathBuf,
         /// The bundle to put it in (slug or id; default: the file's `bundleID`).
         #[arg(long)]
@@ -58,22 +59,24 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         What::Put { file, bundle } => {
             let text = std::fs::read_to_string(file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let tool_file: ToolFile = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not a tool.json", file.display()))?;
-            let spec = tool_file
-                .to_spec()
-                .with_context(|| format!("{} is not a valid tool", file.display()))?;
-            let bundle_id = match bundle {
-                Some(b) => find_bundle(catalog, b)?.id,
-                None => tool_file.bundle_id,
+            let body: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a JSON object", file.display()))?;
+            let bundle = match bundle {
+                Some(b) => Some(find_bundle(catalog, b)?.id),
+                None => None,
             };
-            let put = ToolPut {
-                spec,
-                tool_type: tool_file.tool_type,
-                implementation: tool_file.implementation.clone(),
-                is_enabled: tool_file.is_enabled,
-            };
-            let tool = catalog.put_tool(bundle_id, &tool_file.slug, &tool_file.version, &put)?;
+            let authored = AuthoredTool::from_json(body, bundle).with_context(|| {
+                format!(
+                    "{} is not a tool (give --bundle, or bundleID in the file)",
+                    file.display()
+                )
+            })?;
+            let tool = catalog.put_tool(
+                authored.bundle,
+                &authored.slug,
+                &authored.version,
+                &authored.put,
+            )?;
             done(&tool, "added", json_out)
         }
         What::Enable(w) | What::Disable(w) => {

@@ -16,6 +16,8 @@ mod manage;
 mod mcp;
 mod openapi;
 mod remote;
+#[path = "../scripted/mod.rs"]
+mod scripted;
 mod secrets;
 mod serve;
 

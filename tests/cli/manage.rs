@@ -99,6 +99,40 @@ fn tools_round_trip_through_tool_json() {
     assert_snapshot!(env.check(&["tool", "delete", "clock"]));
 }
 
+/// `tool put` takes the authoring form: no `toolID`, `createdAt`, `modifiedAt` (nor
+/// `bundleID`, given `--bundle`); the catalog fills them in.
+#[test]
+fn tool_put_takes_the_authoring_form() {
+    let env = imported();
+    let file = env.path().join("greet.json");
+    let authored = serde_json::json!({
+        "slug": "get-time",
+        "version": "1",
+        "name": "get_time",
+        "description": "The current time in a time zone.",
+        "type": "http",
+        "argSchema": {"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]},
+        "impl": {"method": "GET", "urlTemplate": "https://time.example.com/now?tz=${zone}"}
+    });
+    std::fs::write(&file, authored.to_string()).unwrap();
+    let dir = env.path().to_str().unwrap();
+    let out = env.all(&["tool", "put", file.to_str().unwrap()]);
+    assert_snapshot!(out.replace(dir, "[dir]"), @r#"
+    exit 1
+    error: [dir]/greet.json is not a tool (give --bundle, or bundleID in the file): no bundle: give "bundleID" in the body, or name the bundle
+    "#);
+    assert_snapshot!(
+        env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "demo"]),
+        @"added get_time (get-time@1)"
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&env.check(&["tool", "get", "get_time"])).unwrap();
+    assert!(stored["toolID"].is_string(), "{stored}");
+    assert!(stored["createdAt"].is_string(), "{stored}");
+    assert_eq!(stored["createdAt"], stored["modifiedAt"]);
+    assert_eq!(stored["summary"], "The current time in a time zone.");
+}
+
 /// The bundle.json of the bundle with this slug, under the env's catalog.
 fn bundle_file(env: &Env, slug: &str) -> std::path::PathBuf {
     let bundles = env.path().join("catalog").join("bundles");

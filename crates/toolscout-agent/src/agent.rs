@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
 use crate::approval::{Approver, RefuseAll};
-use crate::event::Emitter;
+use crate::builder::AgentBuilder;
+use crate::event::{Emitter, EventHandler};
 use crate::run::{Runtime, run_loop};
 use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, ToolHost, Usage, prompts};
 
@@ -24,6 +25,7 @@ pub struct Agent {
     host: Arc<dyn ToolHost>,
     approver: Arc<dyn Approver>,
     subagents: Vec<AgentConfig>,
+    on_event: Option<EventHandler>,
 }
 
 impl std::fmt::Debug for Agent {
@@ -45,6 +47,37 @@ impl Agent {
             host,
             approver: Arc::new(RefuseAll),
             subagents: Vec::new(),
+            on_event: None,
+        }
+    }
+
+    /// An agent called `name` on `model`, built step by step: its tools
+    /// ([`AgentBuilder::toolbox`]), its endpoint, its events (see [`AgentBuilder`]).
+    pub fn builder(name: impl Into<String>, model: impl Into<String>) -> AgentBuilder {
+        AgentBuilder::new(name, model)
+    }
+
+    /// Hands every event of every run to `handler` as it happens, beside
+    /// [`RunOptions::events`].
+    #[must_use]
+    pub fn with_event_handler(mut self, handler: EventHandler) -> Self {
+        self.on_event = Some(handler);
+        self
+    }
+
+    /// Runs the loop on one user message and returns the final answer; a run that
+    /// stops without one (steps or tokens used up, an endpoint error) is an
+    /// [`Error::Stopped`](crate::Error::Stopped). [`Agent::run`] returns the whole
+    /// report instead.
+    pub async fn ask(&self, input: &str) -> crate::Result<String> {
+        let report = self.run(input, RunOptions::default()).await;
+        match (report.stop, report.answer) {
+            (StopReason::Answer, Some(answer)) => Ok(answer),
+            (StopReason::Answer, None) => Ok(String::new()),
+            (stop, _) => Err(crate::Error::Stopped {
+                agent: report.agent,
+                reason: stop.to_string(),
+            }),
         }
     }
 
@@ -85,7 +118,7 @@ impl Agent {
             approver: self.approver.as_ref(),
             subagents: &self.subagents,
             max_depth: self.config.max_depth,
-            emitter: Emitter::new(options.events),
+            emitter: Emitter::new(options.events, self.on_event.clone()),
         };
         let messages = with_system(&self.config, messages);
         run_loop(&rt, &self.config, 0, messages, options.cancel).await
@@ -192,6 +225,25 @@ pub enum StopReason {
         /// What went wrong.
         message: String,
     },
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Answer => f.write_str("the model answered"),
+            StopReason::MaxSteps => f.write_str("the step limit (max_steps) was reached"),
+            StopReason::MaxTokens => f.write_str("the token limit (max_tokens) was reached"),
+            StopReason::Cancelled => f.write_str("the run was cancelled"),
+            StopReason::EndpointError {
+                status: Some(status),
+                message,
+            } => write!(f, "the endpoint failed ({status}): {message}"),
+            StopReason::EndpointError {
+                status: None,
+                message,
+            } => write!(f, "the endpoint failed: {message}"),
+        }
+    }
 }
 
 /// The result of a run.

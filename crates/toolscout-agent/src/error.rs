@@ -29,6 +29,14 @@ pub enum Error {
     /// The response had no choices.
     #[error("the endpoint returned no choices")]
     NoChoices,
+    /// A run stopped without an answer ([`crate::Agent::ask`]).
+    #[error("agent '{agent}' stopped without an answer: {reason}")]
+    Stopped {
+        /// Agent name.
+        agent: String,
+        /// Why it stopped ([`crate::StopReason`], as text).
+        reason: String,
+    },
     /// An agent configuration is unusable.
     #[error("invalid agent configuration '{agent}': {reason}")]
     Config {

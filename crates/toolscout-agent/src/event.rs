@@ -146,18 +146,39 @@ pub enum AgentEvent {
     },
 }
 
-/// Sends events when the caller asked for them.
-#[derive(Debug, Clone, Default)]
+/// A function that sees every [`AgentEvent`] of a run as it happens (see
+/// [`crate::AgentBuilder::on_event`]). It runs on the agent's task: keep it quick.
+pub type EventHandler = std::sync::Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// Sends events when the caller asked for them: to the run's channel, to the agent's
+/// handler, or both.
+#[derive(Clone, Default)]
 pub(crate) struct Emitter {
     tx: Option<UnboundedSender<AgentEvent>>,
+    handler: Option<EventHandler>,
+}
+
+impl std::fmt::Debug for Emitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emitter")
+            .field("tx", &self.tx)
+            .field("handler", &self.handler.is_some())
+            .finish()
+    }
 }
 
 impl Emitter {
-    pub(crate) fn new(tx: Option<UnboundedSender<AgentEvent>>) -> Self {
-        Emitter { tx }
+    pub(crate) fn new(
+        tx: Option<UnboundedSender<AgentEvent>>,
+        handler: Option<EventHandler>,
+    ) -> Self {
+        Emitter { tx, handler }
     }
 
     pub(crate) fn emit(&self, event: AgentEvent) {
+        if let Some(handler) = &self.handler {
+            handler(&event);
+        }
         if let Some(tx) = &self.tx {
             // A closed receiver only means nobody is watching.
             let _ = tx.send(event);

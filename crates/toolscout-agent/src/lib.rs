@@ -75,6 +75,7 @@
 
 mod agent;
 mod approval;
+mod builder;
 mod client;
 mod config;
 mod error;
@@ -93,13 +94,14 @@ mod wire;
 
 pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
 pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover, RefuseAll};
+pub use builder::AgentBuilder;
 pub use client::ChatClient;
 pub use config::{
     ActivationOrder, AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS,
     DEFAULT_CONFIDENCE_FLOOR, DEFAULT_RETRIEVE_TOP_K, Policy, ToolChoice, ToolScope,
 };
 pub use error::{Error, Result};
-pub use event::AgentEvent;
+pub use event::{AgentEvent, EventHandler};
 pub use host::{
     ANSWER_TOOL, BoxFuture, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
     answer_tool_spec, call_tool_spec,

@@ -63,6 +63,9 @@ pub struct Catalog {
     pub(crate) options: CatalogOptions,
     pub(crate) state: Mutex<State>,
     pub(crate) subscribers: Subscribers,
+    /// The directory of a [`Catalog::temporary`] catalog, removed on drop (last, after
+    /// the usage counts are flushed).
+    scratch: Option<tempfile::TempDir>,
 }
 
 /// One write in progress: the state under both locks, and the events it produced.
@@ -133,7 +136,38 @@ impl Catalog {
             options,
             state: Mutex::new(state),
             subscribers: Subscribers::default(),
+            scratch: None,
         })
+    }
+
+    /// A catalog of its own, in a private directory that is removed when the catalog is
+    /// dropped: for a program that builds its tools at start and keeps nothing between
+    /// runs. It behaves in every way like a catalog opened with
+    /// [`Catalog::open_with`]; no other process knows its directory.
+    ///
+    /// **Rationale:** the flat files are the catalog's truth (locks, snapshots and
+    /// atomic renames are built on them), so a second, in-memory store would be a second
+    /// catalog to keep correct; a scratch directory gives the same behaviour for the cost
+    /// of a few small files.
+    ///
+    /// ```
+    /// use toolscout_catalog::{Catalog, CatalogOptions};
+    ///
+    /// let catalog = Catalog::temporary(CatalogOptions::default().with_builtins(false))?;
+    /// let root = catalog.root().to_owned();
+    /// assert!(catalog.is_empty() && root.exists());
+    /// drop(catalog);
+    /// assert!(!root.exists());
+    /// # Ok::<(), toolscout_catalog::Error>(())
+    /// ```
+    pub fn temporary(options: CatalogOptions) -> Result<Catalog> {
+        let dir = tempfile::Builder::new()
+            .prefix("toolscout-catalog-")
+            .tempdir()
+            .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+        let mut catalog = Catalog::open_with(dir.path(), options)?;
+        catalog.scratch = Some(dir);
+        Ok(catalog)
     }
 
     /// The catalog directory.

@@ -135,6 +135,12 @@ pub enum Error {
         /// The rejected token.
         token: String,
     },
+    /// A tool in its authoring form ([`crate::AuthoredTool`]) does not check out.
+    #[error("{reason}")]
+    ToolBody {
+        /// What is missing or wrong, e.g. `invalid tool body: missing field \`slug\``.
+        reason: String,
+    },
     /// A bundle archive that cannot be imported.
     #[error("bundle archive{}: {reason}", entry.as_deref().map(|e| format!(" entry {e}")).unwrap_or_default())]
     Archive {

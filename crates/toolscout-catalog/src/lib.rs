@@ -6,7 +6,8 @@
 //!
 //! * Writes: [`Catalog::put_bundle`], [`Catalog::patch_bundle`], [`Catalog::delete_bundle`]
 //!   (soft), [`Catalog::reap`]; [`Catalog::put_tool`], [`Catalog::patch_tool`],
-//!   [`Catalog::delete_tool`]; [`Catalog::put_tools`] for many at once;
+//!   [`Catalog::delete_tool`]; [`Catalog::put_tools`] for many at once,
+//!   [`Catalog::add_tools`] into a bundle named by its slug (what an import does);
 //!   [`Catalog::import_bundle`] from a ZIP.
 //! * Reads: [`Catalog::list_bundles`] and [`Catalog::list_tools`] with a [`BundleQuery`] or
 //!   [`ToolQuery`] and page tokens, [`Catalog::get_tool`], [`Catalog::tool`],
@@ -16,6 +17,7 @@
 //!   and [`Catalog::generation`] (a counter of writes); [`Catalog::reload`] catches up
 //!   with other processes' writes, [`Catalog::rescan`] with hand edits.
 //! * Usage: [`Catalog::record_call`] counts calls in a file per tool, written in batches.
+//! * Checks: [`lint::lint`] finds what would confuse a model or be refused by a provider.
 //!
 //! The [`builtin`] bundles `files`, `web` and `data` are compiled in and served through
 //! the same API; only their enabled flags change. A native tool whose function the
@@ -72,11 +74,14 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod add;
 mod archive;
+mod authoring;
 pub mod builtin;
 mod catalog;
 mod error;
 mod events;
+pub mod lint;
 mod model;
 mod ops;
 mod snapshot;
@@ -84,7 +89,9 @@ mod state;
 mod store;
 mod validate;
 
+pub use add::Added;
 pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
+pub use authoring::AuthoredTool;
 pub use catalog::{Catalog, CatalogOptions};
 pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};

@@ -16,6 +16,18 @@ pub enum Error {
     /// A spec could not be built.
     #[error(transparent)]
     Spec(#[from] toolscout_spec::Error),
+    /// A tool could not be registered with the invoker (two native tools of one name, an
+    /// HTTP template that does not check out).
+    #[error(transparent)]
+    Invoke(#[from] toolscout_invoke::Error),
+    /// A file given to a [`crate::ToolboxBuilder`] could not be used.
+    #[error("{}: {reason}", path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

@@ -1,6 +1,8 @@
 //! `toolscout-discover`: the `discover_*` meta-tools a model browses a catalog with, and
 //! the [`Toolbox`] handle behind them.
 //!
+//! * [`Toolbox::builder`] ([`ToolboxBuilder`]) makes a toolbox over the program's own
+//!   native, HTTP and OpenAPI tools, with a private catalog and an in-memory index.
 //! * [`Toolbox`] owns a [`Catalog`](toolscout_catalog::Catalog), its
 //!   [`SearchIndex`](toolscout_search::SearchIndex) and an
 //!   [`Invoker`](toolscout_invoke::Invoker), and keeps the index in step with every
@@ -41,6 +43,7 @@
 
 mod agents;
 mod args;
+mod builder;
 mod error;
 pub mod snapshot;
 mod toolbox;
@@ -48,6 +51,7 @@ mod tools;
 
 pub use agents::{AgentProfile, DiscoverAgents};
 pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
+pub use builder::{DEFAULT_BUNDLE, ToolboxBuilder};
 pub use error::{Error, Result};
 pub use toolbox::{IndexSync, Lookup, ToolHits, Toolbox, call_looked_up};
 pub use tools::{

@@ -24,14 +24,9 @@ pub enum Error {
         /// The operating-system error.
         source: std::io::Error,
     },
-    /// A remote catalog endpoint could not be read.
-    #[error("remote catalog {endpoint}: {reason}")]
-    Remote {
-        /// The endpoint's base URL.
-        endpoint: String,
-        /// What went wrong.
-        reason: String,
-    },
+    /// A remote catalog failed.
+    #[error(transparent)]
+    Remote(#[from] toolscout_remote::Error),
     /// The Model Context Protocol service failed.
     #[error("MCP: {reason}")]
     Mcp {
@@ -159,6 +154,7 @@ impl From<toolscout_catalog::Error> for AppError {
             | E::Spec { .. }
             | E::Implementation { .. }
             | E::PageToken { .. }
+            | E::ToolBody { .. }
             | E::Archive { .. } => (StatusCode::BAD_REQUEST, "invalid"),
             E::BundleNotFound { .. } | E::ToolNotFound { .. } | E::ToolIdNotFound { .. } => {
                 (StatusCode::NOT_FOUND, "not_found")
@@ -181,7 +177,7 @@ impl From<Error> for AppError {
     fn from(e: Error) -> Self {
         match e {
             Error::Catalog(c) => c.into(),
-            Error::Remote { .. } => AppError::new(StatusCode::BAD_GATEWAY, "remote", e.to_string()),
+            Error::Remote(_) => AppError::new(StatusCode::BAD_GATEWAY, "remote", e.to_string()),
             other => AppError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "internal",

@@ -10,7 +10,7 @@
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
 //! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
-//! | `/mcp` | MCP over streamable HTTP ([`mcp`]); [`serve_stdio`] serves it over stdio, [`serve_io`] over any pipe |
+//! | `/mcp` | MCP over streamable HTTP (`mcp`, with the `mcp` feature, on by default); `serve_stdio` serves it over stdio, `serve_io` over any pipe |
 //! | `/`, `/console/…` | the web console: Tools admin screen and chat ([`console`]) |
 //!
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
@@ -21,8 +21,12 @@
 //! manifest and the listings needs `Authorization: Bearer <token>` (every `/rpc` and
 //! `/mcp` request does). See `SECURITY.md` for the threat model.
 //!
-//! [`RemoteCatalog`] is the consumer side of the discovery protocol: it imports other
-//! servers' manifests into local bundles and calls their tools remotely.
+//! [`RemoteCatalog`] (from `toolscout-remote`, re-exported) is the consumer side of the
+//! discovery protocol: it imports other servers' manifests into local bundles and calls
+//! their tools remotely; [`AppState::with_remote`] serves them.
+//!
+//! Features: `mcp` (default) serves the Model Context Protocol through rmcp; without it
+//! `/mcp` answers 404.
 //!
 //! ```
 //! use tower::ServiceExt;
@@ -49,8 +53,8 @@
 pub mod console;
 mod error;
 pub mod manifest;
+#[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod remote;
 pub mod rest;
 pub mod rpc;
 mod state;
@@ -66,17 +70,20 @@ use axum::routing::{get, post, put};
 use tower_http::compression::CompressionLayer;
 
 pub use error::{AppError, Error, Result};
+#[cfg(feature = "mcp")]
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
-pub use remote::{RemoteCatalog, RemoteSource, SourceReport, SourceStatus};
 pub use state::{
     AppState, DEFAULT_BODY_LIMIT, Expose, HostCheck, MAX_ACTIVATION_CAP, ServerOptions,
 };
+/// Remote catalogs: the consumer side, re-exported from `toolscout-remote`.
+pub use toolscout_remote as remote;
+pub use toolscout_remote::{RemoteCatalog, RemoteSource, SourceReport, SourceStatus};
 
 /// The server's routes over `state` (see the crate documentation).
 pub fn router(state: AppState) -> Router {
     let limit = state.options().body_limit;
     let tool_path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
-    Router::new()
+    let routes = Router::new()
         // Compressed when the client accepts it: a large catalog's manifest is large.
         // Only these routes: the console's chat and MCP stream their answers.
         .route(
@@ -108,8 +115,10 @@ pub fn router(state: AppState) -> Router {
         .route(&format!("{tool_path}/invoke"), post(rest::invoke_tool))
         .route("/tools/tools", get(rest::list_tools))
         .route("/tools/tools/search", get(rest::search_tools))
-        .route("/rpc", post(rpc::handle))
-        .nest_service("/mcp", mcp_service(state.clone()))
+        .route("/rpc", post(rpc::handle));
+    #[cfg(feature = "mcp")]
+    let routes = routes.nest_service("/mcp", mcp_service(state.clone()));
+    routes
         .merge(console::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))

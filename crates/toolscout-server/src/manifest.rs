@@ -52,15 +52,10 @@ use crate::error::AppError;
 /// The `Cache-Control` of manifest answers.
 pub const CACHE_CONTROL: &str = "public, max-age=60";
 
-/// The most tools one page of the manifest holds: the largest `?limit=`.
-pub const MAX_PAGE_LIMIT: usize = 1000;
+pub use toolscout_spec::adapters::manifest::{MAX_PAGE_LIMIT, STALE_PAGE_TOKEN};
 
 /// Tools per page when a request gives `page_token` without `limit`.
 pub const DEFAULT_PAGE_LIMIT: usize = 500;
-
-/// The error code of a page token issued for an earlier version of the catalog (status
-/// 400): start again from the first page.
-pub const STALE_PAGE_TOKEN: &str = "stale_page_token";
 
 /// The whole manifest of the callable tools of `state`, ordered by name, generated now.
 pub fn build_manifest(state: &AppState) -> ToolManifest {

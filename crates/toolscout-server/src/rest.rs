@@ -8,9 +8,8 @@ use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolscout_catalog::{Bundle, BundlePut, BundleQuery, Tool, ToolPut, ToolQuery};
+use toolscout_catalog::{AuthoredTool, Bundle, BundlePut, BundleQuery, Tool, ToolQuery};
 use toolscout_search::SearchQuery;
-use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 
 use crate::AppState;
@@ -234,28 +233,8 @@ pub(crate) async fn put_tool(
             }
         }
     }
-    let now = json!(chrono::Utc::now());
-    body.entry("createdAt").or_insert_with(|| now.clone());
-    body.entry("modifiedAt").or_insert(now);
-    body.entry("argSchema")
-        .or_insert_with(toolscout_spec::empty_object_schema);
-    if !body.contains_key("type") {
-        return Err(AppError::invalid(
-            "the body needs \"type\": \"native\" (or \"go\") with impl {\"func\": …}, or \"http\" with an HTTP template",
-        ));
-    }
-    let file: ToolFile = serde_json::from_value(Value::Object(body))
-        .map_err(|e| AppError::invalid(format!("invalid tool body: {e}")))?;
-    let spec = file
-        .to_spec()
-        .map_err(|e| AppError::invalid(format!("invalid tool body: {e}")))?;
-    reserved_name(&state, spec.name.as_str())?;
-    let put = ToolPut {
-        spec,
-        tool_type: file.tool_type,
-        implementation: file.implementation,
-        is_enabled: file.is_enabled,
-    };
+    let AuthoredTool { put, .. } = AuthoredTool::from_json(body, Some(bundle))?;
+    reserved_name(&state, put.spec.name.as_str())?;
     let tool = blocking(&state, move |c| {
         c.put_tool(bundle, &p.slug, &p.version, &put)
     })

@@ -11,7 +11,7 @@ use toolscout_invoke::{ErrorKind, Outcome, ToolError};
 use toolscout_spec::adapters::manifest::{ScenarioInfo, ToolCategory};
 use uuid::Uuid;
 
-use crate::remote::RemoteCatalog;
+use toolscout_remote::RemoteCatalog;
 
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;

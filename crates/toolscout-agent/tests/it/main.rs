@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod browse;
+mod builder;
 mod calls;
 mod endpoint;
 mod grounding;

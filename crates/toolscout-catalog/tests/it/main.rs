@@ -13,6 +13,7 @@ mod crash;
 mod errors;
 mod events;
 mod heads;
+mod lint;
 mod race;
 mod tools;
 mod usage;

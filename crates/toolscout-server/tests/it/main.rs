@@ -5,7 +5,9 @@
 
 mod console;
 mod manifest;
+#[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
 mod mcp_session;
 mod props;
 mod remote;

@@ -1,12 +1,15 @@
 //! End to end over a real 127.0.0.1 socket: manifest with ETag and 304, a JSON-RPC call,
 //! and MCP over streamable HTTP.
 
+#[cfg(feature = "mcp")]
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolscout_server::{AppState, serve_on};
 
-use crate::{fixture, names};
+use crate::fixture;
+#[cfg(feature = "mcp")]
+use crate::names;
 
 /// Serves `state` on a free loopback port; returns its base URL.
 pub(crate) async fn spawn(state: AppState) -> String {
@@ -62,6 +65,7 @@ async fn json_rpc_call_over_a_socket() {
     assert_eq!(reply["result"]["ok"], true);
 }
 
+#[cfg(feature = "mcp")]
 /// Posts one MCP message and returns the first JSON-RPC message with `id` in the answer
 /// (JSON or server-sent events).
 async fn mcp_post(
@@ -109,6 +113,7 @@ async fn mcp_post(
     (session, message)
 }
 
+#[cfg(feature = "mcp")]
 #[tokio::test]
 async fn mcp_over_streamable_http() {
     let f = fixture();

@@ -9,6 +9,14 @@ use crate::{Cost, Example, Metadata, Result, ToolSpec};
 /// The protocol version this crate writes.
 pub const PROTOCOL_VERSION: &str = "1.0";
 
+/// The most tools one page of the manifest holds: the largest `?limit=` a server
+/// answers.
+pub const MAX_PAGE_LIMIT: usize = 1000;
+
+/// The error code of a page token issued for an earlier version of the catalog (status
+/// 400): start again from the first page.
+pub const STALE_PAGE_TOKEN: &str = "stale_page_token";
+
 /// A whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolManifest {

@@ -7,6 +7,7 @@
 //! | [`manifest`] | the tool-discovery manifest's `ToolDefinition` (`GET /api/v1/tools`) |
 //! | [`tool_file`] | the flat-file `tool.json` of the tools spec |
 //! | [`jsonl`] | `{name, description, parameters}` lines, as in the evaluation data |
+//! | [`openapi`] | an OpenAPI 3 or Swagger 2 document (JSON): one HTTP tool per operation (read only) |
 //!
 //! Each adapter has a `to_*` and a `from_*`; reading validates like the builder does.
 
@@ -14,6 +15,7 @@ pub mod jsonl;
 pub mod manifest;
 pub mod mcp;
 pub mod openai;
+pub mod openapi;
 pub mod tool_file;
 
 use serde_json::Value;

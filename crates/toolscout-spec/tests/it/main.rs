@@ -6,6 +6,7 @@ mod adapters;
 mod disclosure;
 mod identity;
 mod names;
+mod openapi;
 mod spec;
 
 use toolscout_spec::{ToolSpec, sample};

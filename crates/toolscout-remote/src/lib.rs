@@ -1,4 +1,8 @@
-//! Remote catalogs: the consumer side of the tool-discovery protocol.
+//! `toolscout-remote`: remote catalogs, the consumer side of the tool-discovery protocol.
+//!
+//! This crate is the client: it reads other toolscout servers' manifests and calls their
+//! tools, and has no HTTP server in it (`toolscout-server` serves the manifest and uses
+//! this crate for its own `--remote` sources).
 //!
 //! A [`RemoteCatalog`] reads `GET /api/v1/tools` from a list of [`RemoteSource`]s and
 //! keeps one bundle of the local catalog per source in step with what it serves:
@@ -29,9 +33,23 @@
 //! [`Toolbox::call`](toolscout_discover::Toolbox::call), as long as its invoker allows
 //! the remote's host and holds the source's token under
 //! [`RemoteSource::token_secret`] ([`RemoteSource::secrets`] gives them). A server with
-//! a [`RemoteCatalog`] ([`crate::AppState::with_remote`]) calls them through
+//! a [`RemoteCatalog`] (`toolscout_server::AppState::with_remote`) calls them through
 //! [`RemoteCatalog::call`] instead, which passes the remote's outcome on unchanged
 //! (error kind included) rather than as an HTTP tool's error.
+//!
+//! ```
+//! use toolscout_remote::RemoteSource;
+//!
+//! let source = RemoteSource::new("http://127.0.0.1:7411/").with_token(Some("s3cret"));
+//! assert_eq!(source.endpoint, "http://127.0.0.1:7411");
+//! // Imported tools send `Authorization: Bearer ${REMOTE_TOKEN_…}`: the invoker that
+//! // calls them holds the token under that name, granted to 127.0.0.1:7411 alone.
+//! assert!(source.token_secret().starts_with("REMOTE_TOKEN_"));
+//! let secrets = RemoteSource::secrets(&[source]);
+//! # let _ = secrets;
+//! ```
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -44,12 +62,13 @@ use serde_json::{Value, json};
 use toolscout_catalog::Tool;
 use toolscout_discover::Toolbox;
 use toolscout_invoke::{ErrorKind, Outcome, SecretStore, ToolError};
-use toolscout_spec::adapters::manifest::ToolManifest;
+use toolscout_spec::adapters::manifest::{MAX_PAGE_LIMIT, STALE_PAGE_TOKEN, ToolManifest};
 use uuid::Uuid;
 
-use crate::{Error, Result};
-
+mod error;
 mod import;
+
+pub use error::{Error, Result};
 
 use import::{apply_overrides, check_version, import, max_age};
 
@@ -298,12 +317,12 @@ impl RemoteCatalog {
     }
 
     /// Asks the sources for pages of `size` tools, from 1 to
-    /// [`MAX_PAGE_LIMIT`](crate::manifest::MAX_PAGE_LIMIT) (a size out of those bounds is
+    /// [`MAX_PAGE_LIMIT`] (a size out of those bounds is
     /// brought within them); [`DEFAULT_PAGE_SIZE`] unless set. Clones made after this
     /// call share it.
     #[must_use]
     pub fn with_page_size(mut self, size: usize) -> Self {
-        self.page_size = size.clamp(1, crate::manifest::MAX_PAGE_LIMIT);
+        self.page_size = size.clamp(1, MAX_PAGE_LIMIT);
         self
     }
 
@@ -818,7 +837,7 @@ fn append(whole: &mut ToolManifest, part: ToolManifest, names: &mut HashSet<Stri
 }
 
 /// Whether an answer other than 200 to a later page says that its page token is stale
-/// (400 with the code [`STALE_PAGE_TOKEN`](crate::manifest::STALE_PAGE_TOKEN)).
+/// (400 with the code [`STALE_PAGE_TOKEN`]).
 async fn is_stale_page_token(resp: reqwest::Response) -> bool {
     if resp.status() != StatusCode::BAD_REQUEST {
         return false;
@@ -827,5 +846,5 @@ async fn is_stale_page_token(resp: reqwest::Response) -> bool {
         return false;
     };
     serde_json::from_slice::<Value>(&bytes)
-        .is_ok_and(|body| body["error"]["code"].as_str() == Some(crate::manifest::STALE_PAGE_TOKEN))
+        .is_ok_and(|body| body["error"]["code"].as_str() == Some(STALE_PAGE_TOKEN))
 }

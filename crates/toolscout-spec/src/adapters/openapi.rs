@@ -1,41 +1,105 @@
-//! `toolscout import openapi SPEC`: one HTTP tool per operation of an OpenAPI document.
+//! OpenAPI: one HTTP tool per operation of an OpenAPI document.
 //!
 //! JSON documents only (OpenAPI 3 or Swagger 2; convert YAML first). Each operation
 //! becomes a tool named by its `operationId` (else `method_path`), whose parameters are
 //! the path parameters, the query parameters, and `body` for a JSON request body.
 //! Required query parameters are in the URL template; optional ones are `queryParams`,
-//! sent only when a call gives them.
+//! sent only when a call gives them. The template is the `impl` block of an HTTP tool
+//! (`toolscout-invoke`'s `HttpImpl`).
+//!
+//! ```
+//! use serde_json::json;
+//! use toolscout_spec::adapters::openapi;
+//!
+//! let doc = json!({
+//!     "openapi": "3.0.0",
+//!     "servers": [{"url": "https://api.example.com/v1"}],
+//!     "paths": {"/pets/{petId}": {"get": {
+//!         "operationId": "getPet",
+//!         "summary": "Get one pet by id",
+//!         "parameters": [{"name": "petId", "in": "path", "required": true, "schema": {"type": "integer"}}]
+//!     }}}
+//! });
+//! let api = openapi::from_openapi(&doc, None)?;
+//! assert_eq!(api.tools[0].spec.name, "getPet");
+//! assert_eq!(api.tools[0].template["urlTemplate"], "https://api.example.com/v1/pets/${petId}");
+//! assert!(api.skipped.is_empty());
+//! # Ok::<(), toolscout_spec::Error>(())
+//! ```
 
-use anyhow::{Context as _, Result, bail};
 use serde_json::{Map, Value, json};
-use toolscout_spec::ToolSpec;
-use toolscout_spec::name::sanitize_name;
 
-/// The tools of an OpenAPI document, with their HTTP templates; bad operations are
-/// reported on stderr and skipped.
-pub(crate) fn tools(doc: &Value, base: Option<&str>) -> Result<Vec<(ToolSpec, Value)>> {
+use crate::name::sanitize_name;
+use crate::{Error, Result, ToolSpec};
+
+/// The format name in this adapter's errors.
+const FORMAT: &str = "openapi";
+
+/// The HTTP methods whose operations become tools.
+const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
+
+/// One operation as a tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenApiTool {
+    /// What the model sees.
+    pub spec: ToolSpec,
+    /// The HTTP template: the `impl` block of an HTTP tool.
+    pub template: Value,
+}
+
+/// An operation that could not become a tool, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The method, upper case.
+    pub method: String,
+    /// The path, as the document writes it.
+    pub path: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// The tools of an OpenAPI document.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpenApiTools {
+    /// One per usable operation, in the document's order.
+    pub tools: Vec<OpenApiTool>,
+    /// The operations left out.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The tools of an OpenAPI document, with their HTTP templates, calling `base` (default:
+/// the document's first absolute server URL, or Swagger 2's `host` and `basePath`).
+/// Operations that cannot become tools are listed in [`OpenApiTools::skipped`].
+pub fn from_openapi(doc: &Value, base: Option<&str>) -> Result<OpenApiTools> {
     let base = match base {
         Some(b) => b.to_owned(),
         None => base_url(doc)?,
     };
     let base = base.trim_end_matches('/').to_owned();
     let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
-        bail!("the document has no \"paths\": is it an OpenAPI document in JSON?");
+        return Err(Error::format(
+            FORMAT,
+            "the document has no \"paths\": is it an OpenAPI document in JSON?",
+        ));
     };
-    let mut out = Vec::new();
+    let mut out = OpenApiTools::default();
     for (path, item) in paths {
         let shared: Vec<Value> = item
             .get("parameters")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        for method in ["get", "post", "put", "patch", "delete"] {
+        for method in METHODS {
             let Some(op) = item.get(method) else {
                 continue;
             };
             match operation(doc, &base, path, method, op, &shared) {
-                Ok(t) => out.push(t),
-                Err(e) => eprintln!("warning: skipped {} {path}: {e:#}", method.to_uppercase()),
+                Ok(t) => out.tools.push(t),
+                Err(e) => out.skipped.push(Skipped {
+                    method: method.to_uppercase(),
+                    path: path.clone(),
+                    reason: e.to_string(),
+                }),
             }
         }
     }
@@ -58,7 +122,10 @@ fn base_url(doc: &Value) -> Result<String> {
         let base = doc.get("basePath").and_then(Value::as_str).unwrap_or("");
         return Ok(format!("{scheme}://{host}{base}"));
     }
-    bail!("the document names no absolute server URL: pass --base-url")
+    Err(Error::format(
+        FORMAT,
+        "the document names no absolute server URL: give the API's base URL",
+    ))
 }
 
 /// Follows a local `$ref` (`#/components/…`), once.
@@ -76,7 +143,7 @@ fn operation(
     method: &str,
     op: &Value,
     shared: &[Value],
-) -> Result<(ToolSpec, Value)> {
+) -> Result<OpenApiTool> {
     let raw_name = op
         .get("operationId")
         .and_then(Value::as_str)
@@ -170,7 +237,6 @@ fn operation(
     let spec = ToolSpec::builder(name, summary)
         .description(description)
         .parameters(json!({"type": "object", "properties": properties, "required": required}))
-        .build()
-        .with_context(|| format!("operation {raw_name}"))?;
-    Ok((spec, template))
+        .build()?;
+    Ok(OpenApiTool { spec, template })
 }
