@@ -2,6 +2,7 @@
 //! built-in native tools, and (for search, calls and serving) a [`Toolbox`]; for `serve`
 //! and `chat`, the remote catalogs (`--remote`) whose tools join it.
 
+use std::hash::Hasher as _;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -212,9 +213,9 @@ impl MeaningArgs {
 
 /// 64-bit FNV-1a: a stable name for a path.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 impl Global {

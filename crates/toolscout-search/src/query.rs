@@ -95,12 +95,11 @@ impl SearchQuery {
 
     /// A fingerprint of everything but the paging, so a token only serves its own query.
     fn fingerprint(&self) -> u32 {
-        let mut h: u32 = 0x811c_9dc5;
+        use std::hash::Hasher as _;
+        let mut h = fnv::FnvHasher::default();
         let mut eat = |s: &str| {
-            for b in s.bytes().chain([0xff]) {
-                h ^= u32::from(b);
-                h = h.wrapping_mul(0x0100_0193);
-            }
+            h.write(s.as_bytes());
+            h.write_u8(0xff);
         };
         eat(&self.text);
         self.tags.iter().for_each(|t| eat(t));
@@ -109,7 +108,9 @@ impl SearchQuery {
         eat(self.category.as_deref().unwrap_or("\u{2}"));
         eat(if self.include_disabled { "d" } else { "e" });
         eat(&self.page_size().to_string());
-        h
+        let h = h.finish();
+        // Folded to the 32 bits a token carries.
+        ((h >> 32) ^ (h & 0xffff_ffff)) as u32
     }
 
     /// The position of the requested page's first hit among all the query's hits (0
