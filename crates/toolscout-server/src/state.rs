@@ -52,8 +52,14 @@ pub enum HostCheck {
 impl HostCheck {
     /// Whether a `Host` header value (`name[:port]`) is accepted.
     pub fn allows(&self, host: &str) -> bool {
+        if *self == HostCheck::Off {
+            return true;
+        }
         let host = host.trim().to_ascii_lowercase();
-        let name = strip_port(&host);
+        let Some(name) = host_name(&host) else {
+            return false;
+        };
+        let name = name.as_str();
         match self {
             HostCheck::Off => true,
             HostCheck::Loopback => is_loopback_name(name),
@@ -88,17 +94,15 @@ impl HostCheck {
     }
 }
 
-/// `name` of `name:port`, `[v6]` of `[v6]:port`.
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.split(']').next().map_or(host, |h| &host[..=h.len()]);
+/// `name` of `name:port`, `[v6]` of `[v6]:port`, as the `url` crate reads an authority
+/// (lower case; an IPv4 address in its usual form); `None` when `host` is no authority.
+fn host_name(host: &str) -> Option<String> {
+    let url = url::Url::parse(&format!("http://{host}/")).ok()?;
+    // A user name or a path would mean `host` was more than an authority.
+    if !url.username().is_empty() || url.password().is_some() || url.path() != "/" {
+        return None;
     }
-    match host.rsplit_once(':') {
-        Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => {
-            name
-        }
-        _ => host,
-    }
+    url.host_str().map(str::to_owned)
 }
 
 fn is_loopback_name(name: &str) -> bool {
