@@ -9,10 +9,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
-use crate::approval::{Approver, RefuseAll};
 use crate::event::Emitter;
 use crate::run::{Runtime, run_loop};
 use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, ToolHost, Usage, prompts};
+use crate::{Approver, RefuseAll};
 
 /// An agent ready to run.
 ///

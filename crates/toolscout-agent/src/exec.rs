@@ -12,12 +12,14 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::agent::with_system;
-use crate::approval::{ApprovalRequest, Decision};
 use crate::grounding::Grounding;
 use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext, kind};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
-use crate::{AgentConfig, AgentEvent, CallOutcome, Message, StopReason, ToolCall, Usage, validate};
+use crate::{
+    AgentConfig, AgentEvent, Approval, ApprovalRequest, CallOutcome, Message, StopReason, ToolCall,
+    Usage, validate,
+};
 
 /// A finished call.
 pub(crate) struct Executed {
@@ -256,12 +258,8 @@ async fn call_host(
         return refused;
     }
     if spec.metadata.requires_approval {
-        let request = ApprovalRequest {
-            agent: config.name.clone(),
-            tool: tool.to_owned(),
-            arguments: args.clone(),
-            call_id: call_id.to_owned(),
-        };
+        let request = ApprovalRequest::new(tool, args.clone(), spec.summary.clone())
+            .with_call(&config.name, call_id);
         rt.emitter.emit(AgentEvent::ApprovalRequested {
             agent: config.name.clone(),
             depth,
@@ -274,7 +272,7 @@ async fn call_host(
             () = cancel.cancelled() => return cancelled(),
             d = rt.approver.approve(&request) => d,
         };
-        if let Decision::Refuse { reason } = decision {
+        if let Approval::Refused(reason) = decision {
             let mut message = format!("the user did not approve this call to '{tool}'");
             if let Some(reason) = reason {
                 message.push_str(": ");

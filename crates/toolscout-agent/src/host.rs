@@ -24,18 +24,14 @@
 //! it applies the timeout and cancellation around it. So `call` only sees real tool
 //! names with plausible arguments, and never sees `call_tool`.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
-use crate::Policy;
+pub use toolscout_invoke::BoxFuture;
 
-/// A boxed, sendable future: what crosses the `dyn` boundaries of this crate.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+use crate::Policy;
 
 /// The name of the generic meta-tool that calls any tool by name.
 pub const CALL_TOOL: &str = "call_tool";

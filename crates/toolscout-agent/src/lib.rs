@@ -74,7 +74,6 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod agent;
-mod approval;
 mod client;
 mod config;
 mod error;
@@ -92,7 +91,6 @@ mod validate;
 mod wire;
 
 pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
-pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover, RefuseAll};
 pub use client::ChatClient;
 pub use config::{
     ActivationOrder, AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS,
@@ -101,7 +99,7 @@ pub use config::{
 pub use error::{Error, Result};
 pub use event::AgentEvent;
 pub use host::{
-    ANSWER_TOOL, BoxFuture, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
+    ANSWER_TOOL, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
     answer_tool_spec, call_tool_spec,
 };
 pub use message::{FunctionCall, Message, ToolCall, Usage};
@@ -112,3 +110,7 @@ pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 pub use async_openai::config::OpenAIConfig;
 /// Re-exported for [`RunOptions::cancel`].
 pub use tokio_util::sync::CancellationToken;
+/// The approval of calls, shared with the invoker: one [`Approver`] serves both.
+pub use toolscout_invoke::{
+    Approval, ApprovalRequest, Approver, AutoApprove, BoxFuture, RefuseAll,
+};

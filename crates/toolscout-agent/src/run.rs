@@ -7,8 +7,8 @@ use toolscout_spec::tokens;
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use crate::Approver;
 use crate::agent::subagent_spec;
-use crate::approval::Approver;
 use crate::event::Emitter;
 use crate::exec::{Executed, execute};
 use crate::grounding::{Grounding, Grounds};

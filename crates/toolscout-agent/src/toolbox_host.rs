@@ -7,10 +7,8 @@ use toolscout_spec::adapters::openai::NameMap;
 
 use toolscout_search::{SearchQuery, Tier};
 
-use crate::Policy;
-use crate::host::{
-    BoxFuture, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost, call_tool_spec,
-};
+use crate::host::{CallContext, CallOutcome, Retrieval, Suggestion, ToolHost, call_tool_spec};
+use crate::{BoxFuture, Policy};
 
 /// A [`ToolHost`] over a catalog: the `discover_*` tools answer from the [`Toolbox`]'s
 /// catalog and index, every other call goes through its invoker.

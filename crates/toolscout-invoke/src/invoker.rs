@@ -319,11 +319,7 @@ impl Invoker {
             )
             .with_details(json!({"tool": name})));
         };
-        let request = ApprovalRequest {
-            tool: name.to_owned(),
-            arguments: args.clone(),
-            summary: tool.spec.summary.clone(),
-        };
+        let request = ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone());
         match approver.approve(&request).await {
             Approval::Approved => Ok(()),
             Approval::Refused(reason) => {

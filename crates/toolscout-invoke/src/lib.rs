@@ -77,7 +77,7 @@ mod tool;
 mod usage;
 mod validate;
 
-pub use approval::{Approval, ApprovalRequest, Approver};
+pub use approval::{Approval, ApprovalRequest, Approver, AutoApprove, RefuseAll};
 pub use auth::{AuthConfig, HmacAuth, OAuth2Auth, hmac_signature};
 pub use error::{Error, Result};
 pub use hosts::{AllowedHosts, is_public_ip};
