@@ -11,9 +11,10 @@ use toolscout_spec::ToolSpec;
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use crate::ErrorKind;
 use crate::agent::with_system;
 use crate::grounding::Grounding;
-use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext, kind};
+use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
 use crate::{
@@ -99,7 +100,7 @@ pub(crate) async fn execute(
                 }
                 _ => (
                     CallOutcome::error(
-                        kind::INVALID_ARGUMENTS,
+                        ErrorKind::InvalidArguments,
                         "answer needs 'text': the answer as a string. Usage: answer(text=\"…\")",
                     ),
                     Usage::default(),
@@ -141,13 +142,13 @@ fn parse_arguments(text: &str) -> Result<Value, CallOutcome> {
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(other) => Err(CallOutcome::error(
-            kind::INVALID_ARGUMENTS,
+            ErrorKind::InvalidArguments,
             format!(
                 "the arguments must be a JSON object, not {other}; send an object matching the tool's parameters"
             ),
         )),
         Err(e) => Err(CallOutcome::error(
-            kind::INVALID_ARGUMENTS,
+            ErrorKind::InvalidArguments,
             format!(
                 "the arguments were not valid JSON ({e}); send one JSON object matching the tool's parameters"
             ),
@@ -158,7 +159,7 @@ fn parse_arguments(text: &str) -> Result<Value, CallOutcome> {
 /// `call_tool {name, arguments}` → the target and its arguments (an object, or JSON
 /// text of one, as models sometimes send).
 fn unwrap_call_tool(args: Value) -> Result<(String, Value), CallOutcome> {
-    let invalid = |m: &str| CallOutcome::error(kind::INVALID_ARGUMENTS, m);
+    let invalid = |m: &str| CallOutcome::error(ErrorKind::InvalidArguments, m);
     let Some(name) = args.get("name").and_then(Value::as_str).map(str::to_owned) else {
         return Err(invalid("call_tool needs 'name': the tool's exact name"));
     };
@@ -199,7 +200,7 @@ async fn dispatch(
                 rt.max_depth
             );
             return (
-                CallOutcome::error(kind::DEPTH_LIMIT, message),
+                CallOutcome::error(ErrorKind::DepthLimit, message),
                 Usage::default(),
             );
         }
@@ -237,13 +238,13 @@ async fn call_host(
     };
     if !spec.metadata.enabled_by_default {
         return CallOutcome::error(
-            kind::DISABLED_TOOL,
+            ErrorKind::Disabled,
             format!("'{tool}' is disabled; choose another tool"),
         );
     }
     if tools.get(tool).is_none() && !config.tool_scope.allows(tool) {
         return CallOutcome::error(
-            kind::OUT_OF_SCOPE,
+            ErrorKind::OutOfScope,
             format!("'{tool}' is not among the tools this agent may use"),
         );
     }
@@ -279,7 +280,7 @@ async fn call_host(
                 message.push_str(&reason);
             }
             message.push_str("; do not retry it unchanged");
-            return CallOutcome::error(kind::APPROVAL_REFUSED, message);
+            return CallOutcome::error(ErrorKind::ApprovalRefused, message);
         }
     }
     let timeout = spec
@@ -298,7 +299,7 @@ async fn call_host(
         r = tokio::time::timeout(timeout, rt.host.call(tool, args, ctx)) => match r {
             Ok(outcome) => outcome,
             Err(_) => CallOutcome::error(
-                kind::TIMEOUT,
+                ErrorKind::Timeout,
                 format!("'{tool}' did not finish within {} ms", timeout.as_millis()),
             ),
         },
@@ -310,7 +311,7 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
     let suggestions = rt.host.suggest(tool);
     if suggestions.is_empty() {
         return CallOutcome::error(
-            kind::UNKNOWN_TOOL,
+            ErrorKind::UnknownTool,
             format!(
                 "there is no tool named '{tool}'; find tools with a discover tool first (query: a few words about what you need), then use a name it returns"
             ),
@@ -318,7 +319,7 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
     }
     let lines: Vec<&str> = suggestions.iter().map(|s| s.line.as_str()).collect();
     let mut outcome = CallOutcome::error(
-        kind::UNKNOWN_TOOL,
+        ErrorKind::UnknownTool,
         format!(
             "there is no tool named '{tool}'. These tools exist and may fit: {}. Call one of them by its exact name, or search with a discover tool",
             lines.join("; ")
@@ -337,13 +338,13 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
 
 fn invalid(spec: &ToolSpec, problems: &[String]) -> CallOutcome {
     CallOutcome::error(
-        kind::INVALID_ARGUMENTS,
+        ErrorKind::InvalidArguments,
         format!("{}. Usage: {}", problems.join("; "), spec.usage()),
     )
 }
 
 fn cancelled() -> CallOutcome {
-    CallOutcome::error(kind::CANCELLED, "the run was cancelled")
+    CallOutcome::error(ErrorKind::Cancelled, "the run was cancelled")
 }
 
 /// Runs a sub-agent on `task` and returns its answer as the call's value.
@@ -359,7 +360,7 @@ async fn delegate(
     let outcome = match (&report.stop, report.answer) {
         (StopReason::Answer, Some(answer)) => CallOutcome::ok(Value::String(answer)),
         (stop, _) => CallOutcome::error(
-            kind::SUBAGENT_FAILED,
+            ErrorKind::SubagentFailed,
             format!(
                 "the {} agent stopped without an answer after {} step(s): {}",
                 sub.name,

@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
 pub use toolscout_invoke::BoxFuture;
+use toolscout_invoke::ErrorKind;
 
 use crate::Policy;
 
@@ -92,33 +93,6 @@ pub struct CallContext {
     pub cancel: CancellationToken,
 }
 
-/// Error kinds the loop itself reports to the model. Hosts may use their own kinds too.
-pub mod kind {
-    /// No tool has that name.
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
-    /// The tool exists but is disabled.
-    pub const DISABLED_TOOL: &str = "disabled_tool";
-    /// The arguments were not valid JSON or did not match the schema.
-    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
-    /// The call took longer than its timeout.
-    pub const TIMEOUT: &str = "timeout";
-    /// The approver refused the call.
-    pub const APPROVAL_REFUSED: &str = "approval_refused";
-    /// The tool ran and failed.
-    pub const TOOL_FAILED: &str = "tool_failed";
-    /// The run was cancelled while the call ran.
-    pub const CANCELLED: &str = "cancelled";
-    /// A sub-agent may not delegate further.
-    pub const DEPTH_LIMIT: &str = "depth_limit";
-    /// The agent's tool scope does not include the tool.
-    pub const OUT_OF_SCOPE: &str = "out_of_scope";
-    /// A sub-agent stopped without an answer.
-    pub const SUBAGENT_FAILED: &str = "subagent_failed";
-    /// Required arguments the conversation did not give (see
-    /// [`AgentConfig::ground_arguments`](crate::AgentConfig::ground_arguments)).
-    pub const UNGROUNDED_ARGUMENTS: &str = "ungrounded_arguments";
-}
-
 /// The result of one call: what the model reads, and what it disclosed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallOutcome {
@@ -145,8 +119,8 @@ impl CallOutcome {
     }
 
     /// A failure the model can read and recover from:
-    /// `{"ok":false,"error":{"kind":kind,"message":message}}`. See [`kind`].
-    pub fn error(kind: &str, message: impl Into<String>) -> Self {
+    /// `{"ok":false,"error":{"kind":kind,"message":message}}`.
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Self {
         CallOutcome {
             result: json!({"ok": false, "error": {"kind": kind, "message": message.into()}}),
             disclosed: Vec::new(),
@@ -173,9 +147,12 @@ impl CallOutcome {
         self.result.get("ok").and_then(Value::as_bool) == Some(true)
     }
 
-    /// The error kind, for a failure.
-    pub fn error_kind(&self) -> Option<&str> {
-        self.result.pointer("/error/kind").and_then(Value::as_str)
+    /// The error kind, for a failure (`None` for a kind this crate does not know, which
+    /// a remote server may send).
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.result
+            .pointer("/error/kind")
+            .and_then(|k| ErrorKind::deserialize(k).ok())
     }
 }
 

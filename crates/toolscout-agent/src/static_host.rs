@@ -8,7 +8,8 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use toolscout_spec::{Level, ToolSpec};
 
-use crate::host::{CallContext, CallOutcome, Retrieval, ToolHost, call_tool_spec, kind};
+use crate::ErrorKind;
+use crate::host::{CallContext, CallOutcome, Retrieval, ToolHost, call_tool_spec};
 use crate::{BoxFuture, Policy};
 
 /// The name of [`StaticHost`]'s search tool: level-1 lists.
@@ -109,14 +110,14 @@ impl StaticHost {
 
     fn describe(&self, args: &Value) -> CallOutcome {
         let Some(name) = args.get("name").and_then(Value::as_str) else {
-            return CallOutcome::error(kind::INVALID_ARGUMENTS, "'name' is required");
+            return CallOutcome::error(ErrorKind::InvalidArguments, "'name' is required");
         };
         let level = match args.get("level").and_then(Value::as_u64) {
             None | Some(3) => Level::L3,
             Some(2) => Level::L2,
             Some(other) => {
                 return CallOutcome::error(
-                    kind::INVALID_ARGUMENTS,
+                    ErrorKind::InvalidArguments,
                     format!("'level' must be 2 or 3, not {other}"),
                 );
             }
@@ -124,7 +125,7 @@ impl StaticHost {
         match self.enabled().find(|s| s.name.as_str() == name) {
             Some(spec) => CallOutcome::ok(spec.disclose(level).to_json()).with_disclosed([name]),
             None => CallOutcome::error(
-                kind::UNKNOWN_TOOL,
+                ErrorKind::UnknownTool,
                 format!("no tool named '{name}'; use {DISCOVER_SEARCH} to find tools"),
             ),
         }
@@ -228,11 +229,14 @@ impl ToolHost for StaticHost {
                 _ => {}
             }
             let Some((_, handler)) = self.tools.get(name) else {
-                return CallOutcome::error(kind::UNKNOWN_TOOL, format!("no tool named '{name}'"));
+                return CallOutcome::error(
+                    ErrorKind::UnknownTool,
+                    format!("no tool named '{name}'"),
+                );
             };
             match handler(arguments).await {
                 Ok(value) => CallOutcome::ok(value),
-                Err(message) => CallOutcome::error(kind::TOOL_FAILED, message),
+                Err(message) => CallOutcome::error(ErrorKind::ToolFailed, message),
             }
         })
     }

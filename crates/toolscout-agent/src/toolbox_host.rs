@@ -132,7 +132,10 @@ const SUGGESTIONS: usize = 3;
 const RETRIEVE_CHARS: usize = 2_000;
 async fn blocking(f: impl FnOnce() -> CallOutcome + Send + 'static) -> CallOutcome {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        CallOutcome::error("tool_failed", format!("the discover answer stopped: {e}"))
+        CallOutcome::error(
+            toolscout_invoke::ErrorKind::ToolFailed,
+            format!("the discover answer stopped: {e}"),
+        )
     })
 }
 

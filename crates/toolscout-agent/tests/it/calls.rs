@@ -82,7 +82,7 @@ async fn failures_go_back_to_the_model() {
         .iter()
         .map(|r| r["error"]["kind"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(kinds, ["unknown_tool", "disabled_tool", "tool_failed"]);
+    assert_eq!(kinds, ["unknown_tool", "disabled", "tool_failed"]);
     insta::assert_snapshot!(render(&report));
 }
 
