@@ -12,7 +12,7 @@ use toolscout_spec::ToolSpec;
 use crate::event::Emitter;
 use crate::run::{Runtime, run_loop};
 use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, ToolHost, Usage, prompts};
-use crate::{Approver, RefuseAll};
+use crate::{Approver, RefuseAll, Validators};
 
 /// An agent ready to run.
 ///
@@ -23,6 +23,8 @@ pub struct Agent {
     client: ChatClient,
     host: Arc<dyn ToolHost>,
     approver: Arc<dyn Approver>,
+    /// The argument check, the invoker's, its compiled schemas kept across runs.
+    validators: Arc<Validators>,
     subagents: Vec<AgentConfig>,
 }
 
@@ -44,6 +46,7 @@ impl Agent {
             client,
             host,
             approver: Arc::new(RefuseAll),
+            validators: Arc::default(),
             subagents: Vec::new(),
         }
     }
@@ -83,6 +86,7 @@ impl Agent {
             client: &self.client,
             host: self.host.as_ref(),
             approver: self.approver.as_ref(),
+            validators: &self.validators,
             subagents: &self.subagents,
             max_depth: self.config.max_depth,
             emitter: Emitter::new(options.events),

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
-use toolscout_spec::ToolSpec;
 use tracing::Instrument;
 use tracing::field::Empty;
 
@@ -19,7 +18,7 @@ use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
 use crate::{
     AgentConfig, AgentEvent, Approval, ApprovalRequest, CallOutcome, Message, StopReason, ToolCall,
-    Usage, validate,
+    Usage,
 };
 
 /// A finished call.
@@ -205,9 +204,8 @@ async fn dispatch(
             );
         }
         let spec = crate::agent::subagent_spec(sub);
-        let problems = validate::check(&spec, &args);
-        if !problems.is_empty() {
-            return (invalid(&spec, &problems), Usage::default());
+        if let Err(e) = rt.validators.check_arguments(&spec, &args) {
+            return (CallOutcome::from_tool_error(&e), Usage::default());
         }
         let task = args.get("task").and_then(Value::as_str).unwrap_or_default();
         return delegate(rt, sub, depth + 1, task, cancel).await;
@@ -248,11 +246,10 @@ async fn call_host(
             format!("'{tool}' is not among the tools this agent may use"),
         );
     }
-    let problems = validate::check(&spec, &args);
-    if !problems.is_empty() {
+    if let Err(e) = rt.validators.check_arguments(&spec, &args) {
         // The error shows the usage: that discloses the tool, so it is activated and
         // the model's retry can use its schema.
-        return invalid(&spec, &problems).with_disclosed([spec.name.to_string()]);
+        return CallOutcome::from_tool_error(&e).with_disclosed([spec.name.to_string()]);
     }
     // Before approval: a call with made-up values is not worth a person's attention.
     if let Some(refused) = grounding.and_then(|g| g.refuse(&spec, &args)) {
@@ -334,13 +331,6 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
         error.insert("did_you_mean".to_owned(), json!(lines));
     }
     outcome
-}
-
-fn invalid(spec: &ToolSpec, problems: &[String]) -> CallOutcome {
-    CallOutcome::error(
-        ErrorKind::InvalidArguments,
-        format!("{}. Usage: {}", problems.join("; "), spec.usage()),
-    )
 }
 
 fn cancelled() -> CallOutcome {

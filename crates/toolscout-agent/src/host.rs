@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
 pub use toolscout_invoke::BoxFuture;
-use toolscout_invoke::ErrorKind;
+use toolscout_invoke::{ErrorKind, ToolError};
 
 use crate::Policy;
 
@@ -126,6 +126,11 @@ impl CallOutcome {
             disclosed: Vec::new(),
             found: Vec::new(),
         }
+    }
+
+    /// The outcome of a failed call of the invoker.
+    pub fn from_tool_error(error: &ToolError) -> Self {
+        CallOutcome::error(error.kind, error.message.clone())
     }
 
     /// Records tools disclosed at level 2 or 3 by this call.

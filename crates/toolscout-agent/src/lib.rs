@@ -87,7 +87,6 @@ mod run;
 mod static_host;
 mod toolbox_host;
 mod toolset;
-mod validate;
 mod wire;
 
 pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
@@ -110,9 +109,9 @@ pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 pub use async_openai::config::OpenAIConfig;
 /// Re-exported for [`RunOptions::cancel`].
 pub use tokio_util::sync::CancellationToken;
-/// The kinds of failure a [`CallOutcome`] reports: the invoker's, one spelling each.
-pub use toolscout_invoke::ErrorKind;
 /// The approval of calls, shared with the invoker: one [`Approver`] serves both.
 pub use toolscout_invoke::{
     Approval, ApprovalRequest, Approver, AutoApprove, BoxFuture, RefuseAll,
 };
+/// The kinds of failure a [`CallOutcome`] reports and the argument check: the invoker's.
+pub use toolscout_invoke::{ErrorKind, Validators};

@@ -7,7 +7,6 @@ use toolscout_spec::tokens;
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use crate::Approver;
 use crate::agent::subagent_spec;
 use crate::event::Emitter;
 use crate::exec::{Executed, execute};
@@ -19,6 +18,7 @@ use crate::{
     ActivationOrder, AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport,
     StopReason, ToolChoice, ToolHost, ToolScope, Usage,
 };
+use crate::{Approver, Validators};
 
 /// How many requests of one run may say `tool_choice: "required"`.
 ///
@@ -31,6 +31,7 @@ pub(crate) struct Runtime<'a> {
     pub(crate) client: &'a ChatClient,
     pub(crate) host: &'a dyn ToolHost,
     pub(crate) approver: &'a dyn Approver,
+    pub(crate) validators: &'a Validators,
     pub(crate) subagents: &'a [AgentConfig],
     /// The top-level agent's depth limit.
     pub(crate) max_depth: u32,

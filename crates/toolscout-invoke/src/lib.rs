@@ -88,3 +88,4 @@ pub use outcome::{ErrorKind, Outcome, ToolError};
 pub use secrets::{REDACTED, SecretStore};
 pub use tool::{ErrorMode, HttpImpl, Implementation, NativeImpl, ResponseEncoding, Tool};
 pub use usage::{UsageEvent, UsageSink};
+pub use validate::Validators;
