@@ -34,30 +34,11 @@ use toolscout_invoke::{ErrorKind, ToolError};
 
 use crate::Policy;
 
-/// The name of the generic meta-tool that calls any tool by name.
-pub const CALL_TOOL: &str = "call_tool";
-
-/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`]:
-/// `call_tool {name: string, arguments: object}`. (Under [`Policy::Retrieve`] found tools
-/// are activated and a tool called by name runs, so hosts leave it out; a model that
-/// calls it anyway is still understood.)
-pub fn call_tool_spec() -> ToolSpec {
-    ToolSpec::builder(CALL_TOOL, "Call any tool by name with JSON arguments")
-        .title("Call a tool")
-        .description(crate::prompts::CALL_TOOL.trim())
-        .returns("the tool's result: {\"ok\":true,\"value\":…} or {\"ok\":false,\"error\":{\"kind\":…,\"message\":…}}")
-        .parameters(json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's exact name, as discover_* shows it"},
-                "arguments": {"type": "object", "description": "The tool's arguments, matching its parameters"}
-            },
-            "required": ["name", "arguments"]
-        }))
-        .build()
-        // A fixed, valid spec: the tests build it.
-        .unwrap_or_else(|e| unreachable!("the call_tool spec is valid: {e}"))
-}
+/// The generic meta-tool that calls any tool by name, and its spec, for hosts to offer
+/// under [`Policy::Browse`]: `call_tool {name, arguments}`, the same tool the MCP server
+/// offers. (Under [`Policy::Retrieve`] found tools are activated and a tool called by
+/// name runs, so hosts leave it out; a model that calls it anyway is still understood.)
+pub use toolscout_discover::{CALL_TOOL, call_tool_spec};
 
 /// The name of the tool whose call is the final answer, offered with
 /// [`ToolChoice::RequiredAfterActivation`](crate::ToolChoice::RequiredAfterActivation):

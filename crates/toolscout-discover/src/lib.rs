@@ -41,6 +41,7 @@
 
 mod agents;
 mod args;
+mod call_tool;
 mod error;
 pub mod snapshot;
 mod toolbox;
@@ -48,6 +49,7 @@ mod tools;
 
 pub use agents::{AgentProfile, DiscoverAgents};
 pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
+pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
 pub use toolbox::{IndexSync, Lookup, ToolHits, Toolbox, call_looked_up};
 pub use tools::{

@@ -40,15 +40,16 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use toolscout_discover::{DiscoverTools, Lookup};
-use toolscout_invoke::Outcome;
+use toolscout_invoke::{ErrorKind, Outcome};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::mcp::to_mcp;
 
 use self::activation::Activated;
 use crate::{AppState, Error, Expose, Result};
 
-/// The name of the meta-tool that calls any tool.
-pub const CALL_TOOL: &str = "call_tool";
+/// The name of the meta-tool that calls any tool (the discover crate's, as the agent
+/// loop's).
+pub use toolscout_discover::CALL_TOOL;
 
 /// How long a session's `notifications/tools/list_changed` may take to be queued: a
 /// client that does not read its stream does not hold up the call that activated a tool.
@@ -90,31 +91,6 @@ impl McpServer {
         DiscoverTools::new(self.state.toolbox().clone())
     }
 
-    /// The spec of `call_tool`.
-    pub fn call_tool_spec() -> toolscout_spec::Result<ToolSpec> {
-        ToolSpec::builder(CALL_TOOL, "Call a tool of the catalog by name")
-            .description(
-                "Calls any tool of the catalog. Find the tool and its parameters with \
-                 discover_tools first, then pass its exact name and its arguments.",
-            )
-            .parameters(json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "The tool's exact name, as discover_tools shows it"},
-                    "arguments": {"type": "object", "description": "The tool's arguments, as its parameters say"}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }))
-            .returns("the tool's result, or an error that says what to change")
-            .example(
-                "Read a file",
-                json!({"name": "read_file", "arguments": {"file_path": "README.md"}}),
-            )
-            .with_metadata(|m| m.open_world = true)
-            .build()
-    }
-
     /// The tools this session lists, all of them: in [`Expose::Discover`] mode
     /// `discover_tools`, `call_tool` and the session's activated tools that can still be
     /// called; in [`Expose::All`] mode every callable tool.
@@ -125,7 +101,7 @@ impl McpServer {
             Expose::Discover => {
                 let mut specs: Vec<ToolSpec> = [
                     self.discover().spec().ok(),
-                    McpServer::call_tool_spec().ok(),
+                    Some(toolscout_discover::call_tool_spec()),
                 ]
                 .into_iter()
                 .flatten()
@@ -171,7 +147,7 @@ impl McpServer {
             let Some(target) = args.get("name").and_then(Value::as_str) else {
                 return Ok((
                     structured(
-                        json!({"error": {"kind": "invalid_arguments", "message": "call_tool needs \"name\": the exact name of the tool to call (find it with discover_tools)"}}),
+                        json!({"error": {"kind": ErrorKind::InvalidArguments, "message": "call_tool needs \"name\": the exact name of the tool to call (find it with discover_tools)"}}),
                         true,
                     ),
                     false,
