@@ -27,7 +27,7 @@ pub(crate) struct Args {
     #[arg(long)]
     include_disabled: bool,
     /// Hits per page.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = toolscout_search::DEFAULT_PAGE_SIZE)]
     limit: usize,
     /// The page token printed by a previous search.
     #[arg(long)]

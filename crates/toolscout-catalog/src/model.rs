@@ -369,7 +369,7 @@ pub struct BundleQuery {
     pub include_disabled: bool,
     /// Include soft-deleted bundles (implies disabled ones).
     pub include_deleted: bool,
-    /// Page size; 0 means [`DEFAULT_PAGE_SIZE`].
+    /// Page size; 0 means [`DEFAULT_LISTING_PAGE_SIZE`].
     pub page_size: usize,
     /// The `next_page_token` of the previous page.
     pub page_token: Option<String>,
@@ -413,7 +413,7 @@ pub struct ToolQuery {
     pub bundle_ids: Vec<Uuid>,
     /// Include tools that cannot be called (see [`Tool::disabled_reason`]).
     pub include_disabled: bool,
-    /// Page size; 0 means [`DEFAULT_PAGE_SIZE`].
+    /// Page size; 0 means [`DEFAULT_LISTING_PAGE_SIZE`].
     pub page_size: usize,
     /// The `next_page_token` of the previous page.
     pub page_token: Option<String>,
@@ -447,8 +447,12 @@ impl ToolQuery {
     }
 }
 
-/// The page size of queries that do not set one.
-pub const DEFAULT_PAGE_SIZE: usize = 100;
+/// The page size of a listing (bundles, tool versions, the servers' `tools/list`) that
+/// does not set one: pages for programs, larger than the pages of tools a model reads
+/// (`toolscout_search::DEFAULT_LISTING_PAGE_SIZE`).
+pub const DEFAULT_LISTING_PAGE_SIZE: usize = 100;
+/// The most items one page of a listing may hold.
+pub const MAX_LISTING_PAGE_SIZE: usize = 1000;
 
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -52,6 +52,4 @@ pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
 pub use toolbox::{IndexSync, Lookup, ToolHits, Toolbox, call_looked_up};
-pub use tools::{
-    Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_PAGE_SIZE, DEFAULT_USAGE_HITS, DiscoverTools, Scope,
-};
+pub use tools::{Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, Scope};

@@ -21,8 +21,6 @@ pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
 
 /// The smallest `max_tokens` a discover call takes (its schema's `minimum`).
 const MIN_MAX_TOKENS: u32 = 16;
-/// Tools per page of a listing or a search.
-pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// How many of the best search hits carry their usage line, so that a model can call
 /// the obvious tool without a second round trip.
 pub const DEFAULT_USAGE_HITS: usize = 3;
@@ -98,7 +96,7 @@ impl DiscoverTools {
             scope: Scope::All,
             toolbox,
             overview_threshold: DEFAULT_OVERVIEW_THRESHOLD,
-            page_size: DEFAULT_PAGE_SIZE,
+            page_size: toolscout_search::DEFAULT_PAGE_SIZE,
             usage_hits: DEFAULT_USAGE_HITS,
         }
     }
@@ -124,10 +122,11 @@ impl DiscoverTools {
         self
     }
 
-    /// Tools per page (1 to 100).
+    /// Tools per page (1 to [`MAX_PAGE_SIZE`](toolscout_search::MAX_PAGE_SIZE);
+    /// [`DEFAULT_PAGE_SIZE`](toolscout_search::DEFAULT_PAGE_SIZE) unless set).
     #[must_use]
     pub fn with_page_size(mut self, size: usize) -> Self {
-        self.page_size = size.clamp(1, 100);
+        self.page_size = size.clamp(1, toolscout_search::MAX_PAGE_SIZE);
         self
     }
 

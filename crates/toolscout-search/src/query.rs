@@ -6,8 +6,12 @@ use crate::{Error, Result};
 
 /// The most hits one page may hold; larger requests are cut to it.
 pub const MAX_PAGE_SIZE: usize = 100;
-/// The page size when none is given.
-pub const DEFAULT_PAGE_SIZE: usize = 10;
+/// The page size when none is given: of a search, and of every page of tools a model
+/// reads (the discover tools', the REST and JSON-RPC searches', the CLI's `search`).
+///
+/// **Rationale:** a page a model reads costs tokens; a program's listing is another
+/// thing, with its own default (`toolscout_catalog::DEFAULT_LISTING_PAGE_SIZE`).
+pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// How deep pagination goes, in hits.
 pub const MAX_OFFSET: usize = 10_000;
 /// Queries are cut to this many characters.

@@ -162,7 +162,7 @@ impl Default for ServerOptions {
             token: None,
             expose: Expose::Discover,
             body_limit: DEFAULT_BODY_LIMIT,
-            page_size: 100,
+            page_size: toolscout_catalog::DEFAULT_LISTING_PAGE_SIZE,
             mcp_allowed_hosts: None,
             activation_cap: 16,
             search_activations: 3,
@@ -249,7 +249,7 @@ impl ServerOptions {
 
     /// Sets the page size of tool listings (1 to 1000).
     pub fn with_page_size(mut self, size: usize) -> Self {
-        self.page_size = size.clamp(1, 1000);
+        self.page_size = size.clamp(1, toolscout_catalog::MAX_LISTING_PAGE_SIZE);
         self
     }
 }
