@@ -11,7 +11,7 @@ use toolscout_spec::ToolSpec;
 
 use crate::event::Emitter;
 use crate::run::{Runtime, run_loop};
-use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, ToolHost, Usage, prompts};
+use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, TokenUsage, ToolHost, prompts};
 use crate::{Approver, RefuseAll, Validators};
 
 /// An agent ready to run.
@@ -209,7 +209,7 @@ pub struct RunReport {
     /// The final answer, when the run stopped with [`StopReason::Answer`].
     pub answer: Option<String>,
     /// Tokens used, sub-agents included.
-    pub usage: Usage,
+    pub usage: TokenUsage,
     /// Model requests made (sub-agents' not included).
     pub steps: u32,
     /// Why the run stopped.

@@ -17,8 +17,8 @@ use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
 use crate::{
-    AgentConfig, AgentEvent, Approval, ApprovalRequest, CallOutcome, Message, StopReason, ToolCall,
-    Usage,
+    AgentConfig, AgentEvent, Approval, ApprovalRequest, CallOutcome, Message, StopReason,
+    TokenUsage, ToolCall,
 };
 
 /// A finished call.
@@ -27,7 +27,7 @@ pub(crate) struct Executed {
     pub(crate) tool: String,
     pub(crate) outcome: CallOutcome,
     /// Tokens a sub-agent used.
-    pub(crate) usage: Usage,
+    pub(crate) usage: TokenUsage,
     /// The text of a call of the [answer tool](ANSWER_TOOL): the run's final answer.
     pub(crate) answer: Option<String>,
 }
@@ -90,19 +90,19 @@ pub(crate) async fn execute(
     });
     let mut answer = None;
     let (outcome, usage) = match parsed {
-        Err(outcome) => (outcome, Usage::default()),
+        Err(outcome) => (outcome, TokenUsage::default()),
         Ok(args) if tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() => {
             match args.get("text") {
                 Some(Value::String(text)) => {
                     answer = Some(text.clone());
-                    (CallOutcome::ok(json!("delivered")), Usage::default())
+                    (CallOutcome::ok(json!("delivered")), TokenUsage::default())
                 }
                 _ => (
                     CallOutcome::error(
                         ErrorKind::InvalidArguments,
                         "answer needs 'text': the answer as a string. Usage: answer(text=\"…\")",
                     ),
-                    Usage::default(),
+                    TokenUsage::default(),
                 ),
             }
         }
@@ -191,7 +191,7 @@ async fn dispatch(
     call_id: &str,
     grounding: Option<&Grounding<'_>>,
     cancel: &CancellationToken,
-) -> (CallOutcome, Usage) {
+) -> (CallOutcome, TokenUsage) {
     if let Some(sub) = rt.subagent(tool) {
         if depth >= rt.max_depth {
             let message = format!(
@@ -200,12 +200,12 @@ async fn dispatch(
             );
             return (
                 CallOutcome::error(ErrorKind::DepthLimit, message),
-                Usage::default(),
+                TokenUsage::default(),
             );
         }
         let spec = crate::agent::subagent_spec(sub);
         if let Err(e) = rt.validators.check_arguments(&spec, &args) {
-            return (CallOutcome::from_tool_error(&e), Usage::default());
+            return (CallOutcome::from_tool_error(&e), TokenUsage::default());
         }
         let task = args.get("task").and_then(Value::as_str).unwrap_or_default();
         return delegate(rt, sub, depth + 1, task, cancel).await;
@@ -215,7 +215,7 @@ async fn dispatch(
             rt, config, depth, tools, tool, args, call_id, grounding, cancel,
         )
         .await,
-        Usage::default(),
+        TokenUsage::default(),
     )
 }
 
@@ -344,7 +344,7 @@ async fn delegate(
     depth: u32,
     task: &str,
     cancel: &CancellationToken,
-) -> (CallOutcome, Usage) {
+) -> (CallOutcome, TokenUsage) {
     let messages = with_system(sub, vec![Message::user(task)]);
     let report = run_loop(rt, sub, depth, messages, cancel.child_token()).await;
     let outcome = match (&report.stop, report.answer) {

@@ -34,7 +34,7 @@
 //! * **Events** ([`AgentEvent`]) stream to a UI over a channel; `tracing` spans
 //!   (`agent_step`, `tool_call`) carry token usage.
 //!
-//! A run returns a [`RunReport`]: transcript ([`Message`]s), answer, [`Usage`], steps
+//! A run returns a [`RunReport`]: transcript ([`Message`]s), answer, [`TokenUsage`], steps
 //! and [`StopReason`]. An endpoint error ends the run with
 //! [`StopReason::EndpointError`]; it is never a panic.
 //!
@@ -101,7 +101,7 @@ pub use host::{
     ANSWER_TOOL, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
     answer_tool_spec, call_tool_spec,
 };
-pub use message::{FunctionCall, Message, ToolCall, Usage};
+pub use message::{FunctionCall, Message, TokenUsage, ToolCall};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 
