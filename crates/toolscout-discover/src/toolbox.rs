@@ -411,7 +411,7 @@ impl Toolbox {
     /// Whether a call of `tool` needs approval: its spec says so, or the native function
     /// it calls was registered so (see [`Invoker::requires_approval`]).
     pub fn requires_approval(&self, tool: &Tool) -> bool {
-        match toolscout_invoke::Tool::from_parts(
+        match toolscout_invoke::InvokableTool::from_parts(
             tool.spec.clone(),
             tool.tool_type,
             &tool.implementation,
@@ -454,7 +454,7 @@ pub async fn call_looked_up(
         Ok(t) => t,
         Err(e) => return Outcome::Err(e),
     };
-    let invocable = match toolscout_invoke::Tool::from_parts(
+    let invocable = match toolscout_invoke::InvokableTool::from_parts(
         tool.spec.clone(),
         tool.tool_type,
         &tool.implementation,

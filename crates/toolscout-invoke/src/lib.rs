@@ -1,6 +1,6 @@
 //! `toolscout-invoke`: call the tools of a toolscout catalog, safely.
 //!
-//! An [`Invoker`] calls a [`Tool`] (a [`ToolSpec`](toolscout_spec::ToolSpec) plus an
+//! An [`Invoker`] calls an [`InvokableTool`] (a [`ToolSpec`](toolscout_spec::ToolSpec) plus an
 //! [`Implementation`] read from the `impl` block of its `tool.json`) with JSON
 //! arguments, and returns an [`Outcome`]: `{"ok":true,"value":…}` or
 //! `{"ok":false,"error":{"kind","message","details"}}`. A failed call is data for the
@@ -86,6 +86,6 @@ pub use invoker::Invoker;
 pub use native::{BoxFuture, DynTool, NativeTool};
 pub use outcome::{ErrorKind, Outcome, ToolError};
 pub use secrets::{REDACTED, SecretStore};
-pub use tool::{ErrorMode, HttpImpl, Implementation, NativeImpl, ResponseEncoding, Tool};
+pub use tool::{ErrorMode, HttpImpl, Implementation, InvokableTool, NativeImpl, ResponseEncoding};
 pub use usage::{UsageEvent, UsageSink};
 pub use validate::Validators;

@@ -404,7 +404,7 @@ impl AppState {
         let outcome = match &self.inner.remote {
             Some(remote) if remote.owns(tool.bundle_id) => remote.call(tool, args).await,
             _ => {
-                match toolscout_invoke::Tool::from_parts(
+                match toolscout_invoke::InvokableTool::from_parts(
                     tool.spec.clone(),
                     tool.tool_type,
                     &tool.implementation,
