@@ -96,8 +96,8 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
             }
         );
     }
-    if !found.did_you_mean.is_empty() {
-        println!("did you mean: {}?", found.did_you_mean.join(", "));
+    if let Some(hint) = toolscout_search::did_you_mean(&found.did_you_mean) {
+        println!("{hint}");
     }
     if let Some(next) = &found.next_page {
         println!("more: --page {next}");

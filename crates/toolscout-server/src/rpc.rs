@@ -393,11 +393,8 @@ fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
 }
 
 fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> RpcError {
-    let hint = if did_you_mean.is_empty() {
-        "use tools/search to find the right tool".to_owned()
-    } else {
-        format!("did you mean: {}?", did_you_mean.join(", "))
-    };
+    let hint = toolscout_search::did_you_mean(&did_you_mean)
+        .unwrap_or_else(|| "use tools/search to find the right tool".to_owned());
     RpcError::params(format!("invalid params: no tool named '{name}'; {hint}"))
         .with_data(json!({"tool": name, "did_you_mean": did_you_mean}))
 }

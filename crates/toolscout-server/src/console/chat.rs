@@ -267,11 +267,9 @@ pub(crate) async fn turn(
             Lookup::NotFound { did_you_mean } => {
                 return Err(AppError::invalid(format!(
                     "pinned tool '{name}' does not exist{}",
-                    if did_you_mean.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; did you mean {}?", did_you_mean.join(", "))
-                    }
+                    toolscout_search::did_you_mean(&did_you_mean)
+                        .map(|hint| format!("; {hint}"))
+                        .unwrap_or_default()
                 )));
             }
         }
