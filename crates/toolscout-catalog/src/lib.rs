@@ -90,7 +90,7 @@ pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};
 pub use model::{
     Bundle, BundlePut, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue,
-    MAX_LISTING_PAGE_SIZE, Page, Tool, ToolHead, ToolPut, ToolQuery, Usage,
+    MAX_LISTING_PAGE_SIZE, NameClaim, Page, Tool, ToolHead, ToolPut, ToolQuery, Usage,
 };
 pub use ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].

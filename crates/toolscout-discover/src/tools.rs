@@ -289,7 +289,11 @@ impl DiscoverTools {
             .into_iter()
             .filter(|t| t.is_callable() && self.contains_head(t))
             .collect();
-        tools.sort_by(|a, b| a.name.cmp(&b.name).then(b.modified_at.cmp(&a.modified_at)));
+        tools.sort_by(|a, b| {
+            a.name
+                .cmp(&b.name)
+                .then(b.name_claim().cmp(&a.name_claim()))
+        });
         tools.retain(|t| seen.insert(t.name.clone()));
         tools
     }

@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::broadcast;
 use toolscout_catalog::Subscription;
 use toolscout_discover::Toolbox;
-use toolscout_invoke::{ErrorKind, Outcome, ToolError};
+use toolscout_invoke::Outcome;
 use toolscout_spec::adapters::manifest::{ScenarioInfo, ToolCategory};
 use uuid::Uuid;
 
@@ -359,17 +359,10 @@ impl AppState {
     /// without asking the toolbox's approver: the caller (an authenticated client that
     /// said so) approved it.
     pub async fn call_as(&self, name: &str, args: Value, approved: bool) -> Outcome {
-        if let Some(remote) = &self.inner.remote
+        if self.inner.remote.is_some()
             && let toolscout_discover::Lookup::Found(tool) = self.inner.toolbox.lookup(name)
-            && remote.owns(tool.bundle_id)
         {
-            let outcome = remote.call(&tool, args).await;
-            let _ = self
-                .inner
-                .toolbox
-                .catalog()
-                .record_call(tool.id, chrono::Utc::now());
-            return outcome;
+            return self.call_tool_as(&tool, args, approved).await;
         }
         if approved {
             self.inner.toolbox.call_approved(name, args).await
@@ -390,37 +383,14 @@ impl AppState {
         args: Value,
         approved: bool,
     ) -> Outcome {
-        let name = tool.spec.name.as_str();
-        if let Some(reason) = &tool.disabled_reason {
-            return Outcome::Err(
-                ToolError::new(
-                    ErrorKind::Disabled,
-                    format!("tool '{name}' cannot be called: {reason}; use another tool"),
-                )
-                .with_details(json!({"tool": name, "reason": reason.to_string()})),
-            );
-        }
-        let at = chrono::Utc::now();
-        let outcome = match &self.inner.remote {
-            Some(remote) if remote.owns(tool.bundle_id) => remote.call(tool, args).await,
-            _ => {
-                match toolscout_invoke::InvokableTool::from_parts(
-                    tool.spec.clone(),
-                    tool.tool_type,
-                    &tool.implementation,
-                ) {
-                    Ok(t) if approved => {
-                        self.inner.toolbox.invoker().invoke_approved(&t, args).await
-                    }
-                    Ok(t) => self.inner.toolbox.invoker().invoke(&t, args).await,
-                    Err(e) => Outcome::Err(ToolError::new(
-                        ErrorKind::Disabled,
-                        format!("tool '{name}' cannot be called: {e}"),
-                    )),
-                }
+        match &self.inner.remote {
+            Some(remote) if tool.is_callable() && remote.owns(tool.bundle_id) => {
+                let at = chrono::Utc::now();
+                let outcome = remote.call(tool, args).await;
+                let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
+                outcome
             }
-        };
-        let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
-        outcome
+            _ => self.inner.toolbox.call_tool(tool, args, approved).await,
+        }
     }
 }
