@@ -138,15 +138,18 @@ fn haystack(spec: &ToolSpec) -> String {
 }
 
 fn discover_specs() -> Vec<ToolSpec> {
-    let search = ToolSpec::builder(DISCOVER_SEARCH, "List tools whose name, summary or tags match a query")
-        .description("Lists tools (name and one-line summary) whose name, summary or tags contain every word of the query. An empty query lists all tools.")
-        .parameters(json!({
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "Words to look for"}}
-        }))
-        .build();
+    let search = ToolSpec::builder(
+        DISCOVER_SEARCH,
+        "List tools whose name, summary or tags match a query",
+    )
+    .description(crate::prompts::STATIC_DISCOVER_SEARCH.trim())
+    .parameters(json!({
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "Words to look for"}}
+    }))
+    .build();
     let describe = ToolSpec::builder(DISCOVER_DESCRIBE, "Show one tool in detail: level 2 or 3")
-        .description("Shows one tool: level 2 gives its description, usage and parameter names; level 3 adds full parameter schemas, examples and errors. A described tool becomes callable by name.")
+        .description(crate::prompts::STATIC_DISCOVER_DESCRIBE.trim())
         .parameters(json!({
             "type": "object",
             "properties": {

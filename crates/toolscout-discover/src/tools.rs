@@ -15,6 +15,12 @@ use crate::toolbox::{Lookup, Toolbox};
 const DESCRIPTION: &str = include_str!("../prompts/discover_tools.md");
 /// The description template of a brief discover tool ([`DiscoverTools::brief_spec`]).
 const BRIEF_DESCRIPTION: &str = include_str!("../prompts/discover_tools_brief.md");
+/// The summary over the whole catalog.
+const SUMMARY: &str = include_str!("../prompts/discover_tools_summary.txt");
+/// The summary over one category: `{category}` is its name.
+const SUMMARY_CATEGORY: &str = include_str!("../prompts/discover_tools_summary_category.txt");
+/// The summary over some bundles.
+const SUMMARY_BUNDLES: &str = include_str!("../prompts/discover_tools_summary_bundles.txt");
 
 /// Above this many tools, a call without arguments answers with categories.
 pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
@@ -177,9 +183,9 @@ impl DiscoverTools {
             .replace("{scope}", &scope)
             .replace("{count}", &self.in_scope().len().to_string());
         let summary = match &self.scope {
-            Scope::All => "Browse and search the tool catalog".to_owned(),
-            Scope::Category(c) => format!("Browse and search the {c} tools"),
-            Scope::Bundles(_) => "Browse and search the tools of some bundles".to_owned(),
+            Scope::All => SUMMARY.trim().to_owned(),
+            Scope::Category(c) => SUMMARY_CATEGORY.trim().replace("{category}", c),
+            Scope::Bundles(_) => SUMMARY_BUNDLES.trim().to_owned(),
         };
         (description, summary)
     }

@@ -51,6 +51,11 @@ use crate::{AppState, Error, Expose, Result};
 /// loop's).
 pub use toolscout_discover::CALL_TOOL;
 
+/// The server's instructions to the client's model in [`Expose::Discover`] mode.
+const INSTRUCTIONS_DISCOVER: &str = include_str!("../prompts/mcp_instructions_discover.md");
+/// The server's instructions in [`Expose::All`] mode.
+const INSTRUCTIONS_ALL: &str = include_str!("../prompts/mcp_instructions_all.md");
+
 /// How long a session's `notifications/tools/list_changed` may take to be queued: a
 /// client that does not read its stream does not hold up the call that activated a tool.
 const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -294,10 +299,13 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new(&scenario.name, &scenario.version))
-        .with_instructions(match self.state.options().expose {
-            Expose::Discover => "This server holds a large tool catalog. Use discover_tools to browse or search it and to read a tool's parameters. The tools you describe and the best hits of your searches are added to your tools list (notifications/tools/list_changed): call them directly. call_tool calls any tool by name and arguments.",
-            Expose::All => "Every tool of the catalog is listed; page through tools/list with its cursor.",
-        })
+        .with_instructions(
+            match self.state.options().expose {
+                Expose::Discover => INSTRUCTIONS_DISCOVER,
+                Expose::All => INSTRUCTIONS_ALL,
+            }
+            .trim(),
+        )
     }
 
     async fn list_tools(
