@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use toolscout::invoke::{
-    AllowedHosts, HttpConfig, Invoker, NativeTool, SecretStore, Tool, ToolError,
+    AllowedHosts, HttpConfig, InvokableTool, Invoker, NativeTool, SecretStore, ToolError,
 };
 use toolscout::spec::ToolSpec;
 use toolscout::spec::adapters::tool_file::ToolType;
@@ -85,7 +85,7 @@ async fn main() -> anyhow::Result<()> {
             "required": ["city"]
         }))
         .build()?;
-    let weather = Tool::from_parts(
+    let weather = InvokableTool::from_parts(
         spec,
         ToolType::Http,
         &json!({

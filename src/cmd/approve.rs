@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-/// The command-line approver; implements the invoker's and the agent loop's approver.
+/// The command-line approver, of the invoker and of the agent loop alike.
 #[derive(Debug, Default)]
 pub(crate) struct TerminalApprover {
     /// Tools approved up front (`--approve TOOL`).
@@ -125,21 +125,6 @@ impl toolscout_invoke::Approver for TerminalApprover {
         let decision = match self.decide(&request.tool, &request.arguments) {
             Ok(()) => toolscout_invoke::Approval::Approved,
             Err(reason) => toolscout_invoke::Approval::Refused(Some(reason)),
-        };
-        Box::pin(async move { decision })
-    }
-}
-
-impl toolscout_agent::Approver for TerminalApprover {
-    fn approve<'a>(
-        &'a self,
-        request: &'a toolscout_agent::ApprovalRequest,
-    ) -> toolscout_agent::BoxFuture<'a, toolscout_agent::Decision> {
-        let decision = match self.decide(&request.tool, &request.arguments) {
-            Ok(()) => toolscout_agent::Decision::Approve,
-            Err(reason) => toolscout_agent::Decision::Refuse {
-                reason: Some(reason),
-            },
         };
         Box::pin(async move { decision })
     }

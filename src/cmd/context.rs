@@ -2,13 +2,14 @@
 //! built-in native tools, and (for search, calls and serving) a [`Toolbox`]; for `serve`
 //! and `chat`, the remote catalogs (`--remote`) whose tools join it.
 
+use std::hash::Hasher as _;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
-use toolscout_catalog::{Catalog, Tool, ToolHead};
+use toolscout_catalog::{Catalog, NameClaim, Tool, ToolHead};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{
@@ -212,9 +213,9 @@ impl MeaningArgs {
 
 /// 64-bit FNV-1a: a stable name for a path.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    let mut h = fnv::FnvHasher::default();
+    h.write(bytes);
+    h.finish()
 }
 
 impl Global {
@@ -597,8 +598,7 @@ pub(crate) fn picks_by_name(catalog: &Catalog) -> Vec<Pick> {
     struct Candidate {
         name: String,
         callable: bool,
-        built_in: bool,
-        modified: chrono::DateTime<chrono::Utc>,
+        claim: NameClaim,
         id: uuid::Uuid,
     }
     let mut all: Vec<Candidate> = Vec::with_capacity(catalog.len());
@@ -606,8 +606,7 @@ pub(crate) fn picks_by_name(catalog: &Catalog) -> Vec<Pick> {
         all.push(Candidate {
             name: h.name.clone(),
             callable: disabled.is_none(),
-            built_in: h.is_built_in,
-            modified: h.modified_at,
+            claim: NameClaim::new(disabled.is_none(), h.is_built_in, h.modified_at),
             id: h.id,
         });
     });
@@ -615,9 +614,7 @@ pub(crate) fn picks_by_name(catalog: &Catalog) -> Vec<Pick> {
     all.sort_unstable_by(|a, b| {
         a.name
             .cmp(&b.name)
-            .then(b.callable.cmp(&a.callable))
-            .then(b.built_in.cmp(&a.built_in))
-            .then(b.modified.cmp(&a.modified))
+            .then(b.claim.cmp(&a.claim))
             .then(a.id.cmp(&b.id))
     });
     all.dedup_by(|later, first| later.name == first.name);
@@ -654,18 +651,15 @@ pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
 pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
     // The heads named `name`, with whether each can be called; no other head is copied.
     let named = |n: &str| {
-        let mut out: Vec<(ToolHead, bool)> = Vec::new();
+        let mut out: Vec<(ToolHead, NameClaim)> = Vec::new();
         catalog.for_each_head(|h, disabled| {
             if h.name == n {
-                out.push((h.clone(), disabled.is_none()));
+                let claim = NameClaim::new(disabled.is_none(), h.is_built_in, h.modified_at);
+                out.push((h.clone(), claim));
             }
         });
         // The first of equals in id order, as `heads_by_name` keeps it.
-        out.into_iter().rev().max_by(|(a, ac), (b, bc)| {
-            ac.cmp(bc)
-                .then(a.is_built_in.cmp(&b.is_built_in))
-                .then(a.modified_at.cmp(&b.modified_at))
-        })
+        out.into_iter().rev().max_by_key(|(_, claim)| *claim)
     };
     let (head, _) = match named(name) {
         Some(found) => found,

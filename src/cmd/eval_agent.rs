@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost, kind};
+use toolscout_agent::ErrorKind;
+use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost};
 use toolscout_agent::{
     Agent, AgentConfig, AgentEvent, ChatClient, Policy, RunOptions, StopReason, ToolboxHost,
 };
@@ -410,7 +411,10 @@ fn watch(
                 seen.catalog_called |= catalog.contains(&tool);
                 let kind = result.pointer("/error/kind").and_then(Value::as_str);
                 seen.catalog_ran |= catalog.contains(&tool)
-                    && (ok || matches!(kind, Some(kind::TOOL_FAILED | kind::TIMEOUT)));
+                    && (ok
+                        || [ErrorKind::ToolFailed, ErrorKind::Timeout]
+                            .iter()
+                            .any(|k| kind == Some(k.as_str())));
                 seen.calls.push(match kind {
                     Some(k) if !ok => format!("{tool}({k})"),
                     _ => tool,

@@ -51,20 +51,13 @@ pub(crate) fn find<'a>(tools: &[&'a str], name: &str) -> Result<&'a str> {
             return Ok(t);
         }
     }
-    let mut close: Vec<(f64, &str)> = tools
-        .iter()
-        .map(|t| (strsim::jaro_winkler(name, t), *t))
-        .filter(|(score, _)| *score > 0.7)
-        .collect();
-    close.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    let names: Vec<&str> = close.iter().take(3).map(|(_, n)| *n).collect();
-    if names.is_empty() {
-        bail!("no tool named '{name}' (try `toolscout list`)");
+    match toolscout_search::did_you_mean(&toolscout_search::closest_names(
+        name,
+        tools.iter().copied(),
+    )) {
+        Some(hint) => bail!("no tool named '{name}'; {hint}"),
+        None => bail!("no tool named '{name}' (try `toolscout list`)"),
     }
-    bail!(
-        "no tool named '{name}'; did you mean: {}?",
-        names.join(", ")
-    )
 }
 
 /// Prints a JSON value, pretty.

@@ -27,7 +27,7 @@ pub(crate) struct Args {
     #[arg(long)]
     include_disabled: bool,
     /// Hits per page.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = toolscout_search::DEFAULT_PAGE_SIZE)]
     limit: usize,
     /// The page token printed by a previous search.
     #[arg(long)]
@@ -96,8 +96,8 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
             }
         );
     }
-    if !found.did_you_mean.is_empty() {
-        println!("did you mean: {}?", found.did_you_mean.join(", "));
+    if let Some(hint) = toolscout_search::did_you_mean(&found.did_you_mean) {
+        println!("{hint}");
     }
     if let Some(next) = &found.next_page {
         println!("more: --page {next}");

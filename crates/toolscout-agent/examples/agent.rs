@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolscout_agent::{
-    Agent, AgentConfig, AgentEvent, ChatClient, Decision, FnApprover, Policy, RunOptions,
+    Agent, AgentConfig, AgentEvent, Approval, ApprovalRequest, ChatClient, Policy, RunOptions,
     StaticHost,
 };
 
@@ -48,11 +48,9 @@ async fn main() -> anyhow::Result<()> {
         Arc::new(sample_host()),
     )
     // Ask nobody: refuse every call that needs approval.
-    .with_approver(Arc::new(FnApprover(
-        |_: &toolscout_agent::ApprovalRequest| Decision::Refuse {
-            reason: Some("this example approves nothing".to_owned()),
-        },
-    )));
+    .with_approver(Arc::new(|_: &ApprovalRequest| {
+        Approval::Refused(Some("this example approves nothing".to_owned()))
+    }));
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let printer = tokio::spawn(async move {

@@ -9,11 +9,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
-use crate::approval::{Approver, RefuseAll};
 use crate::builder::AgentBuilder;
 use crate::event::{Emitter, EventHandler};
 use crate::run::{Runtime, run_loop};
-use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, ToolHost, Usage, prompts};
+use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, TokenUsage, ToolHost, prompts};
+use crate::{Approver, RefuseAll, Validators};
 
 /// An agent ready to run.
 ///
@@ -24,6 +24,8 @@ pub struct Agent {
     client: ChatClient,
     host: Arc<dyn ToolHost>,
     approver: Arc<dyn Approver>,
+    /// The argument check, the invoker's, its compiled schemas kept across runs.
+    validators: Arc<Validators>,
     subagents: Vec<AgentConfig>,
     on_event: Option<EventHandler>,
 }
@@ -46,6 +48,7 @@ impl Agent {
             client,
             host,
             approver: Arc::new(RefuseAll),
+            validators: Arc::default(),
             subagents: Vec::new(),
             on_event: None,
         }
@@ -116,6 +119,7 @@ impl Agent {
             client: &self.client,
             host: self.host.as_ref(),
             approver: self.approver.as_ref(),
+            validators: &self.validators,
             subagents: &self.subagents,
             max_depth: self.config.max_depth,
             emitter: Emitter::new(options.events, self.on_event.clone()),
@@ -257,7 +261,7 @@ pub struct RunReport {
     /// The final answer, when the run stopped with [`StopReason::Answer`].
     pub answer: Option<String>,
     /// Tokens used, sub-agents included.
-    pub usage: Usage,
+    pub usage: TokenUsage,
     /// Model requests made (sub-agents' not included).
     pub steps: u32,
     /// Why the run stopped.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::Usage;
+use crate::TokenUsage;
 
 /// One thing that happened during a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,7 +43,7 @@ pub enum AgentEvent {
         /// Step number.
         step: u32,
         /// Tokens of this request.
-        usage: Usage,
+        usage: TokenUsage,
     },
     /// A tool call starts.
     ToolCallStarted {

@@ -7,17 +7,19 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
-use toolscout_spec::ToolSpec;
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use crate::ErrorKind;
 use crate::agent::with_system;
-use crate::approval::{ApprovalRequest, Decision};
 use crate::grounding::Grounding;
-use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext, kind};
+use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
-use crate::{AgentConfig, AgentEvent, CallOutcome, Message, StopReason, ToolCall, Usage, validate};
+use crate::{
+    AgentConfig, AgentEvent, Approval, ApprovalRequest, CallOutcome, Message, StopReason,
+    TokenUsage, ToolCall,
+};
 
 /// A finished call.
 pub(crate) struct Executed {
@@ -25,7 +27,7 @@ pub(crate) struct Executed {
     pub(crate) tool: String,
     pub(crate) outcome: CallOutcome,
     /// Tokens a sub-agent used.
-    pub(crate) usage: Usage,
+    pub(crate) usage: TokenUsage,
     /// The text of a call of the [answer tool](ANSWER_TOOL): the run's final answer.
     pub(crate) answer: Option<String>,
 }
@@ -88,19 +90,19 @@ pub(crate) async fn execute(
     });
     let mut answer = None;
     let (outcome, usage) = match parsed {
-        Err(outcome) => (outcome, Usage::default()),
+        Err(outcome) => (outcome, TokenUsage::default()),
         Ok(args) if tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() => {
             match args.get("text") {
                 Some(Value::String(text)) => {
                     answer = Some(text.clone());
-                    (CallOutcome::ok(json!("delivered")), Usage::default())
+                    (CallOutcome::ok(json!("delivered")), TokenUsage::default())
                 }
                 _ => (
                     CallOutcome::error(
-                        kind::INVALID_ARGUMENTS,
+                        ErrorKind::InvalidArguments,
                         "answer needs 'text': the answer as a string. Usage: answer(text=\"…\")",
                     ),
-                    Usage::default(),
+                    TokenUsage::default(),
                 ),
             }
         }
@@ -139,13 +141,13 @@ fn parse_arguments(text: &str) -> Result<Value, CallOutcome> {
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(other) => Err(CallOutcome::error(
-            kind::INVALID_ARGUMENTS,
+            ErrorKind::InvalidArguments,
             format!(
                 "the arguments must be a JSON object, not {other}; send an object matching the tool's parameters"
             ),
         )),
         Err(e) => Err(CallOutcome::error(
-            kind::INVALID_ARGUMENTS,
+            ErrorKind::InvalidArguments,
             format!(
                 "the arguments were not valid JSON ({e}); send one JSON object matching the tool's parameters"
             ),
@@ -156,7 +158,7 @@ fn parse_arguments(text: &str) -> Result<Value, CallOutcome> {
 /// `call_tool {name, arguments}` → the target and its arguments (an object, or JSON
 /// text of one, as models sometimes send).
 fn unwrap_call_tool(args: Value) -> Result<(String, Value), CallOutcome> {
-    let invalid = |m: &str| CallOutcome::error(kind::INVALID_ARGUMENTS, m);
+    let invalid = |m: &str| CallOutcome::error(ErrorKind::InvalidArguments, m);
     let Some(name) = args.get("name").and_then(Value::as_str).map(str::to_owned) else {
         return Err(invalid("call_tool needs 'name': the tool's exact name"));
     };
@@ -189,7 +191,7 @@ async fn dispatch(
     call_id: &str,
     grounding: Option<&Grounding<'_>>,
     cancel: &CancellationToken,
-) -> (CallOutcome, Usage) {
+) -> (CallOutcome, TokenUsage) {
     if let Some(sub) = rt.subagent(tool) {
         if depth >= rt.max_depth {
             let message = format!(
@@ -197,14 +199,13 @@ async fn dispatch(
                 rt.max_depth
             );
             return (
-                CallOutcome::error(kind::DEPTH_LIMIT, message),
-                Usage::default(),
+                CallOutcome::error(ErrorKind::DepthLimit, message),
+                TokenUsage::default(),
             );
         }
         let spec = crate::agent::subagent_spec(sub);
-        let problems = validate::check(&spec, &args);
-        if !problems.is_empty() {
-            return (invalid(&spec, &problems), Usage::default());
+        if let Err(e) = rt.validators.check_arguments(&spec, &args) {
+            return (CallOutcome::from_tool_error(&e), TokenUsage::default());
         }
         let task = args.get("task").and_then(Value::as_str).unwrap_or_default();
         return delegate(rt, sub, depth + 1, task, cancel).await;
@@ -214,7 +215,7 @@ async fn dispatch(
             rt, config, depth, tools, tool, args, call_id, grounding, cancel,
         )
         .await,
-        Usage::default(),
+        TokenUsage::default(),
     )
 }
 
@@ -235,33 +236,28 @@ async fn call_host(
     };
     if !spec.metadata.enabled_by_default {
         return CallOutcome::error(
-            kind::DISABLED_TOOL,
+            ErrorKind::Disabled,
             format!("'{tool}' is disabled; choose another tool"),
         );
     }
     if tools.get(tool).is_none() && !config.tool_scope.allows(tool) {
         return CallOutcome::error(
-            kind::OUT_OF_SCOPE,
+            ErrorKind::OutOfScope,
             format!("'{tool}' is not among the tools this agent may use"),
         );
     }
-    let problems = validate::check(&spec, &args);
-    if !problems.is_empty() {
+    if let Err(e) = rt.validators.check_arguments(&spec, &args) {
         // The error shows the usage: that discloses the tool, so it is activated and
         // the model's retry can use its schema.
-        return invalid(&spec, &problems).with_disclosed([spec.name.to_string()]);
+        return CallOutcome::from_tool_error(&e).with_disclosed([spec.name.to_string()]);
     }
     // Before approval: a call with made-up values is not worth a person's attention.
     if let Some(refused) = grounding.and_then(|g| g.refuse(&spec, &args)) {
         return refused;
     }
     if spec.metadata.requires_approval {
-        let request = ApprovalRequest {
-            agent: config.name.clone(),
-            tool: tool.to_owned(),
-            arguments: args.clone(),
-            call_id: call_id.to_owned(),
-        };
+        let request = ApprovalRequest::new(tool, args.clone(), spec.summary.clone())
+            .with_call(&config.name, call_id);
         rt.emitter.emit(AgentEvent::ApprovalRequested {
             agent: config.name.clone(),
             depth,
@@ -274,14 +270,14 @@ async fn call_host(
             () = cancel.cancelled() => return cancelled(),
             d = rt.approver.approve(&request) => d,
         };
-        if let Decision::Refuse { reason } = decision {
+        if let Approval::Refused(reason) = decision {
             let mut message = format!("the user did not approve this call to '{tool}'");
             if let Some(reason) = reason {
                 message.push_str(": ");
                 message.push_str(&reason);
             }
             message.push_str("; do not retry it unchanged");
-            return CallOutcome::error(kind::APPROVAL_REFUSED, message);
+            return CallOutcome::error(ErrorKind::ApprovalRefused, message);
         }
     }
     let timeout = spec
@@ -300,7 +296,7 @@ async fn call_host(
         r = tokio::time::timeout(timeout, rt.host.call(tool, args, ctx)) => match r {
             Ok(outcome) => outcome,
             Err(_) => CallOutcome::error(
-                kind::TIMEOUT,
+                ErrorKind::Timeout,
                 format!("'{tool}' did not finish within {} ms", timeout.as_millis()),
             ),
         },
@@ -312,7 +308,7 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
     let suggestions = rt.host.suggest(tool);
     if suggestions.is_empty() {
         return CallOutcome::error(
-            kind::UNKNOWN_TOOL,
+            ErrorKind::UnknownTool,
             format!(
                 "there is no tool named '{tool}'; find tools with a discover tool first (query: a few words about what you need), then use a name it returns"
             ),
@@ -320,7 +316,7 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
     }
     let lines: Vec<&str> = suggestions.iter().map(|s| s.line.as_str()).collect();
     let mut outcome = CallOutcome::error(
-        kind::UNKNOWN_TOOL,
+        ErrorKind::UnknownTool,
         format!(
             "there is no tool named '{tool}'. These tools exist and may fit: {}. Call one of them by its exact name, or search with a discover tool",
             lines.join("; ")
@@ -337,15 +333,8 @@ fn unknown_tool(rt: &Runtime<'_>, tool: &str) -> CallOutcome {
     outcome
 }
 
-fn invalid(spec: &ToolSpec, problems: &[String]) -> CallOutcome {
-    CallOutcome::error(
-        kind::INVALID_ARGUMENTS,
-        format!("{}. Usage: {}", problems.join("; "), spec.usage()),
-    )
-}
-
 fn cancelled() -> CallOutcome {
-    CallOutcome::error(kind::CANCELLED, "the run was cancelled")
+    CallOutcome::error(ErrorKind::Cancelled, "the run was cancelled")
 }
 
 /// Runs a sub-agent on `task` and returns its answer as the call's value.
@@ -355,13 +344,13 @@ async fn delegate(
     depth: u32,
     task: &str,
     cancel: &CancellationToken,
-) -> (CallOutcome, Usage) {
+) -> (CallOutcome, TokenUsage) {
     let messages = with_system(sub, vec![Message::user(task)]);
     let report = run_loop(rt, sub, depth, messages, cancel.child_token()).await;
     let outcome = match (&report.stop, report.answer) {
         (StopReason::Answer, Some(answer)) => CallOutcome::ok(Value::String(answer)),
         (stop, _) => CallOutcome::error(
-            kind::SUBAGENT_FAILED,
+            ErrorKind::SubagentFailed,
             format!(
                 "the {} agent stopped without an answer after {} step(s): {}",
                 sub.name,

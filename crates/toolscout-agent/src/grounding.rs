@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 use toolscout_spec::ToolSpec;
 
-use crate::host::kind;
+use crate::ErrorKind;
 use crate::{CallOutcome, Message};
 
 /// The most text the grounds are built from, in bytes: the newest messages count first.
@@ -71,7 +71,7 @@ impl Grounding<'_> {
             })
             .collect();
         Some(CallOutcome::error(
-            kind::UNGROUNDED_ARGUMENTS,
+            ErrorKind::UngroundedArguments,
             format!(
                 "not run: the user has not given {} ({} is in neither the request nor a tool result). If the user did give it in other words (a name for what they described, a converted unit, a total), call again with the same arguments and the call will run; if not, do not guess: answer the user and ask for it",
                 missing.join(", "),

@@ -24,43 +24,21 @@
 //! it applies the timeout and cancellation around it. So `call` only sees real tool
 //! names with plausible arguments, and never sees `call_tool`.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolscout_spec::ToolSpec;
 
+pub use toolscout_invoke::BoxFuture;
+use toolscout_invoke::{ErrorKind, ToolError};
+
 use crate::Policy;
 
-/// A boxed, sendable future: what crosses the `dyn` boundaries of this crate.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The name of the generic meta-tool that calls any tool by name.
-pub const CALL_TOOL: &str = "call_tool";
-
-/// The spec of [`CALL_TOOL`], for hosts to offer under [`Policy::Browse`]:
-/// `call_tool {name: string, arguments: object}`. (Under [`Policy::Retrieve`] found tools
-/// are activated and a tool called by name runs, so hosts leave it out; a model that
-/// calls it anyway is still understood.)
-pub fn call_tool_spec() -> ToolSpec {
-    ToolSpec::builder(CALL_TOOL, "Call any tool by name with JSON arguments")
-        .title("Call a tool")
-        .description(crate::prompts::CALL_TOOL.trim())
-        .returns("the tool's result: {\"ok\":true,\"value\":…} or {\"ok\":false,\"error\":{\"kind\":…,\"message\":…}}")
-        .parameters(json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's exact name, as discover_* shows it"},
-                "arguments": {"type": "object", "description": "The tool's arguments, matching its parameters"}
-            },
-            "required": ["name", "arguments"]
-        }))
-        .build()
-        // A fixed, valid spec: the tests build it.
-        .unwrap_or_else(|e| unreachable!("the call_tool spec is valid: {e}"))
-}
+/// The generic meta-tool that calls any tool by name, and its spec, for hosts to offer
+/// under [`Policy::Browse`]: `call_tool {name, arguments}`, the same tool the MCP server
+/// offers. (Under [`Policy::Retrieve`] found tools are activated and a tool called by
+/// name runs, so hosts leave it out; a model that calls it anyway is still understood.)
+pub use toolscout_discover::{CALL_TOOL, call_tool_spec};
 
 /// The name of the tool whose call is the final answer, offered with
 /// [`ToolChoice::RequiredAfterActivation`](crate::ToolChoice::RequiredAfterActivation):
@@ -96,33 +74,6 @@ pub struct CallContext {
     pub cancel: CancellationToken,
 }
 
-/// Error kinds the loop itself reports to the model. Hosts may use their own kinds too.
-pub mod kind {
-    /// No tool has that name.
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
-    /// The tool exists but is disabled.
-    pub const DISABLED_TOOL: &str = "disabled_tool";
-    /// The arguments were not valid JSON or did not match the schema.
-    pub const INVALID_ARGUMENTS: &str = "invalid_arguments";
-    /// The call took longer than its timeout.
-    pub const TIMEOUT: &str = "timeout";
-    /// The approver refused the call.
-    pub const APPROVAL_REFUSED: &str = "approval_refused";
-    /// The tool ran and failed.
-    pub const TOOL_FAILED: &str = "tool_failed";
-    /// The run was cancelled while the call ran.
-    pub const CANCELLED: &str = "cancelled";
-    /// A sub-agent may not delegate further.
-    pub const DEPTH_LIMIT: &str = "depth_limit";
-    /// The agent's tool scope does not include the tool.
-    pub const OUT_OF_SCOPE: &str = "out_of_scope";
-    /// A sub-agent stopped without an answer.
-    pub const SUBAGENT_FAILED: &str = "subagent_failed";
-    /// Required arguments the conversation did not give (see
-    /// [`AgentConfig::ground_arguments`](crate::AgentConfig::ground_arguments)).
-    pub const UNGROUNDED_ARGUMENTS: &str = "ungrounded_arguments";
-}
-
 /// The result of one call: what the model reads, and what it disclosed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallOutcome {
@@ -149,13 +100,18 @@ impl CallOutcome {
     }
 
     /// A failure the model can read and recover from:
-    /// `{"ok":false,"error":{"kind":kind,"message":message}}`. See [`kind`].
-    pub fn error(kind: &str, message: impl Into<String>) -> Self {
+    /// `{"ok":false,"error":{"kind":kind,"message":message}}`.
+    pub fn error(kind: ErrorKind, message: impl Into<String>) -> Self {
         CallOutcome {
             result: json!({"ok": false, "error": {"kind": kind, "message": message.into()}}),
             disclosed: Vec::new(),
             found: Vec::new(),
         }
+    }
+
+    /// The outcome of a failed call of the invoker.
+    pub fn from_tool_error(error: &ToolError) -> Self {
+        CallOutcome::error(error.kind, error.message.clone())
     }
 
     /// Records tools disclosed at level 2 or 3 by this call.
@@ -177,9 +133,12 @@ impl CallOutcome {
         self.result.get("ok").and_then(Value::as_bool) == Some(true)
     }
 
-    /// The error kind, for a failure.
-    pub fn error_kind(&self) -> Option<&str> {
-        self.result.pointer("/error/kind").and_then(Value::as_str)
+    /// The error kind, for a failure (`None` for a kind this crate does not know, which
+    /// a remote server may send).
+    pub fn error_kind(&self) -> Option<ErrorKind> {
+        self.result
+            .pointer("/error/kind")
+            .and_then(|k| ErrorKind::deserialize(k).ok())
     }
 }
 

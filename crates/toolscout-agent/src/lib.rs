@@ -34,7 +34,7 @@
 //! * **Events** ([`AgentEvent`]) stream to a UI over a channel; `tracing` spans
 //!   (`agent_step`, `tool_call`) carry token usage.
 //!
-//! A run returns a [`RunReport`]: transcript ([`Message`]s), answer, [`Usage`], steps
+//! A run returns a [`RunReport`]: transcript ([`Message`]s), answer, [`TokenUsage`], steps
 //! and [`StopReason`]. An endpoint error ends the run with
 //! [`StopReason::EndpointError`]; it is never a panic.
 //!
@@ -74,7 +74,6 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod agent;
-mod approval;
 mod builder;
 mod client;
 mod config;
@@ -89,11 +88,9 @@ mod run;
 mod static_host;
 mod toolbox_host;
 mod toolset;
-mod validate;
 mod wire;
 
 pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
-pub use approval::{ApprovalRequest, Approver, AutoApprove, Decision, FnApprover, RefuseAll};
 pub use builder::AgentBuilder;
 pub use client::ChatClient;
 pub use config::{
@@ -103,10 +100,10 @@ pub use config::{
 pub use error::{Error, Result};
 pub use event::{AgentEvent, EventHandler};
 pub use host::{
-    ANSWER_TOOL, BoxFuture, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
+    ANSWER_TOOL, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
     answer_tool_spec, call_tool_spec,
 };
-pub use message::{FunctionCall, Message, ToolCall, Usage};
+pub use message::{FunctionCall, Message, TokenUsage, ToolCall};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 
@@ -114,3 +111,9 @@ pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 pub use async_openai::config::OpenAIConfig;
 /// Re-exported for [`RunOptions::cancel`].
 pub use tokio_util::sync::CancellationToken;
+/// The approval of calls, shared with the invoker: one [`Approver`] serves both.
+pub use toolscout_invoke::{
+    Approval, ApprovalRequest, Approver, AutoApprove, BoxFuture, RefuseAll,
+};
+/// The kinds of failure a [`CallOutcome`] reports and the argument check: the invoker's.
+pub use toolscout_invoke::{ErrorKind, Validators};

@@ -109,7 +109,7 @@ pub struct FunctionCall {
 
 /// Tokens used by one request or a whole run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
+pub struct TokenUsage {
     /// Tokens of the prompt (messages and tools).
     pub prompt_tokens: u64,
     /// Tokens the model generated.
@@ -120,14 +120,14 @@ pub struct Usage {
     pub estimated: bool,
 }
 
-impl Usage {
+impl TokenUsage {
     /// Prompt plus completion tokens.
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
     }
 
     /// Adds another usage to this one.
-    pub fn add(&mut self, other: Usage) {
+    pub fn add(&mut self, other: TokenUsage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.estimated |= other.estimated;

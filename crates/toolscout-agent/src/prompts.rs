@@ -7,8 +7,12 @@ pub const BROWSE: &str = include_str!("../prompts/agent_browse.md");
 pub const RETRIEVE: &str = include_str!("../prompts/agent_retrieve.md");
 /// The description of the [`answer`](crate::ANSWER_TOOL) tool.
 pub const ANSWER_TOOL: &str = include_str!("../prompts/agent_answer_tool.md");
-/// The description of [`call_tool`](crate::CALL_TOOL).
-pub const CALL_TOOL: &str = include_str!("../prompts/agent_call_tool.md");
+/// The description of [`StaticHost`](crate::StaticHost)'s
+/// [`discover_search`](crate::DISCOVER_SEARCH).
+pub const STATIC_DISCOVER_SEARCH: &str = include_str!("../prompts/static_discover_search.md");
+/// The description of [`StaticHost`](crate::StaticHost)'s
+/// [`discover_describe`](crate::DISCOVER_DESCRIBE).
+pub const STATIC_DISCOVER_DESCRIBE: &str = include_str!("../prompts/static_discover_describe.md");
 /// The description of a sub-agent tool's `task` parameter.
 pub const SUBAGENT_TASK: &str = include_str!("../prompts/agent_subagent_task.txt");
 /// The system prompt of the [fit check](crate::AgentConfig::fit_check).

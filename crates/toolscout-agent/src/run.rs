@@ -8,7 +8,6 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::agent::subagent_spec;
-use crate::approval::Approver;
 use crate::event::Emitter;
 use crate::exec::{Executed, execute};
 use crate::grounding::{Grounding, Grounds};
@@ -17,8 +16,9 @@ use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
 use crate::{
     ActivationOrder, AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport,
-    StopReason, ToolChoice, ToolHost, ToolScope, Usage,
+    StopReason, TokenUsage, ToolChoice, ToolHost, ToolScope,
 };
+use crate::{Approver, Validators};
 
 /// How many requests of one run may say `tool_choice: "required"`.
 ///
@@ -31,6 +31,7 @@ pub(crate) struct Runtime<'a> {
     pub(crate) client: &'a ChatClient,
     pub(crate) host: &'a dyn ToolHost,
     pub(crate) approver: &'a dyn Approver,
+    pub(crate) validators: &'a Validators,
     pub(crate) subagents: &'a [AgentConfig],
     /// The top-level agent's depth limit.
     pub(crate) max_depth: u32,
@@ -107,7 +108,7 @@ pub(crate) fn run_loop<'a>(
         let meta: Vec<String> = initial.iter().map(|t| t.name.to_string()).collect();
         let mut tools = ToolSet::new(initial, config.activation_cap);
         let mut forcing = Forcing::default();
-        let mut usage = Usage::default();
+        let mut usage = TokenUsage::default();
         if config.policy == Policy::Retrieve {
             forcing.activated = retrieve(
                 rt, config, depth, &mut tools, &messages, &mut usage, &cancel,
@@ -302,7 +303,7 @@ async fn retrieve(
     depth: u32,
     tools: &mut ToolSet,
     messages: &[Message],
-    usage: &mut Usage,
+    usage: &mut TokenUsage,
     cancel: &CancellationToken,
 ) -> bool {
     let last_user = messages
@@ -352,7 +353,7 @@ async fn fit_check(
     depth: u32,
     message: &str,
     found: &[String],
-    usage: &mut Usage,
+    usage: &mut TokenUsage,
     cancel: &CancellationToken,
 ) -> bool {
     let lines: Vec<String> = found
@@ -523,7 +524,7 @@ fn request_body(
 }
 
 /// Usage counted locally, for endpoints that report none.
-fn estimate(body: &Map<String, Value>, completion: &Completion) -> Usage {
+fn estimate(body: &Map<String, Value>, completion: &Completion) -> TokenUsage {
     let prompt = ["messages", "tools"]
         .iter()
         .filter_map(|k| body.get(*k))
@@ -535,7 +536,7 @@ fn estimate(body: &Map<String, Value>, completion: &Completion) -> Usage {
             .iter()
             .map(|c| tokens::count(&c.function.name) + tokens::count(&c.function.arguments))
             .sum::<usize>();
-    Usage {
+    TokenUsage {
         prompt_tokens: prompt as u64,
         completion_tokens: completion_tokens as u64,
         estimated: true,

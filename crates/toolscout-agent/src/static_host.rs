@@ -8,7 +8,8 @@ use indexmap::IndexMap;
 use serde_json::{Value, json};
 use toolscout_spec::{Level, ToolSpec};
 
-use crate::host::{CallContext, CallOutcome, Retrieval, ToolHost, call_tool_spec, kind};
+use crate::ErrorKind;
+use crate::host::{CallContext, CallOutcome, Retrieval, ToolHost, call_tool_spec};
 use crate::{BoxFuture, Policy};
 
 /// The name of [`StaticHost`]'s search tool: level-1 lists.
@@ -109,14 +110,14 @@ impl StaticHost {
 
     fn describe(&self, args: &Value) -> CallOutcome {
         let Some(name) = args.get("name").and_then(Value::as_str) else {
-            return CallOutcome::error(kind::INVALID_ARGUMENTS, "'name' is required");
+            return CallOutcome::error(ErrorKind::InvalidArguments, "'name' is required");
         };
         let level = match args.get("level").and_then(Value::as_u64) {
             None | Some(3) => Level::L3,
             Some(2) => Level::L2,
             Some(other) => {
                 return CallOutcome::error(
-                    kind::INVALID_ARGUMENTS,
+                    ErrorKind::InvalidArguments,
                     format!("'level' must be 2 or 3, not {other}"),
                 );
             }
@@ -124,7 +125,7 @@ impl StaticHost {
         match self.enabled().find(|s| s.name.as_str() == name) {
             Some(spec) => CallOutcome::ok(spec.disclose(level).to_json()).with_disclosed([name]),
             None => CallOutcome::error(
-                kind::UNKNOWN_TOOL,
+                ErrorKind::UnknownTool,
                 format!("no tool named '{name}'; use {DISCOVER_SEARCH} to find tools"),
             ),
         }
@@ -137,15 +138,18 @@ fn haystack(spec: &ToolSpec) -> String {
 }
 
 fn discover_specs() -> Vec<ToolSpec> {
-    let search = ToolSpec::builder(DISCOVER_SEARCH, "List tools whose name, summary or tags match a query")
-        .description("Lists tools (name and one-line summary) whose name, summary or tags contain every word of the query. An empty query lists all tools.")
-        .parameters(json!({
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "Words to look for"}}
-        }))
-        .build();
+    let search = ToolSpec::builder(
+        DISCOVER_SEARCH,
+        "List tools whose name, summary or tags match a query",
+    )
+    .description(crate::prompts::STATIC_DISCOVER_SEARCH.trim())
+    .parameters(json!({
+        "type": "object",
+        "properties": {"query": {"type": "string", "description": "Words to look for"}}
+    }))
+    .build();
     let describe = ToolSpec::builder(DISCOVER_DESCRIBE, "Show one tool in detail: level 2 or 3")
-        .description("Shows one tool: level 2 gives its description, usage and parameter names; level 3 adds full parameter schemas, examples and errors. A described tool becomes callable by name.")
+        .description(crate::prompts::STATIC_DISCOVER_DESCRIBE.trim())
         .parameters(json!({
             "type": "object",
             "properties": {
@@ -228,11 +232,14 @@ impl ToolHost for StaticHost {
                 _ => {}
             }
             let Some((_, handler)) = self.tools.get(name) else {
-                return CallOutcome::error(kind::UNKNOWN_TOOL, format!("no tool named '{name}'"));
+                return CallOutcome::error(
+                    ErrorKind::UnknownTool,
+                    format!("no tool named '{name}'"),
+                );
             };
             match handler(arguments).await {
                 Ok(value) => CallOutcome::ok(value),
-                Err(message) => CallOutcome::error(kind::TOOL_FAILED, message),
+                Err(message) => CallOutcome::error(ErrorKind::ToolFailed, message),
             }
         })
     }

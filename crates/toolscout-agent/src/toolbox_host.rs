@@ -7,10 +7,8 @@ use toolscout_spec::adapters::openai::NameMap;
 
 use toolscout_search::{SearchQuery, Tier};
 
-use crate::Policy;
-use crate::host::{
-    BoxFuture, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost, call_tool_spec,
-};
+use crate::host::{CallContext, CallOutcome, Retrieval, Suggestion, ToolHost, call_tool_spec};
+use crate::{BoxFuture, Policy};
 
 /// A [`ToolHost`] over a catalog: the `discover_*` tools answer from the [`Toolbox`]'s
 /// catalog and index, every other call goes through its invoker.
@@ -134,7 +132,10 @@ const SUGGESTIONS: usize = 3;
 const RETRIEVE_CHARS: usize = 2_000;
 async fn blocking(f: impl FnOnce() -> CallOutcome + Send + 'static) -> CallOutcome {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        CallOutcome::error("tool_failed", format!("the discover answer stopped: {e}"))
+        CallOutcome::error(
+            toolscout_invoke::ErrorKind::ToolFailed,
+            format!("the discover answer stopped: {e}"),
+        )
     })
 }
 

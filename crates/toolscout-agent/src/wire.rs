@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::{ToolCall, Usage};
+use crate::{TokenUsage, ToolCall};
 
 /// A non-streamed response.
 #[derive(Debug, Deserialize)]
@@ -56,9 +56,9 @@ pub(crate) struct WireUsage {
     pub(crate) completion_tokens: u64,
 }
 
-impl From<WireUsage> for Usage {
+impl From<WireUsage> for TokenUsage {
     fn from(u: WireUsage) -> Self {
-        Usage {
+        TokenUsage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
             estimated: false,
@@ -106,7 +106,7 @@ pub(crate) struct ToolCallDelta {
 pub(crate) struct Completion {
     pub(crate) content: String,
     pub(crate) tool_calls: Vec<ToolCall>,
-    pub(crate) usage: Option<Usage>,
+    pub(crate) usage: Option<TokenUsage>,
     pub(crate) finish_reason: Option<String>,
 }
 
@@ -131,7 +131,7 @@ impl Completion {
         Some(Completion {
             content: message.content.unwrap_or_default(),
             tool_calls,
-            usage: r.usage.map(Usage::from),
+            usage: r.usage.map(TokenUsage::from),
             finish_reason: choice.finish_reason,
         })
     }
@@ -162,7 +162,7 @@ struct PartialCall {
 pub(crate) struct Assembler {
     content: String,
     calls: BTreeMap<u32, PartialCall>,
-    usage: Option<Usage>,
+    usage: Option<TokenUsage>,
     finish_reason: Option<String>,
 }
 

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use crate::events::{CatalogChange, CatalogEvent, Subscribers, Subscription};
 use crate::model::{
-    Bundle, BundleQuery, DEFAULT_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool, ToolHead,
-    ToolQuery,
+    Bundle, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool,
+    ToolHead, ToolQuery,
 };
 use crate::snapshot::Snapshot;
 use crate::state::State;
@@ -526,7 +526,11 @@ fn parse_token(token: Option<&str>) -> Result<Option<Uuid>> {
 }
 
 fn paginate<T>(items: impl Iterator<Item = T>, size: usize, id: impl Fn(&T) -> Uuid) -> Page<T> {
-    let size = if size == 0 { DEFAULT_PAGE_SIZE } else { size };
+    let size = if size == 0 {
+        DEFAULT_LISTING_PAGE_SIZE
+    } else {
+        size
+    };
     let mut items: Vec<T> = items.take(size.saturating_add(1)).collect();
     let next_page_token = if items.len() > size {
         items.truncate(size);

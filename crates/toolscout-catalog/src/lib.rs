@@ -96,8 +96,8 @@ pub use catalog::{Catalog, CatalogOptions};
 pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};
 pub use model::{
-    Bundle, BundlePut, BundleQuery, DEFAULT_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool,
-    ToolHead, ToolPut, ToolQuery, Usage,
+    Bundle, BundlePut, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue,
+    MAX_LISTING_PAGE_SIZE, NameClaim, Page, Tool, ToolHead, ToolPut, ToolQuery, Usage,
 };
 pub use ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].

@@ -178,6 +178,11 @@ impl Tool {
         self.disabled_reason.is_none()
     }
 
+    /// How strongly this tool holds its name against others of the same name.
+    pub fn name_claim(&self) -> NameClaim {
+        NameClaim::new(self.is_callable(), self.is_built_in, self.modified_at)
+    }
+
     /// A stored, non-built-in tool read from its `tool.json` (`spec` is the file's checked
     /// spec), with no usage counted yet.
     pub(crate) fn from_file(
@@ -310,6 +315,11 @@ impl ToolHead {
         self.disabled_reason.is_none()
     }
 
+    /// How strongly this tool holds its name against others of the same name.
+    pub fn name_claim(&self) -> NameClaim {
+        NameClaim::new(self.is_callable(), self.is_built_in, self.modified_at)
+    }
+
     /// Level 1: the name and the one-line summary, as the spec discloses them.
     pub fn level1(&self) -> toolscout_spec::Level1 {
         toolscout_spec::Level1 {
@@ -369,7 +379,7 @@ pub struct BundleQuery {
     pub include_disabled: bool,
     /// Include soft-deleted bundles (implies disabled ones).
     pub include_deleted: bool,
-    /// Page size; 0 means [`DEFAULT_PAGE_SIZE`].
+    /// Page size; 0 means [`DEFAULT_LISTING_PAGE_SIZE`].
     pub page_size: usize,
     /// The `next_page_token` of the previous page.
     pub page_token: Option<String>,
@@ -413,7 +423,7 @@ pub struct ToolQuery {
     pub bundle_ids: Vec<Uuid>,
     /// Include tools that cannot be called (see [`Tool::disabled_reason`]).
     pub include_disabled: bool,
-    /// Page size; 0 means [`DEFAULT_PAGE_SIZE`].
+    /// Page size; 0 means [`DEFAULT_LISTING_PAGE_SIZE`].
     pub page_size: usize,
     /// The `next_page_token` of the previous page.
     pub page_token: Option<String>,
@@ -447,8 +457,38 @@ impl ToolQuery {
     }
 }
 
-/// The page size of queries that do not set one.
-pub const DEFAULT_PAGE_SIZE: usize = 100;
+/// The page size of a listing (bundles, tool versions, the servers' `tools/list`) that
+/// does not set one: pages for programs, larger than the pages of tools a model reads
+/// (`toolscout_search::DEFAULT_LISTING_PAGE_SIZE`).
+pub const DEFAULT_LISTING_PAGE_SIZE: usize = 100;
+/// The most items one page of a listing may hold.
+pub const MAX_LISTING_PAGE_SIZE: usize = 1000;
+
+/// Which of several tools of one name (versions, bundles) a name stands for: the greater
+/// claim. Callable first, then a built-in one, then the one changed last.
+///
+/// **Rationale:** a catalog entry must not shadow a built-in tool (and its approval rules)
+/// by taking its name; only a disabled built-in gives its name up. Every lookup by name
+/// (the toolbox's, the discover listing's, the CLI's) orders by this one rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NameClaim {
+    // The field order is the order of precedence (the derived `Ord` compares in it).
+    callable: bool,
+    built_in: bool,
+    modified_at: DateTime<Utc>,
+}
+
+impl NameClaim {
+    /// The claim of a tool that is callable or not, built in or not, changed at
+    /// `modified_at`.
+    pub fn new(callable: bool, built_in: bool, modified_at: DateTime<Utc>) -> Self {
+        NameClaim {
+            callable,
+            built_in,
+            modified_at,
+        }
+    }
+}
 
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

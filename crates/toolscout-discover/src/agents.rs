@@ -181,14 +181,10 @@ impl DiscoverAgents {
                 }
             }
             None => {
-                let mut close: Vec<(f64, &str)> = self
-                    .agents
-                    .iter()
-                    .map(|a| (strsim::jaro_winkler(name, &a.name), a.name.as_str()))
-                    .filter(|(s, _)| *s > 0.7)
-                    .collect();
-                close.sort_by(|a, b| b.0.total_cmp(&a.0));
-                let names: Vec<&str> = close.into_iter().take(3).map(|(_, n)| n).collect();
+                let names = toolscout_search::closest_names(
+                    name,
+                    self.agents.iter().map(|a| a.name.as_str()),
+                );
                 plain(json!({
                     "kind": "not_found",
                     "agent": name,

@@ -44,6 +44,7 @@
 mod agents;
 mod args;
 mod builder;
+mod call_tool;
 mod error;
 pub mod snapshot;
 mod toolbox;
@@ -52,8 +53,7 @@ mod tools;
 pub use agents::{AgentProfile, DiscoverAgents};
 pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use builder::{DEFAULT_BUNDLE, ToolboxBuilder};
+pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
 pub use toolbox::{IndexSync, Lookup, ToolHits, Toolbox, call_looked_up};
-pub use tools::{
-    Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_PAGE_SIZE, DEFAULT_USAGE_HITS, DiscoverTools, Scope,
-};
+pub use tools::{Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, Scope};

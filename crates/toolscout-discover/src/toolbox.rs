@@ -133,17 +133,12 @@ impl Lookup {
     pub fn into_callable(self, name: &str) -> std::result::Result<Box<Tool>, ToolError> {
         match self {
             Lookup::Found(t) => Ok(t),
-            Lookup::Disabled { tool, reason } => Err(ToolError::new(
-                ErrorKind::Disabled,
-                format!("tool '{name}' cannot be called: {reason}; use another tool"),
-            )
-            .with_details(json!({"tool": tool.spec.name.as_str(), "reason": reason}))),
+            Lookup::Disabled { tool, reason } => {
+                Err(disabled(name, tool.spec.name.as_str(), &reason))
+            }
             Lookup::NotFound { did_you_mean } => {
-                let hint = if did_you_mean.is_empty() {
-                    "search the catalog for the right tool".to_owned()
-                } else {
-                    format!("did you mean: {}?", did_you_mean.join(", "))
-                };
+                let hint = toolscout_search::did_you_mean(&did_you_mean)
+                    .unwrap_or_else(|| "search the catalog for the right tool".to_owned());
                 Err(ToolError::new(
                     ErrorKind::UnknownTool,
                     format!("no tool named '{name}'; {hint}"),
@@ -274,15 +269,7 @@ impl Toolbox {
             .iter()
             .filter_map(|id| self.inner.catalog.tool(*id).ok())
             .collect();
-        // Callable first, then a built-in one, then the one changed last. **Rationale:** a
-        // catalog entry must not shadow a built-in tool (and its approval rules) by taking
-        // its name; only a disabled built-in gives its name up.
-        tools.sort_by(|a, b| {
-            b.is_callable()
-                .cmp(&a.is_callable())
-                .then(b.is_built_in.cmp(&a.is_built_in))
-                .then(b.modified_at.cmp(&a.modified_at))
-        });
+        tools.sort_by_key(|t| std::cmp::Reverse(t.name_claim()));
         match tools.into_iter().next() {
             Some(t) if t.is_callable() => Lookup::Found(Box::new(t)),
             Some(t) => {
@@ -414,7 +401,7 @@ impl Toolbox {
     /// Whether a call of `tool` needs approval: its spec says so, or the native function
     /// it calls was registered so (see [`Invoker::requires_approval`]).
     pub fn requires_approval(&self, tool: &Tool) -> bool {
-        match toolscout_invoke::Tool::from_parts(
+        match toolscout_invoke::InvokableTool::from_parts(
             tool.spec.clone(),
             tool.tool_type,
             &tool.implementation,
@@ -422,6 +409,20 @@ impl Toolbox {
             Ok(t) => self.inner.invoker.requires_approval(&t),
             Err(_) => tool.spec.metadata.requires_approval,
         }
+    }
+
+    /// Calls one catalog tool (one version of one bundle, as a listing or a lookup gave
+    /// it): a disabled one is an error outcome; the call is counted in the catalog's
+    /// usage. `approved` as in [`Toolbox::call_approved`].
+    pub async fn call_tool(&self, tool: &Tool, args: Value, approved: bool) -> Outcome {
+        call_catalog_tool(
+            &self.inner.catalog,
+            &self.inner.invoker,
+            tool,
+            args,
+            approved,
+        )
+        .await
     }
 
     async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
@@ -453,11 +454,25 @@ pub async fn call_looked_up(
     args: Value,
     approved: bool,
 ) -> Outcome {
-    let tool = match lookup.into_callable(name) {
-        Ok(t) => t,
-        Err(e) => return Outcome::Err(e),
-    };
-    let invocable = match toolscout_invoke::Tool::from_parts(
+    match lookup.into_callable(name) {
+        Ok(tool) => call_catalog_tool(catalog, invoker, &tool, args, approved).await,
+        Err(e) => Outcome::Err(e),
+    }
+}
+
+/// The one call path of a catalog tool: enabled check, invoke, count the call.
+async fn call_catalog_tool(
+    catalog: &Catalog,
+    invoker: &Invoker,
+    tool: &Tool,
+    args: Value,
+    approved: bool,
+) -> Outcome {
+    let name = tool.spec.name.as_str();
+    if let Some(reason) = &tool.disabled_reason {
+        return Outcome::Err(disabled(name, name, &reason.to_string()));
+    }
+    let invocable = match toolscout_invoke::InvokableTool::from_parts(
         tool.spec.clone(),
         tool.tool_type,
         &tool.implementation,
@@ -479,6 +494,15 @@ pub async fn call_looked_up(
     // Usage is batched in memory by the catalog; a failure to count is not the call's.
     let _ = catalog.record_call(tool.id, at);
     outcome
+}
+
+/// The `disabled` error of a call of `name` (the tool `tool`): why, and what to do.
+fn disabled(name: &str, tool: &str, reason: &str) -> ToolError {
+    ToolError::new(
+        ErrorKind::Disabled,
+        format!("tool '{name}' cannot be called: {reason}; use another tool"),
+    )
+    .with_details(json!({"tool": tool, "reason": reason}))
 }
 
 impl Inner {

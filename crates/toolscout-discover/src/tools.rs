@@ -15,14 +15,18 @@ use crate::toolbox::{Lookup, Toolbox};
 const DESCRIPTION: &str = include_str!("../prompts/discover_tools.md");
 /// The description template of a brief discover tool ([`DiscoverTools::brief_spec`]).
 const BRIEF_DESCRIPTION: &str = include_str!("../prompts/discover_tools_brief.md");
+/// The summary over the whole catalog.
+const SUMMARY: &str = include_str!("../prompts/discover_tools_summary.txt");
+/// The summary over one category: `{category}` is its name.
+const SUMMARY_CATEGORY: &str = include_str!("../prompts/discover_tools_summary_category.txt");
+/// The summary over some bundles.
+const SUMMARY_BUNDLES: &str = include_str!("../prompts/discover_tools_summary_bundles.txt");
 
 /// Above this many tools, a call without arguments answers with categories.
 pub const DEFAULT_OVERVIEW_THRESHOLD: usize = 40;
 
 /// The smallest `max_tokens` a discover call takes (its schema's `minimum`).
 const MIN_MAX_TOKENS: u32 = 16;
-/// Tools per page of a listing or a search.
-pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// How many of the best search hits carry their usage line, so that a model can call
 /// the obvious tool without a second round trip.
 pub const DEFAULT_USAGE_HITS: usize = 3;
@@ -98,7 +102,7 @@ impl DiscoverTools {
             scope: Scope::All,
             toolbox,
             overview_threshold: DEFAULT_OVERVIEW_THRESHOLD,
-            page_size: DEFAULT_PAGE_SIZE,
+            page_size: toolscout_search::DEFAULT_PAGE_SIZE,
             usage_hits: DEFAULT_USAGE_HITS,
         }
     }
@@ -124,10 +128,11 @@ impl DiscoverTools {
         self
     }
 
-    /// Tools per page (1 to 100).
+    /// Tools per page (1 to [`MAX_PAGE_SIZE`](toolscout_search::MAX_PAGE_SIZE);
+    /// [`DEFAULT_PAGE_SIZE`](toolscout_search::DEFAULT_PAGE_SIZE) unless set).
     #[must_use]
     pub fn with_page_size(mut self, size: usize) -> Self {
-        self.page_size = size.clamp(1, 100);
+        self.page_size = size.clamp(1, toolscout_search::MAX_PAGE_SIZE);
         self
     }
 
@@ -178,9 +183,9 @@ impl DiscoverTools {
             .replace("{scope}", &scope)
             .replace("{count}", &self.in_scope().len().to_string());
         let summary = match &self.scope {
-            Scope::All => "Browse and search the tool catalog".to_owned(),
-            Scope::Category(c) => format!("Browse and search the {c} tools"),
-            Scope::Bundles(_) => "Browse and search the tools of some bundles".to_owned(),
+            Scope::All => SUMMARY.trim().to_owned(),
+            Scope::Category(c) => SUMMARY_CATEGORY.trim().replace("{category}", c),
+            Scope::Bundles(_) => SUMMARY_BUNDLES.trim().to_owned(),
         };
         (description, summary)
     }
@@ -290,7 +295,11 @@ impl DiscoverTools {
             .into_iter()
             .filter(|t| t.is_callable() && self.contains_head(t))
             .collect();
-        tools.sort_by(|a, b| a.name.cmp(&b.name).then(b.modified_at.cmp(&a.modified_at)));
+        tools.sort_by(|a, b| {
+            a.name
+                .cmp(&b.name)
+                .then(b.name_claim().cmp(&a.name_claim()))
+        });
         tools.retain(|t| seen.insert(t.name.clone()));
         tools
     }

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
+use std::hash::Hasher as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError, RwLock};
@@ -354,9 +355,9 @@ fn read_records(bytes: &[u8], dim: usize) -> HashMap<u128, Vec<f32>> {
 
 /// 64-bit FNV-1a.
 fn fnv1a(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    let mut h = fnv::FnvHasher::default();
+    h.write(data);
+    h.finish()
 }
 
 /// A multiply-xorshift hash over 8-byte words with splitmix64's finaliser; independent

@@ -1,23 +1,54 @@
 //! Approval of calls to tools with `requires_approval`: the caller supplies an
 //! [`Approver`]; a refusal is an error result, never a panic.
+//!
+//! The one approver of the workspace: the [`Invoker`](crate::Invoker) asks it before a
+//! call, and so does the agent loop of `toolscout-agent` (which fills in the agent and
+//! the model's call id).
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::native::BoxFuture;
 
 /// A call waiting for approval.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ApprovalRequest {
-    /// The tool.
+    /// The tool (its real name, not an OpenAI alias).
     pub tool: String,
     /// The validated arguments.
     pub arguments: Value,
     /// The tool's one-line summary.
     pub summary: String,
+    /// The agent that made the call, when an agent loop asks.
+    pub agent: Option<String>,
+    /// The model's id of the call, when an agent loop asks.
+    pub call_id: Option<String>,
+}
+
+impl ApprovalRequest {
+    /// A request to call `tool` with `arguments`.
+    pub fn new(tool: impl Into<String>, arguments: Value, summary: impl Into<String>) -> Self {
+        ApprovalRequest {
+            tool: tool.into(),
+            arguments,
+            summary: summary.into(),
+            agent: None,
+            call_id: None,
+        }
+    }
+
+    /// Says which agent asks, and the model's id of the call.
+    #[must_use]
+    pub fn with_call(mut self, agent: impl Into<String>, call_id: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self.call_id = Some(call_id.into());
+        self
+    }
 }
 
 /// A decision on an [`ApprovalRequest`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Approval {
     /// The call may run.
     Approved,
@@ -27,7 +58,9 @@ pub enum Approval {
 
 /// Decides whether a call that requires approval may run (a person in a UI, a policy).
 ///
-/// Any `Fn(&ApprovalRequest) -> Approval` is an approver:
+/// The call waits until the future resolves (an agent loop's tool timeout does not run
+/// meanwhile; cancelling the run does stop the wait). Any
+/// `Fn(&ApprovalRequest) -> Approval` is an approver:
 ///
 /// ```
 /// use toolscout_invoke::{Approval, ApprovalRequest, Approver};
@@ -49,5 +82,27 @@ where
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         let decision = self(request);
         Box::pin(async move { decision })
+    }
+}
+
+/// Approves everything. For tests and trusted setups.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AutoApprove;
+
+impl Approver for AutoApprove {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        Box::pin(async { Approval::Approved })
+    }
+}
+
+/// Refuses everything: an agent's approver when the caller supplies none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RefuseAll;
+
+impl Approver for RefuseAll {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        Box::pin(async {
+            Approval::Refused(Some("no approver is configured for this agent".to_owned()))
+        })
     }
 }

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-/// What went wrong while building a [`crate::Tool`], registering a native tool, or
+/// What went wrong while building a [`crate::InvokableTool`], registering a native tool, or
 /// loading secrets.
 ///
 /// No variant ever carries a secret's value.

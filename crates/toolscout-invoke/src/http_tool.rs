@@ -12,7 +12,7 @@ use crate::hosts::display_url;
 use crate::http::{HttpConfig, HttpRequest, HttpResponse, send_with_retry};
 use crate::template::{Target, expand, placeholders};
 use crate::tool::{ErrorMode, HttpImpl, ResponseEncoding};
-use crate::{ErrorKind, SecretStore, Tool, ToolError};
+use crate::{ErrorKind, InvokableTool, SecretStore, ToolError};
 
 /// Longest excerpt of a response body quoted in an error.
 const EXCERPT: usize = 500;
@@ -26,7 +26,7 @@ pub(crate) struct HttpContext<'a> {
 
 pub(crate) async fn run(
     cx: &HttpContext<'_>,
-    tool: &Tool,
+    tool: &InvokableTool,
     http: &HttpImpl,
     args: &Value,
 ) -> Result<Value, ToolError> {

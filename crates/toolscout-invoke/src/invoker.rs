@@ -17,7 +17,8 @@ use crate::tool::Implementation;
 use crate::usage::{Dispatch, UsageEvent, UsageSink};
 use crate::validate::{Validators, check_arguments, check_output};
 use crate::{
-    Error, ErrorKind, HttpConfig, NativeTool, Outcome, Result, SecretStore, Tool, ToolError,
+    Error, ErrorKind, HttpConfig, InvokableTool, NativeTool, Outcome, Result, SecretStore,
+    ToolError,
 };
 
 /// Calls tools: native ones registered on it, and HTTP ones described by their `impl`
@@ -167,9 +168,11 @@ impl Invoker {
         self.natives.values().map(|r| r.spec.clone()).collect()
     }
 
-    /// A registered native tool as a [`Tool`], with the spec it registered with.
-    pub fn native_tool(&self, name: &str) -> Option<Tool> {
-        self.natives.get(name).map(|r| Tool::native(r.spec.clone()))
+    /// A registered native tool as an [`InvokableTool`], with the spec it registered with.
+    pub fn native_tool(&self, name: &str) -> Option<InvokableTool> {
+        self.natives
+            .get(name)
+            .map(|r| InvokableTool::native(r.spec.clone()))
     }
 
     /// Calls a registered native tool by name (`unknown_tool` when there is none).
@@ -192,13 +195,13 @@ impl Invoker {
     }
 
     /// Calls `tool` with `args` (a JSON object; `null` reads as `{}`).
-    pub async fn invoke(&self, tool: &Tool, args: Value) -> Outcome {
+    pub async fn invoke(&self, tool: &InvokableTool, args: Value) -> Outcome {
         self.invoke_inner(tool, args, false).await
     }
 
     /// Like [`Invoker::invoke`], for a call the caller has had approved already (an
     /// agent loop's own approver): the [`Approver`] step is skipped.
-    pub async fn invoke_approved(&self, tool: &Tool, args: Value) -> Outcome {
+    pub async fn invoke_approved(&self, tool: &InvokableTool, args: Value) -> Outcome {
         self.invoke_inner(tool, args, true).await
     }
 
@@ -206,7 +209,7 @@ impl Invoker {
     /// it calls was registered so. **Rationale:** a catalog entry can be edited; the
     /// native function's own registration cannot, so an entry may ask for more, never
     /// for less.
-    pub fn requires_approval(&self, tool: &Tool) -> bool {
+    pub fn requires_approval(&self, tool: &InvokableTool) -> bool {
         tool.spec.metadata.requires_approval
             || match &tool.implementation {
                 Implementation::Native(native) => self
@@ -217,7 +220,7 @@ impl Invoker {
             }
     }
 
-    async fn invoke_inner(&self, tool: &Tool, args: Value, approved: bool) -> Outcome {
+    async fn invoke_inner(&self, tool: &InvokableTool, args: Value, approved: bool) -> Outcome {
         let at = chrono::Utc::now();
         let started = Instant::now();
         let result = self
@@ -238,7 +241,7 @@ impl Invoker {
 
     async fn run(
         &self,
-        tool: &Tool,
+        tool: &InvokableTool,
         args: Value,
         approved: bool,
     ) -> std::result::Result<Value, ToolError> {
@@ -310,7 +313,11 @@ impl Invoker {
         Ok(value)
     }
 
-    async fn approve(&self, tool: &Tool, args: &Value) -> std::result::Result<(), ToolError> {
+    async fn approve(
+        &self,
+        tool: &InvokableTool,
+        args: &Value,
+    ) -> std::result::Result<(), ToolError> {
         let name = tool.name();
         let Some(approver) = &self.approver else {
             return Err(ToolError::new(
@@ -319,11 +326,7 @@ impl Invoker {
             )
             .with_details(json!({"tool": name})));
         };
-        let request = ApprovalRequest {
-            tool: name.to_owned(),
-            arguments: args.clone(),
-            summary: tool.spec.summary.clone(),
-        };
+        let request = ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone());
         match approver.approve(&request).await {
             Approval::Approved => Ok(()),
             Approval::Refused(reason) => {

@@ -1,6 +1,6 @@
 //! `toolscout-invoke`: call the tools of a toolscout catalog, safely.
 //!
-//! An [`Invoker`] calls a [`Tool`] (a [`ToolSpec`](toolscout_spec::ToolSpec) plus an
+//! An [`Invoker`] calls an [`InvokableTool`] (a [`ToolSpec`](toolscout_spec::ToolSpec) plus an
 //! [`Implementation`] read from the `impl` block of its `tool.json`) with JSON
 //! arguments, and returns an [`Outcome`]: `{"ok":true,"value":…}` or
 //! `{"ok":false,"error":{"kind","message","details"}}`. A failed call is data for the
@@ -77,7 +77,7 @@ mod tool;
 mod usage;
 mod validate;
 
-pub use approval::{Approval, ApprovalRequest, Approver};
+pub use approval::{Approval, ApprovalRequest, Approver, AutoApprove, RefuseAll};
 pub use auth::{AuthConfig, HmacAuth, OAuth2Auth, hmac_signature};
 pub use error::{Error, Result};
 pub use hosts::{AllowedHosts, is_public_ip};
@@ -86,5 +86,6 @@ pub use invoker::Invoker;
 pub use native::{BoxFuture, DynTool, NativeTool};
 pub use outcome::{ErrorKind, Outcome, ToolError};
 pub use secrets::{REDACTED, SecretStore};
-pub use tool::{ErrorMode, HttpImpl, Implementation, NativeImpl, ResponseEncoding, Tool};
+pub use tool::{ErrorMode, HttpImpl, Implementation, InvokableTool, NativeImpl, ResponseEncoding};
 pub use usage::{UsageEvent, UsageSink};
+pub use validate::Validators;

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Why a call failed, as a short `snake_case` word a model or a program can branch on.
+///
+/// The one list of kinds the workspace puts on the wire: the invoker's, the servers' and
+/// the agent loop's failures all say one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -45,6 +48,17 @@ pub enum ErrorKind {
     PermissionDenied,
     /// The tool ran and failed.
     ToolFailed,
+    /// The run was cancelled while the call ran (the agent loop).
+    Cancelled,
+    /// A sub-agent may not delegate further (the agent loop).
+    DepthLimit,
+    /// The agent's tool scope does not include the tool (the agent loop).
+    OutOfScope,
+    /// A sub-agent stopped without an answer (the agent loop).
+    SubagentFailed,
+    /// Required arguments that nothing in the conversation gave: the model should ask
+    /// the user (the agent loop's grounding check).
+    UngroundedArguments,
 }
 
 impl ErrorKind {
@@ -68,6 +82,11 @@ impl ErrorKind {
             ErrorKind::OutsideWorkspace => "outside_workspace",
             ErrorKind::PermissionDenied => "permission_denied",
             ErrorKind::ToolFailed => "tool_failed",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::DepthLimit => "depth_limit",
+            ErrorKind::OutOfScope => "out_of_scope",
+            ErrorKind::SubagentFailed => "subagent_failed",
+            ErrorKind::UngroundedArguments => "ungrounded_arguments",
         }
     }
 

@@ -1,4 +1,4 @@
-//! [`Tool`]: a [`ToolSpec`] plus how it runs ([`Implementation`]), read from the `impl`
+//! [`InvokableTool`]: a [`ToolSpec`] plus how it runs ([`Implementation`]), read from the `impl`
 //! block of a `tool.json`.
 
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use crate::{Error, Result};
 
 /// A tool that can be invoked: its spec, its implementation and its enabled flag.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tool {
+pub struct InvokableTool {
     /// What the model sees; its `parameters` validate the arguments.
     pub spec: ToolSpec,
     /// How the tool runs.
@@ -25,11 +25,11 @@ pub struct Tool {
     pub disabled_reason: Option<String>,
 }
 
-impl Tool {
+impl InvokableTool {
     /// A native tool whose function has the spec's name.
-    pub fn native(spec: ToolSpec) -> Tool {
+    pub fn native(spec: ToolSpec) -> InvokableTool {
         let func = spec.name.to_string();
-        Tool {
+        InvokableTool {
             spec,
             implementation: Implementation::Native(NativeImpl { func }),
             enabled: true,
@@ -38,9 +38,9 @@ impl Tool {
     }
 
     /// An HTTP tool; the block is validated (see [`HttpImpl::validate`]).
-    pub fn http(spec: ToolSpec, http: HttpImpl) -> Result<Tool> {
+    pub fn http(spec: ToolSpec, http: HttpImpl) -> Result<InvokableTool> {
         http.validate(&spec.name)?;
-        Ok(Tool {
+        Ok(InvokableTool {
             spec,
             implementation: Implementation::Http(Box::new(http)),
             enabled: true,
@@ -49,9 +49,9 @@ impl Tool {
     }
 
     /// A tool from its spec, type and `impl` block.
-    pub fn from_parts(spec: ToolSpec, tool_type: ToolType, block: &Value) -> Result<Tool> {
+    pub fn from_parts(spec: ToolSpec, tool_type: ToolType, block: &Value) -> Result<InvokableTool> {
         let implementation = Implementation::parse(&spec.name, tool_type, block)?;
-        Ok(Tool {
+        Ok(InvokableTool {
             spec,
             implementation,
             enabled: true,
@@ -60,23 +60,23 @@ impl Tool {
     }
 
     /// A tool from a flat-file `tool.json`.
-    pub fn from_tool_file(file: &ToolFile) -> Result<Tool> {
+    pub fn from_tool_file(file: &ToolFile) -> Result<InvokableTool> {
         let spec = file.to_spec()?;
-        let mut tool = Tool::from_parts(spec, file.tool_type, &file.implementation)?;
+        let mut tool = InvokableTool::from_parts(spec, file.tool_type, &file.implementation)?;
         tool.enabled = file.is_enabled;
         Ok(tool)
     }
 
     /// Sets the enabled flag.
     #[must_use]
-    pub fn with_enabled(mut self, enabled: bool) -> Tool {
+    pub fn with_enabled(mut self, enabled: bool) -> InvokableTool {
         self.enabled = enabled;
         self
     }
 
     /// Disables the tool, saying why.
     #[must_use]
-    pub fn with_disabled_reason(mut self, reason: impl Into<String>) -> Tool {
+    pub fn with_disabled_reason(mut self, reason: impl Into<String>) -> InvokableTool {
         self.enabled = false;
         self.disabled_reason = Some(reason.into());
         self

@@ -17,9 +17,32 @@ const MAX_MESSAGE: usize = 300;
 /// Most compiled schemas kept; the cache starts over when it is full.
 const MAX_CACHED: usize = 4096;
 
-/// Compiled schemas by their JSON text: a tool's schema is compiled once, not per call.
+/// The check of arguments (and results) against a tool's JSON Schema, with its compiled
+/// schemas kept by their JSON text: a tool's schema is compiled once, not per call.
+///
+/// The [`Invoker`](crate::Invoker) checks every call with one; so does the agent loop of
+/// `toolscout-agent` before it asks for approval, so that the model reads the same
+/// error either way.
+///
+/// ```
+/// use serde_json::json;
+/// use toolscout_invoke::{ErrorKind, Validators};
+/// use toolscout_spec::ToolSpec;
+///
+/// let spec = ToolSpec::builder("get_weather", "Current weather for a city")
+///     .parameters(json!({
+///         "type": "object",
+///         "properties": {"city": {"type": "string"}},
+///         "required": ["city"]
+///     }))
+///     .build()
+///     .unwrap();
+/// let error = Validators::default().check_arguments(&spec, &json!({})).unwrap_err();
+/// assert_eq!(error.kind, ErrorKind::InvalidArguments);
+/// assert!(error.message.contains("\"city\" is a required property"));
+/// ```
 #[derive(Default)]
-pub(crate) struct Validators {
+pub struct Validators {
     compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
 }
 
@@ -30,6 +53,13 @@ impl std::fmt::Debug for Validators {
 }
 
 impl Validators {
+    /// Checks `args` against the tool's parameter schema: an
+    /// [`ErrorKind::InvalidArguments`] error names each failing path, what was expected,
+    /// and the tool's usage line.
+    pub fn check_arguments(&self, spec: &ToolSpec, args: &Value) -> Result<(), ToolError> {
+        check_arguments(self, spec, args)
+    }
+
     fn get(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
         let key = schema.to_string();
         // A poisoned lock only means another call panicked mid-insert; the map is still usable.

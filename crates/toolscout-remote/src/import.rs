@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use reqwest::header::CACHE_CONTROL;
+use headers::HeaderMapExt as _;
 use serde_json::{Value, json};
 use toolscout_catalog::{BundlePut, Catalog, Tool, ToolPut};
 use toolscout_discover::Toolbox;
@@ -16,25 +16,19 @@ use super::{ALL_ARGS, DEFAULT_MAX_AGE, MAX_MAX_AGE, RemoteSource, SUPPORTED_MAJO
 use crate::Result;
 
 /// `max-age` of a `Cache-Control` header, at most [`MAX_MAX_AGE`]; [`DEFAULT_MAX_AGE`]
-/// when there is none, zero for `no-cache`/`no-store`.
+/// when there is none (or the header cannot be read), zero for `no-cache`/`no-store`.
 ///
 /// **Rationale:** the value comes from another server; `Instant + Duration` panics on
 /// overflow, so `max-age=18446744073709551615` must not reach it.
 pub(super) fn max_age(headers: &reqwest::header::HeaderMap) -> Duration {
-    let Some(cc) = headers.get(CACHE_CONTROL).and_then(|v| v.to_str().ok()) else {
+    let Some(cc) = headers.typed_get::<headers::CacheControl>() else {
         return DEFAULT_MAX_AGE;
     };
-    for part in cc.split(',').map(str::trim) {
-        if part.eq_ignore_ascii_case("no-cache") || part.eq_ignore_ascii_case("no-store") {
-            return Duration::ZERO;
-        }
-        if let Some(v) = part.strip_prefix("max-age=")
-            && let Ok(secs) = v.trim_matches('"').parse::<u64>()
-        {
-            return Duration::from_secs(secs).min(MAX_MAX_AGE);
-        }
+    if cc.no_cache() || cc.no_store() {
+        return Duration::ZERO;
     }
-    DEFAULT_MAX_AGE
+    cc.max_age()
+        .map_or(DEFAULT_MAX_AGE, |age| age.min(MAX_MAX_AGE))
 }
 
 /// Whether a manifest's `protocol_version` has a major version this consumer reads.
@@ -216,7 +210,7 @@ mod tests {
 
     fn age(value: &str) -> Duration {
         let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(CACHE_CONTROL, value.parse().unwrap());
+        headers.insert(reqwest::header::CACHE_CONTROL, value.parse().unwrap());
         max_age(&headers)
     }
 
@@ -225,6 +219,9 @@ mod tests {
         assert_eq!(age("public, max-age=60"), Duration::from_secs(60));
         assert_eq!(age("max-age=18446744073709551615"), MAX_MAX_AGE);
         assert_eq!(age("no-store"), Duration::ZERO);
+        assert_eq!(age("no-cache, max-age=60"), Duration::ZERO);
+        assert_eq!(age("max-age=\"30\""), Duration::from_secs(30));
+        assert_eq!(age("max-age=soon"), DEFAULT_MAX_AGE);
         // What the clamp protects: the deadline computed from it.
         assert!(
             std::time::Instant::now()

@@ -179,29 +179,7 @@ fn lowercase_into(text: &str, out: &mut String) {
 
 /// FNV-1a: the tokenizer's memory is hit once per word of every text, and its keys are
 /// short words, for which SipHash's set-up dominates.
-#[derive(Debug, Clone, Copy, Default)]
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+type FnvBuild = fnv::FnvBuildHasher;
 
 /// The tantivy side of the pipeline: [`split_words`], then stop words and stemming.
 ///

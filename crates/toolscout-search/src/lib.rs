@@ -49,6 +49,7 @@ mod ranking;
 mod schema;
 mod search;
 mod semantic;
+mod suggest;
 
 pub use error::{Error, Result};
 pub use index::{Opened, SearchIndex};
@@ -58,3 +59,4 @@ pub use query::{
 };
 pub use schema::IndexDoc;
 pub use semantic::Embedder;
+pub use suggest::{MAX_SUGGESTIONS, MIN_LIKENESS, closest_names, did_you_mean};

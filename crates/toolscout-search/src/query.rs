@@ -6,8 +6,12 @@ use crate::{Error, Result};
 
 /// The most hits one page may hold; larger requests are cut to it.
 pub const MAX_PAGE_SIZE: usize = 100;
-/// The page size when none is given.
-pub const DEFAULT_PAGE_SIZE: usize = 10;
+/// The page size when none is given: of a search, and of every page of tools a model
+/// reads (the discover tools', the REST and JSON-RPC searches', the CLI's `search`).
+///
+/// **Rationale:** a page a model reads costs tokens; a program's listing is another
+/// thing, with its own default (`toolscout_catalog::DEFAULT_LISTING_PAGE_SIZE`).
+pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// How deep pagination goes, in hits.
 pub const MAX_OFFSET: usize = 10_000;
 /// Queries are cut to this many characters.
@@ -95,12 +99,11 @@ impl SearchQuery {
 
     /// A fingerprint of everything but the paging, so a token only serves its own query.
     fn fingerprint(&self) -> u32 {
-        let mut h: u32 = 0x811c_9dc5;
+        use std::hash::Hasher as _;
+        let mut h = fnv::FnvHasher::default();
         let mut eat = |s: &str| {
-            for b in s.bytes().chain([0xff]) {
-                h ^= u32::from(b);
-                h = h.wrapping_mul(0x0100_0193);
-            }
+            h.write(s.as_bytes());
+            h.write_u8(0xff);
         };
         eat(&self.text);
         self.tags.iter().for_each(|t| eat(t));
@@ -109,7 +112,9 @@ impl SearchQuery {
         eat(self.category.as_deref().unwrap_or("\u{2}"));
         eat(if self.include_disabled { "d" } else { "e" });
         eat(&self.page_size().to_string());
-        h
+        let h = h.finish();
+        // Folded to the 32 bits a token carries.
+        ((h >> 32) ^ (h & 0xffff_ffff)) as u32
     }
 
     /// The position of the requested page's first hit among all the query's hits (0

@@ -732,19 +732,16 @@ impl SearchIndex {
         cands.extend(top.into_iter().map(|(_, a)| a));
         let mut cands: Vec<DocAddress> = cands.into_iter().collect();
         cands.sort();
-        let mut scored: Vec<(f64, String)> = Vec::new();
+        let mut names = Vec::with_capacity(cands.len());
         for addr in cands {
-            let name = cols.name(searcher, addr)?;
-            if name.is_empty() {
-                continue;
-            }
-            let score = strsim::jaro_winkler(&p.lower, &name.to_lowercase());
-            if score >= 0.75 && !scored.iter().any(|(_, s)| *s == name) {
-                scored.push((score, name));
-            }
+            names.push(cols.name(searcher, addr)?);
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        Ok(scored.into_iter().take(3).map(|(_, s)| s).collect())
+        Ok(
+            crate::closest_names(&p.lower, names.iter().map(String::as_str))
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        )
     }
 }
 

@@ -213,11 +213,8 @@ async fn guard_browser(State(state): State<AppState>, request: Request, next: Ne
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or_default();
-        let authority = origin
-            .split_once("://")
-            .map(|(_, rest)| rest.trim_end_matches('/'))
-            .unwrap_or("");
-        if !check.allows_origin(authority) {
+        let authority = origin_authority(origin).unwrap_or_default();
+        if !check.allows_origin(&authority) {
             return AppError::new(
                 StatusCode::FORBIDDEN,
                 "forbidden_origin",
@@ -242,6 +239,17 @@ async fn guard_browser(State(state): State<AppState>, request: Request, next: Ne
         .into_response();
     }
     next.run(request).await
+}
+
+/// `name[:port]` of an `Origin` header (`scheme://name[:port]`); `None` for `null` and
+/// anything that is no URL with a host.
+fn origin_authority(origin: &str) -> Option<String> {
+    let url = url::Url::parse(origin).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    })
 }
 
 /// Whether a request body's `Content-Type` is one this server reads: JSON, or a ZIP (the
@@ -275,9 +283,10 @@ fn is_json(headers: &header::HeaderMap) -> bool {
     })
 }
 
-/// Compares without stopping at the first difference, so that timing tells nothing.
+/// Compares without stopping at the first difference, so that timing tells nothing (but
+/// the length).
 fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 /// Binds `addr` and serves [`router`] over `state` until the process ends.

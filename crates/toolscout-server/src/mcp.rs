@@ -40,15 +40,21 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use toolscout_discover::{DiscoverTools, Lookup};
-use toolscout_invoke::Outcome;
+use toolscout_invoke::{ErrorKind, Outcome};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::mcp::to_mcp;
 
 use self::activation::Activated;
 use crate::{AppState, Error, Expose, Result};
 
-/// The name of the meta-tool that calls any tool.
-pub const CALL_TOOL: &str = "call_tool";
+/// The name of the meta-tool that calls any tool (the discover crate's, as the agent
+/// loop's).
+pub use toolscout_discover::CALL_TOOL;
+
+/// The server's instructions to the client's model in [`Expose::Discover`] mode.
+const INSTRUCTIONS_DISCOVER: &str = include_str!("../prompts/mcp_instructions_discover.md");
+/// The server's instructions in [`Expose::All`] mode.
+const INSTRUCTIONS_ALL: &str = include_str!("../prompts/mcp_instructions_all.md");
 
 /// How long a session's `notifications/tools/list_changed` may take to be queued: a
 /// client that does not read its stream does not hold up the call that activated a tool.
@@ -90,31 +96,6 @@ impl McpServer {
         DiscoverTools::new(self.state.toolbox().clone())
     }
 
-    /// The spec of `call_tool`.
-    pub fn call_tool_spec() -> toolscout_spec::Result<ToolSpec> {
-        ToolSpec::builder(CALL_TOOL, "Call a tool of the catalog by name")
-            .description(
-                "Calls any tool of the catalog. Find the tool and its parameters with \
-                 discover_tools first, then pass its exact name and its arguments.",
-            )
-            .parameters(json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "The tool's exact name, as discover_tools shows it"},
-                    "arguments": {"type": "object", "description": "The tool's arguments, as its parameters say"}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            }))
-            .returns("the tool's result, or an error that says what to change")
-            .example(
-                "Read a file",
-                json!({"name": "read_file", "arguments": {"file_path": "README.md"}}),
-            )
-            .with_metadata(|m| m.open_world = true)
-            .build()
-    }
-
     /// The tools this session lists, all of them: in [`Expose::Discover`] mode
     /// `discover_tools`, `call_tool` and the session's activated tools that can still be
     /// called; in [`Expose::All`] mode every callable tool.
@@ -125,7 +106,7 @@ impl McpServer {
             Expose::Discover => {
                 let mut specs: Vec<ToolSpec> = [
                     self.discover().spec().ok(),
-                    McpServer::call_tool_spec().ok(),
+                    Some(toolscout_discover::call_tool_spec()),
                 ]
                 .into_iter()
                 .flatten()
@@ -171,7 +152,7 @@ impl McpServer {
             let Some(target) = args.get("name").and_then(Value::as_str) else {
                 return Ok((
                     structured(
-                        json!({"error": {"kind": "invalid_arguments", "message": "call_tool needs \"name\": the exact name of the tool to call (find it with discover_tools)"}}),
+                        json!({"error": {"kind": ErrorKind::InvalidArguments, "message": "call_tool needs \"name\": the exact name of the tool to call (find it with discover_tools)"}}),
                         true,
                     ),
                     false,
@@ -318,10 +299,13 @@ impl ServerHandler for McpServer {
                 .build(),
         )
         .with_server_info(Implementation::new(&scenario.name, &scenario.version))
-        .with_instructions(match self.state.options().expose {
-            Expose::Discover => "This server holds a large tool catalog. Use discover_tools to browse or search it and to read a tool's parameters. The tools you describe and the best hits of your searches are added to your tools list (notifications/tools/list_changed): call them directly. call_tool calls any tool by name and arguments.",
-            Expose::All => "Every tool of the catalog is listed; page through tools/list with its cursor.",
-        })
+        .with_instructions(
+            match self.state.options().expose {
+                Expose::Discover => INSTRUCTIONS_DISCOVER,
+                Expose::All => INSTRUCTIONS_ALL,
+            }
+            .trim(),
+        )
     }
 
     async fn list_tools(

@@ -16,9 +16,6 @@ use crate::AppState;
 use crate::error::AppError;
 use crate::manifest::{InvokeBody, outcome_response, ready};
 
-/// Largest page of a listing.
-pub const MAX_PAGE_SIZE: usize = 1000;
-
 type Body<T> = Result<Json<T>, JsonRejection>;
 type Params<T> = Result<Query<T>, QueryRejection>;
 
@@ -97,7 +94,8 @@ fn parse_ids(raw: Option<&str>) -> Result<Vec<Uuid>, AppError> {
 }
 
 fn page_size(size: Option<usize>) -> usize {
-    size.unwrap_or(0).min(MAX_PAGE_SIZE)
+    size.unwrap_or(0)
+        .min(toolscout_catalog::MAX_LISTING_PAGE_SIZE)
 }
 
 /// The body of a bundle PUT.
@@ -385,7 +383,11 @@ pub(crate) async fn search_tools(
     }
     let query = SearchQuery::new(text)
         .with_include_disabled(q.include_disabled)
-        .with_limit(q.page_size.unwrap_or(20).clamp(1, 100))
+        .with_limit(
+            q.page_size
+                .unwrap_or(toolscout_search::DEFAULT_PAGE_SIZE)
+                .clamp(1, toolscout_search::MAX_PAGE_SIZE),
+        )
         .with_page_token(q.page_token);
     let toolbox = state.toolbox().clone();
     let hits = tokio::task::spawn_blocking(move || toolbox.search(&query))

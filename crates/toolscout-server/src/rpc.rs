@@ -393,11 +393,8 @@ fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
 }
 
 fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> RpcError {
-    let hint = if did_you_mean.is_empty() {
-        "use tools/search to find the right tool".to_owned()
-    } else {
-        format!("did you mean: {}?", did_you_mean.join(", "))
-    };
+    let hint = toolscout_search::did_you_mean(&did_you_mean)
+        .unwrap_or_else(|| "use tools/search to find the right tool".to_owned());
     RpcError::params(format!("invalid params: no tool named '{name}'; {hint}"))
         .with_data(json!({"tool": name, "did_you_mean": did_you_mean}))
 }
@@ -448,7 +445,7 @@ async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
         "{query, page_token, limit}",
     )?;
     let limit = match params.get("limit") {
-        None | Some(Value::Null) => 20,
+        None | Some(Value::Null) => toolscout_search::DEFAULT_PAGE_SIZE,
         Some(v) => v
             .as_u64()
             .and_then(|n| usize::try_from(n).ok())
@@ -459,7 +456,7 @@ async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
             })?,
     };
     let q = SearchQuery::new(query)
-        .with_limit(limit.clamp(1, 100))
+        .with_limit(limit.clamp(1, toolscout_search::MAX_PAGE_SIZE))
         .with_page_token(str_param(params, "page_token")?.map(str::to_owned));
     let toolbox = state.toolbox().clone();
     let hits = tokio::task::spawn_blocking(move || toolbox.search(&q))

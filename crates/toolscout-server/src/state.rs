@@ -3,11 +3,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::broadcast;
 use toolscout_catalog::Subscription;
 use toolscout_discover::Toolbox;
-use toolscout_invoke::{ErrorKind, Outcome, ToolError};
+use toolscout_invoke::Outcome;
 use toolscout_spec::adapters::manifest::{ScenarioInfo, ToolCategory};
 use uuid::Uuid;
 
@@ -52,8 +52,14 @@ pub enum HostCheck {
 impl HostCheck {
     /// Whether a `Host` header value (`name[:port]`) is accepted.
     pub fn allows(&self, host: &str) -> bool {
+        if *self == HostCheck::Off {
+            return true;
+        }
         let host = host.trim().to_ascii_lowercase();
-        let name = strip_port(&host);
+        let Some(name) = host_name(&host) else {
+            return false;
+        };
+        let name = name.as_str();
         match self {
             HostCheck::Off => true,
             HostCheck::Loopback => is_loopback_name(name),
@@ -88,17 +94,15 @@ impl HostCheck {
     }
 }
 
-/// `name` of `name:port`, `[v6]` of `[v6]:port`.
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.split(']').next().map_or(host, |h| &host[..=h.len()]);
+/// `name` of `name:port`, `[v6]` of `[v6]:port`, as the `url` crate reads an authority
+/// (lower case; an IPv4 address in its usual form); `None` when `host` is no authority.
+fn host_name(host: &str) -> Option<String> {
+    let url = url::Url::parse(&format!("http://{host}/")).ok()?;
+    // A user name or a path would mean `host` was more than an authority.
+    if !url.username().is_empty() || url.password().is_some() || url.path() != "/" {
+        return None;
     }
-    match host.rsplit_once(':') {
-        Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => {
-            name
-        }
-        _ => host,
-    }
+    url.host_str().map(str::to_owned)
 }
 
 fn is_loopback_name(name: &str) -> bool {
@@ -158,7 +162,7 @@ impl Default for ServerOptions {
             token: None,
             expose: Expose::Discover,
             body_limit: DEFAULT_BODY_LIMIT,
-            page_size: 100,
+            page_size: toolscout_catalog::DEFAULT_LISTING_PAGE_SIZE,
             mcp_allowed_hosts: None,
             activation_cap: 16,
             search_activations: 3,
@@ -245,7 +249,7 @@ impl ServerOptions {
 
     /// Sets the page size of tool listings (1 to 1000).
     pub fn with_page_size(mut self, size: usize) -> Self {
-        self.page_size = size.clamp(1, 1000);
+        self.page_size = size.clamp(1, toolscout_catalog::MAX_LISTING_PAGE_SIZE);
         self
     }
 }
@@ -355,17 +359,10 @@ impl AppState {
     /// without asking the toolbox's approver: the caller (an authenticated client that
     /// said so) approved it.
     pub async fn call_as(&self, name: &str, args: Value, approved: bool) -> Outcome {
-        if let Some(remote) = &self.inner.remote
+        if self.inner.remote.is_some()
             && let toolscout_discover::Lookup::Found(tool) = self.inner.toolbox.lookup(name)
-            && remote.owns(tool.bundle_id)
         {
-            let outcome = remote.call(&tool, args).await;
-            let _ = self
-                .inner
-                .toolbox
-                .catalog()
-                .record_call(tool.id, chrono::Utc::now());
-            return outcome;
+            return self.call_tool_as(&tool, args, approved).await;
         }
         if approved {
             self.inner.toolbox.call_approved(name, args).await
@@ -386,37 +383,14 @@ impl AppState {
         args: Value,
         approved: bool,
     ) -> Outcome {
-        let name = tool.spec.name.as_str();
-        if let Some(reason) = &tool.disabled_reason {
-            return Outcome::Err(
-                ToolError::new(
-                    ErrorKind::Disabled,
-                    format!("tool '{name}' cannot be called: {reason}; use another tool"),
-                )
-                .with_details(json!({"tool": name, "reason": reason.to_string()})),
-            );
-        }
-        let at = chrono::Utc::now();
-        let outcome = match &self.inner.remote {
-            Some(remote) if remote.owns(tool.bundle_id) => remote.call(tool, args).await,
-            _ => {
-                match toolscout_invoke::Tool::from_parts(
-                    tool.spec.clone(),
-                    tool.tool_type,
-                    &tool.implementation,
-                ) {
-                    Ok(t) if approved => {
-                        self.inner.toolbox.invoker().invoke_approved(&t, args).await
-                    }
-                    Ok(t) => self.inner.toolbox.invoker().invoke(&t, args).await,
-                    Err(e) => Outcome::Err(ToolError::new(
-                        ErrorKind::Disabled,
-                        format!("tool '{name}' cannot be called: {e}"),
-                    )),
-                }
+        match &self.inner.remote {
+            Some(remote) if tool.is_callable() && remote.owns(tool.bundle_id) => {
+                let at = chrono::Utc::now();
+                let outcome = remote.call(tool, args).await;
+                let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
+                outcome
             }
-        };
-        let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
-        outcome
+            _ => self.inner.toolbox.call_tool(tool, args, approved).await,
+        }
     }
 }

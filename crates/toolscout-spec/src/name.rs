@@ -156,14 +156,14 @@ pub fn sanitize_name(raw: &str) -> String {
     out
 }
 
-/// An 8-hex-digit FNV-1a hash: stable across platforms and releases.
+/// An 8-hex-digit hash (64-bit FNV-1a, its halves xor-folded): stable across platforms
+/// and releases.
 pub(crate) fn short_hash(s: &str) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in s.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("{h:08x}")
+    use std::hash::Hasher as _;
+    let mut h = fnv::FnvHasher::default();
+    h.write(s.as_bytes());
+    let h = h.finish();
+    format!("{:08x}", (h >> 32) ^ (h & 0xffff_ffff))
 }
 
 /// Checks a bundle or tool slug: Unicode letters, digits and `-`, 1–64 characters.

@@ -4,8 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use toolscout_agent::{
-    AgentEvent, ApprovalRequest, AutoApprove, Decision, FnApprover, Message, Policy, RunOptions,
-    StopReason,
+    AgentEvent, Approval, ApprovalRequest, AutoApprove, Message, Policy, RunOptions, StopReason,
 };
 
 use crate::server::{Server, call, calls, text};
@@ -83,7 +82,7 @@ async fn failures_go_back_to_the_model() {
         .iter()
         .map(|r| r["error"]["kind"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(kinds, ["unknown_tool", "disabled_tool", "tool_failed"]);
+    assert_eq!(kinds, ["unknown_tool", "disabled", "tool_failed"]);
     insta::assert_snapshot!(render(&report));
 }
 
@@ -130,15 +129,13 @@ async fn refused_approval_is_reported_and_approved_calls_run() {
         text("I wrote ok.txt; notes.txt was refused."),
     ])
     .await;
-    let approver = FnApprover(|req: &ApprovalRequest| {
+    let approver = |req: &ApprovalRequest| {
         if req.arguments["file_path"] == "notes.txt" {
-            Decision::Refuse {
-                reason: Some("notes.txt is read-only".to_owned()),
-            }
+            Approval::Refused(Some("notes.txt is read-only".to_owned()))
         } else {
-            Decision::Approve
+            Approval::Approved
         }
-    });
+    };
     let agent = agent(&server, config(Policy::Upfront, false)).with_approver(Arc::new(approver));
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let report = agent

@@ -1,7 +1,7 @@
 //! `ground_arguments`: a call whose required arguments the conversation did not give is
 //! refused before it runs, and the model is free to ask the user instead.
 
-use toolscout_agent::host::kind;
+use toolscout_agent::ErrorKind;
 use toolscout_agent::{AgentEvent, Policy, RunOptions, StopReason, ToolChoice};
 
 use crate::server::{Server, call, text};
@@ -76,7 +76,7 @@ async fn a_made_up_argument_is_refused_and_the_model_may_then_answer() {
         [(
             "get_weather".to_owned(),
             false,
-            Some(kind::UNGROUNDED_ARGUMENTS.to_owned())
+            Some(ErrorKind::UngroundedArguments.as_str().to_owned())
         )]
     );
     assert_eq!(choices(&server), ["required", "auto"]);
@@ -109,7 +109,7 @@ async fn the_same_call_made_again_runs_and_a_changed_one_is_checked_again() {
     )
     .await;
     assert_eq!(report.answer.as_deref(), Some("Sunny in Paris."));
-    let ungrounded = Some(kind::UNGROUNDED_ARGUMENTS.to_owned());
+    let ungrounded = Some(ErrorKind::UngroundedArguments.as_str().to_owned());
     assert_eq!(
         calls,
         [
@@ -192,7 +192,7 @@ async fn a_value_a_tool_returned_grounds_a_later_call() {
     )
     .await;
     assert_eq!(report.answer.as_deref(), Some("Done."));
-    let ungrounded = Some(kind::UNGROUNDED_ARGUMENTS.to_owned());
+    let ungrounded = Some(ErrorKind::UngroundedArguments.as_str().to_owned());
     assert_eq!(
         calls,
         [

@@ -2,7 +2,8 @@
 //! the model is sent, request by request.
 
 use serde_json::Value;
-use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost};
+use toolscout_agent::BoxFuture;
+use toolscout_agent::host::{CallContext, CallOutcome, ToolHost};
 use toolscout_agent::{
     AgentEvent, Message, Policy, Retrieval, RunOptions, StopReason, ToolChoice, ToolScope,
 };

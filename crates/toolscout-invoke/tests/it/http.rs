@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolscout_invoke::{
-    AllowedHosts, ErrorKind, HttpConfig, Invoker, Outcome, REDACTED, RetryPolicy, SecretStore, Tool,
+    AllowedHosts, ErrorKind, HttpConfig, InvokableTool, Invoker, Outcome, REDACTED, RetryPolicy,
+    SecretStore,
 };
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolType;
@@ -41,12 +42,12 @@ fn invoker() -> Invoker {
         .with_secrets(secrets)
 }
 
-fn tool(params: Value, block: Value) -> Tool {
+fn tool(params: Value, block: Value) -> InvokableTool {
     let spec = ToolSpec::builder("test_http", "An HTTP tool under test")
         .parameters(params)
         .build()
         .unwrap();
-    Tool::from_parts(spec, ToolType::Http, &block).unwrap()
+    InvokableTool::from_parts(spec, ToolType::Http, &block).unwrap()
 }
 
 fn city_params() -> Value {
@@ -363,14 +364,14 @@ async fn missing_template_variable() {
 #[test]
 fn impl_block_validation() {
     let spec = ToolSpec::builder("bad", "A bad tool").build().unwrap();
-    let err = Tool::from_parts(
+    let err = InvokableTool::from_parts(
         spec.clone(),
         ToolType::Http,
         &json!({"urlTemplate": "ftp://x/${a}"}),
     )
     .unwrap_err();
     insta::assert_snapshot!(err.to_string(), @r#"tool 'bad': invalid impl block: urlTemplate must start with http:// or https://, found "ftp://x/${a}""#);
-    let err = Tool::from_parts(
+    let err = InvokableTool::from_parts(
         spec,
         ToolType::Http,
         &json!({"urlTemplate": "https://x", "extractExpr": "$["}),
@@ -495,7 +496,7 @@ async fn a_granted_secret_is_refused_to_other_tools_and_hosts() {
         .parameters(json!({"type": "object"}))
         .build()
         .unwrap();
-    let granted = Tool::from_parts(spec, ToolType::Http, &block).unwrap();
+    let granted = InvokableTool::from_parts(spec, ToolType::Http, &block).unwrap();
     let out = inv.invoke(&granted, json!({})).await;
     assert_eq!(
         value(&out)["headers"]["x-api-key"],

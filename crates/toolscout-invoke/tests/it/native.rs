@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use toolscout_invoke::{
-    Approval, ApprovalRequest, ErrorKind, Invoker, NativeTool, Outcome, Tool, ToolError, UsageEvent,
+    Approval, ApprovalRequest, ErrorKind, InvokableTool, Invoker, NativeTool, Outcome, ToolError,
+    UsageEvent,
 };
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolType;
@@ -140,7 +141,7 @@ async fn unknown_and_unregistered_tools() {
         show(&inv.invoke_native("multiply", json!({})).await)
     );
     let spec = ToolSpec::builder("weather", "Weather").build().unwrap();
-    let t = Tool::from_parts(
+    let t = InvokableTool::from_parts(
         spec,
         ToolType::Native,
         &json!({"goFunc": "github.com/acme/tools.Weather"}),

@@ -1,7 +1,7 @@
 //! Building blocks: outcomes on the wire, secrets, tools from `tool.json`.
 
 use serde_json::json;
-use toolscout_invoke::{ErrorKind, Implementation, Outcome, SecretStore, Tool, ToolError};
+use toolscout_invoke::{ErrorKind, Implementation, InvokableTool, Outcome, SecretStore, ToolError};
 use toolscout_spec::adapters::tool_file::ToolFile;
 
 #[test]
@@ -119,7 +119,7 @@ fn tools_from_tool_files() {
         "modifiedAt": "2024-06-01T09:17:10Z"
     }))
     .unwrap();
-    let tool = Tool::from_tool_file(&file).unwrap();
+    let tool = InvokableTool::from_tool_file(&file).unwrap();
     assert_eq!(tool.name(), "weather");
     assert!(!tool.enabled);
     let Implementation::Http(http) = &tool.implementation else {
@@ -134,10 +134,12 @@ fn tools_from_tool_files() {
     let mut native = file.clone();
     native.tool_type = toolscout_spec::adapters::tool_file::ToolType::Native;
     native.implementation = json!({"func": "weather"});
-    let tool = Tool::from_tool_file(&native).unwrap();
+    let tool = InvokableTool::from_tool_file(&native).unwrap();
     assert_eq!(tool.implementation.to_json(), json!({"func": "weather"}));
     native.implementation = json!({"method": "GET"});
-    let err = Tool::from_tool_file(&native).unwrap_err().to_string();
+    let err = InvokableTool::from_tool_file(&native)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("tool 'weather': invalid impl block: expected {\"func\": \"<name>\"}"),
         "{err}"

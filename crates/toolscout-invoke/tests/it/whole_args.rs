@@ -2,13 +2,13 @@
 //! server.
 
 use serde_json::{Value, json};
-use toolscout_invoke::{AllowedHosts, HttpConfig, Invoker, Tool};
+use toolscout_invoke::{AllowedHosts, HttpConfig, InvokableTool, Invoker};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolType;
 
 use crate::{server, show};
 
-fn forwarding_tool(block: Value) -> Tool {
+fn forwarding_tool(block: Value) -> InvokableTool {
     let spec = ToolSpec::builder("forward", "Forwards its arguments")
         .parameters(json!({
             "type": "object",
@@ -21,7 +21,7 @@ fn forwarding_tool(block: Value) -> Tool {
         }))
         .build()
         .unwrap();
-    Tool::from_parts(spec, ToolType::Http, &block).unwrap()
+    InvokableTool::from_parts(spec, ToolType::Http, &block).unwrap()
 }
 
 fn invoker() -> Invoker {
@@ -97,7 +97,7 @@ async fn an_unknown_builtin_placeholder_is_a_configuration_error() {
 
 /// A tool whose server answers with the `reply` argument under `status`, read as an
 /// outcome (`responseEncoding: outcome`).
-fn outcome_tool(base: &str, status: u16, extract: Option<&str>) -> Tool {
+fn outcome_tool(base: &str, status: u16, extract: Option<&str>) -> InvokableTool {
     let spec = ToolSpec::builder("remote", "A tool of another toolscout server")
         .parameters(json!({"type": "object", "properties": {"reply": {}}}))
         .build()
@@ -112,7 +112,7 @@ fn outcome_tool(base: &str, status: u16, extract: Option<&str>) -> Tool {
     if let Some(e) = extract {
         block["extractExpr"] = json!(e);
     }
-    Tool::from_parts(spec, ToolType::Http, &block).unwrap()
+    InvokableTool::from_parts(spec, ToolType::Http, &block).unwrap()
 }
 
 #[tokio::test]

@@ -31,8 +31,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use toolscout_agent::{
-    Agent, AgentConfig, AgentEvent, ApprovalRequest, Approver, BoxFuture, CallContext, CallOutcome,
-    CancellationToken, ChatClient, Decision, Message, Policy, RunOptions, Suggestion, ToolHost,
+    Agent, AgentConfig, AgentEvent, Approval, ApprovalRequest, Approver, BoxFuture, CallContext,
+    CallOutcome, CancellationToken, ChatClient, Message, Policy, RunOptions, Suggestion, ToolHost,
     ToolboxHost,
 };
 use toolscout_discover::Lookup;
@@ -103,11 +103,11 @@ type CallKey = (String, String);
 /// Calls waiting for a person's decision, by run and call id.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Approvals {
-    pending: Arc<Mutex<HashMap<CallKey, oneshot::Sender<Decision>>>>,
+    pending: Arc<Mutex<HashMap<CallKey, oneshot::Sender<Approval>>>>,
 }
 
 impl Approvals {
-    fn wait(&self, run: &str, call: &str) -> Option<oneshot::Receiver<Decision>> {
+    fn wait(&self, run: &str, call: &str) -> Option<oneshot::Receiver<Approval>> {
         let (tx, rx) = oneshot::channel();
         let mut pending = self.pending.lock().ok()?;
         pending.retain(|_, tx| !tx.is_closed());
@@ -118,7 +118,7 @@ impl Approvals {
         Some(rx)
     }
 
-    fn decide(&self, run: &str, call: &str, decision: Decision) -> bool {
+    fn decide(&self, run: &str, call: &str, decision: Approval) -> bool {
         let sender = self
             .pending
             .lock()
@@ -135,24 +135,25 @@ struct ConsoleApprover {
 }
 
 impl Approver for ConsoleApprover {
-    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Decision> {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
         Box::pin(async move {
-            let Some(rx) = self.approvals.wait(&self.run, &request.call_id) else {
-                return Decision::Refuse {
-                    reason: Some("too many calls are waiting for approval".to_owned()),
-                };
+            let Some(call_id) = request.call_id.as_deref() else {
+                return Approval::Refused(Some("the call has no id to approve".to_owned()));
+            };
+            let Some(rx) = self.approvals.wait(&self.run, call_id) else {
+                return Approval::Refused(Some(
+                    "too many calls are waiting for approval".to_owned(),
+                ));
             };
             match tokio::time::timeout(APPROVAL_WAIT, rx).await {
                 Ok(Ok(decision)) => decision,
-                Ok(Err(_)) => Decision::Refuse {
-                    reason: Some("the console closed before anyone answered".to_owned()),
-                },
-                Err(_) => Decision::Refuse {
-                    reason: Some(format!(
-                        "nobody approved the call within {} s",
-                        APPROVAL_WAIT.as_secs()
-                    )),
-                },
+                Ok(Err(_)) => {
+                    Approval::Refused(Some("the console closed before anyone answered".to_owned()))
+                }
+                Err(_) => Approval::Refused(Some(format!(
+                    "nobody approved the call within {} s",
+                    APPROVAL_WAIT.as_secs()
+                ))),
             }
         })
     }
@@ -266,11 +267,9 @@ pub(crate) async fn turn(
             Lookup::NotFound { did_you_mean } => {
                 return Err(AppError::invalid(format!(
                     "pinned tool '{name}' does not exist{}",
-                    if did_you_mean.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; did you mean {}?", did_you_mean.join(", "))
-                    }
+                    toolscout_search::did_you_mean(&did_you_mean)
+                        .map(|hint| format!("; {hint}"))
+                        .unwrap_or_default()
                 )));
             }
         }
@@ -365,15 +364,13 @@ pub(crate) async fn approve(
 ) -> Result<Json<Value>, AppError> {
     let Json(a) = body?;
     let decision = if a.approve {
-        Decision::Approve
+        Approval::Approved
     } else {
-        Decision::Refuse {
-            reason: Some(
-                a.reason
-                    .filter(|r| !r.trim().is_empty())
-                    .unwrap_or_else(|| "the person refused the call".to_owned()),
-            ),
-        }
+        Approval::Refused(Some(
+            a.reason
+                .filter(|r| !r.trim().is_empty())
+                .unwrap_or_else(|| "the person refused the call".to_owned()),
+        ))
     };
     let found = console.is_some_and(|c| c.approvals.decide(&a.run, &a.call_id, decision));
     if !found {
