@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
-use toolscout_catalog::{Catalog, NameClaim, Tool, ToolHead};
+use toolscout_catalog::{Catalog, Tool, ToolHead};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{
@@ -591,42 +591,15 @@ pub(crate) struct Pick {
     pub(crate) callable: bool,
 }
 
-/// Every tool of the catalog (disabled ones too), one per name: the callable one (a
-/// built-in first) changed last, as `Toolbox::lookup` picks it; in id order. Only a name
-/// and a few flags of each head are copied: no tool file is read, and no head is cloned.
+/// Every tool of the catalog (disabled ones too), one per name, as `Toolbox::lookup`
+/// picks it ([`Catalog::name_holders`]); in id order. No tool file is read, and no head
+/// is copied.
 pub(crate) fn picks_by_name(catalog: &Catalog) -> Vec<Pick> {
-    struct Candidate {
-        name: String,
-        callable: bool,
-        claim: NameClaim,
-        id: uuid::Uuid,
-    }
-    let mut all: Vec<Candidate> = Vec::with_capacity(catalog.len());
-    catalog.for_each_head(|h, disabled| {
-        all.push(Candidate {
-            name: h.name.clone(),
-            callable: disabled.is_none(),
-            claim: NameClaim::new(disabled.is_none(), h.is_built_in, h.modified_at),
-            id: h.id,
-        });
-    });
-    // Per name the best first; among equals the first in id order.
-    all.sort_unstable_by(|a, b| {
-        a.name
-            .cmp(&b.name)
-            .then(b.claim.cmp(&a.claim))
-            .then(a.id.cmp(&b.id))
-    });
-    all.dedup_by(|later, first| later.name == first.name);
-    let mut out: Vec<Pick> = all
+    catalog
+        .name_holders()
         .into_iter()
-        .map(|c| Pick {
-            id: c.id,
-            callable: c.callable,
-        })
-        .collect();
-    out.sort_unstable_by_key(|p| p.id);
-    out
+        .map(|(id, callable)| Pick { id, callable })
+        .collect()
 }
 
 /// [`picks_by_name`], each as its head.
@@ -646,23 +619,11 @@ pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
 }
 
 /// The tool named `name` (disabled ones too), or an error that suggests close names:
-/// of several with that name, the one [`heads_by_name`] keeps. The heads are scanned,
-/// not sorted: one tool is wanted.
+/// of several with that name, the one [`heads_by_name`] keeps
+/// ([`Catalog::name_holder`]): one tool is wanted, and only its name's are weighed.
 pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
-    // The heads named `name`, with whether each can be called; no other head is copied.
-    let named = |n: &str| {
-        let mut out: Vec<(ToolHead, NameClaim)> = Vec::new();
-        catalog.for_each_head(|h, disabled| {
-            if h.name == n {
-                let claim = NameClaim::new(disabled.is_none(), h.is_built_in, h.modified_at);
-                out.push((h.clone(), claim));
-            }
-        });
-        // The first of equals in id order, as `heads_by_name` keeps it.
-        out.into_iter().rev().max_by_key(|(_, claim)| *claim)
-    };
-    let (head, _) = match named(name) {
-        Some(found) => found,
+    let id = match catalog.name_holder(name) {
+        Some((id, _)) => id,
         None => {
             let mut names: Vec<String> = Vec::with_capacity(catalog.len());
             catalog.for_each_head(|h, _| names.push(h.name.clone()));
@@ -670,12 +631,15 @@ pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
             names.dedup();
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let found = super::find(&names, name)?;
-            named(found).context("the tool vanished while it was looked up")?
+            catalog
+                .name_holder(found)
+                .context("the tool vanished while it was looked up")?
+                .0
         }
     };
     catalog
-        .tool(head.id)
-        .with_context(|| format!("reading the tool '{}'", head.name))
+        .tool(id)
+        .with_context(|| format!("reading the tool '{name}'"))
 }
 
 /// The native function behind tools imported from spec files.

@@ -10,8 +10,8 @@ use uuid::Uuid;
 
 use crate::events::{CatalogChange, CatalogEvent, Subscribers, Subscription};
 use crate::model::{
-    Bundle, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool,
-    ToolHead, ToolQuery,
+    Bundle, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue, NameClaim, Page,
+    Tool, ToolHead, ToolQuery,
 };
 use crate::snapshot::Snapshot;
 use crate::state::State;
@@ -439,6 +439,56 @@ impl Catalog {
         }
     }
 
+    /// One tool per name, disabled ones too: the one with the greatest [`NameClaim`]
+    /// (the first in id order among equals), with whether it can be called; in id order.
+    /// Every name is looked at in place, under one lock: nothing is copied but the ids.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &["read_file"])?;
+    /// let holders = catalog.name_holders();
+    /// let names: std::collections::BTreeSet<String> =
+    ///     catalog.heads().into_iter().map(|h| h.name).collect();
+    /// assert_eq!(holders.len(), names.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn name_holders(&self) -> Vec<(Uuid, bool)> {
+        let state = self.lock_state();
+        let mut best: HashMap<&str, (NameClaim, Uuid)> = HashMap::with_capacity(state.tools.len());
+        // In id order: a later tool takes a name only with a greater claim.
+        for raw in state.tools.values() {
+            let claim = claim_of(&state, raw);
+            best.entry(raw.head.name.as_str())
+                .and_modify(|held| {
+                    if claim > held.0 {
+                        *held = (claim, raw.head.id);
+                    }
+                })
+                .or_insert((claim, raw.head.id));
+        }
+        let mut out: Vec<(Uuid, bool)> = best
+            .into_values()
+            .map(|(claim, id)| (id, claim.callable()))
+            .collect();
+        out.sort_unstable_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// The tool `name` stands for, as [`name_holders`](Self::name_holders) picks it,
+    /// with whether it can be called; `None` when no tool has that name. Only the tools
+    /// of that name are weighed.
+    pub fn name_holder(&self, name: &str) -> Option<(Uuid, bool)> {
+        let state = self.lock_state();
+        let mut best: Option<(NameClaim, Uuid)> = None;
+        for raw in state.tools.values().filter(|raw| raw.head.name == name) {
+            let claim = claim_of(&state, raw);
+            if best.is_none_or(|(held, _)| claim > held) {
+                best = Some((claim, raw.head.id));
+            }
+        }
+        best.map(|(claim, id)| (id, claim.callable()))
+    }
+
     /// How many tools the catalog holds, callable or not.
     pub fn len(&self) -> usize {
         self.lock_state().tools.len()
@@ -491,6 +541,16 @@ impl Drop for Catalog {
         // Best effort: a usage count is not worth a panic, and Drop cannot return it.
         let _ = self.flush_usage();
     }
+}
+
+/// How strongly the tool `raw` claims its name (see [`NameClaim`]).
+fn claim_of(state: &State, raw: &crate::state::RawTool) -> NameClaim {
+    let h = &raw.head;
+    NameClaim::new(
+        state.disabled_reason(raw).is_none(),
+        h.is_built_in,
+        h.modified_at,
+    )
 }
 
 /// Writes the heads snapshot of `state`; call with a file lock held. Best effort: without

@@ -488,6 +488,11 @@ impl NameClaim {
             modified_at,
         }
     }
+
+    /// Whether the tool can be called now.
+    pub fn callable(&self) -> bool {
+        self.callable
+    }
 }
 
 /// One page of a listing.
