@@ -15,8 +15,9 @@
 //! | `remote` | `toolscout-remote` | `remote` | `RemoteCatalog`: other toolscout servers' tools, as a client |
 //! | `server` | `toolscout-server` | `server` (`mcp` adds MCP) | HTTP manifest, REST, JSON-RPC, MCP and the web console |
 //!
-//! The default features are the library core; `embed`, `remote`, `server`, `mcp` and
-//! `cli` (the binary, all of them) are opt-in, so an agent that only needs the core
+//! The default features are the library core; `yaml` (YAML OpenAPI documents), `embed`,
+//! `remote`, `server`, `mcp-client` (another MCP server's tools,
+//! `invoke::mcp_client`), `mcp` and `cli` (the binary, all of them) are opt-in, so an agent that only needs the core
 //! builds no HTTP server, MCP, command-line parser or linear algebra.
 //!
 //! An agent over two of the program's own tools is the README's first example (and is

@@ -38,8 +38,8 @@ enum What {
         #[arg(long)]
         bundle: Option<String>,
     },
-    /// HTTP tools from an OpenAPI document (JSON; OpenAPI 3 or Swagger 2), one per
-    /// operation. Calls need `--allow-host` for the API's host.
+    /// HTTP tools from an OpenAPI document (OpenAPI 3 or Swagger 2, JSON or YAML), one
+    /// per operation, its `$ref`s resolved. Calls need `--allow-host` for the API's host.
     Openapi {
         /// The document.
         spec: PathBuf,
@@ -84,18 +84,11 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             base_url,
         } => {
             let text = super::eval::read_text(spec)?;
-            let doc: serde_json::Value = serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "{} is not JSON (YAML documents need converting first)",
-                    spec.display()
-                )
-            })?;
+            let doc =
+                openapi::parse(&text).with_context(|| format!("reading {}", spec.display()))?;
             let api = openapi::from_openapi(&doc, base_url.as_deref())?;
             for skipped in &api.skipped {
-                eprintln!(
-                    "warning: skipped {} {}: {}",
-                    skipped.method, skipped.path, skipped.reason
-                );
+                eprintln!("warning: skipped {skipped}");
             }
             let puts = api
                 .tools

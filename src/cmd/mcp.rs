@@ -1,5 +1,5 @@
 //! `toolscout import mcp -- COMMAND…`: the tools of another MCP server (over stdio), in a
-//! bundle, with calls proxied to it.
+//! bundle, with calls proxied to it by the library's `toolscout_invoke::mcp_client`.
 //!
 //! Each imported tool is a native tool whose function, `mcp:<bundle>:<tool>`, this
 //! binary registers at start-up from `<catalog>/mcp-servers.json` (the command of each
@@ -10,14 +10,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context as _, Result, bail};
-use rmcp::ServiceExt as _;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
+use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
-use tokio::sync::OnceCell;
-use toolscout_invoke::{BoxFuture, DynTool, ErrorKind, Invoker, ToolError};
+use toolscout_invoke::Invoker;
+use toolscout_invoke::mcp_client::McpClient;
 use toolscout_spec::ToolSpec;
 
 /// The file that lists the imported MCP servers, in the catalog directory.
@@ -104,97 +100,15 @@ pub(crate) fn save(dir: &Path, server: &Server) -> Result<()> {
 /// Registers a proxy for every tool of every imported server.
 pub(crate) fn register(invoker: &mut Invoker, servers: &[Server]) -> Result<()> {
     for server in servers {
-        let client = Arc::new(Client {
-            command: server.command.clone(),
-            running: OnceCell::new(),
-        });
-        for tool in &server.tools {
-            invoker.register_dyn(Arc::new(Proxy {
-                func: func(&server.bundle, tool),
-                tool: tool.clone(),
-                client: client.clone(),
-            }))?;
-        }
+        let client = Arc::new(McpClient::new(server.command.clone())?);
+        let funcs: Vec<(String, &str)> = server
+            .tools
+            .iter()
+            .map(|tool| (func(&server.bundle, tool), tool.as_str()))
+            .collect();
+        client.register(invoker, funcs.iter().map(|(f, t)| (f.as_str(), *t)))?;
     }
     Ok(())
-}
-
-/// A connection to one MCP server, started on first use.
-struct Client {
-    command: Vec<String>,
-    running: OnceCell<RunningService<RoleClient, ()>>,
-}
-
-impl Client {
-    async fn get(&self) -> Result<&RunningService<RoleClient, ()>> {
-        self.running.get_or_try_init(|| start(&self.command)).await
-    }
-}
-
-async fn start(command: &[String]) -> Result<RunningService<RoleClient, ()>> {
-    let Some((program, args)) = command.split_first() else {
-        bail!("no command to start the MCP server with");
-    };
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.args(args);
-    let transport =
-        TokioChildProcess::new(cmd).with_context(|| format!("starting {}", command.join(" ")))?;
-    ().serve(transport)
-        .await
-        .with_context(|| format!("connecting to the MCP server {}", command.join(" ")))
-}
-
-/// One imported tool, called on its server.
-struct Proxy {
-    func: String,
-    tool: String,
-    client: Arc<Client>,
-}
-
-impl DynTool for Proxy {
-    fn name(&self) -> &str {
-        &self.func
-    }
-
-    fn spec(&self) -> toolscout_spec::Result<ToolSpec> {
-        ToolSpec::builder("mcp_proxy", "Calls a tool of another MCP server")
-            .parameters(json!({"type": "object"}))
-            .build()
-    }
-
-    fn call_json(&self, args: Value) -> BoxFuture<'_, std::result::Result<Value, ToolError>> {
-        Box::pin(async move {
-            let failed = |e: String| ToolError::new(ErrorKind::ToolFailed, e);
-            let client = self
-                .client
-                .get()
-                .await
-                .map_err(|e| failed(format!("{e:#}")))?;
-            let mut params = CallToolRequestParams::new(self.tool.clone());
-            params.arguments = args.as_object().cloned();
-            let result = client
-                .call_tool(params)
-                .await
-                .map_err(|e| failed(format!("the MCP server failed: {e}")))?;
-            let result = serde_json::to_value(&result).map_err(|e| failed(e.to_string()))?;
-            let text: Vec<&str> = result["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str())
-                .collect();
-            if result["isError"] == json!(true) {
-                return Err(failed(text.join("\n")).with_details(result));
-            }
-            if let Some(structured) = result.get("structuredContent") {
-                return Ok(structured.clone());
-            }
-            Ok(match text.as_slice() {
-                [one] => serde_json::from_str(one).unwrap_or_else(|_| json!(one)),
-                _ => result["content"].clone(),
-            })
-        })
-    }
 }
 
 /// The specs of the tools of the MCP server started by `command`.
@@ -203,20 +117,13 @@ pub(crate) fn list_tools(command: &[String]) -> Result<Vec<ToolSpec>> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let client = start(command).await?;
-        let tools = client
-            .list_all_tools()
-            .await
-            .context("listing the server's tools")?;
-        let mut specs = Vec::new();
-        for t in tools {
-            let v = serde_json::to_value(&t)?;
-            match toolscout_spec::adapters::mcp::from_mcp(&v) {
-                Ok(spec) => specs.push(spec),
-                Err(e) => eprintln!("warning: skipped tool {}: {e}", t.name),
-            }
+        let client = McpClient::new(command.iter().cloned())?;
+        let listed = client.list_tools().await;
+        client.shutdown().await;
+        let listed = listed?;
+        for (name, reason) in &listed.skipped {
+            eprintln!("warning: skipped tool {name}: {reason}");
         }
-        let _ = client.cancel().await;
-        Ok(specs)
+        Ok(listed.tools)
     })
 }

@@ -72,3 +72,51 @@ fn openapi_operations_become_http_tools() {
         "the optional query parameter is sent when given"
     );
 }
+
+#[test]
+fn a_yaml_document_with_nested_refs_is_imported_and_a_dangling_ref_skipped() {
+    let env = Env::new();
+    let file = env.path().join("shop.yaml");
+    std::fs::write(
+        &file,
+        r##"openapi: 3.0.0
+info: {title: Shop, version: "1"}
+servers: [{url: "https://shop.example.com"}]
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      summary: Place an order
+      requestBody:
+        content:
+          application/json:
+            schema: {$ref: "#/components/schemas/Order"}
+  /broken:
+    get:
+      operationId: broken
+      summary: Broken
+      parameters:
+        - {name: q, in: query, schema: {$ref: "#/components/schemas/Missing"}}
+components:
+  schemas:
+    Order:
+      type: object
+      properties:
+        lines: {type: array, items: {$ref: "#/components/schemas/Line"}}
+    Line:
+      type: object
+      properties:
+        sku: {type: string}
+"##,
+    )
+    .unwrap();
+    assert_snapshot!(env.all(&["import", "openapi", file.to_str().unwrap()]), @r##"
+    exit 0
+    imported 1 tool(s) into bundle 'shop' (new) (HTTP tools: calls need --allow-host)
+    warning: skipped GET /broken (broken): openapi: parameter 'q': `$ref` "#/components/schemas/Missing" points nowhere in the document
+    "##);
+    assert_snapshot!(env.check(&["describe", "createOrder", "--parameter", "body"]), @r#"
+    createOrder.body (object, required)
+    properties: {"lines":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"}}}}}
+    "#);
+}

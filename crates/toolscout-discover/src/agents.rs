@@ -118,7 +118,7 @@ impl DiscoverAgents {
             "Find a specialist agent to delegate a task to",
         )
         .description(DESCRIPTION.trim())
-        .returns("object with a `kind`: agents, agent, not_found or invalid")
+        .returns("object with a `kind`: agents, agent, unknown_agent or invalid")
         .example("List the agents", json!({}))
         .example("When to use an agent", json!({"agent": "researcher"}))
         .example(
@@ -186,7 +186,7 @@ impl DiscoverAgents {
                     self.agents.iter().map(|a| a.name.as_str()),
                 );
                 plain(json!({
-                    "kind": "not_found",
+                    "kind": "unknown_agent",
                     "agent": name,
                     "did_you_mean": names,
                     "message": format!("no agent named '{name}'"),

@@ -136,7 +136,8 @@ impl ToolboxBuilder {
         self
     }
 
-    /// Adds one HTTP tool per operation of the OpenAPI document (JSON) in `path`, calling
+    /// Adds one HTTP tool per operation of the OpenAPI document in `path` (JSON, or YAML
+    /// with the `yaml` feature; see [`openapi::parse`]), calling
     /// the document's first server (see [`toolscout_spec::adapters::openapi`]). The file
     /// is read by [`ToolboxBuilder::build`]. Calls need the API's host allowed
     /// ([`ToolboxBuilder::http_config`]).
@@ -236,7 +237,7 @@ impl ToolboxBuilder {
         for (source, base_url) in openapi {
             let (document, origin) = match source {
                 OpenApi::Document(doc) => (doc, None),
-                OpenApi::File(path) => (read_json(&path)?, Some(path)),
+                OpenApi::File(path) => (read_document(&path)?, Some(path)),
             };
             let api = openapi::from_openapi(&document, base_url.as_deref())?;
             if api.tools.is_empty() {
@@ -274,13 +275,14 @@ impl ToolboxBuilder {
 }
 
 /// The JSON document in `path`.
-fn read_json(path: &Path) -> Result<Value> {
+/// Reads an OpenAPI document, JSON or YAML ([`openapi::parse`]).
+fn read_document(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::File {
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
-    serde_json::from_str(&text).map_err(|e| Error::File {
+    openapi::parse(&text).map_err(|e| Error::File {
         path: path.to_owned(),
-        reason: format!("not JSON (YAML documents need converting first): {e}"),
+        reason: e.to_string(),
     })
 }

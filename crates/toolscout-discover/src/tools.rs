@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Map, Value, json};
 use toolscout_catalog::{Tool, ToolHead};
+use toolscout_invoke::ErrorKind;
 use toolscout_search::SearchQuery;
 use toolscout_spec::{Disclosure, Level, ToolSpec, tokens};
 use uuid::Uuid;
@@ -200,7 +201,7 @@ impl DiscoverTools {
     pub fn brief_spec(&self) -> crate::Result<ToolSpec> {
         let spec = self
             .spec_builder::<BriefDiscoverArgs>(BRIEF_DESCRIPTION)
-            .returns("object with a `kind`: search, tool, not_found or invalid")
+            .returns("object with a `kind`: search, tool, unknown_tool or invalid")
             .build()?;
         Ok(spec)
     }
@@ -209,14 +210,14 @@ impl DiscoverTools {
     pub fn spec(&self) -> crate::Result<ToolSpec> {
         let spec = self
             .spec_builder::<DiscoverArgs>(DESCRIPTION)
-            .returns("object with a `kind`: categories, tools, search, tool, parameter, not_found, disabled or invalid")
+            .returns("object with a `kind`: categories, tools, search, tool, parameter, unknown_tool, unknown_parameter, unknown_category, disabled or invalid")
             .example("Overview of the catalog", json!({}))
             .example("Search by words", json!({"query": "weather forecast for a city"}))
             .example("Usage of a tool", json!({"tool": "get_weather"}))
             .example("Full specification", json!({"tool": "get_weather", "detail": "full"}))
             .example("One parameter", json!({"tool": "get_weather", "parameter": "units"}))
-            .error("not_found", "no tool has that name: the reply lists the closest names")
-            .error("disabled", "the tool exists but cannot be called now: the reply says why")
+            .error(ErrorKind::UnknownTool.as_str(), "no tool has that name: the reply lists the closest names")
+            .error(ErrorKind::Disabled.as_str(), "the tool exists but cannot be called now: the reply says why")
             .note("Level 1 (no tool): names and summaries; level 2 (tool): usage; level 3 (detail=full or parameter): everything")
             .build()?;
         Ok(spec)
@@ -267,7 +268,7 @@ impl DiscoverTools {
                 if selected.is_empty() {
                     let groups = self.groups(&tools);
                     return Answer::plain(json!({
-                        "kind": "not_found",
+                        "kind": "unknown_category",
                         "category": c,
                         "message": format!("no category '{c}'"),
                         "categories": groups.keys().collect::<Vec<_>>(),
@@ -498,14 +499,14 @@ impl DiscoverTools {
             Lookup::Found(t) if self.contains(&t) => t,
             Lookup::Found(_) => {
                 return Answer::plain(json!({
-                    "kind": "out_of_scope",
+                    "kind": ErrorKind::OutOfScope.as_str(),
                     "tool": name,
                     "message": format!("'{name}' exists but is not among the tools {} covers", self.name),
                 }));
             }
             Lookup::Disabled { reason, .. } => {
                 return Answer::plain(json!({
-                    "kind": "disabled",
+                    "kind": ErrorKind::Disabled.as_str(),
                     "tool": name,
                     "reason": reason,
                     "message": format!("'{name}' exists but cannot be called now ({reason}); look for another tool"),
@@ -513,7 +514,7 @@ impl DiscoverTools {
             }
             Lookup::NotFound { did_you_mean } => {
                 return Answer::plain(json!({
-                    "kind": "not_found",
+                    "kind": ErrorKind::UnknownTool.as_str(),
                     "tool": name,
                     "did_you_mean": did_you_mean,
                     "message": format!("no tool named '{name}'; use one of the names above or search with `query`"),
@@ -528,7 +529,7 @@ impl DiscoverTools {
                     disclosed: vec![spec.name.to_string()],
                 },
                 Err(e) => Answer::plain(json!({
-                    "kind": "not_found",
+                    "kind": "unknown_parameter",
                     "tool": name,
                     "parameter": p,
                     "parameters": spec.parameter_names(),

@@ -47,6 +47,14 @@ pub enum Error {
         /// What is wrong with it (never a value).
         reason: String,
     },
+    /// An MCP server could not be started, reached or listed (feature `mcp-client`).
+    #[error("MCP server `{command}`: {reason}")]
+    Mcp {
+        /// The command that starts it.
+        command: String,
+        /// What went wrong.
+        reason: String,
+    },
     /// The workspace root of the built-in tools is unusable.
     #[error("workspace root {}: {reason}", path.display())]
     WorkspaceRoot {

@@ -16,6 +16,7 @@
 //! | [`Approver`] | decides on calls to tools with `requires_approval` |
 //! | [`UsageSink`] | receives a [`UsageEvent`] per call, off the call's path |
 //! | [`builtin`] | the built-in tools: `read_file`, `write_file`, `search_files`, `http_get`, `json_query`, `clock` |
+//! | `mcp_client` | (feature `mcp-client`) another MCP server's tools, listed and called through it as native tools |
 //!
 //! ```
 //! use schemars::JsonSchema;
@@ -68,6 +69,8 @@ mod hosts;
 mod http;
 mod http_tool;
 mod invoker;
+#[cfg(feature = "mcp-client")]
+pub mod mcp_client;
 mod native;
 mod outcome;
 mod ratelimit;

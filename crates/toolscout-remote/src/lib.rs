@@ -7,7 +7,7 @@
 //! A [`RemoteCatalog`] reads `GET /api/v1/tools` from a list of [`RemoteSource`]s and
 //! keeps one bundle of the local catalog per source in step with what it serves:
 //!
-//! * the manifest is read a page at a time (`?limit=` [`DEFAULT_PAGE_SIZE`], then
+//! * the manifest is read a page at a time (`?limit=` [`DEFAULT_PAGE_LIMIT`], then
 //!   `page_token=` each page's `next_page_token`), at most [`MAX_MANIFEST_PAGES`] pages and
 //!   [`MAX_MANIFEST_BYTES`] (decompressed) for all of them together, gzip-compressed when
 //!   the source allows; a source that does not page answers the whole manifest to the
@@ -62,6 +62,7 @@ use serde_json::{Value, json};
 use toolscout_catalog::Tool;
 use toolscout_discover::Toolbox;
 use toolscout_invoke::{ErrorKind, Outcome, SecretStore, ToolError};
+pub use toolscout_spec::adapters::manifest::DEFAULT_PAGE_LIMIT;
 use toolscout_spec::adapters::manifest::{MAX_PAGE_LIMIT, STALE_PAGE_TOKEN, ToolManifest};
 use uuid::Uuid;
 
@@ -81,10 +82,6 @@ pub const MAX_MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 /// The largest manifest read from a remote, in bytes once decompressed, all its pages
 /// together.
 pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
-
-/// Tools asked for per page of a remote manifest, unless
-/// [`RemoteCatalog::with_page_size`] says otherwise.
-pub const DEFAULT_PAGE_SIZE: usize = 500;
 
 /// The most pages read of one remote manifest; a source that still has a next page after
 /// them is unavailable.
@@ -312,13 +309,13 @@ impl RemoteCatalog {
                 overrides: Mutex::new(overrides),
                 preferences,
             }),
-            page_size: DEFAULT_PAGE_SIZE,
+            page_size: DEFAULT_PAGE_LIMIT,
         })
     }
 
     /// Asks the sources for pages of `size` tools, from 1 to
     /// [`MAX_PAGE_LIMIT`] (a size out of those bounds is
-    /// brought within them); [`DEFAULT_PAGE_SIZE`] unless set. Clones made after this
+    /// brought within them); [`DEFAULT_PAGE_LIMIT`] unless set. Clones made after this
     /// call share it.
     #[must_use]
     pub fn with_page_size(mut self, size: usize) -> Self {

@@ -52,10 +52,9 @@ use crate::error::AppError;
 /// The `Cache-Control` of manifest answers.
 pub const CACHE_CONTROL: &str = "public, max-age=60";
 
-pub use toolscout_spec::adapters::manifest::{MAX_PAGE_LIMIT, STALE_PAGE_TOKEN};
-
-/// Tools per page when a request gives `page_token` without `limit`.
-pub const DEFAULT_PAGE_LIMIT: usize = 500;
+pub use toolscout_spec::adapters::manifest::{
+    DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, STALE_PAGE_TOKEN,
+};
 
 /// The whole manifest of the callable tools of `state`, ordered by name, generated now.
 pub fn build_manifest(state: &AppState) -> ToolManifest {

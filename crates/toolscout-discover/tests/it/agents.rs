@@ -56,7 +56,7 @@ fn unknown_agent_and_the_spec() {
     let d = agents();
     assert_snapshot!(crate::show(&d.answer(&json!({"agent": "reseacher"}))), @r#"
     {
-      "kind": "not_found",
+      "kind": "unknown_agent",
       "agent": "reseacher",
       "did_you_mean": [
         "researcher"
@@ -68,6 +68,6 @@ fn unknown_agent_and_the_spec() {
     discover_agents()
     Find a specialist agent to delegate a task to. Call with no arguments to list the agents with a one-line summary (optionally `category` to narrow the list); `agent` for when to use it, its capabilities and constraints; `agent` with `detail: "full"` for its system prompt and tools. Delegate by calling the agent's own tool with the task.
     Parameters: agent, detail, category
-    Returns: object with a `kind`: agents, agent, not_found or invalid
+    Returns: object with a `kind`: agents, agent, unknown_agent or invalid
     "#);
 }

@@ -159,7 +159,7 @@ fn unknown_names_get_the_closest_names_never_the_whole_catalog() {
     let discover = DiscoverTools::new(f.toolbox);
     assert_snapshot!(show(&discover.answer(&json!({"tool": "get_wether"}))), @r#"
     {
-      "kind": "not_found",
+      "kind": "unknown_tool",
       "tool": "get_wether",
       "did_you_mean": [
         "get_weather"
@@ -169,7 +169,7 @@ fn unknown_names_get_the_closest_names_never_the_whole_catalog() {
     "#);
     assert_snapshot!(show(&discover.answer(&json!({"tool": "get_weather", "parameter": "town"}))), @r#"
     {
-      "kind": "not_found",
+      "kind": "unknown_parameter",
       "tool": "get_weather",
       "parameter": "town",
       "parameters": [
@@ -256,7 +256,7 @@ fn bad_arguments_are_explained() {
     );
     assert_eq!(
         discover.answer(&json!({"category": "nope"})).reply["kind"],
-        "not_found"
+        "unknown_category"
     );
 }
 

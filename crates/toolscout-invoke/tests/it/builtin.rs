@@ -376,9 +376,10 @@ async fn read_file_refuses_a_fifo_without_blocking() {
         .status()
         .unwrap();
     assert!(status.success());
-    let started = std::time::Instant::now();
+    // A call that does not block returns in milliseconds; one that blocks on the FIFO
+    // never returns. 30 s tells them apart however loaded the machine is.
     let out = tokio::time::timeout(
-        std::time::Duration::from_secs(5),
+        std::time::Duration::from_secs(30),
         f.call("read_file", json!({"file_path": "pipe"})),
     )
     .await
@@ -386,7 +387,7 @@ async fn read_file_refuses_a_fifo_without_blocking() {
     assert_eq!(kind(&out), ErrorKind::InvalidArguments, "{}", show(&out));
     assert!(show(&out).contains("not a regular file"), "{}", show(&out));
     let out = tokio::time::timeout(
-        std::time::Duration::from_secs(5),
+        std::time::Duration::from_secs(30),
         f.call(
             "write_file",
             json!({"file_path": "pipe", "content": "x", "mode": "append"}),
@@ -395,7 +396,6 @@ async fn read_file_refuses_a_fifo_without_blocking() {
     .await
     .expect("write_file blocked on a FIFO");
     assert!(out.error().is_some(), "{}", show(&out));
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
 
 #[cfg(unix)]

@@ -5,6 +5,8 @@
 
 mod builtin;
 mod http;
+#[cfg(feature = "mcp-client")]
+mod mcp_client;
 mod native;
 mod props;
 mod server;

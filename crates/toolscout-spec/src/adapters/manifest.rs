@@ -13,6 +13,10 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 /// answers.
 pub const MAX_PAGE_LIMIT: usize = 1000;
 
+/// The tools of one page of the manifest when a request gives `page_token` without
+/// `limit`: what a server answers, and what a client asks for per page.
+pub const DEFAULT_PAGE_LIMIT: usize = 500;
+
 /// The error code of a page token issued for an earlier version of the catalog (status
 /// 400): start again from the first page.
 pub const STALE_PAGE_TOKEN: &str = "stale_page_token";
