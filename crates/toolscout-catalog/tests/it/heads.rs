@@ -14,6 +14,23 @@ fn names(heads: &[ToolHead]) -> Vec<String> {
     n
 }
 
+/// Copies the tool file at `path` beside it under a new id, slug and name `name`, as a
+/// person editing the directory would (no generation moves); returns the new id.
+fn copy_by_hand(path: &std::path::Path, name: &str) -> uuid::Uuid {
+    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+    let new_id = uuid::Uuid::now_v7();
+    v["toolID"] = serde_json::json!(new_id);
+    v["slug"] = serde_json::json!(name);
+    v["displayName"] = serde_json::json!(name);
+    v["name"] = serde_json::json!(name);
+    fs::write(
+        path.with_file_name(format!("{new_id}.json")),
+        serde_json::to_vec(&v).unwrap(),
+    )
+    .unwrap();
+    new_id
+}
+
 #[test]
 fn a_current_snapshot_is_opened_without_reading_tool_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -54,18 +71,7 @@ fn a_file_added_by_hand_makes_the_snapshot_stale() {
     drop(c);
 
     // A copy of alpha under a new id and slug, written into the bundle's directory.
-    let path = t.path.clone().unwrap();
-    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
-    let new_id = uuid::Uuid::now_v7();
-    v["toolID"] = serde_json::json!(new_id);
-    v["slug"] = serde_json::json!("gamma");
-    v["displayName"] = serde_json::json!("gamma");
-    v["name"] = serde_json::json!("gamma");
-    fs::write(
-        path.with_file_name(format!("{new_id}.json")),
-        serde_json::to_vec(&v).unwrap(),
-    )
-    .unwrap();
+    let new_id = copy_by_hand(&t.path.clone().unwrap(), "gamma");
 
     let c = open_bare(dir.path());
     assert_eq!(names(&c.heads()), ["alpha", "gamma"]);
@@ -235,17 +241,7 @@ fn the_content_token_names_what_the_catalog_holds() {
     drop((c, other));
 
     // A file added by hand moves no generation, but the snapshot read again differs.
-    let path = t.path.clone().unwrap();
-    let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
-    let new_id = uuid::Uuid::now_v7();
-    v["toolID"] = serde_json::json!(new_id);
-    v["slug"] = serde_json::json!("gamma");
-    v["name"] = serde_json::json!("gamma");
-    fs::write(
-        path.with_file_name(format!("{new_id}.json")),
-        serde_json::to_vec(&v).unwrap(),
-    )
-    .unwrap();
+    copy_by_hand(&t.path.clone().unwrap(), "gamma");
     let c = open_bare(dir.path());
     let by_hand = c.content_token().unwrap();
     assert_ne!(by_hand, moved);
