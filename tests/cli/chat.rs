@@ -5,21 +5,12 @@ use std::process::Command;
 use serde_json::json;
 
 use crate::Env;
-pub(crate) use crate::scripted::{chunk, scripted};
+pub(crate) use crate::scripted::{chunk, scripted, streamed_call};
 
 #[test]
 fn chat_finds_a_tool_then_streams_the_answer() {
     let env = Env::new();
-    let discover = format!(
-        "{}data: [DONE]\n\n",
-        chunk(
-            json!({"role": "assistant", "tool_calls": [{
-                "index": 0, "id": "call_1", "type": "function",
-                "function": {"name": "discover_tools", "arguments": "{\"query\": \"read a file\"}"}
-            }]}),
-            Some("tool_calls")
-        )
-    );
+    let discover = streamed_call("discover_tools", r#"{"query": "read a file"}"#);
     let answer = format!(
         "{}{}data: [DONE]\n\n",
         chunk(json!({"role": "assistant", "content": "Use "}), None),

@@ -11,22 +11,13 @@ mod ten_line_agent;
 
 use serde_json::json;
 
-use scripted::{chunk, scripted};
+use scripted::{chunk, scripted, streamed_call};
 
 /// The ten-line agent retrieves `get_weather` for the question, calls it for real, and
 /// answers from its result.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_ten_line_agent_calls_its_own_tool_and_answers() {
-    let call = format!(
-        "{}data: [DONE]\n\n",
-        chunk(
-            json!({"role": "assistant", "tool_calls": [{
-                "index": 0, "id": "call_1", "type": "function",
-                "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}
-            }]}),
-            Some("tool_calls")
-        )
-    );
+    let call = streamed_call("get_weather", r#"{"city": "Paris"}"#);
     let answer = format!(
         "{}data: [DONE]\n\n",
         chunk(

@@ -56,3 +56,12 @@ pub(crate) fn chunk(delta: Value, finish: Option<&str>) -> String {
     });
     format!("data: {c}\n\n")
 }
+
+/// A streamed reply in which the model calls `name` with `arguments` (JSON text), then ends.
+pub(crate) fn streamed_call(name: &str, arguments: &str) -> String {
+    let delta = json!({"role": "assistant", "tool_calls": [{
+        "index": 0, "id": "call_1", "type": "function",
+        "function": {"name": name, "arguments": arguments}
+    }]});
+    format!("{}data: [DONE]\n\n", chunk(delta, Some("tool_calls")))
+}
