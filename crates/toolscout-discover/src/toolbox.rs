@@ -604,44 +604,39 @@ impl Inner {
         }
         let token = self.source_token();
         let plan = self.plan(have);
-        // A change this process made while the plan was made is not in it: then the
-        // commit cannot say it is in line with any one state of the catalog.
-        let token = token.filter(|t| self.source_token().as_deref() == Some(t.as_str()));
         self.learn_names(&plan.names);
         let sync = plan.sync();
-        if plan.todo.is_empty() && plan.gone.is_empty() {
-            match token {
-                Some(t) => {
-                    self.index.set_source(Some(&t));
-                    self.index.commit()?;
-                }
-                None => self.index.rollback()?,
-            }
-        } else {
-            for id in &plan.gone {
-                self.index.delete(id)?;
-            }
-            let mut done = 0;
+        for id in &plan.gone {
+            self.index.delete(id)?;
+        }
+        if !plan.todo.is_empty() {
             progress(0, plan.todo.len());
-            for batch in plan.todo.chunks(INDEX_BATCH) {
-                // A tool another process deleted meanwhile is skipped: its event follows.
-                let tools: Vec<(Tool, u64)> = batch
+        }
+        let mut done = 0;
+        for batch in plan.todo.chunks(INDEX_BATCH) {
+            // A tool another process deleted meanwhile is skipped: its event follows.
+            let tools: Vec<(Tool, u64)> = batch
+                .iter()
+                .filter_map(|(id, fp)| Some((self.catalog.tool(*id).ok()?, *fp)))
+                .collect();
+            let ids: Vec<String> = tools.iter().map(|(t, _)| t.id.to_string()).collect();
+            self.index.add(
+                tools
                     .iter()
-                    .filter_map(|(id, fp)| Some((self.catalog.tool(*id).ok()?, *fp)))
-                    .collect();
-                let ids: Vec<String> = tools.iter().map(|(t, _)| t.id.to_string()).collect();
-                self.index.add(
-                    tools
-                        .iter()
-                        .zip(&ids)
-                        .map(|((t, fp), id)| doc(t, id, &plan.slugs).with_fingerprint(*fp)),
-                    &mut |_| {},
-                )?;
-                done += batch.len();
-                progress(done, plan.todo.len());
-            }
-            // A tool skipped above (deleted meanwhile) leaves the catalog changed too.
-            let token = token.filter(|t| self.source_token().as_deref() == Some(t.as_str()));
+                    .zip(&ids)
+                    .map(|((t, fp), id)| doc(t, id, &plan.slugs).with_fingerprint(*fp)),
+                &mut |_| {},
+            )?;
+            done += batch.len();
+            progress(done, plan.todo.len());
+        }
+        // The commit says the index is in line with the catalog only if the catalog did
+        // not move since the plan was made (a change this process made meanwhile, a tool
+        // skipped above): then it is in line with no one state of it.
+        let token = token.filter(|t| self.source_token().as_deref() == Some(t.as_str()));
+        if plan.todo.is_empty() && plan.gone.is_empty() && token.is_none() {
+            self.index.rollback()?;
+        } else {
             self.index.set_source(token.as_deref());
             self.index.commit()?;
         }
