@@ -56,6 +56,10 @@ struct SearchArgs {
     /// rank each expected tool got and the five tools ranked first.
     #[arg(long, default_value_t = 0)]
     misses: usize,
+    /// Also measure the ranking with near-twins grouped at this cosine (a hit and the
+    /// twins listed with it count as one position; needs a sentence encoder); 0 skips it.
+    #[arg(long, default_value_t = toolscout_search::DEFAULT_TWIN_SIMILARITY)]
+    twins: f32,
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
@@ -219,6 +223,28 @@ impl Sums {
             .map_or(0.0, |i| 1.0 / (i + 1) as f64);
     }
 
+    /// Like [`Sums::add`], over rows of tools (a hit and the near-twins shown with it).
+    fn add_rows(&mut self, rows: &[Vec<&str>], expected: &[String]) {
+        let exp: HashSet<&str> = expected.iter().map(String::as_str).collect();
+        let recall = |k: usize| {
+            let found = rows
+                .iter()
+                .take(k)
+                .flatten()
+                .filter(|n| exp.contains(*n))
+                .count();
+            found as f64 / exp.len() as f64
+        };
+        self.n += 1;
+        self.r1 += recall(1);
+        self.r5 += recall(5);
+        self.r10 += recall(10);
+        self.mrr += rows
+            .iter()
+            .position(|r| r.iter().any(|n| exp.contains(n)))
+            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+    }
+
     fn merge(&mut self, o: &Sums) {
         self.n += o.n;
         self.r1 += o.r1;
@@ -253,6 +279,10 @@ struct Row {
     toolscout: Sums,
     bm25: Sums,
     words: Sums,
+    /// Hits with their near-twins, each hit and its twins counting as one position.
+    grouped: Sums,
+    /// How many names the first five grouped hits show, summed over queries.
+    shown: usize,
 }
 
 impl Row {
@@ -260,7 +290,15 @@ impl Row {
         self.toolscout.merge(&o.toolscout);
         self.bm25.merge(&o.bm25);
         self.words.merge(&o.words);
+        self.grouped.merge(&o.grouped);
+        self.shown += o.shown;
     }
+}
+
+/// The names the first five grouped hits show, on average.
+fn shown_per_query(row: &Row) -> f64 {
+    let per = row.shown as f64 / row.grouped.n.max(1) as f64;
+    (per * 100.0).round() / 100.0
 }
 
 /// Per-source results.
@@ -320,6 +358,7 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
         None => None,
     };
 
+    let twins = (a.twins > 0.0 && embedder.is_some()).then_some(a.twins);
     let started = Instant::now();
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
@@ -330,7 +369,7 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             .chunks(chunk)
             .map(|part| {
                 let (index, words, bm25, tools) = (&index, words.as_ref(), &bm25, &tools);
-                s.spawn(move || run_queries(index, words, bm25, tools, part, a.misses))
+                s.spawn(move || run_queries(index, words, bm25, tools, part, a.misses, twins))
             })
             .collect();
         handles
@@ -361,6 +400,11 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
         if words.is_some() {
             v["words_only"] = all.words.json();
         }
+        if let Some(at) = twins {
+            v["twins_grouped"] = all.grouped.json();
+            v["twins_grouped"]["at"] = json!(at);
+            v["twins_grouped"]["names_in_first_5"] = json!(shown_per_query(&all));
+        }
         println!("{v}");
         return Ok(());
     }
@@ -382,6 +426,13 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
         "", "n", "R@1", "R@5", "R@10", "MRR"
     );
     println!("{}", all.toolscout.line("toolscout"));
+    if let Some(at) = twins {
+        println!("{}", all.grouped.line("toolscout, twins grouped"));
+        println!(
+            "  (twins at cosine {at}: a hit and the twins listed with it count as one; the first 5 hits show {} names)",
+            shown_per_query(&all)
+        );
+    }
     if words.is_some() {
         println!("{}", all.words.line("toolscout, words only"));
     }
@@ -409,6 +460,7 @@ fn run_queries(
     tools: &[ToolSpec],
     queries: &[Query],
     want_misses: usize,
+    twins: Option<f32>,
 ) -> Result<(Tally, Vec<String>)> {
     let mut tally: Tally = Vec::new();
     let mut misses = Vec::new();
@@ -422,6 +474,24 @@ fn run_queries(
             .collect();
         let e = tally_of(&mut tally, &q.source);
         e.toolscout.add(&ranked, &q.expected);
+        if let Some(at) = twins {
+            let found = index.search(
+                &SearchQuery::new(q.text.as_str())
+                    .with_limit(100)
+                    .with_twins(Some(at)),
+            )?;
+            let rows: Vec<Vec<&str>> = found
+                .hits
+                .iter()
+                .map(|h| {
+                    std::iter::once(h.id.as_str())
+                        .chain(h.twins.iter().map(String::as_str))
+                        .collect()
+                })
+                .collect();
+            e.grouped.add_rows(&rows, &q.expected);
+            e.shown += rows.iter().take(5).map(Vec::len).sum::<usize>();
+        }
         e.bm25.add(&base, &q.expected);
         if let Some(w) = words {
             let found = w.search(&SearchQuery::new(q.text.as_str()).with_limit(100))?;

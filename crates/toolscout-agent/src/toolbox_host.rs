@@ -92,21 +92,20 @@ impl ToolboxHost {
     }
 }
 
-/// The default of [`ToolboxHost::with_twin_similarity`].
+/// The default of [`ToolboxHost::with_twin_similarity`]: search's near-twin line.
 ///
-/// **Rationale:** catalogs hold the same tool under two names (`calculate_emissions` and
-/// `calculate_vehicle_emission`, `Movies_3_FindMovies` and `Media_3_FindMovies`); a small
-/// model offered both picks either, and a slot spent on a twin is one another candidate
-/// cannot have. Measured with `toolscout eval retrieve --limit 400 --twins
-/// 0.95,0.9,0.85,0.8,0.75,0.7 --margins 0.15,0.1,0.08,0.05` (top 3, MiniLM; the same run
-/// as [`DEFAULT_MARGIN`]'s figures): the right tool is retrieved in 0.868 of BFCL tasks
-/// keeping twins, 0.860 / 0.858 / 0.845 / 0.838 / 0.820 / 0.800 dropping them at 0.95 /
-/// 0.9 / 0.85 / 0.8 / 0.75 / 0.7 (the right tool was the lower twin), and in 0.670 of
-/// MetaTool tasks down to 0.8 (0.667 / 0.665 at 0.75 / 0.7: its tools have few pairs
-/// that close). With Qwen2.5-Coder-1.5B on the first 22 of 50 BFCL tasks, 0.8
-/// turned two wrong-twin calls into right ones and lost none; at 0.7 the twins go but
-/// so do tools that are only alike.
-pub const DEFAULT_TWIN_SIMILARITY: f32 = 0.8;
+/// **Rationale:** a small model offered two twins (`calculate_emissions` and
+/// `calculate_vehicle_emission`, `Movies_3_FindMovies` and `Media_3_FindMovies`) picks
+/// either, and a slot spent on a twin is one another candidate cannot have. Measured
+/// with `toolscout eval retrieve --limit 400 --twins 0.95,0.9,0.85,0.8,0.75,0.7 --margins
+/// 0.15,0.1,0.08,0.05` (top 3, MiniLM; the same run as [`DEFAULT_MARGIN`]'s figures): the
+/// right tool is retrieved in 0.868 of BFCL tasks keeping twins, 0.860 / 0.858 / 0.845 /
+/// 0.838 / 0.820 / 0.800 dropping them at 0.95 / 0.9 / 0.85 / 0.8 / 0.75 / 0.7 (the right
+/// tool was the lower twin), and in 0.670 of MetaTool tasks down to 0.8 (0.667 / 0.665 at
+/// 0.75 / 0.7: its tools have few pairs that close). With Qwen2.5-Coder-1.5B on the first
+/// 22 of 50 BFCL tasks, 0.8 turned two wrong-twin calls into right ones and lost none; at
+/// 0.7 the twins go but so do tools that are only alike.
+pub use toolscout_search::DEFAULT_TWIN_SIMILARITY;
 
 /// The default of [`ToolboxHost::with_margin`]: a retrieved tool more than 0.1 behind the
 /// first in meaning is not offered.

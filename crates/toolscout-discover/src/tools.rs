@@ -1,6 +1,6 @@
 //! [`DiscoverTools`]: the meta-tool a model browses the catalog with.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 use toolscout_catalog::{Tool, ToolHead};
@@ -31,6 +31,14 @@ const MIN_MAX_TOKENS: u32 = 16;
 /// How many of the best search hits carry their usage line, so that a model can call
 /// the obvious tool without a second round trip.
 pub const DEFAULT_USAGE_HITS: usize = 3;
+
+/// How many near-twins a search hit names in its `similar` list; the rest are counted in
+/// `similar_more`.
+///
+/// **Rationale:** a name is about five tokens; eight keep the worst row (BFCL's fifteen
+/// weather tools) near the cost of two hits, and on BFCL the first five hits then show
+/// 7.7 names on average.
+pub const MAX_SIMILAR_SHOWN: usize = 8;
 
 /// Which part of the catalog a discover tool sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +101,7 @@ pub struct DiscoverTools {
     overview_threshold: usize,
     page_size: usize,
     usage_hits: usize,
+    twins: Option<f32>,
 }
 
 impl DiscoverTools {
@@ -105,6 +114,7 @@ impl DiscoverTools {
             overview_threshold: DEFAULT_OVERVIEW_THRESHOLD,
             page_size: toolscout_search::DEFAULT_PAGE_SIZE,
             usage_hits: DEFAULT_USAGE_HITS,
+            twins: Some(toolscout_search::DEFAULT_TWIN_SIMILARITY),
         }
     }
 
@@ -143,6 +153,16 @@ impl DiscoverTools {
     #[must_use]
     pub fn with_usage_hits(mut self, count: usize) -> Self {
         self.usage_hits = count;
+        self
+    }
+
+    /// Near-twins at or above this cosine are listed under the better hit (`similar`)
+    /// instead of taking a row of their own; `None` lists every tool as a hit. The default
+    /// is [`DEFAULT_TWIN_SIMILARITY`](toolscout_search::DEFAULT_TWIN_SIMILARITY); without
+    /// a sentence encoder nothing is grouped.
+    #[must_use]
+    pub fn with_twin_similarity(mut self, at: Option<f32>) -> Self {
+        self.twins = at;
         self
     }
 
@@ -322,6 +342,21 @@ impl DiscoverTools {
         }
     }
 
+    /// The names of a hit's near-twins (catalog ids) that are in scope and not shown
+    /// yet, best first; each is recorded in `named`.
+    fn twin_names(&self, ids: &[String], named: &mut HashSet<String>) -> Vec<String> {
+        let catalog = self.toolbox.catalog();
+        ids.iter()
+            .filter_map(|id| catalog.head(Uuid::parse_str(id).ok()?).ok())
+            .filter(|head| self.contains_head(head))
+            .filter_map(|head| {
+                named
+                    .insert(head.name.to_string())
+                    .then(|| head.name.to_string())
+            })
+            .collect()
+    }
+
     fn slugs(&self) -> HashMap<Uuid, String> {
         crate::toolbox::bundle_slugs(self.toolbox.catalog())
     }
@@ -424,7 +459,8 @@ impl DiscoverTools {
     ) -> Answer {
         let mut q = SearchQuery::new(text)
             .with_limit(self.page_size)
-            .with_page_token(page);
+            .with_page_token(page)
+            .with_twins(self.twins);
         match &self.scope {
             Scope::All => {}
             Scope::Category(c) => q = q.with_category(c.clone()),
@@ -454,6 +490,12 @@ impl DiscoverTools {
             .filter(|(_, (t, _))| self.contains(t))
             .map(|(i, _)| i)
             .collect();
+        // A name is shown once: as a hit, or as the first hit's twin that has it.
+        let mut named: HashSet<String> = found
+            .hits
+            .iter()
+            .map(|(t, _)| t.spec.name.to_string())
+            .collect();
         let hits: Vec<Value> = found
             .hits
             .iter()
@@ -461,10 +503,20 @@ impl DiscoverTools {
             .enumerate()
             .map(|(i, (t, h))| {
                 let mut hit = json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()});
-                if i < self.usage_hits
-                    && let Some(obj) = hit.as_object_mut()
-                {
+                let Some(obj) = hit.as_object_mut() else {
+                    return hit;
+                };
+                if i < self.usage_hits {
                     obj.insert("usage".to_owned(), json!(t.spec.usage()));
+                }
+                let similar = self.twin_names(&h.twins, &mut named);
+                if !similar.is_empty() {
+                    let more = similar.len().saturating_sub(MAX_SIMILAR_SHOWN);
+                    let shown: Vec<&String> = similar.iter().take(MAX_SIMILAR_SHOWN).collect();
+                    obj.insert("similar".to_owned(), json!(shown));
+                    if more > 0 {
+                        obj.insert("similar_more".to_owned(), json!(more));
+                    }
                 }
                 hit
             })

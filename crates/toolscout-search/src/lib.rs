@@ -54,8 +54,8 @@ mod suggest;
 pub use error::{Error, Result};
 pub use index::{Opened, SearchIndex};
 pub use query::{
-    DEFAULT_PAGE_SIZE, Hit, MAX_OFFSET, MAX_PAGE_SIZE, MAX_QUERY_CHARS, MatchField, NameStatus,
-    SearchQuery, SearchResults, Tier,
+    DEFAULT_PAGE_SIZE, DEFAULT_TWIN_SIMILARITY, Hit, MAX_OFFSET, MAX_PAGE_SIZE, MAX_QUERY_CHARS,
+    MatchField, NameStatus, SearchQuery, SearchResults, Tier,
 };
 pub use schema::IndexDoc;
 pub use semantic::Embedder;

@@ -23,7 +23,7 @@ use crate::query::{
 };
 use crate::ranking::{EXACT_WEIGHT, NAME_COVERAGE};
 use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST, NAME_WORDS};
-use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING};
+use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING, Semantic};
 use crate::{Result, SearchIndex};
 
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
@@ -48,6 +48,8 @@ const LARGE_CATALOG: u64 = 10_000;
 const MAX_TERMS: usize = 48;
 /// At most this many query words are matched fuzzily.
 const MAX_FUZZY_WORDS: usize = 8;
+/// With near-twins grouped, how many candidates a search gathers per hit it must return.
+const TWIN_DEPTH: usize = 3;
 
 type Clause = (Occur, Box<dyn Query>);
 
@@ -93,7 +95,14 @@ impl SearchIndex {
     pub fn search(&self, q: &SearchQuery) -> Result<SearchResults> {
         let offset = q.offset()?;
         let size = q.page_size();
-        let need = offset + size + 1;
+        let grouping = q
+            .twins
+            .and_then(|at| self.semantic.as_ref().map(|sem| (sem, at)));
+        // Grouped twins leave fewer hits than candidates: gather more of them.
+        let need = match grouping {
+            Some(_) => (offset + size + 1) * TWIN_DEPTH,
+            None => offset + size + 1,
+        };
         let searcher = self.reader.searcher();
         let p = self.prepare(&q.text);
         let scored = self.discriminating(&searcher, &p.terms)?;
@@ -189,10 +198,18 @@ impl SearchIndex {
             )?;
         }
 
-        let end = (offset + size).min(out.len());
-        let page = out.get(offset..end).unwrap_or_default();
-        let hits = self.hits(&searcher, &p, page)?;
-        let next_page = (out.len() > offset + size).then(|| q.token_for(offset + size));
+        let rows = match grouping {
+            Some((sem, at)) => self.group_twins(&searcher, sem, at, &out, offset + size + 1)?,
+            None => out.iter().map(|c| (*c, Vec::new())).collect(),
+        };
+        let end = (offset + size).min(rows.len());
+        let page = rows.get(offset..end).unwrap_or_default();
+        let heads: Vec<Cand> = page.iter().map(|(c, _)| *c).collect();
+        let mut hits = self.hits(&searcher, &p, &heads)?;
+        for (hit, (_, twins)) in hits.iter_mut().zip(page) {
+            hit.twins.clone_from(twins);
+        }
+        let next_page = (rows.len() > offset + size).then(|| q.token_for(offset + size));
         let (mut did_you_mean, mut name_status) = (Vec::new(), None);
         if p.name_like && !exact_found && offset == 0 {
             name_status = self.name_status(&searcher, &p.lower, q.include_disabled, &mut cols)?;
@@ -619,6 +636,42 @@ impl SearchIndex {
         Ok(())
     }
 
+    /// Groups ranked candidates into hits and their near-twins: each candidate whose
+    /// vector has at least `at` cosine with a better one's that heads a hit joins that
+    /// hit's twins (by id) instead of being a hit; at most `rows` hits are made, and the
+    /// candidates after them only add twins.
+    fn group_twins(
+        &self,
+        searcher: &Searcher,
+        sem: &Semantic,
+        at: f32,
+        ranked: &[Cand],
+        rows: usize,
+    ) -> Result<Vec<(Cand, Vec<String>)>> {
+        let mut out: Vec<(Cand, Vec<String>)> = Vec::new();
+        let mut head_ids: Vec<String> = Vec::new();
+        for c in ranked {
+            let doc: TantivyDocument = searcher.doc(c.addr)?;
+            let id = doc
+                .get_first(self.fields.id)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned();
+            let twin_of = head_ids
+                .iter()
+                .position(|h| sem.between(h, &id).is_some_and(|cos| cos >= at));
+            match twin_of {
+                Some(i) => out[i].1.push(id),
+                None if out.len() < rows => {
+                    out.push((*c, Vec::new()));
+                    head_ids.push(id);
+                }
+                None => {}
+            }
+        }
+        Ok(out)
+    }
+
     /// Turns candidates into hits: ids from the store, and the field that matched best.
     fn hits(&self, searcher: &Searcher, p: &Prepared, page: &[Cand]) -> Result<Vec<Hit>> {
         let fields = self.best_fields(searcher, p, page)?;
@@ -642,6 +695,7 @@ impl SearchIndex {
                 score: c.score,
                 modified_at: c.modified_at,
                 meaning: c.meaning,
+                twins: Vec::new(),
             });
         }
         Ok(hits)

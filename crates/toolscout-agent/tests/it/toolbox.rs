@@ -567,3 +567,26 @@ fn the_margin_needs_a_first_tool_found_by_meaning_and_is_never_negative() {
         "{named:?}"
     );
 }
+
+#[test]
+fn a_search_lists_near_twins_under_the_better_hit() {
+    let dir = tempfile::tempdir().unwrap();
+    let discover = toolscout_discover::DiscoverTools::new(twins_toolbox(dir.path(), true));
+    let reply = |d: &toolscout_discover::DiscoverTools| {
+        serde_json::to_string_pretty(
+            &d.answer(&serde_json::json!({"query": "current weather"}))
+                .reply,
+        )
+        .unwrap()
+    };
+    let grouped = reply(&discover);
+    insta::assert_snapshot!(grouped);
+    assert!(grouped.contains("\"similar\""), "{grouped}");
+    // Turned off, the twin is a hit of its own.
+    let flat = reply(&discover.clone().with_twin_similarity(None));
+    assert!(!flat.contains("\"similar\""), "{flat}");
+    // Without a sentence encoder nothing is grouped.
+    let dir = tempfile::tempdir().unwrap();
+    let words = toolscout_discover::DiscoverTools::new(twins_toolbox(dir.path(), false));
+    assert!(!reply(&words).contains("\"similar\""));
+}

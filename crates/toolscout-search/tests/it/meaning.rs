@@ -302,3 +302,80 @@ fn vectors_another_process_committed_are_read_back_at_the_next_catch_up() {
     let near = second.similarity("helper", "rain_gauge").unwrap();
     assert!(near > 0.9, "{near}");
 }
+
+#[test]
+fn near_twins_are_listed_under_the_better_hit_and_pages_count_hits() {
+    let index = index();
+    let q = SearchQuery::new("is rain in the forecast, or is it sunny").with_limit(100);
+    let flat: Vec<String> = index
+        .search(&q)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    let grouped = index.search(&q.clone().with_twins(Some(0.9))).unwrap();
+    assert!(
+        grouped.hits.iter().any(|h| !h.twins.is_empty()),
+        "the weather tools are twins: {grouped:?}"
+    );
+    // Every tool is shown once, as a hit or as a twin of a better hit close to it.
+    let mut shown: Vec<String> = Vec::new();
+    for h in &grouped.hits {
+        assert!(!shown.contains(&h.id), "{} shown twice", h.id);
+        shown.push(h.id.clone());
+        let at = |id: &String| flat.iter().position(|f| f == id).unwrap();
+        for t in &h.twins {
+            assert!(at(t) > at(&h.id), "{t} ranks above {}", h.id);
+            assert!(index.similarity(&h.id, t).unwrap() >= 0.9, "{t} ~ {}", h.id);
+            assert!(!shown.contains(t), "{t} shown twice");
+            shown.push(t.clone());
+        }
+    }
+    let (mut a, mut b) = (shown.clone(), flat.clone());
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    // Pages of one hit each give the same hits, twins and all.
+    let mut paged = Vec::new();
+    let mut token = None;
+    loop {
+        let page = index
+            .search(
+                &q.clone()
+                    .with_twins(Some(0.9))
+                    .with_limit(1)
+                    .with_page_token(token),
+            )
+            .unwrap();
+        paged.extend(page.hits.into_iter().map(|h| (h.id, h.twins)));
+        token = page.next_page;
+        if token.is_none() {
+            break;
+        }
+    }
+    let whole: Vec<(String, Vec<String>)> =
+        grouped.hits.into_iter().map(|h| (h.id, h.twins)).collect();
+    assert_eq!(paged, whole);
+}
+
+#[test]
+fn grouping_pages_are_their_own_and_need_an_embedder() {
+    let index = index();
+    let q = SearchQuery::new("is rain in the forecast").with_limit(1);
+    let token = index.search(&q).unwrap().next_page;
+    let err = index
+        .search(&q.clone().with_twins(Some(0.9)).with_page_token(token))
+        .unwrap_err();
+    assert!(err.to_string().contains("another query"), "{err}");
+    // Without vectors there are no twins: every tool is a hit.
+    let plain = crate::fixture::index();
+    let q = SearchQuery::new("weather forecast").with_limit(100);
+    let flat = plain.search(&q).unwrap();
+    let grouped = plain.search(&q.clone().with_twins(Some(0.5))).unwrap();
+    assert_eq!(flat.hits.len(), grouped.hits.len());
+    assert!(grouped.hits.iter().all(|h| h.twins.is_empty()));
+    // A threshold outside 0..=1 groups nothing.
+    assert_eq!(SearchQuery::new("x").with_twins(Some(1.5)).twins, None);
+    assert_eq!(SearchQuery::new("x").with_twins(Some(f32::NAN)).twins, None);
+}
