@@ -2,11 +2,9 @@
 //! tools from other formats and servers, into a bundle.
 //!
 //! A JSONL line (`{name, description, parameters}`) says what a tool is, not how it
-//! runs. Such tools are stored as native tools of the function `spec_only`, which this
-//! binary registers: they are found, listed and described like any other, and a call
-//! checks its arguments against the schema, then answers `not_registered` ("imported
-//! without an implementation"). A binary that does not register `spec_only` lists
-//! them as disabled, with that reason.
+//! runs. Such tools are stored as spec-only tools (`ToolPut::spec_only`): they are
+//! found, listed and described like any other, every listing says they are spec only,
+//! and a call checks its arguments against the schema, then fails with `spec_only`.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -18,7 +16,7 @@ use toolscout_catalog::{Added, BundlePut, ToolPut};
 use toolscout_spec::adapters::openapi;
 use toolscout_spec::name::slug_from_name;
 
-use super::context::{Context, Global, SPEC_ONLY};
+use super::context::{Context, Global};
 
 /// Arguments of `import`.
 #[derive(Debug, clap::Args)]
@@ -67,7 +65,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         What::Jsonl { file, bundle } => {
             let puts = super::eval::read_tools(file)?
                 .into_iter()
-                .map(|spec| ToolPut::native(spec, SPEC_ONLY))
+                .map(ToolPut::spec_only)
                 .collect();
             store(
                 file,

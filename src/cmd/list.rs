@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool, ToolHead};
 use toolscout_spec::Disclosure;
 
-use super::context::{Context, Global, SPEC_ONLY, picks_by_name};
+use super::context::{Context, Global, picks_by_name};
 
 /// Arguments of `list`.
 #[derive(Debug, clap::Args)]
@@ -109,7 +109,7 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
             .to_owned();
         if let Some(reason) = &t.head.disabled_reason {
             line.push_str(&format!("  [disabled: {reason}]"));
-        } else if t.head.func.as_deref() == Some(SPEC_ONLY) {
+        } else if t.head.is_spec_only() {
             line.push_str("  [spec only]");
         }
         if let Some(tool) = t.tool.as_ref().filter(|_| args.usage) {
