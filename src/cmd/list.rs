@@ -85,7 +85,10 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
         let items: Vec<Value> = selected
             .iter()
             .map(|t| {
-                let mut v = Disclosure::L1(t.head.level1()).to_json();
+                let mut v = toolscout_discover::marked(
+                    Disclosure::L1(t.head.level1()).to_json(),
+                    t.head.is_spec_only(),
+                );
                 if let Some(tool) = &t.tool {
                     if args.schemas {
                         v["parameters"] = tool.spec.parameters.clone();
