@@ -34,6 +34,41 @@ fn mcp_server_tools_are_imported_and_proxied() {
     assert_snapshot!(call);
 }
 
+#[test]
+fn imported_tools_named_like_the_catalogs_keep_apart_and_answer_as_the_direct_call() {
+    let env = Env::new();
+    std::fs::write(env.workspace().join("hello.txt"), "hello\n").unwrap();
+    let remote = env.path().join("remote");
+    let workspace = env.workspace();
+    let bin = env!("CARGO_BIN_EXE_toolscout");
+    // Another toolscout exposing every tool: its names are the built-ins' names.
+    let out = env.all(&[
+        "import",
+        "mcp",
+        "--bundle",
+        "fs",
+        "--",
+        bin,
+        "--catalog",
+        remote.to_str().unwrap(),
+        "--workspace",
+        workspace.to_str().unwrap(),
+        "serve",
+        "--mcp",
+        "stdio",
+        "--expose",
+        "all",
+    ]);
+    assert_snapshot!(out);
+    // The built-in keeps its name; the server's tool is under the bundle's prefix.
+    assert_snapshot!(env.check(&["list", "--bundle", "fs"]));
+    let args = r#"{"file_path": "hello.txt"}"#;
+    let direct = env.all(&["call", "read_file", "--args", args]);
+    assert!(direct.contains(r#""value": "hello\n""#), "{direct}");
+    // One shape, and nothing from the server's start on stderr.
+    assert_eq!(env.all(&["call", "fs_read_file", "--args", args]), direct);
+}
+
 /// Counts the `notifications/tools/list_changed` a client receives.
 #[derive(Clone)]
 struct Watcher {
