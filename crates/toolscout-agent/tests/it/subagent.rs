@@ -59,13 +59,15 @@ async fn a_subagent_runs_a_nested_loop_and_returns_its_answer() {
 
     let requests = server.requests();
     let arrays = server.tool_arrays();
+    // Browsing, the model meets its sub-agents through discover_agents; one called by
+    // name runs all the same.
     assert_eq!(
         arrays[0],
         [
             "discover_search",
             "discover_describe",
             "call_tool",
-            "weather_agent"
+            "discover_agents"
         ]
     );
     // The specialist: its own model and prompt, only its scoped tool, and (depth 1 of 2)
@@ -107,4 +109,63 @@ async fn the_depth_limit_stops_runaway_delegation() {
         .to_owned();
     assert!(refusal.contains("depth_limit"), "{refusal}");
     insta::assert_snapshot!(refusal);
+}
+
+fn research_agent() -> AgentConfig {
+    AgentConfig::builder("research_agent", "scripted-small-model")
+        .description("Finds and summarises sources on a topic.\nUse it for questions that need several sources.")
+        .category("research")
+        .system_prompt("You research.")
+        .policy(Policy::Upfront)
+        .tool_scope(ToolScope::Only(vec!["web_search".to_owned()]))
+        .stream(false)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_browsing_agent_finds_its_subagents_with_discover_agents_and_calls_one() {
+    let server = Server::start(vec![
+        call("c1", "discover_agents", r#"{"category":"weather"}"#),
+        call("c2", "discover_agents", r#"{"agent":"weather_agent"}"#),
+        call("c3", "weather_agent", r#"{"task":"Current weather in Oslo?"}"#),
+        call("s1", "get_weather", r#"{"city":"Oslo"}"#),
+        text("Oslo: 21 °C, sunny."),
+        text("Oslo is 21 °C and sunny."),
+    ])
+    .await;
+    let mut weather = weather_agent();
+    weather.category = Some("weather".to_owned());
+    let agent = toolscout_agent::Agent::builder("assistant", "scripted-model")
+        .client(toolscout_agent::ChatClient::new(&server.base_url, "test-key"))
+        .host(std::sync::Arc::new(crate::host()))
+        .policy(Policy::Browse)
+        .config(|c| c.stream(false))
+        .subagent(weather)
+        .subagent(research_agent())
+        .build()
+        .unwrap();
+    let report = agent.run("How is the weather in Oslo?", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_eq!(server.remaining(), 0);
+    let arrays = server.tool_arrays();
+    // The sub-agents are not in the first tools array: discover_agents lists them.
+    assert!(arrays[0].contains(&"discover_agents".to_owned()), "{:?}", arrays[0]);
+    assert!(!arrays[0].iter().any(|t| t.ends_with("_agent")), "{:?}", arrays[0]);
+    // Described at level 2, the weather agent is activated like a tool.
+    assert!(!arrays[1].contains(&"weather_agent".to_owned()));
+    assert_eq!(arrays[2].last().map(String::as_str), Some("weather_agent"));
+    // The specialist ran its own loop.
+    assert_eq!(server.requests()[3]["model"], "scripted-small-model");
+    insta::assert_snapshot!(render(&report));
+}
+
+#[tokio::test]
+async fn without_subagents_no_discover_agents_is_offered() {
+    let server = Server::start(vec![text("Hello.")]).await;
+    let agent = agent(&server, config(Policy::Browse, false));
+    let report = agent.run("Hi", RunOptions::default()).await;
+    assert_eq!(report.stop, StopReason::Answer);
+    let arrays = server.tool_arrays();
+    assert!(!arrays[0].contains(&"discover_agents".to_owned()), "{:?}", arrays[0]);
 }
