@@ -166,7 +166,8 @@ impl PolicyArg {
     }
 }
 
-/// `--agents FILE`: the specialist agents (sub-agents) of `chat`, from a JSON file.
+/// `--agents FILE`: the specialist agents (sub-agents) of `chat` and of `serve`'s console
+/// chat, from a JSON file.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub(crate) struct SubagentArgs {
     /// A JSON file of specialist agents the model may delegate to: an array of `{"name",
