@@ -11,9 +11,7 @@ use anyhow::{Context as _, Result, bail};
 use toolscout_catalog::{Catalog, Tool, ToolHead};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{
-    AllowedHosts, HttpConfig, Invoker, SecretStore,
-};
+use toolscout_invoke::{AllowedHosts, HttpConfig, Invoker, SecretStore};
 use toolscout_remote::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_search::{Embedder, SearchIndex};
 

@@ -16,9 +16,9 @@ use std::collections::HashSet;
 
 use toolscout_catalog::{Added, BundlePut, Catalog, ToolPut};
 use toolscout_spec::ToolName;
-use uuid::Uuid;
 use toolscout_spec::adapters::openapi;
 use toolscout_spec::name::slug_from_name;
+use uuid::Uuid;
 
 use super::context::{Context, Global};
 
@@ -120,8 +120,8 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             for mut spec in specs {
                 let f = super::mcp::func(&slug, spec.name.as_str());
                 if taken.contains(spec.name.as_str()) {
-                    let renamed = prefixed(&slug, spec.name.as_str())
-                        .filter(|n| !taken.contains(n.as_str()));
+                    let renamed =
+                        prefixed(&slug, spec.name.as_str()).filter(|n| !taken.contains(n.as_str()));
                     let Some(renamed) = renamed else {
                         eprintln!(
                             "warning: skipped tool {}: the catalog has a tool of that name, and {slug}_{} is not free either",

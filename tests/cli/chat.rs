@@ -196,7 +196,11 @@ fn chat_browses_its_agents_with_discover_agents_and_delegates() {
     .unwrap();
     let (url, server) = scripted(vec![
         tool_call("c1", "discover_agents", r#"{"category": "files"}"#),
-        tool_call("c2", "discover_agents", r#"{"agent": "notes_agent", "detail": "full"}"#),
+        tool_call(
+            "c2",
+            "discover_agents",
+            r#"{"agent": "notes_agent", "detail": "full"}"#,
+        ),
         tool_call("c3", "notes_agent", r#"{"task": "Summarise notes.txt"}"#),
         answer("The notes are empty."),
         answer("Your notes are empty."),
@@ -231,7 +235,10 @@ fn chat_browses_its_agents_with_discover_agents_and_delegates() {
     insta::assert_snapshot!("discover_agents_full", described);
     // Described, the agent is a tool of the next request; called, it runs its own loop
     // with its own prompt and tools.
-    assert_eq!(tool_names(&requests[2]).last().map(String::as_str), Some("notes_agent"));
+    assert_eq!(
+        tool_names(&requests[2]).last().map(String::as_str),
+        Some("notes_agent")
+    );
     // Upfront, the specialist gets its one tool, and the agents it may delegate to.
     assert_eq!(
         tool_names(&requests[3]),
@@ -246,15 +253,29 @@ fn chat_refuses_a_bad_agents_file_clearly() {
     let agents = env.path().join("agents.json");
     std::fs::write(&agents, r#"[{"name": "bad name"}]"#).unwrap();
     let out = env.all(&[
-        "chat", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--agents",
-        agents.to_str().unwrap(), "--prompt", "hi",
+        "chat",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--prompt",
+        "hi",
     ]);
     let out = out.replace(agents.to_str().unwrap(), "[agents.json]");
     insta::assert_snapshot!(out);
     std::fs::write(&agents, r#"[{"name": "a", "polcy": "browse"}]"#).unwrap();
     let out = env.all(&[
-        "chat", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--agents",
-        agents.to_str().unwrap(), "--prompt", "hi",
+        "chat",
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--prompt",
+        "hi",
     ]);
     assert!(out.contains("unknown field `polcy`"), "{out}");
 }

@@ -291,13 +291,22 @@ fn the_console_chat_browses_the_agents_of_agents_file() {
     .unwrap();
     let answer = format!(
         "{}data: [DONE]\n\n",
-        chunk(serde_json::json!({"role": "assistant", "content": "One agent."}), Some("stop"))
+        chunk(
+            serde_json::json!({"role": "assistant", "content": "One agent."}),
+            Some("stop")
+        )
     );
     let (url, model) = scripted(vec![streamed_call("discover_agents", "{}"), answer]);
     let (_server, addr, _) = serve(
         &env,
         &[
-            "--token", "s3cret", "--model", "m", "--base-url", &url, "--agents",
+            "--token",
+            "s3cret",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+            "--agents",
             agents.to_str().unwrap(),
         ],
     );

@@ -16,7 +16,13 @@ fn import_weather(env: &Env) {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
     });
     std::fs::write(&file, format!("{line}\n")).unwrap();
-    let out = env.check(&["import", "jsonl", file.to_str().unwrap(), "--bundle", "bfcl"]);
+    let out = env.check(&[
+        "import",
+        "jsonl",
+        file.to_str().unwrap(),
+        "--bundle",
+        "bfcl",
+    ]);
     assert!(out.starts_with("imported 1 tool(s)"), "{out}");
 }
 

@@ -193,7 +193,10 @@ async fn dispatch(
     cancel: &CancellationToken,
 ) -> (CallOutcome, TokenUsage) {
     // The loop's own `discover_agents`, where this run offers it.
-    if let Some(agents) = rt.discover_agents(tool).filter(|_| tools.get(tool).is_some()) {
+    if let Some(agents) = rt
+        .discover_agents(tool)
+        .filter(|_| tools.get(tool).is_some())
+    {
         let answer = agents.answer(&args);
         let outcome = CallOutcome::ok(answer.reply).with_disclosed(answer.disclosed);
         return (outcome, TokenUsage::default());

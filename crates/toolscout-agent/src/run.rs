@@ -47,7 +47,10 @@ impl Runtime<'_> {
     }
 
     /// `discover_agents`, when it is called `name`.
-    pub(crate) fn discover_agents(&self, name: &str) -> Option<&toolscout_discover::DiscoverAgents> {
+    pub(crate) fn discover_agents(
+        &self,
+        name: &str,
+    ) -> Option<&toolscout_discover::DiscoverAgents> {
         self.discover_agents.filter(|d| d.name() == name)
     }
 }

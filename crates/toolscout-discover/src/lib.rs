@@ -56,4 +56,6 @@ pub use builder::{DEFAULT_BUNDLE, ToolboxBuilder};
 pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
 pub use toolbox::{IndexSync, Lookup, ToolHits, Toolbox, call_looked_up, listed_spec};
-pub use tools::{Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, Scope, marked};
+pub use tools::{
+    Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, Scope, marked,
+};

@@ -522,10 +522,7 @@ pub(crate) async fn get_definition(
             if not_modified(&headers, &etag) {
                 return Ok(cached(StatusCode::NOT_MODIFIED.into_response(), &etag));
             }
-            Ok(cached(
-                Json(definition(&tool)).into_response(),
-                &etag,
-            ))
+            Ok(cached(Json(definition(&tool)).into_response(), &etag))
         }
         Lookup::Disabled { reason, .. } => Err(AppError::not_found(format!(
             "tool '{name}' is not available: {reason}"

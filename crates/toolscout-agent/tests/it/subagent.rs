@@ -128,7 +128,11 @@ async fn a_browsing_agent_finds_its_subagents_with_discover_agents_and_calls_one
     let server = Server::start(vec![
         call("c1", "discover_agents", r#"{"category":"weather"}"#),
         call("c2", "discover_agents", r#"{"agent":"weather_agent"}"#),
-        call("c3", "weather_agent", r#"{"task":"Current weather in Oslo?"}"#),
+        call(
+            "c3",
+            "weather_agent",
+            r#"{"task":"Current weather in Oslo?"}"#,
+        ),
         call("s1", "get_weather", r#"{"city":"Oslo"}"#),
         text("Oslo: 21 °C, sunny."),
         text("Oslo is 21 °C and sunny."),
@@ -137,7 +141,10 @@ async fn a_browsing_agent_finds_its_subagents_with_discover_agents_and_calls_one
     let mut weather = weather_agent();
     weather.category = Some("weather".to_owned());
     let agent = toolscout_agent::Agent::builder("assistant", "scripted-model")
-        .client(toolscout_agent::ChatClient::new(&server.base_url, "test-key"))
+        .client(toolscout_agent::ChatClient::new(
+            &server.base_url,
+            "test-key",
+        ))
         .host(std::sync::Arc::new(crate::host()))
         .policy(Policy::Browse)
         .config(|c| c.stream(false))
@@ -145,13 +152,23 @@ async fn a_browsing_agent_finds_its_subagents_with_discover_agents_and_calls_one
         .subagent(research_agent())
         .build()
         .unwrap();
-    let report = agent.run("How is the weather in Oslo?", RunOptions::default()).await;
+    let report = agent
+        .run("How is the weather in Oslo?", RunOptions::default())
+        .await;
     assert_eq!(report.stop, StopReason::Answer);
     assert_eq!(server.remaining(), 0);
     let arrays = server.tool_arrays();
     // The sub-agents are not in the first tools array: discover_agents lists them.
-    assert!(arrays[0].contains(&"discover_agents".to_owned()), "{:?}", arrays[0]);
-    assert!(!arrays[0].iter().any(|t| t.ends_with("_agent")), "{:?}", arrays[0]);
+    assert!(
+        arrays[0].contains(&"discover_agents".to_owned()),
+        "{:?}",
+        arrays[0]
+    );
+    assert!(
+        !arrays[0].iter().any(|t| t.ends_with("_agent")),
+        "{:?}",
+        arrays[0]
+    );
     // Described at level 2, the weather agent is activated like a tool.
     assert!(!arrays[1].contains(&"weather_agent".to_owned()));
     assert_eq!(arrays[2].last().map(String::as_str), Some("weather_agent"));
@@ -167,5 +184,9 @@ async fn without_subagents_no_discover_agents_is_offered() {
     let report = agent.run("Hi", RunOptions::default()).await;
     assert_eq!(report.stop, StopReason::Answer);
     let arrays = server.tool_arrays();
-    assert!(!arrays[0].contains(&"discover_agents".to_owned()), "{:?}", arrays[0]);
+    assert!(
+        !arrays[0].contains(&"discover_agents".to_owned()),
+        "{:?}",
+        arrays[0]
+    );
 }

@@ -357,7 +357,12 @@ fn a_spec_only_tool_says_so_at_every_level() {
     let found = d.answer(&json!({"query": "book a flight"}));
     let described = d.answer(&json!({"tool": "book_flight"}));
     let parameter = d.answer(&json!({"tool": "book_flight", "parameter": "from"}));
-    for reply in [&listed.reply["tools"][0], &found.reply["tools"][0], &described.reply, &parameter.reply] {
+    for reply in [
+        &listed.reply["tools"][0],
+        &found.reply["tools"][0],
+        &described.reply,
+        &parameter.reply,
+    ] {
         assert_eq!(reply["spec_only"], json!(true), "{reply}");
     }
     insta::assert_snapshot!(show(&described));
@@ -367,5 +372,9 @@ fn a_spec_only_tool_says_so_at_every_level() {
     // A list of tools to call says it in the description the model reads.
     let specs = f.toolbox.callable_specs();
     let flight = specs.iter().find(|s| s.name == "book_flight").unwrap();
-    assert!(flight.description.starts_with("Spec only:"), "{}", flight.description);
+    assert!(
+        flight.description.starts_with("Spec only:"),
+        "{}",
+        flight.description
+    );
 }

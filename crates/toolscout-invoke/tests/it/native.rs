@@ -153,7 +153,10 @@ async fn a_spec_only_tool_checks_its_arguments_then_fails_with_its_own_kind() {
     assert!(t.is_spec_only());
     let bad = inv.invoke(&t, json!({})).await;
     assert_eq!(bad.error().unwrap().kind, ErrorKind::InvalidArguments);
-    insta::assert_snapshot!("spec_only", show(&inv.invoke(&t, json!({"city": "Paris"})).await));
+    insta::assert_snapshot!(
+        "spec_only",
+        show(&inv.invoke(&t, json!({"city": "Paris"})).await)
+    );
 }
 
 #[tokio::test]
