@@ -113,7 +113,7 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
         if let Some(reason) = &t.head.disabled_reason {
             line.push_str(&format!("  [disabled: {reason}]"));
         } else if t.head.is_spec_only() {
-            line.push_str("  [spec only]");
+            line.push_str(SPEC_ONLY_TAG);
         }
         if let Some(tool) = t.tool.as_ref().filter(|_| args.usage) {
             line.push_str(&format!("  [calls: {}", tool.usage.call_count));
@@ -129,6 +129,9 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// What a text listing (`list`, `search`) appends to a spec-only tool's line.
+pub(crate) const SPEC_ONLY_TAG: &str = "  [spec only]";
 
 /// A listed tool: its head, and the whole tool when more than the head is printed.
 struct Listed {

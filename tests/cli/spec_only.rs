@@ -34,6 +34,17 @@ fn the_cli_says_a_tool_is_spec_only_and_a_call_fails_with_spec_only() {
     let listed: Value =
         serde_json::from_str(&env.check(&["--json", "list", "--bundle", "bfcl"])).unwrap();
     assert_eq!(listed["tools"][0]["spec_only"], json!(true), "{listed}");
+    assert!(
+        env.check(&["search", "weather for a city"])
+            .lines()
+            .any(|l| l.starts_with("get_weather") && l.ends_with("[spec only]"))
+    );
+    let described: Value =
+        serde_json::from_str(&env.check(&["--json", "describe", "get_weather"])).unwrap();
+    assert_eq!(described["spec_only"], json!(true), "{described}");
+    let noted = env.output(&["describe", "get_weather"]);
+    let stderr = String::from_utf8(noted.stderr).unwrap();
+    assert!(stderr.contains("'get_weather' is spec only"), "{stderr}");
     // The arguments are still checked first.
     let bad = env.all(&["call", "get_weather", "--args", "{}"]);
     assert!(bad.contains("invalid_arguments"), "{bad}");
