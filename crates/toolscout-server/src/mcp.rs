@@ -96,10 +96,10 @@ impl McpServer {
         DiscoverTools::new(self.state.toolbox().clone())
     }
 
-    /// The tools this session lists, all of them: in [`Expose::Discover`] mode
     /// The session's `tools/list`, as MCP tool objects: `discover_tools`, `call_tool` and
     /// the session's activated tools that can still be called; in [`Expose::All`] mode
-    /// every callable tool. A spec-only tool says so ([`crate::rpc::listed_tool`]).
+    /// every callable tool. A spec-only tool says so: its description starts with the
+    /// note, and its `_meta` has [`SPEC_ONLY_META`](crate::rpc::SPEC_ONLY_META).
     ///
     /// It reads the catalog: async code calls it through `spawn_blocking`.
     pub fn tool_list(&self) -> Vec<Value> {
