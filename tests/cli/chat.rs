@@ -7,6 +7,24 @@ use serde_json::json;
 use crate::Env;
 pub(crate) use crate::scripted::{chunk, scripted, streamed_call};
 
+/// Runs `chat --model m --base-url URL EXTRA` on `env`'s catalog, which must succeed;
+/// returns what it printed, `stdout:` then `stderr:`.
+fn chat_ok(env: &Env, url: &str, extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        // Hermetic: rank by words, whatever model this machine has fetched.
+        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+        .env_remove("OPENAI_API_KEY")
+        .args(["chat", "--model", "m", "--base-url", url])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    format!("stdout:\n{stdout}stderr:\n{stderr}")
+}
+
 #[test]
 fn chat_finds_a_tool_then_streams_the_answer() {
     let env = Env::new();
@@ -17,19 +35,8 @@ fn chat_finds_a_tool_then_streams_the_answer() {
         chunk(json!({"content": "read_file."}), Some("stop"))
     );
     let (url, server) = scripted(vec![discover, answer]);
-    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
-        // Hermetic: rank by words, whatever model this machine has fetched.
-        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
-        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
-        .env_remove("OPENAI_API_KEY")
-        .args(["chat", "--model", "m", "--base-url", &url])
-        .args(["--prompt", "How do I read notes.txt?"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(out.status.success(), "{stderr}");
-    insta::assert_snapshot!(format!("stdout:\n{stdout}stderr:\n{stderr}"));
+    let said = chat_ok(&env, &url, &["--prompt", "How do I read notes.txt?"]);
+    insta::assert_snapshot!(said);
     let requests = server.join().unwrap();
     let tools: Vec<&str> = requests[0]["tools"]
         .as_array()
@@ -171,13 +178,23 @@ fn answer(text: &str) -> String {
 }
 
 /// The names of a request's tools array.
-fn tool_names(request: &serde_json::Value) -> Vec<String> {
+pub(crate) fn tool_names(request: &serde_json::Value) -> Vec<String> {
     request["tools"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect()
+}
+
+/// The content of a request's last message (the result of the call before it).
+pub(crate) fn last_message(request: &serde_json::Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[test]
@@ -205,34 +222,27 @@ fn chat_browses_its_agents_with_discover_agents_and_delegates() {
         answer("The notes are empty."),
         answer("Your notes are empty."),
     ]);
-    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
-        .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
-        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
-        .env_remove("OPENAI_API_KEY")
-        .args(["chat", "--model", "m", "--base-url", &url, "--no-stream"])
-        .args(["--policy", "browse", "--agents", agents.to_str().unwrap()])
-        .args(["--prompt", "Summarise my notes"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(out.status.success(), "{stderr}");
-    insta::assert_snapshot!(format!("stdout:\n{stdout}stderr:\n{stderr}"));
+    let said = chat_ok(
+        &env,
+        &url,
+        &[
+            "--no-stream",
+            "--policy",
+            "browse",
+            "--agents",
+            agents.to_str().unwrap(),
+            "--prompt",
+            "Summarise my notes",
+        ],
+    );
+    insta::assert_snapshot!(said);
     let requests = server.join().unwrap();
     let first = tool_names(&requests[0]);
     assert!(first.contains(&"discover_agents".to_owned()), "{first:?}");
     assert!(!first.iter().any(|t| t.ends_with("_agent")), "{first:?}");
     // discover_agents answered from the agents file: the category filter, then level 3.
-    let listed = requests[1]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    insta::assert_snapshot!("discover_agents_category", listed);
-    let described = requests[2]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    insta::assert_snapshot!("discover_agents_full", described);
+    insta::assert_snapshot!("discover_agents_category", last_message(&requests[1]));
+    insta::assert_snapshot!("discover_agents_full", last_message(&requests[2]));
     // Described, the agent is a tool of the next request; called, it runs its own loop
     // with its own prompt and tools.
     assert_eq!(
@@ -251,31 +261,22 @@ fn chat_browses_its_agents_with_discover_agents_and_delegates() {
 fn chat_refuses_a_bad_agents_file_clearly() {
     let env = Env::new();
     let agents = env.path().join("agents.json");
-    std::fs::write(&agents, r#"[{"name": "bad name"}]"#).unwrap();
-    let out = env.all(&[
-        "chat",
-        "--model",
-        "m",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--agents",
-        agents.to_str().unwrap(),
-        "--prompt",
-        "hi",
-    ]);
-    let out = out.replace(agents.to_str().unwrap(), "[agents.json]");
-    insta::assert_snapshot!(out);
-    std::fs::write(&agents, r#"[{"name": "a", "polcy": "browse"}]"#).unwrap();
-    let out = env.all(&[
-        "chat",
-        "--model",
-        "m",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--agents",
-        agents.to_str().unwrap(),
-        "--prompt",
-        "hi",
-    ]);
+    let chat = |file: &str| {
+        std::fs::write(&agents, file).unwrap();
+        let out = env.all(&[
+            "chat",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--agents",
+            agents.to_str().unwrap(),
+            "--prompt",
+            "hi",
+        ]);
+        out.replace(agents.to_str().unwrap(), "[agents.json]")
+    };
+    insta::assert_snapshot!(chat(r#"[{"name": "bad name"}]"#));
+    let out = chat(r#"[{"name": "a", "polcy": "browse"}]"#);
     assert!(out.contains("unknown field `polcy`"), "{out}");
 }

@@ -279,6 +279,7 @@ fn serve_stops_on_a_signal_without_losing_usage_counts() {
 
 #[test]
 fn the_console_chat_browses_the_agents_of_agents_file() {
+    use crate::chat::{last_message, tool_names};
     use crate::scripted::{chunk, scripted, streamed_call};
 
     let env = Env::new();
@@ -320,19 +321,10 @@ fn the_console_chat_browses_the_agents_of_agents_file() {
     );
     assert_eq!(status, 200, "{body}");
     let requests = model.join().unwrap();
-    let tools: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
-    assert!(tools.contains(&"discover_agents"), "{tools:?}");
+    let tools = tool_names(&requests[0]);
+    assert!(tools.contains(&"discover_agents".to_owned()), "{tools:?}");
     // The model's discover_agents call is answered from the agents file.
-    let listed = requests[1]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    insta::assert_snapshot!(listed, @r#"{"ok":true,"value":{"kind":"agents","agents":[{"name":"notes_agent","summary":"Reads the user's notes."}]}}"#);
+    insta::assert_snapshot!(last_message(&requests[1]), @r#"{"ok":true,"value":{"kind":"agents","agents":[{"name":"notes_agent","summary":"Reads the user's notes."}]}}"#);
     assert!(body.contains("One agent."), "{body}");
 }
 

@@ -105,18 +105,7 @@ fn an_mcp_client_of_serve_expose_all_sees_a_spec_only_tool_as_such() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolscout"));
-        cmd.env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
-            .env_remove("XDG_DATA_HOME")
-            .arg("--catalog")
-            .arg(env.path().join("catalog"))
-            .arg("--workspace")
-            .arg(env.workspace())
-            .args(["serve", "--mcp", "stdio", "--expose", "all"]);
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let transport = crate::mcp::stdio_server(&env, &["--expose", "all"]);
         let client = ().serve(transport).await.unwrap();
         let tools = client.list_all_tools().await.unwrap();
         let weather = tools

@@ -1,19 +1,31 @@
 //! Specialist agents as tools, and the depth limit.
 
-use toolscout_agent::{AgentConfig, AgentEvent, Policy, RunOptions, StopReason, ToolScope};
+use toolscout_agent::{
+    AgentConfig, AgentConfigBuilder, AgentEvent, Policy, RunOptions, StopReason, ToolScope,
+};
 
 use crate::server::{Server, call, text};
 use crate::{agent, assert_paired, config, render};
 
-fn weather_agent() -> AgentConfig {
-    AgentConfig::builder("weather_agent", "scripted-small-model")
-        .description("A weather specialist: give it a weather question, it answers.")
-        .system_prompt("You answer weather questions with the weather tools.")
+/// A specialist on the small model, upfront, with one tool and a system prompt.
+fn specialist(name: &str, description: &str, tool: &str, prompt: &str) -> AgentConfigBuilder {
+    AgentConfig::builder(name, "scripted-small-model")
+        .description(description)
+        .system_prompt(prompt)
         .policy(Policy::Upfront)
-        .tool_scope(ToolScope::Only(vec!["get_weather".to_owned()]))
+        .tool_scope(ToolScope::Only(vec![tool.to_owned()]))
         .stream(false)
-        .build()
-        .unwrap()
+}
+
+fn weather_agent() -> AgentConfig {
+    specialist(
+        "weather_agent",
+        "A weather specialist: give it a weather question, it answers.",
+        "get_weather",
+        "You answer weather questions with the weather tools.",
+    )
+    .build()
+    .unwrap()
 }
 
 #[tokio::test]
@@ -112,15 +124,15 @@ async fn the_depth_limit_stops_runaway_delegation() {
 }
 
 fn research_agent() -> AgentConfig {
-    AgentConfig::builder("research_agent", "scripted-small-model")
-        .description("Finds and summarises sources on a topic.\nUse it for questions that need several sources.")
-        .category("research")
-        .system_prompt("You research.")
-        .policy(Policy::Upfront)
-        .tool_scope(ToolScope::Only(vec!["web_search".to_owned()]))
-        .stream(false)
-        .build()
-        .unwrap()
+    specialist(
+        "research_agent",
+        "Finds and summarises sources on a topic.\nUse it for questions that need several sources.",
+        "web_search",
+        "You research.",
+    )
+    .category("research")
+    .build()
+    .unwrap()
 }
 
 #[tokio::test]
