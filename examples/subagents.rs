@@ -1,5 +1,6 @@
-//! Specialist agents as tools: a coordinator delegates file work to a `librarian`
-//! sub-agent, which may only use the file tools of the built-in catalog.
+//! Specialist agents as tools: a coordinator finds a `librarian` sub-agent with
+//! `discover_agents` (or calls it by name) and delegates file work to it; the librarian
+//! may only use the file tools of the built-in catalog.
 //!
 //! ```sh
 //! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=none TOOLSCOUT_MODEL=qwen2.5-coder-1.5b \

@@ -165,3 +165,100 @@ impl PolicyArg {
         }
     }
 }
+
+/// `--agents FILE`: the specialist agents (sub-agents) of `chat` and of `serve`'s console
+/// chat, from a JSON file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct SubagentArgs {
+    /// A JSON file of specialist agents the model may delegate to: an array of `{"name",
+    /// "description", "category"?, "system_prompt"?, "model"?, "policy"?, "tools"?}`
+    /// (`tools`: the tool names it may use; default all). Under the retrieve and browse
+    /// policies the model finds them with `discover_agents`; under upfront each is a tool.
+    #[arg(long = "agents", value_name = "FILE")]
+    pub(crate) file: Option<std::path::PathBuf>,
+}
+
+/// One specialist in an `--agents` file.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubagentEntry {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    system_prompt: String,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    policy: Option<String>,
+    #[serde(default)]
+    tools: Option<Vec<String>>,
+}
+
+impl SubagentArgs {
+    /// The sub-agents of the file (none without `--agents`), on `model` unless an entry
+    /// names its own; each checked as an agent config, the error naming the file and the
+    /// agent.
+    pub(crate) fn subagents(
+        &self,
+        model: &str,
+        stream: bool,
+    ) -> anyhow::Result<Vec<toolscout_agent::AgentConfig>> {
+        use anyhow::Context as _;
+        let Some(path) = &self.file else {
+            return Ok(Vec::new());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --agents {}", path.display()))?;
+        let entries: Vec<SubagentEntry> = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "reading --agents {}: expected a JSON array of {{\"name\", \"description\", \"category\"?, \"system_prompt\"?, \"model\"?, \"policy\"?, \"tools\"?}}",
+                path.display()
+            )
+        })?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::with_capacity(entries.len());
+        for entry in entries {
+            if !seen.insert(entry.name.clone()) {
+                anyhow::bail!(
+                    "--agents {}: the agent '{}' is there twice; give each agent its own name",
+                    path.display(),
+                    entry.name
+                );
+            }
+            let policy = match entry.policy.as_deref() {
+                None => Policy::default(),
+                Some("retrieve") => Policy::Retrieve,
+                Some("browse") => Policy::Browse,
+                Some("upfront") => Policy::Upfront,
+                Some(other) => anyhow::bail!(
+                    "--agents {}: agent '{}': unknown policy {other:?} (expected retrieve, browse or upfront)",
+                    path.display(),
+                    entry.name
+                ),
+            };
+            let mut builder = toolscout_agent::AgentConfig::builder(
+                entry.name.as_str(),
+                entry.model.as_deref().unwrap_or(model),
+            )
+            .description(entry.description)
+            .system_prompt(entry.system_prompt)
+            .policy(policy)
+            .stream(stream);
+            if let Some(category) = entry.category {
+                builder = builder.category(category);
+            }
+            if let Some(tools) = entry.tools {
+                builder = builder.tool_scope(toolscout_agent::ToolScope::Only(tools));
+            }
+            out.push(
+                builder
+                    .build()
+                    .with_context(|| format!("--agents {}", path.display()))?,
+            );
+        }
+        Ok(out)
+    }
+}

@@ -11,7 +11,7 @@ use toolscout_agent::{
     ToolboxHost,
 };
 
-use super::agent_opts::{ActivationArgs, PolicyArg};
+use super::agent_opts::{ActivationArgs, PolicyArg, SubagentArgs};
 use super::context::{Context, Global, Remotes, connect_remotes};
 
 /// The system prompt; the retrieve and browse policies add how to find tools.
@@ -53,10 +53,14 @@ pub(crate) struct Args {
     #[command(flatten)]
     activation: ActivationArgs,
     #[command(flatten)]
+    subagents: SubagentArgs,
+    #[command(flatten)]
     remotes: Remotes,
 }
 
 pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
+    // The cheap checks first: a bad file fails before the catalog is opened.
+    let subagents = args.subagents.subagents(&args.model, !args.no_stream)?;
     let sources = args.remotes.sources()?;
     let toolbox = Context::open_with_remotes(global, &sources)?.into_toolbox()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -74,7 +78,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         .stream(!args.no_stream)
         .build()?;
     // The person at the terminal approves (y/n/always), or `--approve TOOL` did.
-    let agent = Agent::new(
+    let mut agent = Agent::new(
         config,
         ChatClient::new(&args.base_url, &args.api_key),
         Arc::new(args.activation.apply_host(ToolboxHost::new(toolbox))),
@@ -82,6 +86,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     .with_approver(Arc::new(
         super::approve::TerminalApprover::new(&global.approve).with_always(),
     ));
+    for subagent in subagents {
+        agent = agent.with_subagent(subagent);
+    }
     if let Some(prompt) = &args.prompt {
         let report = runtime.block_on(turn(&agent, vec![Message::user(prompt.as_str())]))?;
         return finish(&report, args.max_steps);

@@ -8,20 +8,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
-use serde_json::{Value, json};
 use toolscout_catalog::{Catalog, Tool, ToolHead};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
-use toolscout_invoke::{
-    AllowedHosts, DynTool, ErrorKind, HttpConfig, Invoker, SecretStore, ToolError,
-};
+use toolscout_invoke::{AllowedHosts, HttpConfig, Invoker, SecretStore};
 use toolscout_remote::{RemoteCatalog, RemoteSource, SourceStatus};
 use toolscout_search::{Embedder, SearchIndex};
-use toolscout_spec::ToolSpec;
-
-/// The native function of tools imported from spec files (`import jsonl`): they can be
-/// found and described; a call checks its arguments, then says there is no implementation.
-pub(crate) const SPEC_ONLY: &str = "spec_only";
 
 /// Catalogs with at least this many tools get a progress spinner while they are indexed.
 const LARGE_CATALOG: usize = 5_000;
@@ -456,9 +448,6 @@ impl Context {
         let config = BuiltinConfig::new(workspace, builtin_hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
             .context("registering the built-in tools")?;
-        invoker
-            .register_dyn(Arc::new(SpecOnly))
-            .context("registering spec-only tools")?;
         let dir = global.catalog_dir()?;
         super::mcp::register(&mut invoker, &super::mcp::load(&dir)?)
             .context("registering the tools of imported MCP servers")?;
@@ -640,34 +629,4 @@ pub(crate) fn find_tool(catalog: &Catalog, name: &str) -> Result<Tool> {
     catalog
         .tool(id)
         .with_context(|| format!("reading the tool '{name}'"))
-}
-
-/// The native function behind tools imported from spec files.
-struct SpecOnly;
-
-impl DynTool for SpecOnly {
-    fn name(&self) -> &str {
-        SPEC_ONLY
-    }
-
-    fn spec(&self) -> toolscout_spec::Result<ToolSpec> {
-        ToolSpec::builder(
-            SPEC_ONLY,
-            "Stands in for tools imported without an implementation",
-        )
-        .parameters(json!({"type": "object"}))
-        .build()
-    }
-
-    fn call_json(
-        &self,
-        _args: Value,
-    ) -> toolscout_invoke::BoxFuture<'_, std::result::Result<Value, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::new(
-                ErrorKind::NotRegistered,
-                "this tool was imported from a spec file without an implementation: it can be found and described, not called; use another tool",
-            ))
-        })
-    }
 }

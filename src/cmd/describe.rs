@@ -32,6 +32,11 @@ fn describe(args: &Args, ctx: &Context, json: bool) -> Result<()> {
     let found = find_tool(&ctx.catalog, &args.tool)?;
     if let Some(reason) = &found.disabled_reason {
         eprintln!("note: '{}' cannot be called: {reason}", found.spec.name);
+    } else if found.is_spec_only() {
+        eprintln!(
+            "note: '{}' is spec only: it is described here, and a call fails (spec_only)",
+            found.spec.name
+        );
     }
     let tool = &found.spec;
     let disclosure = match &args.parameter {
@@ -43,7 +48,10 @@ fn describe(args: &Args, ctx: &Context, json: bool) -> Result<()> {
         }
     };
     if json {
-        super::print_json(&disclosure.to_json())?;
+        super::print_json(&toolscout_discover::marked(
+            disclosure.to_json(),
+            found.is_spec_only(),
+        ))?;
     } else {
         super::emit(disclosure.to_text().trim_end())?;
     }

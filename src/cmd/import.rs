@@ -2,11 +2,9 @@
 //! tools from other formats and servers, into a bundle.
 //!
 //! A JSONL line (`{name, description, parameters}`) says what a tool is, not how it
-//! runs. Such tools are stored as native tools of the function `spec_only`, which this
-//! binary registers: they are found, listed and described like any other, and a call
-//! checks its arguments against the schema, then answers `not_registered` ("imported
-//! without an implementation"). A binary that does not register `spec_only` lists
-//! them as disabled, with that reason.
+//! runs. Such tools are stored as spec-only tools (`ToolPut::spec_only`): they are
+//! found, listed and described like any other, every listing says they are spec only,
+//! and a call checks its arguments against the schema, then fails with `spec_only`.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -14,11 +12,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
-use toolscout_catalog::{Added, BundlePut, ToolPut};
+use std::collections::HashSet;
+
+use toolscout_catalog::{Added, BundlePut, Catalog, ToolPut};
+use toolscout_spec::ToolName;
 use toolscout_spec::adapters::openapi;
 use toolscout_spec::name::slug_from_name;
+use uuid::Uuid;
 
-use super::context::{Context, Global, SPEC_ONLY};
+use super::context::{Context, Global};
 
 /// Arguments of `import`.
 #[derive(Debug, clap::Args)]
@@ -67,7 +69,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         What::Jsonl { file, bundle } => {
             let puts = super::eval::read_tools(file)?
                 .into_iter()
-                .map(|spec| ToolPut::native(spec, SPEC_ONLY))
+                .map(ToolPut::spec_only)
                 .collect();
             store(
                 file,
@@ -111,14 +113,30 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 None => default_slug(program),
             };
             let specs = super::mcp::list_tools(command)?;
+            // The server's own names: the proxies call these.
             let names: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
-            let puts = specs
-                .into_iter()
-                .map(|spec| {
-                    let f = super::mcp::func(&slug, spec.name.as_str());
-                    ToolPut::native(spec, &f)
-                })
-                .collect();
+            let taken = names_elsewhere(&Context::open(global)?.catalog, &slug)?;
+            let mut puts = Vec::with_capacity(specs.len());
+            for mut spec in specs {
+                let f = super::mcp::func(&slug, spec.name.as_str());
+                if taken.contains(spec.name.as_str()) {
+                    let renamed =
+                        prefixed(&slug, spec.name.as_str()).filter(|n| !taken.contains(n.as_str()));
+                    let Some(renamed) = renamed else {
+                        eprintln!(
+                            "warning: skipped tool {}: the catalog has a tool of that name, and {slug}_{} is not free either",
+                            spec.name, spec.name
+                        );
+                        continue;
+                    };
+                    eprintln!(
+                        "warning: the catalog has a tool named {}; the server's is imported as {renamed}",
+                        spec.name
+                    );
+                    spec.name = renamed;
+                }
+                puts.push(ToolPut::native(spec, &f));
+            }
             // Recorded first, so that the tools are callable as soon as they are stored.
             super::mcp::save(
                 &global.catalog_dir()?,
@@ -138,6 +156,30 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             )
         }
     }
+}
+
+/// The names of the tools of every bundle but `slug` (the built-ins too): an imported
+/// tool must not take one, or calls by that name would reach it instead of the tool
+/// the name meant.
+fn names_elsewhere(catalog: &Catalog, slug: &str) -> Result<HashSet<String>> {
+    let ours: HashSet<Uuid> = super::list::all_bundles(catalog)?
+        .into_iter()
+        .filter(|b| b.slug == slug)
+        .map(|b| b.id)
+        .collect();
+    let mut names = HashSet::new();
+    catalog.for_each_head(|h, _| {
+        if !ours.contains(&h.bundle_id) {
+            names.insert(h.name.clone());
+        }
+    });
+    Ok(names)
+}
+
+/// `name` under the bundle's prefix, `<slug>_<name>` with the slug's `-` as `_`, when
+/// that is a legal tool name.
+fn prefixed(slug: &str, name: &str) -> Option<ToolName> {
+    ToolName::new(format!("{}_{name}", slug.replace('-', "_"))).ok()
 }
 
 /// A bundle slug from a file's name, up to its first dot.

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool, ToolHead};
 use toolscout_spec::Disclosure;
 
-use super::context::{Context, Global, SPEC_ONLY, picks_by_name};
+use super::context::{Context, Global, picks_by_name};
 
 /// Arguments of `list`.
 #[derive(Debug, clap::Args)]
@@ -85,7 +85,10 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
         let items: Vec<Value> = selected
             .iter()
             .map(|t| {
-                let mut v = Disclosure::L1(t.head.level1()).to_json();
+                let mut v = toolscout_discover::marked(
+                    Disclosure::L1(t.head.level1()).to_json(),
+                    t.head.is_spec_only(),
+                );
                 if let Some(tool) = &t.tool {
                     if args.schemas {
                         v["parameters"] = tool.spec.parameters.clone();
@@ -109,8 +112,8 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
             .to_owned();
         if let Some(reason) = &t.head.disabled_reason {
             line.push_str(&format!("  [disabled: {reason}]"));
-        } else if t.head.func.as_deref() == Some(SPEC_ONLY) {
-            line.push_str("  [spec only]");
+        } else if t.head.is_spec_only() {
+            line.push_str(SPEC_ONLY_TAG);
         }
         if let Some(tool) = t.tool.as_ref().filter(|_| args.usage) {
             line.push_str(&format!("  [calls: {}", tool.usage.call_count));
@@ -126,6 +129,9 @@ fn list(args: &Args, ctx: &Context, json: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// What a text listing (`list`, `search`) appends to a spec-only tool's line.
+pub(crate) const SPEC_ONLY_TAG: &str = "  [spec only]";
 
 /// A listed tool: its head, and the whole tool when more than the head is printed.
 struct Listed {

@@ -58,7 +58,7 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
                 let mut v = json!(hit);
                 v["id"] = json!(tool.spec.name.as_str());
                 v["summary"] = json!(tool.spec.summary);
-                v
+                toolscout_discover::marked(v, tool.is_spec_only())
             })
             .collect();
         return super::print_json(&json!({
@@ -69,7 +69,12 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
         }));
     }
     for (tool, hit) in &found.hits {
-        let summary = tool.spec.summary.as_str();
+        let tag = if tool.is_spec_only() {
+            super::list::SPEC_ONLY_TAG
+        } else {
+            ""
+        };
+        let summary = format!("{}{tag}", tool.spec.summary);
         let name = tool.spec.name.as_str();
         if args.explain {
             super::emit(format!(

@@ -6,6 +6,7 @@ use anyhow::{Context as _, Result, bail};
 use toolscout_server::console::{ChatSettings, Console};
 use toolscout_server::{AppState, Expose, HostCheck, ServerOptions};
 
+use super::agent_opts::SubagentArgs;
 use super::context::{Context, Global, Remotes, connect_remotes};
 
 /// How often the remote catalogs are checked; each is read again only once its manifest
@@ -92,6 +93,8 @@ struct ChatArgs {
     /// Model requests per chat turn before giving up.
     #[arg(long, default_value_t = 16)]
     max_steps: u32,
+    #[command(flatten)]
+    subagents: SubagentArgs,
 }
 
 pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
@@ -106,6 +109,14 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             "--public with --no-auth would let anyone on the network change the catalog and call every tool; drop --no-auth (a token is made and printed) or give --token"
         );
     }
+    let subagents = match (&args.chat.model, &args.chat.subagents.file) {
+        (Some(model), _) => args.chat.subagents.subagents(model, true)?,
+        (None, Some(file)) => bail!(
+            "--agents {}: the agents are the console chat's, which needs --model (or $TOOLSCOUT_MODEL)",
+            file.display()
+        ),
+        (None, None) => Vec::new(),
+    };
     let sources = args.remotes.sources()?;
     if args.mcp.is_none() {
         args.remotes.check_not_self(args.addr)?;
@@ -173,6 +184,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         let chat = args.chat.model.as_deref().map(|model| {
             ChatSettings::new(&args.chat.base_url, &args.chat.api_key, model)
                 .with_max_steps(args.chat.max_steps)
+                .with_subagents(subagents)
         });
         let console = Console::default().with_chat(chat);
         let reaper = tokio::spawn(reap_every(state.toolbox().clone(), REAP_INTERVAL));

@@ -20,6 +20,7 @@ mod remote;
 mod scripted;
 mod secrets;
 mod serve;
+mod spec_only;
 
 /// A temporary catalog and workspace; `run` uses both.
 struct Env {

@@ -34,6 +34,60 @@ fn mcp_server_tools_are_imported_and_proxied() {
     assert_snapshot!(call);
 }
 
+#[test]
+fn imported_tools_named_like_the_catalogs_keep_apart_and_answer_as_the_direct_call() {
+    let env = Env::new();
+    std::fs::write(env.workspace().join("hello.txt"), "hello\n").unwrap();
+    let remote = env.path().join("remote");
+    let workspace = env.workspace();
+    let bin = env!("CARGO_BIN_EXE_toolscout");
+    // Another toolscout exposing every tool: its names are the built-ins' names.
+    let out = env.all(&[
+        "import",
+        "mcp",
+        "--bundle",
+        "fs",
+        "--",
+        bin,
+        "--catalog",
+        remote.to_str().unwrap(),
+        "--workspace",
+        workspace.to_str().unwrap(),
+        "serve",
+        "--mcp",
+        "stdio",
+        "--expose",
+        "all",
+    ]);
+    assert_snapshot!(out);
+    // The built-in keeps its name; the server's tool is under the bundle's prefix.
+    assert_snapshot!(env.check(&["list", "--bundle", "fs"]));
+    let args = r#"{"file_path": "hello.txt"}"#;
+    let direct = env.all(&["call", "read_file", "--args", args]);
+    assert!(direct.contains(r#""value": "hello\n""#), "{direct}");
+    // One shape, and nothing from the server's start on stderr.
+    assert_eq!(env.all(&["call", "fs_read_file", "--args", args]), direct);
+}
+
+/// `toolscout serve --mcp stdio EXTRA` on `env`'s catalog and workspace, as an MCP
+/// client's transport (its stderr dropped).
+pub(crate) fn stdio_server(env: &Env, extra: &[&str]) -> rmcp::transport::TokioChildProcess {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolscout"));
+    cmd.env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+        .env_remove("XDG_DATA_HOME")
+        .arg("--catalog")
+        .arg(env.path().join("catalog"))
+        .arg("--workspace")
+        .arg(env.workspace())
+        .args(["serve", "--mcp", "stdio"])
+        .args(extra);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    transport
+}
+
 /// Counts the `notifications/tools/list_changed` a client receives.
 #[derive(Clone)]
 struct Watcher {
@@ -63,18 +117,7 @@ fn an_mcp_stdio_session_activates_what_it_finds_and_describes() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolscout"));
-        cmd.env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
-            .env_remove("XDG_DATA_HOME")
-            .arg("--catalog")
-            .arg(env.path().join("catalog"))
-            .arg("--workspace")
-            .arg(env.workspace())
-            .args(["serve", "--mcp", "stdio", "--search-activations", "2"]);
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let transport = stdio_server(&env, &["--search-activations", "2"]);
         let (tx, mut changes) = tokio::sync::watch::channel(0);
         let client = Watcher { changes: tx }.serve(transport).await.unwrap();
         let names = || async {

@@ -276,3 +276,71 @@ fn serve_stops_on_a_signal_without_losing_usage_counts() {
         assert_eq!(clock["usage"]["callCount"], 6, "{signal}: {clock}");
     }
 }
+
+#[test]
+fn the_console_chat_browses_the_agents_of_agents_file() {
+    use crate::chat::{last_message, tool_names};
+    use crate::scripted::{chunk, scripted, streamed_call};
+
+    let env = Env::new();
+    let agents = env.path().join("agents.json");
+    std::fs::write(
+        &agents,
+        serde_json::json!([{"name": "notes_agent", "description": "Reads the user's notes.", "category": "files"}])
+            .to_string(),
+    )
+    .unwrap();
+    let answer = format!(
+        "{}data: [DONE]\n\n",
+        chunk(
+            serde_json::json!({"role": "assistant", "content": "One agent."}),
+            Some("stop")
+        )
+    );
+    let (url, model) = scripted(vec![streamed_call("discover_agents", "{}"), answer]);
+    let (_server, addr, _) = serve(
+        &env,
+        &[
+            "--token",
+            "s3cret",
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+            "--agents",
+            agents.to_str().unwrap(),
+        ],
+    );
+    let turn = r#"{"messages":[{"role":"user","content":"Which agents are there?"}]}"#;
+    let (status, body) = http(
+        &addr,
+        "POST",
+        "/console/api/chat",
+        &["Authorization: Bearer s3cret"],
+        turn,
+    );
+    assert_eq!(status, 200, "{body}");
+    let requests = model.join().unwrap();
+    let tools = tool_names(&requests[0]);
+    assert!(tools.contains(&"discover_agents".to_owned()), "{tools:?}");
+    // The model's discover_agents call is answered from the agents file.
+    insta::assert_snapshot!(last_message(&requests[1]), @r#"{"ok":true,"value":{"kind":"agents","agents":[{"name":"notes_agent","summary":"Reads the user's notes."}]}}"#);
+    assert!(body.contains("One agent."), "{body}");
+}
+
+#[test]
+fn serve_refuses_agents_without_a_chat_model() {
+    let env = Env::new();
+    let agents = env.path().join("agents.json");
+    std::fs::write(&agents, "[]").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+        .env_remove("TOOLSCOUT_MODEL")
+        .args(["serve", "--addr", "127.0.0.1:0", "--agents"])
+        .arg(&agents)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("needs --model"), "{stderr}");
+}

@@ -7,12 +7,15 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
+use toolscout_discover::{AgentProfile, DiscoverAgents};
 use toolscout_spec::ToolSpec;
 
 use crate::builder::AgentBuilder;
 use crate::event::{Emitter, EventHandler};
 use crate::run::{Runtime, run_loop};
-use crate::{AgentConfig, AgentEvent, ChatClient, Message, Policy, TokenUsage, ToolHost, prompts};
+use crate::{
+    AgentConfig, AgentEvent, ChatClient, Message, Policy, TokenUsage, ToolHost, ToolScope, prompts,
+};
 use crate::{Approver, RefuseAll, Validators};
 
 /// An agent ready to run.
@@ -27,6 +30,8 @@ pub struct Agent {
     /// The argument check, the invoker's, its compiled schemas kept across runs.
     validators: Arc<Validators>,
     subagents: Vec<AgentConfig>,
+    /// `discover_agents` over the sub-agents' profiles, when there are sub-agents.
+    discover_agents: Option<DiscoverAgents>,
     on_event: Option<EventHandler>,
 }
 
@@ -50,6 +55,7 @@ impl Agent {
             approver: Arc::new(RefuseAll),
             validators: Arc::default(),
             subagents: Vec::new(),
+            discover_agents: None,
             on_event: None,
         }
     }
@@ -91,14 +97,25 @@ impl Agent {
         self
     }
 
-    /// Adds a specialist agent, offered to the model as a tool (see [`subagent_spec`]).
-    /// Calling it runs a nested loop with the specialist's prompt, model, policy and
-    /// tool scope over the same host, and returns its final answer. Specialists may
-    /// delegate to each other (and to themselves) until the top-level agent's
-    /// [`AgentConfig::max_depth`] is reached.
+    /// Adds a specialist agent, called like a tool (see [`subagent_spec`]): calling it
+    /// runs a nested loop with the specialist's prompt, model, policy and tool scope over
+    /// the same host, and returns its final answer. Specialists may delegate to each
+    /// other (and to themselves) until the top-level agent's [`AgentConfig::max_depth`]
+    /// is reached.
+    ///
+    /// How the model meets them follows the policy, as for tools: under
+    /// [`Policy::Upfront`] every sub-agent's tool is offered; under [`Policy::Browse`]
+    /// and [`Policy::Retrieve`] the model gets `discover_agents`, which lists the
+    /// sub-agents (their [`profile`](AgentConfig::profile)s: names and summaries, by
+    /// category), describes one at level 2 (when to use it) or 3 (its system prompt and
+    /// tools), and activates the sub-agents it described; a sub-agent called by name runs
+    /// whether or not it was activated. Without sub-agents, no such tool is offered.
     #[must_use]
     pub fn with_subagent(mut self, config: AgentConfig) -> Self {
         self.subagents.push(config);
+        self.discover_agents = Some(DiscoverAgents::new(
+            self.subagents.iter().map(AgentConfig::profile).collect(),
+        ));
         self
     }
 
@@ -121,6 +138,7 @@ impl Agent {
             approver: self.approver.as_ref(),
             validators: &self.validators,
             subagents: &self.subagents,
+            discover_agents: self.discover_agents.as_ref(),
             max_depth: self.config.max_depth,
             emitter: Emitter::new(options.events, self.on_event.clone()),
         };
@@ -152,14 +170,42 @@ pub(crate) fn with_system(config: &AgentConfig, mut messages: Vec<Message>) -> V
     messages
 }
 
-/// The tool a specialist agent is offered as: its name, its description, and one
-/// parameter, `task`.
-pub fn subagent_spec(config: &AgentConfig) -> ToolSpec {
-    let description = if config.description.trim().is_empty() {
+impl AgentConfig {
+    /// The agent as `discover_agents` shows it when it is a sub-agent: its name; the
+    /// first line of its description as its summary (level 1) and the rest as when to
+    /// use it (level 2); its category; its system prompt and the tools its scope allows
+    /// (level 3: tool names, `*` for every tool).
+    pub fn profile(&self) -> AgentProfile {
+        let description = subagent_description(self);
+        let (summary, rest) = description
+            .split_once('\n')
+            .unwrap_or((description.as_str(), ""));
+        let mut profile = AgentProfile::new(&self.name, summary.trim());
+        profile.category.clone_from(&self.category);
+        profile.when_to_use = rest.trim().to_owned();
+        profile.system_prompt = self.system_prompt.trim().to_owned();
+        profile.tools = match &self.tool_scope {
+            ToolScope::All => vec!["*".to_owned()],
+            ToolScope::Only(names) => names.clone(),
+            ToolScope::None => Vec::new(),
+        };
+        profile
+    }
+}
+
+/// A sub-agent's description, or one made from its name.
+fn subagent_description(config: &AgentConfig) -> String {
+    if config.description.trim().is_empty() {
         format!("Delegate a task to the {} agent", config.name)
     } else {
         config.description.trim().to_owned()
-    };
+    }
+}
+
+/// The tool a specialist agent is offered as: its name, its description, and one
+/// parameter, `task`.
+pub fn subagent_spec(config: &AgentConfig) -> ToolSpec {
+    let description = subagent_description(config);
     let summary = description.lines().next().unwrap_or_default().to_owned();
     ToolSpec::builder(&config.name, summary)
         .description(description.clone())

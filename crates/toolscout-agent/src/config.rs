@@ -119,6 +119,10 @@ pub struct AgentConfig {
     pub name: String,
     /// What the agent is for; as a sub-agent, the tool description.
     pub description: String,
+    /// As a sub-agent, the category `discover_agents` lists it under (e.g. `research`),
+    /// if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
     /// The system prompt. Under [`Policy::Browse`] the browse-first guidance is
     /// appended to it.
     pub system_prompt: String,
@@ -274,6 +278,7 @@ impl AgentConfig {
             config: AgentConfig {
                 name: name.into(),
                 description: String::new(),
+                category: None,
                 system_prompt: String::new(),
                 model: model.into(),
                 policy: Policy::default(),
@@ -308,6 +313,11 @@ impl AgentConfigBuilder {
     /// Sets the description.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.config.description = description.into();
+        self
+    }
+    /// Sets the category a sub-agent is listed under by `discover_agents`.
+    pub fn category(mut self, category: impl Into<String>) -> Self {
+        self.config.category = Some(category.into());
         self
     }
     /// Sets the system prompt.

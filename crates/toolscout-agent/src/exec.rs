@@ -192,6 +192,15 @@ async fn dispatch(
     grounding: Option<&Grounding<'_>>,
     cancel: &CancellationToken,
 ) -> (CallOutcome, TokenUsage) {
+    // The loop's own `discover_agents`, where this run offers it.
+    if let Some(agents) = rt
+        .discover_agents(tool)
+        .filter(|_| tools.get(tool).is_some())
+    {
+        let answer = agents.answer(&args);
+        let outcome = CallOutcome::ok(answer.reply).with_disclosed(answer.disclosed);
+        return (outcome, TokenUsage::default());
+    }
     if let Some(sub) = rt.subagent(tool) {
         if depth >= rt.max_depth {
             let message = format!(

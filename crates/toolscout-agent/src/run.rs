@@ -33,6 +33,8 @@ pub(crate) struct Runtime<'a> {
     pub(crate) approver: &'a dyn Approver,
     pub(crate) validators: &'a Validators,
     pub(crate) subagents: &'a [AgentConfig],
+    /// `discover_agents` over the sub-agents, when there are some.
+    pub(crate) discover_agents: Option<&'a toolscout_discover::DiscoverAgents>,
     /// The top-level agent's depth limit.
     pub(crate) max_depth: u32,
     pub(crate) emitter: Emitter,
@@ -43,11 +45,20 @@ impl Runtime<'_> {
     pub(crate) fn subagent(&self, name: &str) -> Option<&AgentConfig> {
         self.subagents.iter().find(|s| s.name == name)
     }
+
+    /// `discover_agents`, when it is called `name`.
+    pub(crate) fn discover_agents(
+        &self,
+        name: &str,
+    ) -> Option<&toolscout_discover::DiscoverAgents> {
+        self.discover_agents.filter(|d| d.name() == name)
+    }
 }
 
-/// The tools a loop at `depth` starts with: the host's, within the scope, then the
-/// sub-agents while delegation is allowed, then the answer tool when calls may be
-/// required.
+/// The tools a loop at `depth` starts with: the host's, within the scope, then, while
+/// delegation is allowed, the sub-agents (under [`Policy::Upfront`]) or
+/// `discover_agents` (under the browsing policies), then the answer tool when calls may
+/// be required.
 fn initial_tools(
     rt: &Runtime<'_>,
     config: &AgentConfig,
@@ -58,7 +69,11 @@ fn initial_tools(
         tools.retain(|t| config.tool_scope.allows(&t.name));
     }
     if depth < rt.max_depth {
-        tools.extend(rt.subagents.iter().map(subagent_spec));
+        match rt.discover_agents {
+            // Browsing policies browse the sub-agents too: they are activated once described.
+            Some(agents) if config.policy.browses() => tools.extend(agents.spec().ok()),
+            _ => tools.extend(rt.subagents.iter().map(subagent_spec)),
+        }
     }
     // Only a policy that activates tools ever requires a call, and so needs the answer
     // tool to decline with.
@@ -475,10 +490,12 @@ fn activate(
     }
     let mut added = false;
     for name in names {
-        if !config.tool_scope.allows(name) {
+        // A sub-agent `discover_agents` described: delegation is not bound by the scope.
+        let sub = rt.subagent(name).filter(|_| depth < rt.max_depth);
+        if sub.is_none() && !config.tool_scope.allows(name) {
             continue;
         }
-        let Some(spec) = rt.host.spec(name) else {
+        let Some(spec) = sub.map(subagent_spec).or_else(|| rt.host.spec(name)) else {
             continue;
         };
         if !spec.metadata.enabled_by_default {

@@ -1,7 +1,7 @@
 //! [`ToolboxHost`]: the real [`ToolHost`], over a `toolscout-discover` [`Toolbox`].
 
 use serde_json::Value;
-use toolscout_discover::{Answer, DiscoverAgents, DiscoverTools, Lookup, Toolbox};
+use toolscout_discover::{Answer, DiscoverTools, Lookup, Toolbox};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::openai::NameMap;
 
@@ -14,8 +14,9 @@ use crate::{BoxFuture, Policy};
 /// catalog and index, every other call goes through its invoker.
 ///
 /// Under [`Policy::Browse`] and [`Policy::Retrieve`] a run starts with the discover tools
-/// (one `discover_tools` over the whole catalog unless others are added),
-/// `discover_agents` when agents are set, and (under `Browse`) `call_tool`; under
+/// (one `discover_tools` over the whole catalog unless others are added) and (under
+/// `Browse`) `call_tool` (an agent with sub-agents adds `discover_agents`, see
+/// [`Agent::with_subagent`](crate::Agent::with_subagent)); under
 /// `Retrieve` the discover tools are a fallback and show their
 /// [brief spec](DiscoverTools::brief_spec); a
 /// search's hits are reported
@@ -28,7 +29,6 @@ use crate::{BoxFuture, Policy};
 pub struct ToolboxHost {
     toolbox: Toolbox,
     discover: Vec<DiscoverTools>,
-    agents: Option<DiscoverAgents>,
     twin_similarity: Option<f32>,
     margin: Option<f32>,
 }
@@ -39,7 +39,6 @@ impl ToolboxHost {
         ToolboxHost {
             discover: vec![DiscoverTools::new(toolbox.clone())],
             toolbox,
-            agents: None,
             twin_similarity: Some(DEFAULT_TWIN_SIMILARITY),
             margin: Some(DEFAULT_MARGIN),
         }
@@ -72,13 +71,6 @@ impl ToolboxHost {
     #[must_use]
     pub fn with_discover(mut self, discover: Vec<DiscoverTools>) -> Self {
         self.discover = discover;
-        self
-    }
-
-    /// Adds `discover_agents`.
-    #[must_use]
-    pub fn with_agents(mut self, agents: DiscoverAgents) -> Self {
-        self.agents = Some(agents);
         self
     }
 
@@ -157,9 +149,6 @@ impl ToolHost for ToolboxHost {
                 };
                 let mut tools: Vec<ToolSpec> =
                     self.discover.iter().filter_map(|d| spec(d).ok()).collect();
-                if let Some(spec) = self.agents.as_ref().and_then(|a| a.spec().ok()) {
-                    tools.push(spec);
-                }
                 // Under Retrieve, found tools are activated and any tool may be called by
                 // name: call_tool would only cost tokens.
                 if policy == Policy::Browse {
@@ -173,9 +162,6 @@ impl ToolHost for ToolboxHost {
     fn spec(&self, name: &str) -> Option<ToolSpec> {
         if let Some(d) = self.discover_tool(name) {
             return d.spec().ok();
-        }
-        if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name) {
-            return a.spec().ok();
         }
         // The loop reads `requires_approval` here: it comes from the native function's
         // registration too, so an edited catalog entry cannot skip the approver.
@@ -301,9 +287,6 @@ impl ToolHost for ToolboxHost {
             // stall the loop's other calls.
             if let Some(d) = self.discover_tool(name).cloned() {
                 return blocking(move || answered(d.answer(&arguments))).await;
-            }
-            if let Some(a) = self.agents.as_ref().filter(|a| a.name() == name).cloned() {
-                return blocking(move || answered(a.answer(&arguments))).await;
             }
             // The loop has asked the approver already.
             let outcome = self.toolbox.call_approved(name, arguments).await;

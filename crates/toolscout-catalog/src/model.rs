@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolscout_spec::ToolSpec;
-use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile, ToolType};
+use toolscout_spec::adapters::tool_file::{FileInfo, SPEC_ONLY_FUNC, ToolFile, ToolType};
 use uuid::Uuid;
 
 /// A named group of tools with one on/off switch.
@@ -237,6 +237,12 @@ impl Tool {
             ToolType::Http => None,
         }
     }
+
+    /// Whether the tool is spec only: described, never run
+    /// ([`SPEC_ONLY_FUNC`](toolscout_spec::adapters::tool_file::SPEC_ONLY_FUNC)).
+    pub fn is_spec_only(&self) -> bool {
+        self.native_func() == Some(SPEC_ONLY_FUNC)
+    }
 }
 
 /// What the catalog keeps in memory of every tool: enough to list, filter, count and find
@@ -315,6 +321,11 @@ impl ToolHead {
         self.disabled_reason.is_none()
     }
 
+    /// Whether the tool is spec only (see [`Tool::is_spec_only`]).
+    pub fn is_spec_only(&self) -> bool {
+        self.tool_type == ToolType::Native && self.func.as_deref() == Some(SPEC_ONLY_FUNC)
+    }
+
     /// How strongly this tool holds its name against others of the same name.
     pub fn name_claim(&self) -> NameClaim {
         NameClaim::new(self.is_callable(), self.is_built_in, self.modified_at)
@@ -352,6 +363,10 @@ impl ToolPut {
             implementation: serde_json::json!({ "func": func }),
             is_enabled: true,
         }
+    }
+    /// A spec-only tool: described, never run (see [`Tool::is_spec_only`]).
+    pub fn spec_only(spec: ToolSpec) -> Self {
+        ToolPut::native(spec, SPEC_ONLY_FUNC)
     }
     /// An HTTP tool with this template (see the tools spec for its fields).
     pub fn http(spec: ToolSpec, template: Value) -> Self {

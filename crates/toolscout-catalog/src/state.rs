@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde::de::Error as _;
 
-use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
+use toolscout_spec::adapters::tool_file::{SPEC_ONLY_FUNC, ToolFile, ToolType};
 use toolscout_spec::identity::toolset_id_of_digests;
 use uuid::Uuid;
 
@@ -385,7 +385,9 @@ impl State {
         }
         if t.tool_type == ToolType::Native {
             let func = t.func.as_deref().unwrap_or_default();
-            if !self.natives.contains(func) {
+            // A spec-only tool has no function to register: it is listed as spec only,
+            // not as disabled, whatever the binary registers.
+            if func != SPEC_ONLY_FUNC && !self.natives.contains(func) {
                 return Some(DisabledReason::NativeNotRegistered {
                     func: func.to_owned(),
                 });

@@ -56,22 +56,32 @@ impl AgentProfile {
         json!({"name": self.name, "summary": self.summary})
     }
 
-    /// Level 2: when to use it, capabilities, constraints.
+    /// Level 2: when to use it, capabilities, constraints (each left out when empty:
+    /// an empty field tells the model nothing).
     pub fn level2(&self) -> Value {
-        json!({
-            "name": self.name,
-            "summary": self.summary,
-            "when_to_use": self.when_to_use,
-            "capabilities": self.capabilities,
-            "constraints": self.constraints,
-        })
+        let mut v = json!({"name": self.name, "summary": self.summary});
+        if let Some(obj) = v.as_object_mut() {
+            if !self.when_to_use.is_empty() {
+                obj.insert("when_to_use".to_owned(), json!(self.when_to_use));
+            }
+            if !self.capabilities.is_empty() {
+                obj.insert("capabilities".to_owned(), json!(self.capabilities));
+            }
+            if !self.constraints.is_empty() {
+                obj.insert("constraints".to_owned(), json!(self.constraints));
+            }
+        }
+        v
     }
 
-    /// Level 3: level 2 plus system prompt and tools.
+    /// Level 3: level 2 plus system prompt (when it has one) and tools (always: an
+    /// empty list says it has none).
     pub fn level3(&self) -> Value {
         let mut v = self.level2();
         if let Some(obj) = v.as_object_mut() {
-            obj.insert("system_prompt".to_owned(), json!(self.system_prompt));
+            if !self.system_prompt.is_empty() {
+                obj.insert("system_prompt".to_owned(), json!(self.system_prompt));
+            }
             obj.insert("tools".to_owned(), json!(self.tools));
         }
         v

@@ -359,7 +359,8 @@ impl Toolbox {
             .collect()
     }
 
-    /// The specs of every callable tool, one per name, in catalog order.
+    /// The specs of every callable tool, one per name, in catalog order, as a list of
+    /// tools shows them ([`listed_spec`]: a spec-only tool says so).
     ///
     /// This reads every callable stored tool's file: for a large catalog, walk
     /// [`Toolbox::callable_heads`] and read only the tools needed.
@@ -367,7 +368,7 @@ impl Toolbox {
         self.callable_heads()
             .iter()
             .filter_map(|h| self.inner.catalog.tool(h.id).ok())
-            .map(|t| t.spec)
+            .map(listed_spec)
             .collect()
     }
 
@@ -850,4 +851,21 @@ pub(crate) fn bundle_slugs(catalog: &Catalog) -> HashMap<Uuid, String> {
         }
     }
     out
+}
+
+/// The spec of `tool` as a list of tools to call shows it (the agent's tools array, an
+/// MCP or JSON-RPC `tools/list`): a spec-only tool's description starts with
+/// [`SPEC_ONLY_NOTE`](toolscout_invoke::SPEC_ONLY_NOTE), so that a model that reads only
+/// the list knows a call cannot run. Other tools' specs are as stored.
+pub fn listed_spec(tool: Tool) -> ToolSpec {
+    let spec_only = tool.is_spec_only();
+    let mut spec = tool.spec;
+    if spec_only {
+        let note = toolscout_invoke::SPEC_ONLY_NOTE.trim();
+        spec.description = match spec.description_or_summary().trim() {
+            "" => note.to_owned(),
+            text => format!("{note}\n\n{text}"),
+        };
+    }
+    spec
 }

@@ -435,7 +435,7 @@ impl DiscoverTools {
             .iter()
             .skip(offset)
             .take(self.page_size)
-            .map(|t| Disclosure::L1(t.level1()).to_json())
+            .map(|t| marked(Disclosure::L1(t.level1()).to_json(), t.is_spec_only()))
             .collect();
         let mut reply = Map::new();
         reply.insert("kind".to_owned(), json!("tools"));
@@ -518,7 +518,7 @@ impl DiscoverTools {
                         obj.insert("similar_more".to_owned(), json!(more));
                     }
                 }
-                hit
+                marked(hit, t.is_spec_only())
             })
             .collect();
         let mut reply = Map::new();
@@ -577,7 +577,10 @@ impl DiscoverTools {
         if let Some(p) = args.parameter.as_deref() {
             return match spec.parameter(p) {
                 Ok(d) => Answer {
-                    reply: tagged("parameter", Disclosure::Parameter(d).to_json()),
+                    reply: marked(
+                        tagged("parameter", Disclosure::Parameter(d).to_json()),
+                        tool.is_spec_only(),
+                    ),
                     disclosed: vec![spec.name.to_string()],
                 },
                 Err(e) => Answer::plain(json!({
@@ -595,7 +598,8 @@ impl DiscoverTools {
             Level::L2
         };
         let mut level = wanted;
-        let mut reply = level_reply(spec, level);
+        let spec_only = tool.is_spec_only();
+        let mut reply = marked(level_reply(spec, level), spec_only);
         if let Some(max) = budget {
             while tokens::count_json(&reply) > max && level > Level::L1 {
                 level = if level == Level::L3 {
@@ -603,7 +607,7 @@ impl DiscoverTools {
                 } else {
                     Level::L1
                 };
-                reply = level_reply(spec, level);
+                reply = marked(level_reply(spec, level), spec_only);
             }
             if level < wanted
                 && let Some(obj) = reply.as_object_mut()
@@ -635,6 +639,16 @@ fn level_reply(spec: &ToolSpec, level: Level) -> Value {
         out.extend(fields);
     }
     Value::Object(out)
+}
+
+/// A listing's entry for a tool (an object: a level, a search hit) with
+/// `"spec_only": true` added when the tool is spec only, so that every listing says so
+/// (see [`SPEC_ONLY_FUNC`](toolscout_spec::adapters::tool_file::SPEC_ONLY_FUNC)).
+pub fn marked(mut entry: Value, spec_only: bool) -> Value {
+    if spec_only && let Some(obj) = entry.as_object_mut() {
+        obj.insert("spec_only".to_owned(), json!(true));
+    }
+    entry
 }
 
 /// `{"kind": kind, …fields of value}`.

@@ -263,6 +263,10 @@ impl Invoker {
         }
         let args = if args.is_null() { json!({}) } else { args };
         check_arguments(&self.validators, spec, &args)?;
+        // Before the rate limit and approval: nobody should approve a call that cannot run.
+        if tool.is_spec_only() {
+            return Err(ToolError::spec_only(name));
+        }
         if let Some(limit) = spec.metadata.rate_limit_per_minute
             && let Err(wait) = self.limiter.acquire(name, limit)
         {

@@ -87,7 +87,7 @@ pub use hosts::{AllowedHosts, is_public_ip};
 pub use http::{HttpConfig, RetryPolicy};
 pub use invoker::Invoker;
 pub use native::{BoxFuture, DynTool, NativeTool};
-pub use outcome::{ErrorKind, Outcome, ToolError};
+pub use outcome::{ErrorKind, Outcome, SPEC_ONLY_NOTE, ToolError};
 pub use secrets::{REDACTED, SecretStore};
 pub use tool::{ErrorMode, HttpImpl, Implementation, InvokableTool, NativeImpl, ResponseEncoding};
 pub use usage::{UsageEvent, UsageSink};

@@ -103,11 +103,25 @@ impl McpClient {
                     .ok_or_else(|| self.error("no command".to_owned()))?;
                 let mut cmd = tokio::process::Command::new(program);
                 cmd.args(args);
-                let transport = TokioChildProcess::new(cmd)
+                // What the server writes to stderr (a start-up line, logs) is not the
+                // caller's output: it is kept, and shown only if the server fails to start.
+                let (transport, stderr) = TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
                     .map_err(|e| self.error(format!("cannot start it: {e}")))?;
-                ().serve(transport)
-                    .await
-                    .map_err(|e| self.error(format!("cannot connect to it: {e}")))
+                let said = StderrTail::default();
+                let reader = stderr.map(|stderr| tokio::spawn(said.clone().collect(stderr)));
+                match ().serve(transport).await {
+                    Ok(running) => Ok(running),
+                    Err(e) => {
+                        // A server that stopped has closed its stderr: its last words are
+                        // read to the end (one still running is not waited for long).
+                        if let Some(reader) = reader {
+                            let _ = tokio::time::timeout(STDERR_WAIT, reader).await;
+                        }
+                        Err(self.error(format!("cannot connect to it: {e}{}", said.render())))
+                    }
+                }
             })
             .await
     }
@@ -166,10 +180,49 @@ impl McpClient {
     }
 }
 
+/// How long a server that failed to connect is given to finish writing to its stderr.
+const STDERR_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The last lines a server wrote to its stderr, at most [`StderrTail::LINES`].
+#[derive(Debug, Clone, Default)]
+struct StderrTail(Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    const LINES: usize = 20;
+
+    /// Reads `stderr` to its end, keeping the last lines.
+    async fn collect(self, stderr: tokio::process::ChildStderr) {
+        use tokio::io::AsyncBufReadExt as _;
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() == Self::LINES {
+                kept.pop_front();
+            }
+            kept.push_back(line);
+        }
+    }
+
+    /// `"; it said: …"`, or nothing when it said nothing.
+    fn render(&self) -> String {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_empty() {
+            return String::new();
+        }
+        let lines: Vec<&str> = kept.iter().map(String::as_str).collect();
+        format!("; it said: {}", lines.join("\n"))
+    }
+}
+
 /// One tool of an MCP server, as a native tool: its arguments are sent as they are, and
-/// its result comes back as the tool's `structuredContent`, else its one text read as
-/// JSON when it is JSON (or as a string), else its whole `content`. A result the server
-/// flags `isError` is a `tool_failed` error.
+/// its result comes back as its one text read as JSON when that is JSON, else the
+/// tool's `structuredContent`, else its one text as a string, else its whole `content`.
+/// A result the server flags `isError` is a `tool_failed` error.
+///
+/// **Rationale:** MCP asks a tool with structured content to give the same JSON as text,
+/// and that text is the value as the tool returned it; `structuredContent` must be an
+/// object, so servers wrap other values (toolscout's server as `{"value": …}`). Read
+/// from the text, a proxied tool returns what the same tool called directly returns.
 #[derive(Debug)]
 pub struct McpProxy {
     name: String,
@@ -212,11 +265,16 @@ impl DynTool for McpProxy {
             if result["isError"] == json!(true) {
                 return Err(failed(text.join("\n")).with_details(result));
             }
+            if let [one] = text.as_slice()
+                && let Ok(value) = serde_json::from_str::<Value>(one)
+            {
+                return Ok(value);
+            }
             if let Some(structured) = result.get("structuredContent") {
                 return Ok(structured.clone());
             }
             Ok(match text.as_slice() {
-                [one] => serde_json::from_str(one).unwrap_or_else(|_| json!(one)),
+                [one] => json!(one),
                 _ => result["content"].clone(),
             })
         })

@@ -20,6 +20,9 @@ pub enum ErrorKind {
     UnknownTool,
     /// The tool exists but its native function is not registered in this process.
     NotRegistered,
+    /// The tool is spec only: described, with no implementation to run
+    /// ([`SPEC_ONLY_FUNC`](toolscout_spec::adapters::tool_file::SPEC_ONLY_FUNC)).
+    SpecOnly,
     /// The tool (or its bundle) is disabled.
     Disabled,
     /// The call needed approval and was refused.
@@ -68,6 +71,7 @@ impl ErrorKind {
             ErrorKind::InvalidArguments => "invalid_arguments",
             ErrorKind::UnknownTool => "unknown_tool",
             ErrorKind::NotRegistered => "not_registered",
+            ErrorKind::SpecOnly => "spec_only",
             ErrorKind::Disabled => "disabled",
             ErrorKind::ApprovalRefused => "approval_refused",
             ErrorKind::RateLimited => "rate_limited",
@@ -105,6 +109,13 @@ impl fmt::Display for ErrorKind {
     }
 }
 
+/// What a listing says of a spec-only tool (the first line of its description where a
+/// listing has no field of its own for it, as in an MCP `tools/list`).
+pub const SPEC_ONLY_NOTE: &str = include_str!("../prompts/spec_only_note.txt");
+
+/// The message of [`ToolError::spec_only`]; `{tool}` is the tool's name.
+const SPEC_ONLY_CALL: &str = include_str!("../prompts/spec_only_call.txt");
+
 /// A failed call, as the model sees it: `{kind, message, details}`.
 ///
 /// `message` is one or two sentences that say what failed and what to do about it;
@@ -128,6 +139,16 @@ impl ToolError {
             message: message.into(),
             details: Value::Null,
         }
+    }
+
+    /// The [`ErrorKind::SpecOnly`] error of a call of the spec-only tool `tool`: what the
+    /// model reads is in `prompts/spec_only_call.txt`.
+    pub fn spec_only(tool: &str) -> Self {
+        ToolError::new(
+            ErrorKind::SpecOnly,
+            SPEC_ONLY_CALL.trim().replace("{tool}", tool),
+        )
+        .with_details(serde_json::json!({"tool": tool}))
     }
 
     /// A [`ErrorKind::ToolFailed`] error: the usual way for a native tool to fail.

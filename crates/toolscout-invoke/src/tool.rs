@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolscout_spec::ToolSpec;
-use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
+use toolscout_spec::adapters::tool_file::{SPEC_ONLY_FUNC, ToolFile, ToolType};
 
 use crate::auth::AuthConfig;
 use crate::extract::Extractor;
@@ -85,6 +85,13 @@ impl InvokableTool {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// Whether the tool is spec only: a native tool of the function
+    /// [`SPEC_ONLY_FUNC`], which no process registers; a call of it fails with
+    /// [`ErrorKind::SpecOnly`](crate::ErrorKind::SpecOnly) once its arguments are checked.
+    pub fn is_spec_only(&self) -> bool {
+        matches!(&self.implementation, Implementation::Native(n) if n.func == SPEC_ONLY_FUNC)
     }
 }
 

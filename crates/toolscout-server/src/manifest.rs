@@ -37,12 +37,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolscout_catalog::ToolHead;
+use toolscout_catalog::{Tool, ToolHead};
 use toolscout_discover::{Lookup, Toolbox};
 use toolscout_invoke::{ErrorKind, Outcome};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::manifest::{
-    PROTOCOL_VERSION, ToolCategory, ToolManifest, to_definition,
+    PROTOCOL_VERSION, ToolCategory, ToolDefinition, ToolManifest, to_definition,
 };
 use uuid::Uuid;
 
@@ -60,17 +60,26 @@ pub use toolscout_spec::adapters::manifest::{
 pub fn build_manifest(state: &AppState) -> ToolManifest {
     let mut heads = state.toolbox().callable_heads();
     sort_by_name(&mut heads);
-    let specs = specs_of(state.toolbox(), &heads);
-    manifest_of(state, &heads, &specs, true, None)
+    let tools = definitions_of(state.toolbox(), &heads);
+    manifest_of(state, &heads, tools, true, None)
 }
 
-/// The specs of `heads`, read from the catalog (a tool deleted meanwhile is left out).
-fn specs_of(toolbox: &Toolbox, heads: &[ToolHead]) -> Vec<ToolSpec> {
+/// The definitions of `heads`, read from the catalog (a tool deleted meanwhile is left
+/// out).
+fn definitions_of(toolbox: &Toolbox, heads: &[ToolHead]) -> Vec<ToolDefinition> {
     heads
         .iter()
         .filter_map(|h| toolbox.catalog().tool(h.id).ok())
-        .map(|t| t.spec)
+        .map(|t| definition(&t))
         .collect()
+}
+
+/// The manifest definition of a catalog tool: its spec's, marked `spec_only` when it
+/// has no implementation.
+fn definition(tool: &Tool) -> ToolDefinition {
+    let mut def = to_definition(&tool.spec);
+    def.metadata.spec_only = tool.is_spec_only();
+    def
 }
 
 /// A manifest of `tools` (a run of `all`, the catalog's callable tools); with the
@@ -78,7 +87,7 @@ fn specs_of(toolbox: &Toolbox, heads: &[ToolHead]) -> Vec<ToolSpec> {
 fn manifest_of(
     state: &AppState,
     all: &[ToolHead],
-    tools: &[ToolSpec],
+    tools: Vec<ToolDefinition>,
     with_categories: bool,
     next_page_token: Option<String>,
 ) -> ToolManifest {
@@ -92,7 +101,7 @@ fn manifest_of(
     ToolManifest {
         protocol_version: PROTOCOL_VERSION.to_owned(),
         scenario: state.options().scenario.clone(),
-        tools: tools.iter().map(to_definition).collect(),
+        tools,
         categories,
         generated_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         next_page_token,
@@ -322,7 +331,7 @@ async fn whole(state: &AppState) -> Result<(String, axum::body::Body), AppError>
     let (identity, envelope, ids) = tokio::task::spawn_blocking(move || {
         let (identity, mut heads) = snapshot(state_c.toolbox())?;
         sort_by_name(&mut heads);
-        let envelope = manifest_of(&state_c, &heads, &[], true, None);
+        let envelope = manifest_of(&state_c, &heads, Vec::new(), true, None);
         let ids: Vec<Uuid> = heads.iter().map(|h| h.id).collect();
         Ok::<_, AppError>((identity, envelope, ids))
     })
@@ -415,7 +424,7 @@ fn write_whole(
             buf.push(b',');
         }
         first = false;
-        if serde_json::to_writer(&mut buf, &to_definition(&tool.spec)).is_err() {
+        if serde_json::to_writer(&mut buf, &definition(&tool)).is_err() {
             return;
         }
         if buf.len() >= STREAM_CHUNK && !out.send(&mut buf) {
@@ -441,9 +450,9 @@ fn render(state: &AppState, page: &PageRequest) -> Result<(String, Vec<u8>), App
     // Only the tools of the page are read whole.
     let end = page.offset.saturating_add(page.limit).min(heads.len());
     let next = (end < heads.len()).then(|| page_token(identity, end));
-    let tools = specs_of(state.toolbox(), &heads[page.offset..end]);
+    let tools = definitions_of(state.toolbox(), &heads[page.offset..end]);
     let etag = page.etag(identity);
-    let manifest = manifest_of(state, &heads, &tools, page.offset == 0, next);
+    let manifest = manifest_of(state, &heads, tools, page.offset == 0, next);
     let body = serde_json::to_vec(&manifest).map_err(|e| {
         AppError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -513,10 +522,7 @@ pub(crate) async fn get_definition(
             if not_modified(&headers, &etag) {
                 return Ok(cached(StatusCode::NOT_MODIFIED.into_response(), &etag));
             }
-            Ok(cached(
-                Json(to_definition(&tool.spec)).into_response(),
-                &etag,
-            ))
+            Ok(cached(Json(definition(&tool)).into_response(), &etag))
         }
         Lookup::Disabled { reason, .. } => Err(AppError::not_found(format!(
             "tool '{name}' is not available: {reason}"
@@ -574,7 +580,10 @@ pub(crate) fn outcome_response(outcome: &Outcome) -> Response {
     let status = match outcome.error().map(|e| e.kind) {
         Some(ErrorKind::InvalidArguments) => StatusCode::BAD_REQUEST,
         Some(ErrorKind::UnknownTool) => StatusCode::NOT_FOUND,
-        Some(ErrorKind::Disabled | ErrorKind::NotRegistered) => StatusCode::LOCKED,
+        // The tool exists and cannot run here (a 5xx would invite retries).
+        Some(ErrorKind::Disabled | ErrorKind::NotRegistered | ErrorKind::SpecOnly) => {
+            StatusCode::LOCKED
+        }
         _ => StatusCode::OK,
     };
     (status, Json(outcome.to_json())).into_response()

@@ -41,10 +41,10 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use toolscout_discover::{DiscoverTools, Lookup};
 use toolscout_invoke::{ErrorKind, Outcome};
-use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::mcp::to_mcp;
 
 use self::activation::Activated;
+use crate::rpc::listed_tool;
 use crate::{AppState, Error, Expose, Result};
 
 /// The name of the meta-tool that calls any tool (the discover crate's, as the agent
@@ -96,29 +96,37 @@ impl McpServer {
         DiscoverTools::new(self.state.toolbox().clone())
     }
 
-    /// The tools this session lists, all of them: in [`Expose::Discover`] mode
-    /// `discover_tools`, `call_tool` and the session's activated tools that can still be
-    /// called; in [`Expose::All`] mode every callable tool.
+    /// The session's `tools/list`, as MCP tool objects: `discover_tools`, `call_tool` and
+    /// the session's activated tools that can still be called; in [`Expose::All`] mode
+    /// every callable tool. A spec-only tool says so: its description starts with the
+    /// note, and its `_meta` has [`SPEC_ONLY_META`](crate::rpc::SPEC_ONLY_META).
     ///
     /// It reads the catalog: async code calls it through `spawn_blocking`.
-    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+    pub fn tool_list(&self) -> Vec<Value> {
+        let toolbox = self.state.toolbox();
         match self.state.options().expose {
             Expose::Discover => {
-                let mut specs: Vec<ToolSpec> = [
+                let mut list: Vec<Value> = [
                     self.discover().spec().ok(),
                     Some(toolscout_discover::call_tool_spec()),
                 ]
-                .into_iter()
+                .iter()
                 .flatten()
+                .map(to_mcp)
                 .collect();
                 for name in self.activated() {
-                    if let Lookup::Found(tool) = self.state.toolbox().lookup(&name) {
-                        specs.push(tool.spec);
+                    if let Lookup::Found(tool) = toolbox.lookup(&name) {
+                        list.push(listed_tool(*tool));
                     }
                 }
-                specs
+                list
             }
-            Expose::All => self.state.toolbox().callable_specs(),
+            Expose::All => toolbox
+                .callable_heads()
+                .iter()
+                .filter_map(|h| toolbox.catalog().tool(h.id).ok())
+                .map(listed_tool)
+                .collect(),
         }
     }
 
@@ -245,8 +253,7 @@ async fn notify_list_changed(peer: &Peer<RoleServer>) {
     let _ = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await;
 }
 
-fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
-    let mut v = to_mcp(spec);
+fn mcp_tool(mut v: Value) -> Option<Tool> {
     // MCP output schemas describe objects; other schemas are left out.
     if v.get("outputSchema")
         .is_some_and(|s| s.get("type").and_then(Value::as_str) != Some("object"))
@@ -314,7 +321,8 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
         let this = self.clone();
-        let specs = blocking(move || this.tool_specs()).await?;
+        let listed = blocking(move || this.tool_list()).await?;
+        let total = listed.len();
         let size = self.state.options().page_size;
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
@@ -325,14 +333,14 @@ impl ServerHandler for McpServer {
                 )
             })?,
         };
-        let tools: Vec<Tool> = specs
-            .iter()
+        let tools: Vec<Tool> = listed
+            .into_iter()
             .skip(start)
             .take(size)
             .filter_map(mcp_tool)
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
-        if start.saturating_add(size) < specs.len() {
+        if start.saturating_add(size) < total {
             result.next_cursor = Some((start + size).to_string());
         }
         Ok(result)

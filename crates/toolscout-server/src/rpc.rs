@@ -8,7 +8,8 @@ use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use toolscout_discover::Lookup;
+use toolscout_catalog::Tool;
+use toolscout_discover::{Lookup, listed_spec, marked};
 use toolscout_search::SearchQuery;
 use toolscout_spec::Level;
 use toolscout_spec::adapters::manifest::PROTOCOL_VERSION;
@@ -383,13 +384,28 @@ fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
         .skip(start)
         .take(size)
         .filter_map(|h| catalog.tool(h.id).ok())
-        .map(|t| to_mcp(&t.spec))
+        .map(listed_tool)
         .collect();
     let mut out = json!({ "tools": tools });
     if start.saturating_add(size) < heads.len() {
         out["nextCursor"] = json!((start + size).to_string());
     }
     Ok(out)
+}
+
+/// The `_meta` key that marks a spec-only tool in a `tools/list` (MCP and JSON-RPC).
+pub const SPEC_ONLY_META: &str = "toolscout/spec_only";
+
+/// A catalog tool as an MCP tool object, the form of a `tools/list` (JSON-RPC and MCP
+/// alike): a spec-only tool's description starts with the note that it cannot be called
+/// ([`listed_spec`]), and its `_meta` says [`SPEC_ONLY_META`]`: true`.
+pub(crate) fn listed_tool(tool: Tool) -> Value {
+    let spec_only = tool.is_spec_only();
+    let mut v = to_mcp(&listed_spec(tool));
+    if spec_only && let Some(obj) = v.as_object_mut() {
+        obj.insert("_meta".to_owned(), json!({ SPEC_ONLY_META: true }));
+    }
+    v
 }
 
 fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> RpcError {
@@ -417,9 +433,10 @@ fn describe(state: &AppState, params: &Value) -> Result<Value, RpcError> {
             RpcError::params(format!("invalid params: {e}"))
                 .with_data(json!({"parameters": tool.spec.parameter_names()}))
         })?;
-        return Ok(
+        return Ok(marked(
             json!({"name": name, "parameter": serde_json::to_value(&detail).unwrap_or(Value::Null)}),
-        );
+            tool.is_spec_only(),
+        ));
     }
     let level = match params.get("level") {
         None | Some(Value::Null) => Level::L2,
@@ -434,7 +451,10 @@ fn describe(state: &AppState, params: &Value) -> Result<Value, RpcError> {
             })?,
     };
     let d = tool.spec.disclose(level);
-    Ok(json!({"name": name, "level": level.number(), "tool": d.to_json(), "text": d.to_text()}))
+    Ok(marked(
+        json!({"name": name, "level": level.number(), "tool": d.to_json(), "text": d.to_text()}),
+        tool.is_spec_only(),
+    ))
 }
 
 async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
@@ -467,7 +487,10 @@ async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
         .hits
         .iter()
         .map(|(t, h)| {
-            json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()})
+            marked(
+                json!({"name": t.spec.name.as_str(), "summary": t.spec.summary, "match": h.tier.as_str()}),
+                t.is_spec_only(),
+            )
         })
         .collect();
     let mut out = json!({"tools": tools, "next_page_token": hits.next_page});

@@ -66,7 +66,7 @@ fn unknown_agent_and_the_spec() {
     "#);
     assert_snapshot!(d.spec().unwrap().disclose(Level::L2).to_text(), @r#"
     discover_agents()
-    Find a specialist agent to delegate a task to. Call with no arguments to list the agents with a one-line summary (optionally `category` to narrow the list); `agent` for when to use it, its capabilities and constraints; `agent` with `detail: "full"` for its system prompt and tools. Delegate by calling the agent's own tool with the task.
+    Find a specialist agent to delegate a task to. Call with no arguments to list the agents with a one-line summary (optionally `category` to narrow the list); `agent` for when to use it, its capabilities and constraints (the agent then joins your tools list under its name); `agent` with `detail: "full"` for its system prompt and tools. Delegate by calling the agent by its name with `{"task": "…"}`: it works on the task and answers.
     Parameters: agent, detail, category
     Returns: object with a `kind`: agents, agent, unknown_agent or invalid
     "#);

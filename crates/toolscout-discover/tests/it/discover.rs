@@ -331,3 +331,50 @@ fn search_pages_cut_to_fit_lose_no_hit() {
     let cut = all_names(Some(60));
     assert_eq!(cut, whole);
 }
+
+#[test]
+fn a_spec_only_tool_says_so_at_every_level() {
+    let f = fixture();
+    let spec = toolscout_spec::ToolSpec::builder("book_flight", "Book a flight between two cities")
+        .description("Book a flight between two cities on a date.")
+        .category("travel")
+        .parameters(json!({
+            "type": "object",
+            "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
+            "required": ["from", "to"]
+        }))
+        .build()
+        .unwrap();
+    f.toolbox
+        .catalog()
+        .add_tools(
+            &toolscout_catalog::BundlePut::new("bfcl"),
+            vec![toolscout_catalog::ToolPut::spec_only(spec)],
+        )
+        .unwrap();
+    let d = DiscoverTools::new(f.toolbox.clone());
+    let listed = d.answer(&json!({"category": "travel"}));
+    let found = d.answer(&json!({"query": "book a flight"}));
+    let described = d.answer(&json!({"tool": "book_flight"}));
+    let parameter = d.answer(&json!({"tool": "book_flight", "parameter": "from"}));
+    for reply in [
+        &listed.reply["tools"][0],
+        &found.reply["tools"][0],
+        &described.reply,
+        &parameter.reply,
+    ] {
+        assert_eq!(reply["spec_only"], json!(true), "{reply}");
+    }
+    insta::assert_snapshot!(show(&described));
+    // Others are not marked.
+    let read = d.answer(&json!({"tool": "read_file"}));
+    assert!(read.reply.get("spec_only").is_none());
+    // A list of tools to call says it in the description the model reads.
+    let specs = f.toolbox.callable_specs();
+    let flight = specs.iter().find(|s| s.name == "book_flight").unwrap();
+    assert!(
+        flight.description.starts_with("Spec only:"),
+        "{}",
+        flight.description
+    );
+}

@@ -35,6 +35,16 @@ async fn a_server_that_cannot_start_or_does_not_speak_mcp_is_an_error_naming_it(
 }
 
 #[tokio::test]
+async fn what_a_server_writes_to_stderr_is_kept_and_shown_only_when_it_fails() {
+    // A server that says why it stops, then stops: its words are in the error, not on
+    // the caller's stderr.
+    let failing = McpClient::new(["sh", "-c", "echo 'no config file' >&2; exit 3"]).unwrap();
+    let err = failing.list_tools().await.unwrap_err().to_string();
+    assert!(err.starts_with("MCP server `sh -c"), "{err}");
+    assert!(err.ends_with("; it said: no config file"), "{err}");
+}
+
+#[tokio::test]
 async fn a_proxy_call_to_a_server_that_cannot_start_is_a_tool_failed_outcome() {
     let client = Arc::new(McpClient::new(["/nonexistent/mcp-server"]).unwrap());
     let mut invoker = Invoker::default();

@@ -134,6 +134,32 @@ async fn a_tool_failure_is_data() {
 }
 
 #[tokio::test]
+async fn a_spec_only_tool_checks_its_arguments_then_fails_with_its_own_kind() {
+    let inv = invoker();
+    let spec = ToolSpec::builder("get_weather", "Weather for a city")
+        .parameters(json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"]
+        }))
+        .build()
+        .unwrap();
+    let t = InvokableTool::from_parts(
+        spec,
+        ToolType::Native,
+        &json!({"func": toolscout_spec::adapters::tool_file::SPEC_ONLY_FUNC}),
+    )
+    .unwrap();
+    assert!(t.is_spec_only());
+    let bad = inv.invoke(&t, json!({})).await;
+    assert_eq!(bad.error().unwrap().kind, ErrorKind::InvalidArguments);
+    insta::assert_snapshot!(
+        "spec_only",
+        show(&inv.invoke(&t, json!({"city": "Paris"})).await)
+    );
+}
+
+#[tokio::test]
 async fn unknown_and_unregistered_tools() {
     let inv = invoker();
     insta::assert_snapshot!(

@@ -65,6 +65,9 @@ pub struct ChatSettings {
     pub model: String,
     /// Model requests per turn before giving up.
     pub max_steps: u32,
+    /// The specialist agents the chat's model may delegate to: it finds them with
+    /// `discover_agents` (see [`Agent::with_subagent`]).
+    pub subagents: Vec<AgentConfig>,
 }
 
 impl ChatSettings {
@@ -75,6 +78,7 @@ impl ChatSettings {
             api_key: api_key.to_owned(),
             model: model.to_owned(),
             max_steps: 16,
+            subagents: Vec::new(),
         }
     }
 
@@ -82,6 +86,13 @@ impl ChatSettings {
     #[must_use]
     pub fn with_max_steps(mut self, steps: u32) -> Self {
         self.max_steps = steps.max(1);
+        self
+    }
+
+    /// Sets the specialist agents the chat may delegate to.
+    #[must_use]
+    pub fn with_subagents(mut self, subagents: Vec<AgentConfig>) -> Self {
+        self.subagents = subagents;
         self
     }
 }
@@ -93,6 +104,10 @@ impl std::fmt::Debug for ChatSettings {
             .field("api_key", &"<redacted>")
             .field("model", &self.model)
             .field("max_steps", &self.max_steps)
+            .field(
+                "subagents",
+                &self.subagents.iter().map(|s| &s.name).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -286,7 +301,7 @@ pub(crate) async fn turn(
         inner: ToolboxHost::new(state.toolbox().clone()),
         pinned,
     };
-    let agent = Agent::new(
+    let mut agent = Agent::new(
         config,
         ChatClient::new(&settings.base_url, &settings.api_key),
         Arc::new(host),
@@ -295,6 +310,9 @@ pub(crate) async fn turn(
         run: run.clone(),
         approvals: console.approvals.clone(),
     }));
+    for subagent in &settings.subagents {
+        agent = agent.with_subagent(subagent.clone());
+    }
     let (out_tx, out_rx) = mpsc::channel::<Event>(256);
     tokio::spawn(drive(agent, turn.messages, run, out_tx));
     let stream = futures_util::stream::unfold(out_rx, |mut rx| async move {

@@ -119,6 +119,15 @@ pub struct ManifestMetadata {
     /// Example calls.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<Example>,
+    /// Described only: the tool has no implementation, and a call fails with
+    /// `spec_only` (see [`SPEC_ONLY_FUNC`](crate::adapters::tool_file::SPEC_ONLY_FUNC)).
+    /// Written only when true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub spec_only: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn yes() -> bool {
@@ -137,6 +146,7 @@ impl Default for ManifestMetadata {
             idempotent: None,
             tags: Vec::new(),
             examples: Vec::new(),
+            spec_only: false,
         }
     }
 }
@@ -159,6 +169,7 @@ pub fn to_definition(spec: &ToolSpec) -> ToolDefinition {
             idempotent: Some(m.idempotent),
             tags: spec.tags.clone(),
             examples: spec.examples.clone(),
+            spec_only: false,
         },
     }
 }

@@ -18,6 +18,13 @@ use crate::{ErrorCase, Example, Metadata, Result, ToolSpec};
 /// The `schemaVersion` this crate writes.
 pub const SCHEMA_VERSION: &str = "toolscout.tool/1";
 
+/// The native function of a *spec-only* tool: one with a spec and no way to run it (no
+/// native function, no HTTP template), e.g. a tool imported from a JSONL tool list. Such a
+/// tool is stored as a native tool whose `impl` is `{"func": "spec_only"}`; it is found,
+/// listed and described like any other, every listing says it is spec only, and a call
+/// fails with the `spec_only` error kind.
+pub const SPEC_ONLY_FUNC: &str = "spec_only";
+
 /// How a tool runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
