@@ -238,7 +238,17 @@ impl toolscout_search::Embedder for CachedEncoder {
     }
 
     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
-        CachedEncoder::embed(self, texts)
+        if self.encoder.prompts().document.is_empty() {
+            return CachedEncoder::embed(self, texts);
+        }
+        // The prompt is part of the text, and so of the key.
+        let prompted = self.encoder.document_texts(texts);
+        let refs: Vec<&str> = prompted.iter().map(String::as_str).collect();
+        CachedEncoder::embed(self, &refs)
+    }
+
+    fn embed_query(&self, text: &str) -> Vec<f32> {
+        self.encoder.embed_query(text)
     }
 }
 

@@ -3,6 +3,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::model::{Bert, Config};
+use crate::st_config::{Pooling, Prompts, pooling, prompts};
 use crate::table::{STATIC_MAX_TOKENS, Table, is_static};
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
@@ -34,6 +35,7 @@ pub struct Encoder {
     tokenizer: Tokenizer,
     net: Net,
     max_tokens: usize,
+    prompts: Prompts,
 }
 
 /// What turns token ids into a vector.
@@ -60,7 +62,7 @@ impl Encoder {
             let config = Config::from_file(&config_path)?;
             let vocab_size = config.vocab_size;
             (
-                Net::Bert(Bert::load(config, &weights)?),
+                Net::Bert(Bert::load(config, &weights)?.with_pooling(pooling(dir)?)),
                 vocab_size,
                 &config_path,
             )
@@ -85,6 +87,7 @@ impl Encoder {
             tokenizer,
             net,
             max_tokens: 0,
+            prompts: prompts(dir)?,
         };
         encoder.max_tokens = match encoder.net {
             Net::Bert(_) => DEFAULT_MAX_TOKENS,
@@ -119,6 +122,49 @@ impl Encoder {
     /// The model's name: the file name of the directory it was loaded from.
     pub fn model(&self) -> &str {
         &self.model
+    }
+
+    /// The texts put before queries and documents by [`Encoder::embed_query`] and
+    /// [`Encoder::embed_documents`] (from `config_sentence_transformers.json`; none for
+    /// all-MiniLM-L6-v2).
+    pub fn prompts(&self) -> &Prompts {
+        &self.prompts
+    }
+
+    /// How a BERT pools its last layer (from `1_Pooling/config.json`; mean without it);
+    /// `None` for a static model.
+    pub fn pooling(&self) -> Option<Pooling> {
+        match &self.net {
+            Net::Bert(bert) => Some(bert.pooling()),
+            Net::Static(_) => None,
+        }
+    }
+
+    /// The vector of a query: its text after the model's query prompt.
+    pub fn embed_query(&self, text: &str) -> Vec<f32> {
+        if self.prompts.query.is_empty() {
+            return self.embed_one(text);
+        }
+        self.embed_one(&format!("{}{text}", self.prompts.query))
+    }
+
+    /// The vectors of documents (tools' texts): each text after the model's document
+    /// prompt.
+    pub fn embed_documents(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        if self.prompts.document.is_empty() {
+            return self.embed_batch(texts);
+        }
+        let prompted = self.document_texts(texts);
+        let refs: Vec<&str> = prompted.iter().map(String::as_str).collect();
+        self.embed_batch(&refs)
+    }
+
+    /// Each text after the document prompt.
+    pub(crate) fn document_texts(&self, texts: &[&str]) -> Vec<String> {
+        texts
+            .iter()
+            .map(|t| format!("{}{t}", self.prompts.document))
+            .collect()
     }
 
     /// The token limit, `[CLS]` and `[SEP]` included.
@@ -196,7 +242,11 @@ impl toolscout_search::Embedder for Encoder {
     }
 
     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
-        self.embed_batch(texts)
+        self.embed_documents(texts)
+    }
+
+    fn embed_query(&self, text: &str) -> Vec<f32> {
+        Encoder::embed_query(self, text)
     }
 }
 

@@ -2,10 +2,13 @@
 //! can rank tools by meaning and not only by shared words.
 //!
 //! [`Encoder`] is a pure-Rust sentence encoder for sentence-transformers'
-//! all-MiniLM-L6-v2 (or any BERT of the same shape): BERT's uncased WordPiece
-//! tokenizer, the transformer's forward pass in f32 (linear layers through
-//! `matrixmultiply`'s sgemm), mean pooling over all tokens and L2 normalisation, so the
-//! dot product of two vectors is their cosine. It reads the model from a directory of
+//! all-MiniLM-L6-v2 (or any BERT-family sentence-transformers folder): BERT's uncased
+//! WordPiece tokenizer, the transformer's forward pass in f32 (linear layers through
+//! `matrixmultiply`'s sgemm), mean pooling over all tokens or the `[CLS]` row (as the
+//! folder's `1_Pooling/config.json` says, [`Pooling`]) and L2 normalisation, so the dot
+//! product of two vectors is their cosine. The `prompts` of the folder's
+//! `config_sentence_transformers.json` ([`Prompts`], e5's `query: ` and `passage: `) go
+//! before queries ([`Encoder::embed_query`]) and documents ([`Encoder::embed_documents`]). It reads the model from a directory of
 //! `config.json`, `tokenizer.json` and `model.safetensors`; [`default_model_dir`] says
 //! where `scripts/fetch-model.sh` puts it. Texts are cut at 128 tokens by default (512
 //! for a static model; [`Encoder::with_max_tokens`]).
@@ -43,10 +46,12 @@ mod cache;
 mod encoder;
 mod error;
 mod model;
+mod st_config;
 mod table;
 mod tokenizer;
 
 pub use cache::CachedEncoder;
 pub use encoder::{DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, default_model_dir};
 pub use error::{Error, Result};
+pub use st_config::{Pooling, Prompts};
 pub use tokenizer::Tokenizer;

@@ -1,5 +1,6 @@
 //! A BERT encoder's forward pass over one text: embeddings, `layers` transformer blocks,
-//! mean pooling over every token (`[CLS]` and `[SEP]` included), L2 normalisation.
+//! mean pooling over every token (`[CLS]` and `[SEP]` included) or the `[CLS]` row, L2
+//! normalisation.
 //!
 //! Each text is run on its own, so there is no padding and no attention mask: a text's
 //! vector cannot depend on the texts it is batched with. The linear layers multiply all
@@ -14,6 +15,7 @@ use safetensors::{Dtype, SafeTensors};
 use serde::Deserialize;
 
 use crate::error::{read_file, read_json};
+use crate::st_config::Pooling;
 use crate::{Error, Result};
 
 /// The fields of a Hugging Face `config.json` the forward pass needs.
@@ -112,6 +114,7 @@ pub(crate) struct Bert {
     token_type: Vec<f32>,
     embedding_norm: LayerNorm,
     layers: Vec<Layer>,
+    pooling: Pooling,
 }
 
 /// Reads named f32 tensors of checked shapes out of a safetensors file.
@@ -224,7 +227,18 @@ impl Bert {
             embedding_norm: w.layer_norm("embeddings.LayerNorm", h)?,
             layers,
             config,
+            pooling: Pooling::Mean,
         })
+    }
+
+    /// Pools the last layer's rows this way (mean unless set).
+    pub(crate) fn with_pooling(mut self, pooling: Pooling) -> Self {
+        self.pooling = pooling;
+        self
+    }
+
+    pub(crate) fn pooling(&self) -> Pooling {
+        self.pooling
     }
 
     pub(crate) fn config(&self) -> &Config {
@@ -327,7 +341,11 @@ impl Bert {
             .iter()
             .map(|span| {
                 let mut pooled = vec![0.0f32; h];
-                for row in x[span.start * h..span.end * h].chunks_exact(h) {
+                let rows = match self.pooling {
+                    Pooling::Mean => span.clone(),
+                    Pooling::Cls => span.start..(span.start + 1).min(span.end),
+                };
+                for row in x[rows.start * h..rows.end * h].chunks_exact(h) {
                     add_assign(&mut pooled, row);
                 }
                 let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt();

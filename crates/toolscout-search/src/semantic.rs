@@ -22,8 +22,16 @@ use toolscout_spec::ToolSpec;
 pub trait Embedder: Send + Sync {
     /// The model's name; vectors of different models are never compared.
     fn model(&self) -> &str;
-    /// One L2-normalised vector per text, in order, all of the same length.
+    /// One L2-normalised vector per text, in order, all of the same length: the texts
+    /// are tools' texts (documents).
     fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>>;
+
+    /// The vector of a query, compared with the documents' vectors. The default embeds
+    /// it as a document; a model trained with a query prompt (e5's `query: `, bge's
+    /// instruction) puts it first here.
+    fn embed_query(&self, text: &str) -> Vec<f32> {
+        self.embed(&[text]).into_iter().next().unwrap_or_default()
+    }
 }
 
 /// How much the cosine counts against BM25 in the fused word tier: a hit scores
@@ -127,11 +135,7 @@ impl Semantic {
 
     /// The query's vector.
     pub(crate) fn query_vector(&self, text: &str) -> Vec<f32> {
-        self.embedder
-            .embed(&[text])
-            .into_iter()
-            .next()
-            .unwrap_or_default()
+        self.embedder.embed_query(text)
     }
 
     /// The cosine of each id's vector with `query` (`None` for an id without one).

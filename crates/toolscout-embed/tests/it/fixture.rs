@@ -137,6 +137,26 @@ pub(crate) fn tiny_model() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// The forward pass written plainly, in f64: one loop per formula.
 pub(crate) fn naive_embed(t: &Tensors, ids: &[u32]) -> Vec<f32> {
+    let x = naive_hidden(t, ids);
+    let n = x.len();
+    let mean: Vec<f64> = (0..HIDDEN)
+        .map(|k| x.iter().map(|r| r[k]).sum::<f64>() / n as f64)
+        .collect();
+    unit(&mean)
+}
+
+/// [`naive_embed`] with the `[CLS]` token's row as the text's vector (CLS pooling).
+pub(crate) fn naive_embed_cls(t: &Tensors, ids: &[u32]) -> Vec<f32> {
+    unit(&naive_hidden(t, ids)[0])
+}
+
+fn unit(v: &[f64]) -> Vec<f32> {
+    let len = v.iter().map(|v| v * v).sum::<f64>().sqrt();
+    v.iter().map(|v| (v / len) as f32).collect()
+}
+
+/// The last layer's rows, one per token, computed plainly in f64.
+fn naive_hidden(t: &Tensors, ids: &[u32]) -> Vec<Vec<f64>> {
     let get = |name: &str| {
         t[name]
             .1
@@ -217,11 +237,7 @@ pub(crate) fn naive_embed(t: &Tensors, ids: &[u32]) -> Vec<f32> {
         row.iter_mut().zip(o).for_each(|(x, o)| *x += o);
     }
     norm(&mut x, &format!("{l}.output.LayerNorm"));
-    let mean: Vec<f64> = (0..h)
-        .map(|k| x.iter().map(|r| r[k]).sum::<f64>() / n as f64)
-        .collect();
-    let len = mean.iter().map(|v| v * v).sum::<f64>().sqrt();
-    mean.iter().map(|v| (v / len) as f32).collect()
+    x
 }
 
 /// erf by its Taylor series; beyond 4, erf is ±1 to within 2e-8.

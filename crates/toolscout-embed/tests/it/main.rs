@@ -6,5 +6,6 @@ mod cache;
 mod fixture;
 mod forward;
 mod reference;
+mod st_config;
 mod static_model;
 mod tokenizer;
