@@ -53,11 +53,15 @@ struct SearchArgs {
     /// Queries timed with the naive scan (it is slow), spread over the same mix.
     #[arg(long, default_value_t = 150)]
     naive: usize,
+    /// Group near-twins at this cosine, as `discover_tools` does (with a sentence
+    /// encoder; 0 lists every tool).
+    #[arg(long, default_value_t = toolscout_search::DEFAULT_TWIN_SIMILARITY)]
+    twins: f32,
 }
 
 pub(crate) fn run(args: &Args, global: &super::context::Global, json_out: bool) -> Result<()> {
     match &args.what {
-        What::Search(a) => search(a, json_out),
+        What::Search(a) => search(a, global, json_out),
         What::Serve(a) => super::bench_serve::run(a, global, json_out),
         What::Scale(a) => super::bench_scale::run(a, global, json_out),
         What::Peak(a) => super::bench_scale::peak(a),
@@ -124,7 +128,17 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e6
 }
 
-fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
+fn search(a: &SearchArgs, global: &super::context::Global, json_out: bool) -> Result<()> {
+    // With a sentence encoder, query texts are embedded and ranked by meaning too (the
+    // tools' vectors come from the vector cache once a run has made them).
+    let embedder = global.meaning.embedder(None)?;
+    let open = |dir: &std::path::Path| -> Result<SearchIndex> {
+        let index = SearchIndex::open_or_create(dir)?;
+        Ok(match &embedder {
+            Some(e) => index.with_embedder(e.clone()),
+            None => index,
+        })
+    };
     let started = Instant::now();
     let tools = read_tools(&a.tools)?;
     if tools.is_empty() {
@@ -147,13 +161,13 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
         );
     }
     let started = Instant::now();
-    let index = SearchIndex::open_or_create(&dir)?;
+    let index = open(&dir)?;
     build_index(&index, &tools)?;
     let build_s = started.elapsed().as_secs_f64();
     drop(index);
 
     let started = Instant::now();
-    let index = SearchIndex::open_or_create(&dir)?;
+    let index = open(&dir)?;
     let reopened = index.len();
     let reopen_ms = started.elapsed().as_secs_f64() * 1e3;
     if reopened != tools.len() as u64 {
@@ -165,7 +179,11 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
 
     let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
     let mix = query_mix(&names, texts, a.per_kind);
-    let queries: Vec<SearchQuery> = mix.iter().map(|q| SearchQuery::new(q.as_str())).collect();
+    let twins = (a.twins > 0.0).then_some(a.twins);
+    let queries: Vec<SearchQuery> = mix
+        .iter()
+        .map(|q| SearchQuery::new(q.as_str()).with_twins(twins))
+        .collect();
     for q in queries.iter().take(200) {
         index.search(q)?;
     }
@@ -199,6 +217,7 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
     naive_times.sort();
     let naive_p50 = percentile(&naive_times, 0.5);
     let speedup = if p50 > 0.0 { naive_p50 / p50 } else { 0.0 };
+    let index_model = index.embedder_model().map(str::to_owned);
     drop(index);
     if temp {
         let _ = std::fs::remove_dir_all(&dir);
@@ -210,11 +229,19 @@ fn search(a: &SearchArgs, json_out: bool) -> Result<()> {
             "{}",
             json!({"tools": tools.len(), "build_s": r(build_s, 1000.0), "reopen_ms": r(reopen_ms, 10.0),
                    "p50_us": r(p50, 10.0), "p99_us": r(p99, 10.0), "naive_p50_us": r(naive_p50, 10.0),
-                   "speedup": r(speedup, 10.0)})
+                   "speedup": r(speedup, 10.0), "model": index_model,
+                   "per_kind": per_kind.iter().map(|(p50, p99)| json!({"p50_us": r(*p50, 10.0), "p99_us": r(*p99, 10.0)})).collect::<Vec<_>>()})
         );
         return Ok(());
     }
     println!("tools            {} (read in {load_s:.2} s)", tools.len());
+    match &index_model {
+        Some(m) => println!(
+            "ranking          words and meaning ({m}); twins grouped at {:?}",
+            twins
+        ),
+        None => println!("ranking          words only"),
+    }
     println!("build            {build_s:.3} s (index on disk, committed)");
     println!("reopen           {reopen_ms:.1} ms");
     println!(

@@ -44,7 +44,8 @@ pub struct SearchQuery {
     /// Groups near-twins: a hit whose tool vector has at least this cosine with a better
     /// hit's is not a hit of its own but listed in that hit's [`Hit::twins`], and pages
     /// count the hits that remain. `None` (the default) lists every tool; without an
-    /// [`Embedder`](crate::Embedder) nothing is grouped. See [`DEFAULT_TWIN_SIMILARITY`].
+    /// [`Embedder`](crate::Embedder), and for a query that looks like a name (ranked by
+    /// names, not meaning), nothing is grouped. See [`DEFAULT_TWIN_SIMILARITY`].
     pub twins: Option<f32>,
 }
 

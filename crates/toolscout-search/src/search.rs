@@ -95,16 +95,18 @@ impl SearchIndex {
     pub fn search(&self, q: &SearchQuery) -> Result<SearchResults> {
         let offset = q.offset()?;
         let size = q.page_size();
+        let searcher = self.reader.searcher();
+        let p = self.prepare(&q.text);
+        // Twins are grouped where meaning ranks: sentences, not names.
         let grouping = q
             .twins
+            .filter(|_| !p.name_like)
             .and_then(|at| self.semantic.as_ref().map(|sem| (sem, at)));
         // Grouped twins leave fewer hits than candidates: gather more of them.
         let need = match grouping {
             Some(_) => (offset + size + 1) * TWIN_DEPTH,
             None => offset + size + 1,
         };
-        let searcher = self.reader.searcher();
-        let p = self.prepare(&q.text);
         let scored = self.discriminating(&searcher, &p.terms)?;
         let filters = self.filters(&searcher, q)?;
         let mut out: Vec<Cand> = Vec::new();

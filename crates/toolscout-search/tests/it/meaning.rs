@@ -375,6 +375,19 @@ fn grouping_pages_are_their_own_and_need_an_embedder() {
     let grouped = plain.search(&q.clone().with_twins(Some(0.5))).unwrap();
     assert_eq!(flat.hits.len(), grouped.hits.len());
     assert!(grouped.hits.iter().all(|h| h.twins.is_empty()));
+    // A name is ranked by names, not meaning: nothing is grouped.
+    let name = SearchQuery::new("weather").with_limit(100);
+    let flat: Vec<String> = index
+        .search(&name)
+        .unwrap()
+        .hits
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    let grouped = index.search(&name.clone().with_twins(Some(0.5))).unwrap();
+    assert!(grouped.hits.iter().all(|h| h.twins.is_empty()));
+    let grouped: Vec<String> = grouped.hits.into_iter().map(|h| h.id).collect();
+    assert_eq!(grouped, flat);
     // A threshold outside 0..=1 groups nothing.
     assert_eq!(SearchQuery::new("x").with_twins(Some(1.5)).twins, None);
     assert_eq!(SearchQuery::new("x").with_twins(Some(f32::NAN)).twins, None);
