@@ -208,22 +208,12 @@ struct Sums {
 
 impl Sums {
     fn add(&mut self, ranked: &[&str], expected: &[String]) {
-        let exp: HashSet<&str> = expected.iter().map(String::as_str).collect();
-        let recall = |k: usize| {
-            let found = ranked.iter().take(k).filter(|n| exp.contains(*n)).count();
-            found as f64 / exp.len() as f64
-        };
-        self.n += 1;
-        self.r1 += recall(1);
-        self.r5 += recall(5);
-        self.r10 += recall(10);
-        self.mrr += ranked
-            .iter()
-            .position(|n| exp.contains(n))
-            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+        let rows: Vec<Vec<&str>> = ranked.iter().map(|r| vec![*r]).collect();
+        self.add_rows(&rows, expected);
     }
 
-    /// Like [`Sums::add`], over rows of tools (a hit and the near-twins shown with it).
+    /// Adds one query's recall@1/5/10 and reciprocal rank over rows of tools (a hit and
+    /// the near-twins shown with it), a row counting as one position.
     fn add_rows(&mut self, rows: &[Vec<&str>], expected: &[String]) {
         let exp: HashSet<&str> = expected.iter().map(String::as_str).collect();
         let recall = |k: usize| {

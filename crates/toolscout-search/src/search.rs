@@ -558,13 +558,7 @@ impl SearchIndex {
         }
         let mut ids: Vec<String> = Vec::with_capacity(cands.len());
         for c in &cands {
-            let doc: TantivyDocument = searcher.doc(c.addr)?;
-            ids.push(
-                doc.get_first(self.fields.id)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned(),
-            );
+            ids.push(self.doc_id(searcher, c.addr)?);
         }
         let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         let cosines = f.sem.cosines(&query, &id_refs);
@@ -653,12 +647,7 @@ impl SearchIndex {
         let mut out: Vec<(Cand, Vec<String>)> = Vec::new();
         let mut head_ids: Vec<String> = Vec::new();
         for c in ranked {
-            let doc: TantivyDocument = searcher.doc(c.addr)?;
-            let id = doc
-                .get_first(self.fields.id)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned();
+            let id = self.doc_id(searcher, c.addr)?;
             let twin_of = head_ids
                 .iter()
                 .position(|h| sem.between(h, &id).is_some_and(|cos| cos >= at));
@@ -674,6 +663,16 @@ impl SearchIndex {
         Ok(out)
     }
 
+    /// The id a tool was indexed under, read from the store.
+    fn doc_id(&self, searcher: &Searcher, addr: DocAddress) -> Result<String> {
+        let doc: TantivyDocument = searcher.doc(addr)?;
+        Ok(doc
+            .get_first(self.fields.id)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_owned())
+    }
+
     /// Turns candidates into hits: ids from the store, and the field that matched best.
     fn hits(&self, searcher: &Searcher, p: &Prepared, page: &[Cand]) -> Result<Vec<Hit>> {
         let fields = self.best_fields(searcher, p, page)?;
@@ -684,12 +683,7 @@ impl SearchIndex {
             } else {
                 field
             };
-            let doc: TantivyDocument = searcher.doc(c.addr)?;
-            let id = doc
-                .get_first(self.fields.id)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_owned();
+            let id = self.doc_id(searcher, c.addr)?;
             hits.push(Hit {
                 id,
                 tier: c.tier,
