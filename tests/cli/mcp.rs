@@ -190,3 +190,92 @@ fn an_activation_cap_beyond_128_is_refused() {
     For more information, try '--help'.
     ");
 }
+
+/// A client whose user answers every approval with `answer`, counting the questions.
+#[derive(Clone)]
+struct Approving {
+    answer: rmcp::model::ElicitationAction,
+    asked: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl rmcp::ClientHandler for Approving {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut capabilities = rmcp::model::ClientCapabilities::default();
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("approving", "1"),
+        )
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::service::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(match self.answer {
+            ElicitationAction::Accept => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(serde_json::json!({"approve": true})),
+            ref other => ElicitResult::new(other.clone()),
+        })
+    }
+}
+
+/// `serve --mcp stdio` asks an eliciting client before `write_file`: a "yes" writes, a
+/// "no" is the refusal that says how to allow it, and `--approve write_file` asks nobody.
+#[test]
+fn an_mcp_client_that_elicits_is_asked_to_approve_a_call() {
+    use rmcp::ServiceExt as _;
+    use rmcp::model::{CallToolRequestParams, ElicitationAction};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let env = Env::new();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let cases = [
+            (ElicitationAction::Decline, &[][..], "no.txt", 1, false),
+            (ElicitationAction::Accept, &[][..], "yes.txt", 1, true),
+            (
+                ElicitationAction::Decline,
+                &["--approve", "write_file"][..],
+                "pre.txt",
+                0,
+                true,
+            ),
+        ];
+        for (answer, extra, file, questions, written) in cases {
+            let asked = std::sync::Arc::new(AtomicUsize::new(0));
+            let user = Approving {
+                answer: answer.clone(),
+                asked: asked.clone(),
+            };
+            let client = user.serve(stdio_server(&env, extra)).await.unwrap();
+            let mut params = CallToolRequestParams::new("call_tool");
+            params.arguments = serde_json::json!({
+                "name": "write_file",
+                "arguments": {"file_path": file, "content": "x"}
+            })
+            .as_object()
+            .cloned();
+            let result = client.call_tool(params).await.unwrap();
+            let case = format!("{answer:?} {extra:?}");
+            assert_eq!(asked.load(Ordering::SeqCst), questions, "{case}");
+            assert_eq!(
+                env.workspace().join(file).exists(),
+                written,
+                "{case}: {result:?}"
+            );
+            if !written {
+                let text = serde_json::to_string(&result.content).unwrap();
+                assert!(text.contains("--approve write_file"), "{case}: {text}");
+            }
+            client.cancel().await.unwrap();
+        }
+    });
+}

@@ -111,6 +111,12 @@ impl Invoker {
         self
     }
 
+    /// Who approves calls to tools with `requires_approval`, when anyone does (see
+    /// [`Invoker::with_approver`]).
+    pub fn approver(&self) -> Option<&dyn Approver> {
+        self.approver.as_deref()
+    }
+
     /// Sets where usage events go.
     #[must_use]
     pub fn with_usage_sink(mut self, sink: impl UsageSink) -> Self {

@@ -18,6 +18,12 @@
 //! calls have `isError: true`. Every catalog change sends
 //! `notifications/tools/list_changed` to each initialized session.
 //!
+//! A tool that requires approval, called in a session whose client declared the
+//! elicitation capability, is first approved by the server's own approver (`--approve
+//! TOOL`) or else put to the client's user as an elicitation (the tool, its arguments, a
+//! yes/no); only an accepted "yes" runs it. Any other answer, and any client without
+//! the capability, gets the server's approver's refusal, which says how to allow it.
+//!
 //! Catalog and index work (a discover answer, a lookup, a listing) runs on tokio's
 //! blocking threads, never on the async threads that serve every session.
 //!
@@ -30,9 +36,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
+use rmcp::service::ElicitationMode;
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -40,7 +48,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 use toolscout_discover::{DiscoverTools, Lookup};
-use toolscout_invoke::{ErrorKind, Outcome};
+use toolscout_invoke::{Approval, ApprovalRequest, ErrorKind, Outcome};
 use toolscout_spec::adapters::mcp::to_mcp;
 
 use self::activation::Activated;
@@ -55,6 +63,15 @@ pub use toolscout_discover::CALL_TOOL;
 const INSTRUCTIONS_DISCOVER: &str = include_str!("../prompts/mcp_instructions_discover.md");
 /// The server's instructions in [`Expose::All`] mode.
 const INSTRUCTIONS_ALL: &str = include_str!("../prompts/mcp_instructions_all.md");
+/// The question an elicitation puts to the client's user before a call that requires
+/// approval (`{tool}`, `{summary}`, `{arguments}`).
+const APPROVAL_QUESTION: &str = include_str!("../prompts/mcp_approval.md");
+/// The elicitation's one property: `true` allows the call.
+const APPROVAL_FIELD: &str = "approve";
+/// How long the client's user has to answer an approval; no answer is a refusal.
+const APPROVAL_TIMEOUT: Duration = Duration::from_secs(600);
+/// At most this many characters of the arguments are shown in the question.
+const APPROVAL_ARGS_CHARS: usize = 1000;
 
 /// How long a session's `notifications/tools/list_changed` may take to be queued: a
 /// client that does not read its stream does not hold up the call that activated a tool.
@@ -141,16 +158,18 @@ impl McpServer {
         name: &str,
         args: Value,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        Ok(self.answer(name, args, true).await?.0)
+        Ok(self.answer(name, args, true, None).await?.0)
     }
 
     /// [`McpServer::call`], and whether the session's tool list changed; `activate` is
-    /// false for a request outside any session.
+    /// false for a request outside any session; `peer` is the session's client, asked to
+    /// approve calls when it can be (see the [module documentation](self)).
     async fn answer(
         &self,
         name: &str,
         args: Value,
         activate: bool,
+        peer: Option<&Peer<RoleServer>>,
     ) -> std::result::Result<(CallToolResult, bool), ErrorData> {
         let discover_mode = self.state.options().expose == Expose::Discover;
         if discover_mode && name == self.discover().name() {
@@ -171,7 +190,7 @@ impl McpServer {
         } else {
             (name.to_owned(), args)
         };
-        let outcome = self.invoke(&target, arguments).await?;
+        let outcome = self.invoke(&target, arguments, peer).await?;
         Ok((outcome_result(outcome), false))
     }
 
@@ -225,17 +244,112 @@ impl McpServer {
 
     /// Calls the catalog tool `name`: looked up off the async threads, then called,
     /// remotely or locally, through [`AppState::call_tool`]. A call of an activated tool
-    /// counts as a use (the least recently used is evicted first).
-    async fn invoke(&self, name: &str, args: Value) -> std::result::Result<Outcome, ErrorData> {
+    /// counts as a use (the least recently used is evicted first). A tool that requires
+    /// approval is put to `peer`'s user first when the client can elicit.
+    async fn invoke(
+        &self,
+        name: &str,
+        args: Value,
+        peer: Option<&Peer<RoleServer>>,
+    ) -> std::result::Result<Outcome, ErrorData> {
         self.lock().touch(name);
         let toolbox = self.state.toolbox().clone();
         let owned = name.to_owned();
         let lookup = blocking(move || toolbox.lookup(&owned)).await?;
         Ok(match lookup.into_callable(name) {
-            Ok(tool) => self.state.call_tool(&tool, args).await,
+            Ok(tool) => {
+                let approved = match peer {
+                    Some(peer)
+                        if can_elicit(peer) && self.state.toolbox().requires_approval(&tool) =>
+                    {
+                        self.approve(peer, &tool, &args).await
+                    }
+                    _ => false,
+                };
+                self.state.call_tool_as(&tool, args, approved).await
+            }
             Err(e) => Outcome::Err(e),
         })
     }
+
+    /// Whether a call of `tool` that requires approval may run: the server's own approver
+    /// allows it (`--approve TOOL`), or else the client's user accepts the elicitation
+    /// with a "yes". `false` leaves the decision (a refusal) to the toolbox's approver.
+    async fn approve(
+        &self,
+        peer: &Peer<RoleServer>,
+        tool: &toolscout_catalog::Tool,
+        args: &Value,
+    ) -> bool {
+        let name = tool.spec.name.as_str();
+        let request = ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone());
+        if let Some(approver) = self.state.toolbox().invoker().approver()
+            && approver.approve(&request).await == Approval::Approved
+        {
+            return true;
+        }
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: approval_question(&request),
+            requested_schema: approval_schema(name),
+        };
+        match peer
+            .create_elicitation_with_timeout(params, Some(APPROVAL_TIMEOUT))
+            .await
+        {
+            Ok(answer) => {
+                answer.action == ElicitationAction::Accept
+                    && answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get(APPROVAL_FIELD))
+                        .and_then(Value::as_bool)
+                        == Some(true)
+            }
+            Err(e) => {
+                tracing::debug!(tool = name, error = %e, "the client did not answer the approval");
+                false
+            }
+        }
+    }
+}
+
+/// Whether the session's client takes form elicitations: it declared the capability,
+/// and its protocol version allows requests from the server.
+fn can_elicit(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.protocol_version.has_initialize())
+        && peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+}
+
+/// The question of an approval: the tool, its summary, its arguments (cut short).
+fn approval_question(request: &ApprovalRequest) -> String {
+    let mut arguments = serde_json::to_string_pretty(&request.arguments).unwrap_or_default();
+    if arguments.chars().count() > APPROVAL_ARGS_CHARS {
+        arguments = arguments
+            .chars()
+            .take(APPROVAL_ARGS_CHARS - 1)
+            .collect::<String>()
+            + "…";
+    }
+    APPROVAL_QUESTION
+        .trim()
+        .replace("{tool}", &request.tool)
+        .replace("{summary}", &request.summary)
+        .replace("{arguments}", &arguments)
+}
+
+/// The approval's schema: one required boolean, `approve`.
+fn approval_schema(tool: &str) -> ElicitationSchema {
+    ElicitationSchema::builder()
+        .required_bool_with(APPROVAL_FIELD, |b| {
+            b.title("Allow this call")
+                .description(format!("Run {tool} once with the arguments shown"))
+                .with_default(false)
+        })
+        .build_unchecked()
 }
 
 /// Runs catalog or index work on a blocking thread; a panic there is an internal error.
@@ -361,7 +475,9 @@ impl ServerHandler for McpServer {
             .peer
             .peer_info()
             .is_none_or(|info| info.protocol_version.has_initialize());
-        let (result, changed) = self.answer(&request.name, args, session).await?;
+        let (result, changed) = self
+            .answer(&request.name, args, session, Some(&context.peer))
+            .await?;
         if changed {
             // Before the result, so that a client reads the new list before the model's
             // next turn.

@@ -8,6 +8,8 @@ mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "mcp")]
+mod mcp_approval;
+#[cfg(feature = "mcp")]
 mod mcp_session;
 mod props;
 mod remote;
