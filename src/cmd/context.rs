@@ -144,10 +144,12 @@ impl SecretArgs {
 /// Ranking by meaning: which sentence encoder, if any.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MeaningArgs {
-    /// The sentence-encoder model directory (all-MiniLM-L6-v2; fetch it with
-    /// `scripts/fetch-model.sh`; or any BERT of its shape, or a model2vec static model)
-    /// that ranks searches by meaning too. Default:
-    /// $TOOLSCOUT_MODEL_DIR, else ~/.cache/toolscout/models/all-MiniLM-L6-v2 when it is there
+    /// The sentence-encoder model directory (all-MiniLM-L6-v2, which
+    /// `scripts/fetch-model.sh` fetches; any BERT-family sentence-transformers folder; or a
+    /// model2vec static model) that ranks searches by meaning too. Default:
+    /// $TOOLSCOUT_MODEL_DIR (a directory without a model there means words only), else
+    /// ~/.cache/toolscout/models/all-MiniLM-L6-v2 when it is there, else the built-in
+    /// potion-base-8M
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) encoder: Option<PathBuf>,
     /// Rank by words only, even when a model is there
@@ -156,8 +158,9 @@ pub(crate) struct MeaningArgs {
 }
 
 impl MeaningArgs {
-    /// The embedder these arguments ask for: `None` for words only, or when no model was
-    /// named and none is in the default place.
+    /// The embedder these arguments ask for: `None` for words only (`--words-only`, or a
+    /// `$TOOLSCOUT_MODEL_DIR` that holds no model); the built-in potion-base-8M when no
+    /// model was named and none is in the default place.
     ///
     /// Its vector cache is `~/.cache/toolscout/vectors/<model>-<max tokens>[.<scope>].bin`:
     /// one file per catalog (`scope`, hashed), so that a command reads back the vectors of
@@ -167,18 +170,26 @@ impl MeaningArgs {
             return Ok(None);
         }
         let dir = match &self.encoder {
-            Some(d) => d.clone(),
+            Some(d) => Some(d.clone()),
             None => match toolscout_embed::default_model_dir() {
-                Some(d) if d.join("model.safetensors").exists() => d,
-                _ => return Ok(None),
+                Some(d) if d.join("model.safetensors").exists() => Some(d),
+                // A model directory named but empty turns meaning off, as it always has.
+                _ if std::env::var_os("TOOLSCOUT_MODEL_DIR").is_some_and(|d| !d.is_empty()) => {
+                    return Ok(None);
+                }
+                _ => None,
             },
         };
-        let encoder = toolscout_embed::Encoder::load(&dir).with_context(|| {
-            format!(
-                "loading the sentence encoder from {} (scripts/fetch-model.sh fetches it)",
-                dir.display()
-            )
-        })?;
+        let encoder = match dir {
+            Some(dir) => toolscout_embed::Encoder::load(&dir).with_context(|| {
+                format!(
+                    "loading the sentence encoder from {} (scripts/fetch-model.sh fetches it)",
+                    dir.display()
+                )
+            })?,
+            None => toolscout_embed::Encoder::bundled()
+                .context("loading the built-in sentence encoder")?,
+        };
         let cache = toolscout_embed::CachedEncoder::default_cache_file(
             encoder.model(),
             encoder.max_tokens(),

@@ -407,9 +407,9 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
     );
     match &model {
         Some(m) => println!("ranking by words and meaning ({m})"),
-        None => println!(
-            "ranking by words only (no sentence encoder: run scripts/fetch-model.sh, or pass --encoder DIR)"
-        ),
+        None => {
+            println!("ranking by words only (--words-only, or $TOOLSCOUT_MODEL_DIR holds no model)")
+        }
     }
     println!(
         "{:<28} {:>6} {:>6} {:>6} {:>6} {:>6}",

@@ -91,7 +91,7 @@ pub(crate) fn run(
     let embedder = global.meaning.embedder(None)?;
     if embedder.is_none() {
         eprintln!(
-            "note: no sentence encoder, so no confidence and no twins (run scripts/fetch-model.sh, or pass --encoder DIR)"
+            "note: no sentence encoder (--words-only, or $TOOLSCOUT_MODEL_DIR holds no model), so no confidence and no twins"
         );
     }
     let by_name: std::collections::HashMap<&str, &toolscout_spec::ToolSpec> =

@@ -159,6 +159,50 @@ fn search_finds_builtin_tools() {
 }
 
 #[test]
+fn without_a_fetched_model_search_ranks_by_meaning_with_the_built_in_one() {
+    let env = Env::new();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            // No model named, none fetched: the built-in potion-base-8M ranks.
+            .env_remove("TOOLSCOUT_MODEL_DIR")
+            .env("HOME", env.path())
+            .env("XDG_CACHE_HOME", env.path().join("cache"))
+            .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+            .env_remove("XDG_DATA_HOME")
+            .args(["--json", "search", "what is in this folder"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    // No built-in tool says "folder": words alone find nothing.
+    let words = run(&["--words-only"]);
+    assert_eq!(words["hits"], serde_json::json!([]), "{words}");
+    let found = run(&[]);
+    let first = &found["hits"][0];
+    assert_eq!(first["field"], "meaning", "{found}");
+    assert!(first["id"] == "search_files", "{found}");
+    // Its closeness is on MiniLM's scale: related, and well short of a twin.
+    let meaning = first["meaning"].as_f64().unwrap();
+    assert!((0.3..0.8).contains(&meaning), "{found}");
+    // The built-in model's vectors are cached under its name, beside the user's others.
+    let vectors = env.path().join("cache/toolscout/vectors");
+    let names: Vec<String> = std::fs::read_dir(&vectors)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("potion-base-8M-int8-")),
+        "{names:?}"
+    );
+}
+
+#[test]
 fn a_sentence_encoder_that_is_not_there_is_a_clear_error() {
     let env = Env::new();
     let missing = env.path().join("no-model");

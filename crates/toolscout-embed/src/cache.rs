@@ -250,6 +250,10 @@ impl toolscout_search::Embedder for CachedEncoder {
     fn embed_query(&self, text: &str) -> Vec<f32> {
         self.encoder.embed_query(text)
     }
+
+    fn calibrate(&self, cosine: f32) -> f32 {
+        self.encoder.calibrate(cosine)
+    }
 }
 
 fn header(encoder: &Encoder) -> Vec<u8> {

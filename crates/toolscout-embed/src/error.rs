@@ -76,6 +76,9 @@ pub enum Error {
         /// What the file's header says, or why it could not be read.
         found: String,
     },
+    /// A [`Calibration`](crate::Calibration)'s knots are out of order or out of range.
+    #[error("calibration: {0}")]
+    Calibration(String),
 }
 
 /// This crate's result.

@@ -21,6 +21,11 @@
 //! ranks almost as well as all-MiniLM-L6-v2 (recall@5 0.874 against 0.880, MetaTool
 //! 0.743 against 0.737, `toolscout eval search --limit 1500`).
 //!
+//! With the feature `bundled`, [`Encoder::bundled`] is potion-base-8M built into the
+//! crate (int8, 7.7 MB, MIT licence): meaning without a download. Its cosines run higher
+//! than MiniLM's, so it carries a [`Calibration`] onto MiniLM's scale, where search's and
+//! the agent's thresholds are set.
+//!
 //! [`CachedEncoder`] keeps every vector it computes in an append-only file, so a
 //! catalog of ninety thousand tools is encoded once. Both implement
 //! [`toolscout_search::Embedder`].
@@ -43,6 +48,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod cache;
+mod calibration;
 mod encoder;
 mod error;
 mod model;
@@ -51,7 +57,8 @@ mod table;
 mod tokenizer;
 
 pub use cache::CachedEncoder;
-pub use encoder::{DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, default_model_dir};
+pub use calibration::Calibration;
+pub use encoder::{BUNDLED_MODEL, DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, default_model_dir};
 pub use error::{Error, Result};
 pub use st_config::{Pooling, Prompts};
 pub use tokenizer::Tokenizer;

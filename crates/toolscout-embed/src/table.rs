@@ -40,8 +40,9 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// Reads a model2vec `model.safetensors`: the `embeddings` tensor (F32 or F16,
-    /// `[rows, dim]`), and when present `mapping` (an integer row per token id) and
+    /// Reads a model2vec `model.safetensors`: the `embeddings` tensor (F32, F16 or I8,
+    /// `[rows, dim]`; int8 rows are read as whole numbers, their scale being a per-token
+    /// weight or nothing, since a text's vector is normalised), and when present `mapping` (an integer row per token id) and
     /// `weights` (a float per token id), as model2vec's `StaticModel` applies them. Every
     /// number must be finite and every mapped row must exist; the error names the tensor.
     ///
@@ -49,8 +50,12 @@ impl Table {
     /// the file and the table (a 30 MB f16 model: about 90 MB) before the file is
     /// dropped.
     pub(crate) fn load(path: &Path) -> Result<Table> {
-        let bytes = read_file(path)?;
-        let tensors = SafeTensors::deserialize(&bytes).map_err(|e| Error::Safetensors {
+        Table::from_bytes(&read_file(path)?, path)
+    }
+
+    /// [`Table::load`] of a file already in memory; `path` names it in errors.
+    pub(crate) fn from_bytes(bytes: &[u8], path: &Path) -> Result<Table> {
+        let tensors = SafeTensors::deserialize(bytes).map_err(|e| Error::Safetensors {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
@@ -65,17 +70,17 @@ impl Table {
             found: format!("{:?} {:?}", view.dtype(), view.shape()),
         };
         let &[rows, dim] = view.shape() else {
-            return Err(bad(TENSOR, &view, "F32 or F16 [vocabulary, dim]"));
+            return Err(bad(TENSOR, &view, "F32, F16 or I8 [vocabulary, dim]"));
         };
         if rows == 0 || dim == 0 {
             return Err(bad(
                 TENSOR,
                 &view,
-                "F32 or F16 [vocabulary, dim], both positive",
+                "F32, F16 or I8 [vocabulary, dim], both positive",
             ));
         }
         let values =
-            floats(&view).ok_or_else(|| bad(TENSOR, &view, "F32 or F16 [vocabulary, dim]"))?;
+            floats(&view).ok_or_else(|| bad(TENSOR, &view, "F32, F16 or I8 [vocabulary, dim]"))?;
         if rows.checked_mul(dim) != Some(values.len()) {
             return Err(bad(TENSOR, &view, "as many numbers as its shape says"));
         }
@@ -128,7 +133,6 @@ impl Table {
             }
         };
         drop(tensors);
-        drop(bytes);
         Ok(Table {
             values,
             rows,
@@ -182,8 +186,8 @@ impl Table {
     }
 }
 
-/// A float tensor's numbers widened to f32 (F32, F16 or F64), or `None` for another
-/// element type.
+/// A float tensor's numbers widened to f32 (F32, F16 or F64; I8, model2vec's int8
+/// quantisation, as whole numbers), or `None` for another element type.
 fn floats(view: &TensorView<'_>) -> Option<Vec<f32>> {
     let data = view.data();
     Some(match view.dtype() {
@@ -202,6 +206,10 @@ fn floats(view: &TensorView<'_>) -> Option<Vec<f32>> {
                 a.copy_from_slice(b);
                 f64::from_le_bytes(a) as f32
             })
+            .collect(),
+        Dtype::I8 => data
+            .iter()
+            .map(|&b| f32::from(i8::from_le_bytes([b])))
             .collect(),
         _ => return None,
     })

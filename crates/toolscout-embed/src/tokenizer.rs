@@ -37,6 +37,19 @@ impl Tokenizer {
         })
     }
 
+    /// Reads a `tokenizer.json` already in memory; `path` names it in errors.
+    #[cfg(feature = "bundled")]
+    pub(crate) fn from_slice(bytes: &[u8], path: &Path) -> Result<Tokenizer> {
+        let json: Value = serde_json::from_slice(bytes).map_err(|cause| Error::Json {
+            path: path.to_owned(),
+            cause,
+        })?;
+        Tokenizer::from_json(&json).map_err(|message| Error::Tokenizer {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
     /// Builds the tokenizer from a parsed `tokenizer.json`; the error says what is wrong.
     fn from_json(json: &Value) -> std::result::Result<Tokenizer, String> {
         let model = &json["model"];

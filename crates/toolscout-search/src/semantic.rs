@@ -32,6 +32,18 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, text: &str) -> Vec<f32> {
         self.embed(&[text]).into_iter().next().unwrap_or_default()
     }
+
+    /// This model's cosine on the scale search's thresholds are set in: that of
+    /// all-MiniLM-L6-v2, where unrelated texts sit near 0.1 and texts on one subject above
+    /// 0.3 (the floor for tools found by meaning alone, the twin level of
+    /// [`SearchQuery::with_twins`](crate::SearchQuery::with_twins), an agent's confidence
+    /// floor). It must keep the
+    /// order of cosines (a non-decreasing map). The default leaves the cosine as it is; a
+    /// model whose cosines run higher or lower (a static model's do) maps them here, so
+    /// that the same thresholds mean the same for it.
+    fn calibrate(&self, cosine: f32) -> f32 {
+        cosine
+    }
 }
 
 /// How much the cosine counts against BM25 in the fused word tier: a hit scores
@@ -138,22 +150,29 @@ impl Semantic {
         self.embedder.embed_query(text)
     }
 
-    /// The cosine of each id's vector with `query` (`None` for an id without one).
+    /// The calibrated cosine of each id's vector with `query` (`None` for an id without
+    /// one). Every cosine search hands out is calibrated ([`Embedder::calibrate`]).
     pub(crate) fn cosines(&self, query: &[f32], ids: &[&str]) -> Vec<Option<f32>> {
         let store = self.read();
         ids.iter()
-            .map(|id| store.by_id.get(*id).map(|&i| dot(query, store.row(i))))
+            .map(|id| {
+                store
+                    .by_id
+                    .get(*id)
+                    .map(|&i| self.embedder.calibrate(dot(query, store.row(i))))
+            })
             .collect()
     }
 
-    /// The cosine of two ids' vectors, when both have one.
+    /// The calibrated cosine of two ids' vectors, when both have one.
     pub(crate) fn between(&self, a: &str, b: &str) -> Option<f32> {
         let store = self.read();
         let (i, j) = (*store.by_id.get(a)?, *store.by_id.get(b)?);
-        Some(dot(store.row(i), store.row(j)))
+        Some(self.embedder.calibrate(dot(store.row(i), store.row(j))))
     }
 
-    /// The `k` ids whose vectors are closest to `query`, best first, with their cosines.
+    /// The `k` ids whose vectors are closest to `query`, best first, with their calibrated
+    /// cosines (the map keeps the order, so only the `k` kept are mapped).
     pub(crate) fn nearest(&self, query: &[f32], k: usize) -> Vec<(String, f32)> {
         let store = self.read();
         if k == 0 || store.dim == 0 || query.len() != store.dim {
@@ -172,7 +191,7 @@ impl Semantic {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored
             .into_iter()
-            .map(|(s, i)| (store.ids[i].clone(), s))
+            .map(|(s, i)| (store.ids[i].clone(), self.embedder.calibrate(s)))
             .collect()
     }
 

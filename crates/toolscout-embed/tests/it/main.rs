@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[cfg(feature = "bundled")]
+mod bundled;
 mod cache;
 mod fixture;
 mod forward;

@@ -31,6 +31,8 @@ fn write_static_model(dir: &Path, dtype: Dtype) {
             // Small integers are exact in half precision: sign 0, exponent, mantissa.
             .flat_map(|&v| to_f16(v).to_le_bytes())
             .collect(),
+        // model2vec's int8 tables: the rows here are small whole numbers, so exact.
+        Dtype::I8 => values.iter().map(|&v| (v as i8).to_le_bytes()[0]).collect(),
         _ => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
     };
     let view = TensorView::new(dtype, vec![VOCAB.len(), DIM], &data).unwrap();
@@ -74,7 +76,7 @@ fn assert_close(a: &[f32], b: &[f32]) {
 
 #[test]
 fn a_text_is_the_mean_of_its_pieces_without_special_or_unknown_tokens() {
-    for dtype in [Dtype::F32, Dtype::F16] {
+    for dtype in [Dtype::F32, Dtype::F16, Dtype::I8] {
         let dir = tempfile::tempdir().unwrap();
         write_static_model(dir.path(), dtype);
         let encoder = Encoder::load(dir.path()).unwrap();
@@ -123,7 +125,7 @@ fn a_static_model_without_its_table_is_an_error_that_names_it() {
     let view = TensorView::new(Dtype::I32, vec![2, 1], &bytes).unwrap();
     safetensors::serialize_to_file([("embeddings", view)], None, &path).unwrap();
     let e = Encoder::load(dir.path()).unwrap_err().to_string();
-    assert!(e.contains("F32 or F16") && e.contains("I32"), "{e}");
+    assert!(e.contains("F32, F16 or I8") && e.contains("I32"), "{e}");
 }
 
 /// A tensor to write: name, element type, shape, little-endian bytes.

@@ -392,3 +392,53 @@ fn grouping_pages_are_their_own_and_need_an_embedder() {
     assert_eq!(SearchQuery::new("x").with_twins(Some(1.5)).twins, None);
     assert_eq!(SearchQuery::new("x").with_twins(Some(f32::NAN)).twins, None);
 }
+
+/// [`Topics`] whose cosines run high: its `calibrate` halves them and takes 0.2 off.
+struct Deflated;
+
+impl Embedder for Deflated {
+    fn model(&self) -> &str {
+        "deflated"
+    }
+
+    fn embed(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        Topics.embed(texts)
+    }
+
+    fn calibrate(&self, cosine: f32) -> f32 {
+        0.5 * cosine - 0.2
+    }
+}
+
+#[test]
+fn a_calibrated_embedder_is_judged_and_reported_on_the_reference_scale() {
+    let deflated = SearchIndex::in_memory()
+        .unwrap()
+        .with_embedder(Arc::new(Deflated));
+    feed(&deflated, &tools());
+    let plain = index();
+
+    // Every cosine handed out is the calibrated one.
+    let q = SearchQuery::new("read the stock price").with_limit(20);
+    let (raw, cal) = (plain.search(&q).unwrap(), deflated.search(&q).unwrap());
+    assert!(!cal.hits.is_empty());
+    for hit in &cal.hits {
+        let before = raw.hits.iter().find(|h| h.id == hit.id).unwrap();
+        let expected = 0.5 * before.meaning.unwrap() - 0.2;
+        assert!((hit.meaning.unwrap() - expected).abs() < 1e-6, "{hit:?}");
+    }
+    let (a, b) = ("get_weather", "weather_alerts");
+    let expected = 0.5 * plain.similarity(a, b).unwrap() - 0.2;
+    assert!((deflated.similarity(a, b).unwrap() - expected).abs() < 1e-6);
+
+    // The floor for tools found by meaning alone applies to the calibrated cosine: the
+    // weather tools, close in raw cosine, fall below it once calibrated.
+    let q = SearchQuery::new("do I need an umbrella");
+    let found = plain.search(&q).unwrap();
+    assert!(
+        found.hits.iter().any(|h| h.id == "get_weather"),
+        "{found:?}"
+    );
+    let found = deflated.search(&q).unwrap();
+    assert!(found.hits.is_empty(), "{found:?}");
+}
