@@ -54,6 +54,9 @@ enum Command {
     Tool(cmd::tool::Args),
     /// Import tools from another format (`import jsonl FILE`).
     Import(cmd::import::Args),
+    /// Have a model write sample requests (utterances) for each tool of a JSONL file, so
+    /// that search finds the tools however users put it (`import jsonl` takes the result).
+    Enrich(cmd::enrich::Args),
     /// Measure quality against labelled data (`eval search`).
     Eval(cmd::eval::Args),
     /// Measure speed (`bench search`).
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Command::Reap => cmd::bundle::reap(&cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),
+        Command::Enrich(args) => cmd::enrich::run(&args),
         Command::Eval(args) => cmd::eval::run(&args, &cli.global, cli.json),
         Command::Bench(args) => cmd::bench::run(&args, &cli.global, cli.json),
     };

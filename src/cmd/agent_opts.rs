@@ -262,3 +262,26 @@ impl SubagentArgs {
         Ok(out)
     }
 }
+
+/// Which model answers, and where: an OpenAI-compatible endpoint (`chat`, `enrich`).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EndpointArgs {
+    /// Model name (default: $TOOLSCOUT_MODEL).
+    #[arg(long, env = "TOOLSCOUT_MODEL")]
+    pub(crate) model: String,
+    /// Base URL of an OpenAI-compatible endpoint, with its version (default: $OPENAI_BASE_URL).
+    #[arg(
+        long,
+        env = "OPENAI_BASE_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
+    pub(crate) base_url: String,
+    /// API key (default: $OPENAI_API_KEY; may be empty for local servers).
+    #[arg(
+        long,
+        env = "OPENAI_API_KEY",
+        default_value = "",
+        hide_env_values = true
+    )]
+    pub(crate) api_key: String,
+}

@@ -11,7 +11,7 @@ use toolscout_agent::{
     ToolboxHost,
 };
 
-use super::agent_opts::{ActivationArgs, PolicyArg, SubagentArgs};
+use super::agent_opts::{ActivationArgs, EndpointArgs, PolicyArg, SubagentArgs};
 use super::context::{Context, Global, Remotes, connect_remotes};
 
 /// The system prompt; the retrieve and browse policies add how to find tools.
@@ -20,24 +20,8 @@ const SYSTEM: &str = "You are a helpful assistant. Use the tools when they help.
 /// Arguments of `chat`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Model name (default: $TOOLSCOUT_MODEL).
-    #[arg(long, env = "TOOLSCOUT_MODEL")]
-    model: String,
-    /// Base URL of an OpenAI-compatible endpoint, with its version (default: $OPENAI_BASE_URL).
-    #[arg(
-        long,
-        env = "OPENAI_BASE_URL",
-        default_value = "https://api.openai.com/v1"
-    )]
-    base_url: String,
-    /// API key (default: $OPENAI_API_KEY; may be empty for local servers).
-    #[arg(
-        long,
-        env = "OPENAI_API_KEY",
-        default_value = "",
-        hide_env_values = true
-    )]
-    api_key: String,
+    #[command(flatten)]
+    endpoint: EndpointArgs,
     /// One turn with this message, instead of reading a message per line from stdin.
     #[arg(long)]
     prompt: Option<String>,
@@ -60,7 +44,9 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     // The cheap checks first: a bad file fails before the catalog is opened.
-    let subagents = args.subagents.subagents(&args.model, !args.no_stream)?;
+    let subagents = args
+        .subagents
+        .subagents(&args.endpoint.model, !args.no_stream)?;
     let sources = args.remotes.sources()?;
     let toolbox = Context::open_with_remotes(global, &sources)?.into_toolbox()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -71,7 +57,10 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     runtime.block_on(connect_remotes(&toolbox, &sources))?;
     let config = args
         .activation
-        .apply(AgentConfig::builder("toolscout", args.model.as_str()))
+        .apply(AgentConfig::builder(
+            "toolscout",
+            args.endpoint.model.as_str(),
+        ))
         .system_prompt(SYSTEM)
         .policy(args.policy.into())
         .max_steps(args.max_steps)
@@ -80,7 +69,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     // The person at the terminal approves (y/n/always), or `--approve TOOL` did.
     let mut agent = Agent::new(
         config,
-        ChatClient::new(&args.base_url, &args.api_key),
+        ChatClient::new(&args.endpoint.base_url, &args.endpoint.api_key),
         Arc::new(args.activation.apply_host(ToolboxHost::new(toolbox))),
     )
     .with_approver(Arc::new(

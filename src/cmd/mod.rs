@@ -10,6 +10,7 @@ pub(crate) mod call;
 pub(crate) mod chat;
 pub(crate) mod context;
 pub(crate) mod describe;
+pub(crate) mod enrich;
 pub(crate) mod eval;
 pub(crate) mod eval_agent;
 pub(crate) mod eval_retrieve;

@@ -9,6 +9,7 @@ use insta::assert_snapshot;
 
 mod approve;
 mod chat;
+mod enrich;
 mod eval;
 mod index;
 mod lint;

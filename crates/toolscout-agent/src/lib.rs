@@ -88,6 +88,7 @@ mod run;
 mod static_host;
 mod toolbox_host;
 mod toolset;
+mod utterances;
 mod wire;
 
 pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
@@ -106,6 +107,7 @@ pub use host::{
 pub use message::{FunctionCall, Message, TokenUsage, ToolCall};
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
+pub use utterances::{UTTERANCES_PER_TOOL, parse_utterances, utterance_prompt, write_utterances};
 
 /// Re-exported for [`ChatClient::from_config`].
 pub use async_openai::config::OpenAIConfig;

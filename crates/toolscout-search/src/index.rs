@@ -511,14 +511,27 @@ impl SearchIndex {
         Ok(())
     }
 
-    /// The vectors of `docs` (none without an embedder), in order.
+    /// The vectors of `docs` (none without an embedder), in order: each tool's text's,
+    /// or with [`utterances`](toolscout_spec::ToolSpec::utterances), see [`with_utterances`].
     fn vectors(&self, docs: &[IndexDoc<'_>]) -> Vec<Vec<f32>> {
         let Some(s) = &self.semantic else {
             return Vec::new();
         };
-        let texts: Vec<String> = docs.iter().map(|d| tool_text(d.spec)).collect();
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        s.embedder.embed(&texts)
+        // One batch: every tool's text, then every utterance.
+        let mut texts: Vec<String> = docs.iter().map(|d| tool_text(d.spec)).collect();
+        for d in docs {
+            texts.extend(d.spec.utterances.iter().map(|u| u.trim().to_owned()));
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut all = s.embedder.embed(&refs).into_iter();
+        let own: Vec<Vec<f32>> = all.by_ref().take(docs.len()).collect();
+        own.into_iter()
+            .zip(docs)
+            .map(|(v, d)| {
+                let asked: Vec<Vec<f32>> = all.by_ref().take(d.spec.utterances.len()).collect();
+                with_utterances(v, &asked)
+            })
+            .collect()
     }
 
     /// Adds many tools at once, replacing those with the same ids, then commits.
@@ -688,4 +701,30 @@ fn is_index_file(name: &str) -> bool {
             [opstamp, "del"] => opstamp.bytes().all(|b| b.is_ascii_digit()),
             _ => false,
         }
+}
+
+/// A tool's vector with its utterances' vectors: the unit-length sum of the tool text's
+/// vector and the mean of the utterances' (the text alone when it has none, or when a
+/// vector's length differs).
+///
+/// **Rationale:** a tool's description says what it does; its users ask in other words.
+/// With five requests per MetaTool tool written by a small local model
+/// (Qwen2.5-Coder-1.5B), recall@5 of the cosine alone over 1,000 queries went from 0.767
+/// to 0.835 (all-MiniLM-L6-v2) and 0.748 to 0.803 (potion-base-8M) this way, against
+/// 0.802 and 0.725 for the best single vector (the maximum over text and requests) and
+/// 0.793 and 0.795 for the requests appended to the text.
+fn with_utterances(own: Vec<f32>, asked: &[Vec<f32>]) -> Vec<f32> {
+    if asked.is_empty() || asked.iter().any(|v| v.len() != own.len()) {
+        return own;
+    }
+    let n = asked.len() as f32;
+    let mut sum = own;
+    for v in asked {
+        sum.iter_mut().zip(v).for_each(|(s, x)| *s += x / n);
+    }
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        sum.iter_mut().for_each(|x| *x /= norm);
+    }
+    sum
 }

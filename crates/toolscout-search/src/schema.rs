@@ -89,7 +89,8 @@ pub(crate) struct Fields {
     pub(crate) name_fast: Field,
     /// Analyzed text fields, see [`TEXT_FIELDS`].
     pub(crate) text: [Field; 5],
-    /// Name, summary, description and parameters together: one BM25 over the whole tool.
+    /// Name, summary, description, parameters and utterances together: one BM25 over the
+    /// whole tool.
     pub(crate) all: Field,
     /// The text of `all`, unstemmed: a query's words as written score here too.
     pub(crate) all_exact: Field,
@@ -212,6 +213,11 @@ impl Fields {
         // tool does, where the rest adds conditions and parameter prose.
         all(&mut d, &spec.summary);
         all(&mut d, &p);
+        // Sample requests in a user's words: the words a query uses when it does not
+        // use the tool's.
+        for u in &spec.utterances {
+            all(&mut d, u);
+        }
         for t in &spec.tags {
             d.add_text(tags, t);
             all(&mut d, t);

@@ -45,7 +45,8 @@ pub use disclosure::{Disclosure, Level, Level1, Level2, Level3, ParameterDetail}
 pub use error::{Error, Result};
 pub use name::ToolName;
 pub use spec::{
-    Cost, ErrorCase, Example, Metadata, ToolSpec, ToolSpecBuilder, empty_object_schema,
+    Cost, ErrorCase, Example, MAX_UTTERANCE_CHARS, MAX_UTTERANCES, Metadata, ToolSpec,
+    ToolSpecBuilder, empty_object_schema,
 };
 pub use typed::schema_for;
 

@@ -165,6 +165,13 @@ pub struct ToolSpec {
     /// Edge cases, limits, performance notes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Sample requests, in a user's own words, that this tool serves ("will it rain in
+    /// Paris tomorrow?"). Search matches them by words and by meaning, so the tool is
+    /// found however a user puts it; no level shows them. At most [`MAX_UTTERANCES`],
+    /// each one line of at most [`MAX_UTTERANCE_CHARS`] characters
+    /// ([`ToolSpec::validate`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub utterances: Vec<String>,
     /// Category id used for browsing, e.g. `files`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
@@ -201,6 +208,7 @@ impl ToolSpec {
                 examples: Vec::new(),
                 errors: Vec::new(),
                 notes: Vec::new(),
+                utterances: Vec::new(),
                 category: None,
                 tags: Vec::new(),
                 version: None,
@@ -267,6 +275,7 @@ impl ToolSpec {
             });
         }
         check_object_schema(&self.name, "parameters", &self.parameters)?;
+        self.check_utterances()?;
         if let Some(out) = &self.output_schema
             && !out.is_object()
             && !out.is_boolean()
@@ -276,6 +285,47 @@ impl ToolSpec {
                 field: "output_schema",
                 reason: format!("expected a JSON Schema object, found {}", kind(out)),
             });
+        }
+        Ok(())
+    }
+}
+
+/// How many [`ToolSpec::utterances`] a tool may have.
+///
+/// **Rationale:** each is embedded and indexed with the tool; a handful in different words
+/// is what finds it (five per tool were measured), and a cap keeps one tool from costing
+/// the index more than a few dozen.
+pub const MAX_UTTERANCES: usize = 32;
+/// How long one of [`ToolSpec::utterances`] may be, in characters: a request, not a
+/// document.
+pub const MAX_UTTERANCE_CHARS: usize = 300;
+
+impl ToolSpec {
+    fn check_utterances(&self) -> Result<()> {
+        let err = |reason: String| Error::Field {
+            tool: self.name.to_string(),
+            field: "utterances",
+            reason,
+        };
+        if self.utterances.len() > MAX_UTTERANCES {
+            return Err(err(format!(
+                "must be at most {MAX_UTTERANCES}, found {}",
+                self.utterances.len()
+            )));
+        }
+        for (i, u) in self.utterances.iter().enumerate() {
+            if u.trim().is_empty() {
+                return Err(err(format!("must each hold a request: #{i} is blank")));
+            }
+            if u.contains('\n') {
+                return Err(err(format!("must each be one line: #{i} is not")));
+            }
+            let chars = u.chars().count();
+            if chars > MAX_UTTERANCE_CHARS {
+                return Err(err(format!(
+                    "must each be at most {MAX_UTTERANCE_CHARS} characters: #{i} has {chars}"
+                )));
+            }
         }
         Ok(())
     }
@@ -404,6 +454,11 @@ impl ToolSpecBuilder {
     /// Adds a note.
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.spec.notes.push(note.into());
+        self
+    }
+    /// Adds a sample request in a user's words ([`ToolSpec::utterances`]).
+    pub fn utterance(mut self, utterance: impl Into<String>) -> Self {
+        self.spec.utterances.push(utterance.into());
         self
     }
     /// Sets the category.

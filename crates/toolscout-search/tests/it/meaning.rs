@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use insta::assert_snapshot;
-use toolscout_search::{Embedder, MatchField, SearchIndex, SearchQuery, Tier};
+use toolscout_search::{Embedder, IndexDoc, MatchField, SearchIndex, SearchQuery, Tier};
 
 use crate::fixture::{feed, render, tools};
 
@@ -441,4 +441,43 @@ fn a_calibrated_embedder_is_judged_and_reported_on_the_reference_scale() {
     );
     let found = deflated.search(&q).unwrap();
     assert!(found.hits.is_empty(), "{found:?}");
+}
+
+#[test]
+fn utterances_find_a_tool_by_the_words_and_the_meaning_of_its_users() {
+    use toolscout_spec::ToolSpec;
+    // Its own text shares no word and no topic with how its users ask.
+    let bare = ToolSpec::builder("tide_times", "Tide tables for a harbour.")
+        .build()
+        .unwrap();
+    let asked = ToolSpec::builder("tide_times", "Tide tables for a harbour.")
+        .utterance("is it sunny enough to go sailing")
+        .utterance("do I need an umbrella on the boat")
+        .build()
+        .unwrap();
+    let build = |spec: &ToolSpec, embedder: Option<Arc<dyn Embedder>>| {
+        let mut index = SearchIndex::in_memory().unwrap();
+        if let Some(e) = embedder {
+            index = index.with_embedder(e);
+        }
+        index.extend([IndexDoc::new(spec)], &mut |_| {}).unwrap();
+        index
+    };
+    let ids = |index: &SearchIndex, q: &str| -> Vec<String> {
+        let found = index.search(&SearchQuery::new(q)).unwrap();
+        found.hits.into_iter().map(|h| h.id).collect()
+    };
+
+    // By words: a word only an utterance holds.
+    assert!(ids(&build(&bare, None), "go sailing").is_empty());
+    assert_eq!(ids(&build(&asked, None), "go sailing"), ["tide_times"]);
+
+    // By meaning: "forecast" and "rain" are in no text of the tool, but on the topic of
+    // its utterances.
+    let query = "what does the forecast say about rain";
+    assert!(ids(&build(&bare, Some(Arc::new(Topics))), query).is_empty());
+    let index = build(&asked, Some(Arc::new(Topics)));
+    let found = index.search(&SearchQuery::new(query)).unwrap();
+    assert_eq!(found.hits.len(), 1, "{found:?}");
+    assert_eq!(found.hits[0].field, MatchField::Meaning);
 }

@@ -1,5 +1,6 @@
 //! JSON Lines of `{name, description, parameters}`: the format of the evaluation data
-//! in `shared/data/*/tools.jsonl` (extra keys `source` and `meta` are read when present).
+//! in `shared/data/*/tools.jsonl` (extra keys `source` and `meta` are read when present,
+//! and `utterances`, sample requests in a user's words, a list of strings).
 //!
 //! Names that break the naming rules are repaired with
 //! [`sanitize_name`]; apply the same function to names that
@@ -43,6 +44,20 @@ pub fn from_value(value: &Value) -> Result<ToolSpec> {
         ToolSpec::builder(&name, derive_summary(&name, description)).description(description);
     if let Some(p) = value.get("parameters") {
         b = b.parameters(normalise_parameters(p));
+    }
+    if let Some(list) = value.get("utterances") {
+        let list = list
+            .as_array()
+            .ok_or_else(|| Error::format("jsonl", "\"utterances\" is not an array"))?;
+        for u in list {
+            let u = u.as_str().ok_or_else(|| {
+                Error::format(
+                    "jsonl",
+                    "\"utterances\" holds something other than a string",
+                )
+            })?;
+            b = b.utterance(u);
+        }
     }
     if let Some(meta) = value.get("meta") {
         if let Some(api) = str_field(meta, "api") {

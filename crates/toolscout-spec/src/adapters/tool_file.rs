@@ -3,7 +3,8 @@
 //! The spec's fields (`bundleID`, `slug`, `version`, `displayName`, `argSchema`,
 //! `outputSchema`, `impl`, `isEnabled`, `isBuiltIn`, `createdAt`, `modifiedAt`) are kept
 //! as they are; the ToolSpec fields the spec has no place for (`name`, `summary`,
-//! `usage`, `returns`, `examples`, `errors`, `notes`, `category`, `tags`, `metadata`) are
+//! `usage`, `returns`, `examples`, `errors`, `notes`, `utterances`, `category`, `tags`,
+//! `metadata`) are
 //! extra keys, all optional, so a plain spec file still reads.
 
 use chrono::{DateTime, Utc};
@@ -101,6 +102,9 @@ pub struct ToolFile {
     /// Notes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Sample requests in a user's words ([`ToolSpec::utterances`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub utterances: Vec<String>,
     /// Category id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
@@ -168,6 +172,7 @@ impl ToolFile {
             examples: spec.examples.clone(),
             errors: spec.errors.clone(),
             notes: spec.notes.clone(),
+            utterances: spec.utterances.clone(),
             category: spec.category.clone(),
             tags: spec.tags.clone(),
             metadata: Some(spec.metadata.clone()),
@@ -217,6 +222,9 @@ impl ToolFile {
         }
         for n in &self.notes {
             b = b.note(n);
+        }
+        for u in &self.utterances {
+            b = b.utterance(u);
         }
         b.build()
     }

@@ -31,6 +31,33 @@ fn summaries_must_be_one_non_empty_line() {
 }
 
 #[test]
+fn utterances_are_short_single_lines_and_few() {
+    let build = |utterances: Vec<String>| {
+        let mut b = ToolSpec::builder("t", "A tool");
+        for u in utterances {
+            b = b.utterance(u);
+        }
+        b.build()
+    };
+    let ok = build(vec!["will it rain in Paris tomorrow?".into()]).unwrap();
+    assert_eq!(ok.utterances, ["will it rain in Paris tomorrow?"]);
+    // Absent from the JSON when there are none; read back when there are.
+    let json = serde_json::to_value(&ok).unwrap();
+    assert_eq!(
+        json["utterances"],
+        json!(["will it rain in Paris tomorrow?"])
+    );
+    let plain = serde_json::to_value(build(vec![]).unwrap()).unwrap();
+    assert!(plain.get("utterances").is_none(), "{plain}");
+
+    let err = |u: Vec<String>| build(u).unwrap_err().to_string();
+    assert_snapshot!(err(vec!["fine".into(), " ".into()]), @"tool 't': utterances must each hold a request: #1 is blank");
+    assert_snapshot!(err(vec!["two\nlines".into()]), @"tool 't': utterances must each be one line: #0 is not");
+    assert_snapshot!(err(vec!["x".repeat(301)]), @"tool 't': utterances must each be at most 300 characters: #0 has 301");
+    assert_snapshot!(err(vec!["ask".into(); 33]), @"tool 't': utterances must be at most 32, found 33");
+}
+
+#[test]
 fn canonical_json_round_trips() {
     for spec in toolscout_spec::sample::catalog() {
         let text = serde_json::to_string(&spec).unwrap();

@@ -1,0 +1,158 @@
+//! `toolscout enrich`: a model (here a scripted endpoint speaking the chat-completions
+//! wire format) writes each tool's utterances; search then finds the tool by them.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::Env;
+use crate::scripted::scripted;
+
+fn reply(content: &str) -> String {
+    json!({
+        "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": content}}]
+    })
+    .to_string()
+}
+
+fn enrich(
+    env: &Env,
+    url: &str,
+    input: &std::path::Path,
+    out: &std::path::Path,
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+        .args([
+            "enrich",
+            "--model",
+            "m",
+            "--api-key",
+            "none",
+            "--base-url",
+            url,
+        ])
+        .arg("--tools")
+        .arg(input)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn enrich_adds_utterances_resumes_and_search_finds_tools_by_them() {
+    let env = Env::new();
+    let input = env.path().join("tools.jsonl");
+    let out = env.path().join("enriched.jsonl");
+    let tools = [
+        json!({"name": "tide_times", "description": "Tide tables for a harbour.",
+               "parameters": {"type": "object", "properties": {"harbour": {"type": "string"}}},
+               "source": "test", "meta": {"kept": true}}),
+        json!({"name": "own_words", "description": "Already asked.",
+               "utterances": ["a request of its own"]}),
+    ];
+    let text = format!(
+        "{}\n{{ not json\n{}\n{}\n",
+        tools[0],
+        tools[1],
+        json!({"name": "clock", "description": "The current time."})
+    );
+    std::fs::write(&input, text).unwrap();
+    let (url, server) = scripted(vec![
+        reply(
+            "Here are five:\n1. \"Can I go sailing at noon?\"\n2. When is high water in Brest?\n- ok",
+        ),
+        reply("What time is it in Tokyo?"),
+    ]);
+    let run = enrich(&env, &url, &input, &out);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("jsonl line 2"),
+        "the bad line is named: {stderr}"
+    );
+    assert!(stderr.contains("2 tools given utterances, 0 already there, 1 written as they were, 1 bad line(s) left out"), "{stderr}");
+    let asked = server.join().unwrap();
+    // One request per tool without utterances, naming the tool and its parameters.
+    assert_eq!(asked.len(), 2);
+    let prompt = asked[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("name: tide_times") && prompt.contains("parameters: harbour"),
+        "{prompt}"
+    );
+    assert_eq!(asked[0]["model"], "m");
+
+    let written = lines(&out);
+    assert_eq!(written.len(), 3);
+    assert_eq!(
+        written[0]["utterances"],
+        json!(["Can I go sailing at noon?", "When is high water in Brest?"])
+    );
+    // Everything else on the line is kept as it was.
+    assert_eq!(written[0]["meta"], json!({"kept": true}));
+    assert_eq!(written[0]["source"], "test");
+    assert_eq!(written[1], tools[1]);
+    assert_eq!(
+        written[2]["utterances"],
+        json!(["What time is it in Tokyo?"])
+    );
+
+    // A run killed mid-line is resumed: the cut line goes, nothing is asked again.
+    let mut cut = std::fs::read_to_string(&out).unwrap();
+    let whole = cut.clone();
+    cut.push_str("{\"name\": \"half");
+    std::fs::write(&out, cut).unwrap();
+    let (url, server) = scripted(vec![]);
+    let run = enrich(&env, &url, &input, &out);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(server.join().unwrap().is_empty());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), whole);
+
+    // Imported, the tools are found by their users' words (words only here: hermetic).
+    env.check(&["import", "jsonl", out.to_str().unwrap()]);
+    let found = env.check(&["search", "go sailing"]);
+    assert!(found.starts_with("tide_times"), "{found}");
+}
+
+#[test]
+fn enrich_refuses_to_overwrite_its_input_or_a_file_that_is_not_tools() {
+    let env = Env::new();
+    let input = env.path().join("tools.jsonl");
+    std::fs::write(
+        &input,
+        json!({"name": "clock", "description": "Time."}).to_string(),
+    )
+    .unwrap();
+    let run = enrich(&env, "http://127.0.0.1:9/v1", &input, &input);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--out must be another file"));
+    let other = env.path().join("notes.txt");
+    std::fs::write(&other, "shopping list\n").unwrap();
+    let run = enrich(&env, "http://127.0.0.1:9/v1", &input, &other);
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("notes.txt") && stderr.contains("is not a tool"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&other).unwrap(),
+        "shopping list\n",
+        "left alone"
+    );
+}
