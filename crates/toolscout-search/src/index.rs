@@ -362,7 +362,8 @@ impl SearchIndex {
         self.semantic.as_ref().map(|s| s.embedder.model())
     }
 
-    /// How close in meaning two indexed tools are: the cosine of their committed vectors.
+    /// How close in meaning two indexed tools are: the cosine of their committed vectors,
+    /// calibrated ([`Embedder::calibrate`](crate::Embedder::calibrate)).
     /// `None` without an embedder, or when either id has no vector.
     ///
     /// Near 1 for tools that do the same thing under two names (`calculate_entropy_change`
