@@ -95,16 +95,7 @@ impl Encoder {
             )
         };
         let tokenizer = Tokenizer::from_file(&tokenizer_path)?;
-        if tokenizer.max_id() as usize >= vocab_size {
-            return Err(Error::Tokenizer {
-                path: tokenizer_path,
-                message: format!(
-                    "token id {} is outside the model's vocabulary of {vocab_size} ({})",
-                    tokenizer.max_id(),
-                    vocab_source.display()
-                ),
-            });
-        }
+        check_vocabulary(&tokenizer, &tokenizer_path, vocab_size, vocab_source)?;
         let model = dir
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
@@ -142,17 +133,14 @@ impl Encoder {
         static TOKENIZER: &[u8] = include_bytes!("../models/potion-base-8M-int8/tokenizer.json");
         let dir = Path::new(DIR);
         let table = Table::from_bytes(WEIGHTS, &dir.join("model.safetensors"))?;
-        let tokenizer = Tokenizer::from_slice(TOKENIZER, &dir.join("tokenizer.json"))?;
-        if tokenizer.max_id() as usize >= table.vocabulary() {
-            return Err(Error::Tokenizer {
-                path: dir.join("tokenizer.json"),
-                message: format!(
-                    "token id {} is outside the table's {} rows",
-                    tokenizer.max_id(),
-                    table.vocabulary()
-                ),
-            });
-        }
+        let tokenizer_path = dir.join("tokenizer.json");
+        let tokenizer = Tokenizer::from_slice(TOKENIZER, &tokenizer_path)?;
+        check_vocabulary(
+            &tokenizer,
+            &tokenizer_path,
+            table.vocabulary(),
+            &dir.join("model.safetensors"),
+        )?;
         let encoder = Encoder::assemble(
             BUNDLED_MODEL.to_owned(),
             tokenizer,
@@ -355,6 +343,27 @@ impl toolscout_search::Embedder for Encoder {
     fn calibrate(&self, cosine: f32) -> f32 {
         Encoder::calibrate(self, cosine)
     }
+}
+
+/// Fails when the tokenizer (read from `tokenizer_path`) gives an id past the model's
+/// vocabulary of `vocab_size`, which `vocab_source` says.
+fn check_vocabulary(
+    tokenizer: &Tokenizer,
+    tokenizer_path: &Path,
+    vocab_size: usize,
+    vocab_source: &Path,
+) -> Result<()> {
+    if (tokenizer.max_id() as usize) < vocab_size {
+        return Ok(());
+    }
+    Err(Error::Tokenizer {
+        path: tokenizer_path.to_owned(),
+        message: format!(
+            "token id {} is outside the model's vocabulary of {vocab_size} ({})",
+            tokenizer.max_id(),
+            vocab_source.display()
+        ),
+    })
 }
 
 /// Where the model is looked for: `$TOOLSCOUT_MODEL_DIR`, else

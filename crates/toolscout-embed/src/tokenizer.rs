@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::error::read_json;
+use crate::error::read_file;
 use crate::{Error, Result};
 
 /// Splits text into WordPiece ids, `[CLS]` first and `[SEP]` last.
@@ -30,15 +30,10 @@ pub struct Tokenizer {
 impl Tokenizer {
     /// Reads a Hugging Face `tokenizer.json` whose model is `WordPiece`.
     pub fn from_file(path: &Path) -> Result<Tokenizer> {
-        let json: Value = read_json(path)?;
-        Tokenizer::from_json(&json).map_err(|message| Error::Tokenizer {
-            path: path.to_owned(),
-            message,
-        })
+        Tokenizer::from_slice(&read_file(path)?, path)
     }
 
     /// Reads a `tokenizer.json` already in memory; `path` names it in errors.
-    #[cfg(feature = "bundled")]
     pub(crate) fn from_slice(bytes: &[u8], path: &Path) -> Result<Tokenizer> {
         let json: Value = serde_json::from_slice(bytes).map_err(|cause| Error::Json {
             path: path.to_owned(),
