@@ -133,7 +133,7 @@ fn child_args(global: &Global, dir: &Path) -> Vec<String> {
     if global.meaning.words_only {
         out.push("--words-only".to_owned());
     }
-    if let Some(e) = &global.meaning.encoder {
+    for e in &global.meaning.encoder {
         out.push("--encoder".to_owned());
         out.push(e.display().to_string());
     }

@@ -154,7 +154,7 @@ pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
     if global.meaning.words_only {
         cmd.arg("--words-only");
     }
-    if let Some(e) = &global.meaning.encoder {
+    for e in &global.meaning.encoder {
         cmd.arg("--encoder").arg(e);
     }
     let mut child = cmd

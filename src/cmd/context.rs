@@ -144,74 +144,98 @@ impl SecretArgs {
 /// Ranking by meaning: which sentence encoder, if any.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct MeaningArgs {
-    /// The sentence-encoder model directory (all-MiniLM-L6-v2, which
+    /// A sentence-encoder model directory (all-MiniLM-L6-v2, which
     /// `scripts/fetch-model.sh` fetches; any BERT-family sentence-transformers folder; or a
-    /// model2vec static model) that ranks searches by meaning too. Default:
-    /// $TOOLSCOUT_MODEL_DIR (a directory without a model there means words only), else
-    /// ~/.cache/toolscout/models/all-MiniLM-L6-v2 when it is there, else the built-in
-    /// potion-base-8M
+    /// model2vec static model), or `built-in` for the built-in potion-base-8M, that ranks
+    /// searches by meaning too. Repeat it to mix models: their cosines are averaged.
+    /// Default: the model in $TOOLSCOUT_MODEL_DIR (a directory without a model there means
+    /// words only), else in ~/.cache/toolscout/models/all-MiniLM-L6-v2, mixed with the
+    /// built-in one; without either, the built-in one alone
     #[arg(long, global = true, value_name = "DIR")]
-    pub(crate) encoder: Option<PathBuf>,
+    pub(crate) encoder: Vec<PathBuf>,
     /// Rank by words only, even when a model is there
     #[arg(long, global = true, conflicts_with = "encoder")]
     pub(crate) words_only: bool,
 }
 
+/// The `--encoder` value that names the built-in model.
+const BUILT_IN: &str = "built-in";
+
 impl MeaningArgs {
     /// The embedder these arguments ask for: `None` for words only (`--words-only`, or a
-    /// `$TOOLSCOUT_MODEL_DIR` that holds no model); the built-in potion-base-8M when no
-    /// model was named and none is in the default place.
+    /// `$TOOLSCOUT_MODEL_DIR` that holds no model). Without `--encoder`, a model in the
+    /// default place mixed at equal weights with the built-in potion-base-8M (the two err
+    /// on different tools; see [`toolscout_embed::Ensemble`]), else the built-in one alone.
     ///
-    /// Its vector cache is `~/.cache/toolscout/vectors/<model>-<max tokens>[.<scope>].bin`:
-    /// one file per catalog (`scope`, hashed), so that a command reads back the vectors of
-    /// its own catalog and not those of every catalog ever embedded.
+    /// Each model's vector cache is
+    /// `~/.cache/toolscout/vectors/<model>-<max tokens>[.<scope>].bin`: one file per
+    /// catalog (`scope`, hashed), so that a command reads back the vectors of its own
+    /// catalog and not those of every catalog ever embedded.
     pub(crate) fn embedder(&self, scope: Option<&Path>) -> Result<Option<Arc<dyn Embedder>>> {
         if self.words_only {
             return Ok(None);
         }
-        let dir = match &self.encoder {
-            Some(d) => Some(d.clone()),
-            None => match toolscout_embed::default_model_dir() {
-                Some(d) if d.join("model.safetensors").exists() => Some(d),
+        let mut dirs: Vec<Option<PathBuf>> = self
+            .encoder
+            .iter()
+            .map(|d| (d.as_os_str() != BUILT_IN).then(|| d.clone()))
+            .collect();
+        if dirs.is_empty() {
+            match toolscout_embed::default_model_dir() {
+                Some(d) if d.join("model.safetensors").exists() => dirs = vec![Some(d), None],
                 // A model directory named but empty turns meaning off, as it always has.
                 _ if std::env::var_os("TOOLSCOUT_MODEL_DIR").is_some_and(|d| !d.is_empty()) => {
                     return Ok(None);
                 }
-                _ => None,
-            },
-        };
-        let encoder = match dir {
-            Some(dir) => toolscout_embed::Encoder::load(&dir).with_context(|| {
-                format!(
-                    "loading the sentence encoder from {} (scripts/fetch-model.sh fetches it)",
-                    dir.display()
-                )
-            })?,
-            None => toolscout_embed::Encoder::bundled()
-                .context("loading the built-in sentence encoder")?,
-        };
-        let cache = toolscout_embed::CachedEncoder::default_cache_file(
-            encoder.model(),
-            encoder.max_tokens(),
-        )
-        .map(|file| match scope {
-            Some(scope) => {
-                let scope = scope.canonicalize().unwrap_or_else(|_| scope.to_path_buf());
-                file.with_extension(format!(
-                    "{:016x}.bin",
-                    fnv1a(scope.as_os_str().as_encoded_bytes())
-                ))
+                _ => dirs = vec![None],
             }
-            None => file,
-        });
-        Ok(Some(match cache {
-            Some(file) => Arc::new(
-                toolscout_embed::CachedEncoder::open(encoder, &file)
-                    .with_context(|| format!("opening the vector cache {}", file.display()))?,
-            ),
-            None => Arc::new(encoder),
-        }))
+        }
+        let mut members: Vec<Arc<dyn Embedder>> = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            let encoder = match dir {
+                Some(dir) => toolscout_embed::Encoder::load(&dir).with_context(|| {
+                    format!(
+                        "loading the sentence encoder from {} (scripts/fetch-model.sh fetches it)",
+                        dir.display()
+                    )
+                })?,
+                None => toolscout_embed::Encoder::bundled()
+                    .context("loading the built-in sentence encoder")?,
+            };
+            members.push(cached(encoder, scope)?);
+        }
+        if members.len() == 1 {
+            return Ok(members.pop());
+        }
+        let ensemble =
+            toolscout_embed::Ensemble::new(members.into_iter().map(|m| (m, 1.0)).collect())
+                .context("mixing the sentence encoders")?;
+        Ok(Some(Arc::new(ensemble)))
     }
+}
+
+/// `encoder` behind its vector cache for `scope`'s catalog (see
+/// [`MeaningArgs::embedder`]), or alone without a home directory.
+fn cached(encoder: toolscout_embed::Encoder, scope: Option<&Path>) -> Result<Arc<dyn Embedder>> {
+    let cache =
+        toolscout_embed::CachedEncoder::default_cache_file(encoder.model(), encoder.max_tokens())
+            .map(|file| match scope {
+                Some(scope) => {
+                    let scope = scope.canonicalize().unwrap_or_else(|_| scope.to_path_buf());
+                    file.with_extension(format!(
+                        "{:016x}.bin",
+                        fnv1a(scope.as_os_str().as_encoded_bytes())
+                    ))
+                }
+                None => file,
+            });
+    Ok(match cache {
+        Some(file) => Arc::new(
+            toolscout_embed::CachedEncoder::open(encoder, &file)
+                .with_context(|| format!("opening the vector cache {}", file.display()))?,
+        ),
+        None => Arc::new(encoder),
+    })
 }
 
 /// 64-bit FNV-1a: a stable name for a path.

@@ -204,6 +204,91 @@ fn without_a_fetched_model_search_ranks_by_meaning_with_the_built_in_one() {
 }
 
 #[test]
+fn a_fetched_model_is_mixed_with_the_built_in_one_unless_encoders_are_named() {
+    let env = Env::new();
+    // A model folder where a fetched one would be: the built-in table read from disk.
+    let model = env.path().join("my-model");
+    std::fs::create_dir_all(&model).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/toolscout-embed/models/potion-base-8M-int8");
+    for file in ["model.safetensors", "tokenizer.json"] {
+        std::fs::copy(source.join(file), model.join(file)).unwrap();
+    }
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"model_type": "model2vec", "hidden_dim": 256, "normalize": true}"#,
+    )
+    .unwrap();
+    let tools = env.path().join("tools.jsonl");
+    std::fs::write(
+        &tools,
+        [
+            r#"{"name": "get_weather", "description": "Get the current weather in a city."}"#,
+            r#"{"name": "send_email", "description": "Send an email to a recipient."}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let queries = env.path().join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        r#"{"query": "will it rain in Paris tomorrow", "expected": ["get_weather"]}"#,
+    )
+    .unwrap();
+    let cache = env.path().join("cache");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            .env("TOOLSCOUT_MODEL_DIR", &model)
+            .env("HOME", env.path())
+            .env("XDG_CACHE_HOME", &cache)
+            .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+            .env_remove("XDG_DATA_HOME")
+            .args(args)
+            .args(["eval", "search", "--tools"])
+            .arg(&tools)
+            .arg("--queries")
+            .arg(&queries)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let line = stdout
+            .lines()
+            .chain(stderr.lines())
+            .find(|l| l.starts_with("ranking by"))
+            .map(str::to_owned);
+        (
+            line.unwrap_or_else(|| format!("no ranking line in {stdout}{stderr}")),
+            stdout,
+        )
+    };
+    // Found in the default place: mixed with the built-in model, each cached by name.
+    let (line, stdout) = run(&[]);
+    assert_eq!(
+        line,
+        "ranking by words and meaning (my-model+potion-base-8M-int8)"
+    );
+    assert!(stdout.contains("toolscout "), "{stdout}");
+    let cached: Vec<String> = std::fs::read_dir(cache.join("toolscout/vectors"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for name in ["my-model-", "potion-base-8M-int8-"] {
+        assert!(cached.iter().any(|c| c.starts_with(name)), "{cached:?}");
+    }
+    // Named: exactly the models named, in order; `built-in` names the built-in one.
+    let dir = model.to_str().unwrap();
+    let (line, _) = run(&["--encoder", dir]);
+    assert_eq!(line, "ranking by words and meaning (my-model)");
+    let (line, _) = run(&["--encoder", "built-in", "--encoder", dir]);
+    assert_eq!(
+        line,
+        "ranking by words and meaning (potion-base-8M-int8+my-model)"
+    );
+}
+
+#[test]
 fn a_sentence_encoder_that_is_not_there_is_a_clear_error() {
     let env = Env::new();
     let missing = env.path().join("no-model");

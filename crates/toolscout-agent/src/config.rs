@@ -237,8 +237,8 @@ fn default_confidence_floor() -> f32 {
 /// The default of [`AgentConfig::confidence_floor`].
 ///
 /// **Rationale:** a sentence encoder puts texts on one subject above a cosine of about
-/// 0.3 (the floor `toolscout-search` uses for tools found by meaning alone); below it the
-/// best tool is not about what the message asks. Measured with `toolscout eval retrieve`
+/// 0.3; below it the best tool is not about what the message asks (search lists tools
+/// found by meaning alone down to 0.2, so the agent sees them without being made to call). Measured with `toolscout eval retrieve`
 /// (top 3): tasks with a right tool at or above 0.3 are 0.94 of 400 BFCL tasks and 0.73
 /// of 400 MetaTool tasks; ten no-tool prompts over the BFCL catalog fall below it in 0.5,
 /// over MetaTool's in all, and 400 BFCL irrelevance tasks (over their own tools) in 0.66.

@@ -79,6 +79,9 @@ pub enum Error {
     /// A [`Calibration`](crate::Calibration)'s knots are out of order or out of range.
     #[error("calibration: {0}")]
     Calibration(String),
+    /// An [`Ensemble`](crate::Ensemble) has no members or a weight that is not positive.
+    #[error("ensemble: {0}")]
+    Ensemble(String),
 }
 
 /// This crate's result.

@@ -26,8 +26,12 @@
 //! than MiniLM's, so it carries a [`Calibration`] onto MiniLM's scale, where search's and
 //! the agent's thresholds are set.
 //!
+//! [`Ensemble`] reads several embedders as one (the weighted mean of their cosines):
+//! all-MiniLM-L6-v2 and the built-in potion-base-8M err on different tools, and together
+//! rank better than either.
+//!
 //! [`CachedEncoder`] keeps every vector it computes in an append-only file, so a
-//! catalog of ninety thousand tools is encoded once. Both implement
+//! catalog of ninety thousand tools is encoded once. All three implement
 //! [`toolscout_search::Embedder`].
 //!
 //! ```no_run
@@ -50,6 +54,7 @@
 mod cache;
 mod calibration;
 mod encoder;
+mod ensemble;
 mod error;
 mod model;
 mod st_config;
@@ -59,6 +64,7 @@ mod tokenizer;
 pub use cache::CachedEncoder;
 pub use calibration::Calibration;
 pub use encoder::{BUNDLED_MODEL, DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, default_model_dir};
+pub use ensemble::Ensemble;
 pub use error::{Error, Result};
 pub use st_config::{Pooling, Prompts};
 pub use tokenizer::Tokenizer;

@@ -14,7 +14,7 @@ use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, InvertedIndexRangeQuery, Occur,
     Query, TermQuery,
 };
-use tantivy::schema::{IndexRecordOption, Term, Value};
+use tantivy::schema::{Field, IndexRecordOption, Term, Value};
 use tantivy::{DocAddress, DocSet, Searcher, TERMINATED, TantivyDocument};
 
 use crate::analyzer::{STOP_WORDS, split_words, terms};
@@ -23,7 +23,7 @@ use crate::query::{
 };
 use crate::ranking::{EXACT_WEIGHT, NAME_COVERAGE};
 use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST, NAME_WORDS};
-use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING, Semantic};
+use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING, Semantic, WORDS_NORM_FLOOR};
 use crate::{Result, SearchIndex};
 
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
@@ -165,6 +165,7 @@ impl SearchIndex {
                 text: &q.text,
                 words: self.word_query(&scored, &p.exact),
                 cover: &p.cover,
+                scored: &scored,
             };
             self.run_fused_tier(
                 &searcher, fused, &filters, need, &mut seen, &mut out, &mut cols,
@@ -490,7 +491,8 @@ impl SearchIndex {
 
     /// The word tier of a sentence query when an embedder is set: the best BM25 hits (with
     /// name coverage) and the tools nearest in meaning, each scored
-    /// `bm25 / best bm25 + MEANING_WEIGHT × cosine` (see [`crate::semantic`]).
+    /// `bm25 / max(best bm25, WORDS_NORM_FLOOR × the query's word weight) + MEANING_WEIGHT ×
+    /// cosine` (see [`crate::semantic`]).
     #[allow(clippy::too_many_arguments)]
     fn run_fused_tier(
         &self,
@@ -525,7 +527,12 @@ impl SearchIndex {
             let head = cands.len().min(RERANK_DEPTH);
             self.rerank_by_name_coverage(searcher, f.cover, &mut cands[..head], cols)?;
         }
-        let best = cands.iter().map(|c| c.score).fold(0.0f32, f32::max);
+        // A best hit that holds little of the query's word weight is not a full match.
+        let best = cands
+            .iter()
+            .map(|c| c.score)
+            .fold(0.0f32, f32::max)
+            .max(WORDS_NORM_FLOOR * query_weight(searcher, self.fields.all, f.scored)?);
         let query = f.sem.query_vector(f.text);
         let mut near = f.sem.nearest(&query, depth);
         near.retain(|(_, cos)| *cos >= MIN_MEANING);
@@ -801,6 +808,22 @@ struct FusedTier<'a> {
     text: &'a str,
     words: Option<Box<dyn Query>>,
     cover: &'a [String],
+    scored: &'a [String],
+}
+
+/// The most BM25 can give a tool for `stems` in `field`: each stem some tool holds counts
+/// its IDF times `k1 + 1` (the limit of a term's BM25 as its frequency grows, tantivy's
+/// `k1` being 1.2); stems no tool holds count nothing.
+fn query_weight(searcher: &Searcher, field: Field, stems: &[String]) -> Result<f32> {
+    let n = searcher.num_docs() as f32;
+    let mut weight = 0.0f32;
+    for stem in stems {
+        let df = searcher.doc_freq(&Term::from_field_text(field, stem))? as f32;
+        if df > 0.0 {
+            weight += (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * 2.2;
+        }
+    }
+    Ok(weight)
 }
 
 /// `query`, restricted by the filters (unchanged when there are none, so that tantivy can

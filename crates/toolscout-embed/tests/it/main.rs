@@ -5,6 +5,7 @@
 #[cfg(feature = "bundled")]
 mod bundled;
 mod cache;
+mod ensemble;
 mod fixture;
 mod forward;
 mod reference;
