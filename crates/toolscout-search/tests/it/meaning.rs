@@ -481,3 +481,45 @@ fn utterances_find_a_tool_by_the_words_and_the_meaning_of_its_users() {
     assert_eq!(found.hits.len(), 1, "{found:?}");
     assert_eq!(found.hits[0].field, MatchField::Meaning);
 }
+
+#[test]
+fn a_word_hit_that_holds_little_of_the_query_is_not_a_full_match() {
+    use toolscout_spec::ToolSpec;
+    const WORDS: [&str; 8] = [
+        "alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "theta",
+    ];
+    // Eight tools, each holding one word of the query, and one on its weather topic that
+    // holds none (a cosine of about 0.32 with it).
+    let mut specs: Vec<ToolSpec> = (0..WORDS.len())
+        .map(|i| {
+            let description = format!("Handles {}.", WORDS[i]);
+            ToolSpec::builder(format!("tool_{i}"), description)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    specs.push(
+        ToolSpec::builder("umbrella_check", "Tells if rain is coming.")
+            .build()
+            .unwrap(),
+    );
+    let index = SearchIndex::in_memory()
+        .unwrap()
+        .with_embedder(Arc::new(Topics));
+    index
+        .extend(specs.iter().map(IndexDoc::new), &mut |_| {})
+        .unwrap();
+    let ranked = |q: &str| -> Vec<String> {
+        let found = index.search(&SearchQuery::new(q)).unwrap();
+        found.hits.into_iter().map(|h| h.id).collect()
+    };
+    let topic = "the forecast of a document on disk to save";
+    // The best word hit holds an eighth of the query's catalog words: a fraction of a full
+    // match, and the tool closest in meaning comes first.
+    let spread = ranked(&format!("{} {topic}", WORDS.join(" ")));
+    assert_eq!(spread[0], "umbrella_check", "{spread:?}");
+    // Holding all the query's catalog words, a word hit is a full match again.
+    let one = ranked(&format!("alpha {topic}"));
+    assert_eq!(one[0], "tool_0", "{one:?}");
+    assert!(one.contains(&"umbrella_check".to_owned()), "{one:?}");
+}
