@@ -70,7 +70,7 @@ impl std::fmt::Debug for Ensemble {
 impl Ensemble {
     /// Combines `members`, each with its weight (any positive numbers: they are divided by
     /// their sum). Fails without members, or for a weight that is not a positive finite
-    /// number. Each member is asked for one vector here, to learn its length.
+    /// number. Each member embeds one short text here, to learn its vectors' length.
     ///
     /// The name ([`Embedder::model`]) is the members' names joined by `+`, each followed
     /// by `*` and its share (two decimals) unless all shares are equal; an index built
@@ -89,7 +89,7 @@ impl Ensemble {
         let members: Vec<Member> = members
             .into_iter()
             .map(|(embedder, w)| Member {
-                dim: embedder.embed_query("").len(),
+                dim: embedder.embed_query("a").len(),
                 weight: w / total,
                 embedder,
             })

@@ -811,16 +811,19 @@ struct FusedTier<'a> {
     scored: &'a [String],
 }
 
+/// BM25's `k1 + 1` in tantivy (`k1` = 1.2): the limit of a term's score over its IDF as
+/// the term's frequency in a text grows.
+const BM25_K1_PLUS_ONE: f32 = 2.2;
+
 /// The most BM25 can give a tool for `stems` in `field`: each stem some tool holds counts
-/// its IDF times `k1 + 1` (the limit of a term's BM25 as its frequency grows, tantivy's
-/// `k1` being 1.2); stems no tool holds count nothing.
+/// its IDF times [`BM25_K1_PLUS_ONE`]; stems no tool holds count nothing.
 fn query_weight(searcher: &Searcher, field: Field, stems: &[String]) -> Result<f32> {
     let n = searcher.num_docs() as f32;
     let mut weight = 0.0f32;
     for stem in stems {
         let df = searcher.doc_freq(&Term::from_field_text(field, stem))? as f32;
         if df > 0.0 {
-            weight += (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * 2.2;
+            weight += (1.0 + (n - df + 0.5) / (df + 0.5)).ln() * BM25_K1_PLUS_ONE;
         }
     }
     Ok(weight)
