@@ -69,12 +69,13 @@ pub trait Embedder: Send + Sync {
 /// | 1000 (meaning alone), none, none | / 0.837 | / 0.796 | |
 ///
 /// 2.5 is the most meaning that loses nothing on any set with either encoder; more
-/// trades BFCL for MetaTool. BFCL's queries name what they want in the tools' own words (and its misses are
-/// near-twins, whatever the weights); MetaTool's and people's requests say it in other
-/// words, where the best BM25 hit shares a word or two with the query and normalising by
-/// it alone made that a full match. Earlier, with MiniLM alone: weights 1, 1.5, 2, 3, 4 gave
-/// BFCL 0.865, 0.869, 0.872, 0.867, 0.864; the tool text embedded (name words and
-/// description; with parameter names; the summary only) moved BFCL by under 0.002.
+/// trades BFCL for MetaTool. BFCL's queries name what they want in the tools' own words
+/// (and its misses are near-twins, whatever the weights); MetaTool's and people's
+/// requests say it in other words, where the best BM25 hit shares a word or two with the
+/// query and normalising by it alone made that a full match. Earlier, with MiniLM alone:
+/// weights 1, 1.5, 2, 3, 4 gave BFCL 0.865, 0.869, 0.872, 0.867, 0.864; the tool text
+/// embedded (name words and description; with parameter names; the summary only) moved
+/// BFCL by under 0.002.
 pub(crate) const MEANING_WEIGHT: f32 = 2.5;
 /// The least a sentence query's BM25 is divided by, as a share of its word weight (the
 /// most BM25 gives a tool holding every query word the catalog has, each as often as
@@ -195,7 +196,7 @@ impl Semantic {
     pub(crate) fn between(&self, a: &str, b: &str) -> Option<f32> {
         let store = self.read();
         let (i, j) = (*store.by_id.get(a)?, *store.by_id.get(b)?);
-        Some(self.embedder.calibrate(store.dot(&store.vector(i), j)))
+        Some(self.embedder.calibrate(store.dot_rows(i, j)))
     }
 
     /// The `k` ids whose vectors are closest to `query`, best first, with their calibrated
@@ -275,24 +276,30 @@ impl Store {
         self.scales.truncate(last);
     }
 
-    /// The dot product of `query` with row `i`.
-    fn dot(&self, query: &[f32], i: usize) -> f32 {
+    /// Row `i`: its int8 components and their scale.
+    fn row(&self, i: usize) -> (&[i8], f32) {
         let row = self
             .rows
             .get(i * self.dim..(i + 1) * self.dim)
             .unwrap_or_default();
-        dot_i8(query, row) * self.scales.get(i).copied().unwrap_or(0.0)
+        (row, self.scales.get(i).copied().unwrap_or(0.0))
     }
 
-    /// Row `i` as floats.
-    fn vector(&self, i: usize) -> Vec<f32> {
-        let scale = self.scales.get(i).copied().unwrap_or(0.0);
-        self.rows
-            .get(i * self.dim..(i + 1) * self.dim)
-            .unwrap_or_default()
+    /// The dot product of `query` with row `i`.
+    fn dot(&self, query: &[f32], i: usize) -> f32 {
+        let (row, scale) = self.row(i);
+        dot_i8(query, row) * scale
+    }
+
+    /// The dot product of rows `i` and `j`, summed exactly in integers.
+    fn dot_rows(&self, i: usize, j: usize) -> f32 {
+        let ((a, sa), (b, sb)) = (self.row(i), self.row(j));
+        let sum: i32 = a
             .iter()
-            .map(|&x| f32::from(x) * scale)
-            .collect()
+            .zip(b)
+            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+            .sum();
+        sum as f32 * sa * sb
     }
 }
 
