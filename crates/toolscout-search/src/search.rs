@@ -505,36 +505,33 @@ impl SearchIndex {
         cols: &mut Columns,
     ) -> Result<()> {
         let depth = (need.saturating_sub(out.len()) + seen.len() + TIE_MARGIN).max(FUSE_DEPTH);
-        let mut cands: Vec<Cand> = Vec::new();
-        let mut lexical: HashSet<DocAddress> = HashSet::new();
-        if let Some(words) = f.words {
-            let query = with_filters(words, filters);
-            let top = searcher.search(&query, &TopDocs::with_limit(depth).order_by_score())?;
-            for (score, addr) in top {
-                if seen.contains(&addr) {
-                    continue;
-                }
-                lexical.insert(addr);
-                cands.push(Cand {
-                    addr,
-                    tier: Tier::Word,
-                    score,
-                    modified_at: cols.modified_at(searcher, addr)?,
-                    by_meaning: false,
-                    meaning: None,
-                });
-            }
-            let head = cands.len().min(RERANK_DEPTH);
-            self.rerank_by_name_coverage(searcher, f.cover, &mut cands[..head], cols)?;
-        }
+        // The query's embedding (a transformer's pass can take longer than the BM25 search
+        // on a large catalog) runs beside the word search.
+        let (sem, text, words) = (f.sem, f.text, f.words);
+        let (words, query) = std::thread::scope(|scope| {
+            let embedding = scope.spawn(|| sem.query_vector(text));
+            let words = match words {
+                Some(words) => self.fused_word_hits(
+                    searcher,
+                    with_filters(words, filters),
+                    f.cover,
+                    depth,
+                    seen,
+                    cols,
+                ),
+                None => Ok((Vec::new(), HashSet::new())),
+            };
+            // An embedder that panicked leaves the query to words alone.
+            (words, embedding.join().unwrap_or_default())
+        });
+        let (mut cands, lexical) = words?;
         // A best hit that holds little of the query's word weight is not a full match.
         let best = cands
             .iter()
             .map(|c| c.score)
             .fold(0.0f32, f32::max)
             .max(WORDS_NORM_FLOOR * query_weight(searcher, self.fields.all, f.scored)?);
-        let query = f.sem.query_vector(f.text);
-        let mut near = f.sem.nearest(&query, depth);
+        let mut near = sem.nearest(&query, depth);
         near.retain(|(_, cos)| *cos >= MIN_MEANING);
         if !near.is_empty() {
             // The nearest tools that pass the filters, by id.
@@ -568,7 +565,7 @@ impl SearchIndex {
             ids.push(self.doc_id(searcher, c.addr)?);
         }
         let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let cosines = f.sem.cosines(&query, &id_refs);
+        let cosines = sem.cosines(&query, &id_refs);
         for (c, cos) in cands.iter_mut().zip(cosines) {
             let words = if best > 0.0 { c.score / best } else { 0.0 };
             c.score = words + MEANING_WEIGHT * cos.unwrap_or(0.0);
@@ -581,6 +578,39 @@ impl SearchIndex {
         }
         out.extend(cands);
         Ok(())
+    }
+
+    /// The BM25 hits of a fused tier's word query (not yet `seen`), the first
+    /// [`RERANK_DEPTH`] reranked by name coverage, and their addresses.
+    fn fused_word_hits(
+        &self,
+        searcher: &Searcher,
+        query: Box<dyn Query>,
+        cover: &[String],
+        depth: usize,
+        seen: &HashSet<DocAddress>,
+        cols: &mut Columns,
+    ) -> Result<(Vec<Cand>, HashSet<DocAddress>)> {
+        let mut cands: Vec<Cand> = Vec::new();
+        let mut lexical: HashSet<DocAddress> = HashSet::new();
+        let top = searcher.search(&query, &TopDocs::with_limit(depth).order_by_score())?;
+        for (score, addr) in top {
+            if seen.contains(&addr) {
+                continue;
+            }
+            lexical.insert(addr);
+            cands.push(Cand {
+                addr,
+                tier: Tier::Word,
+                score,
+                modified_at: cols.modified_at(searcher, addr)?,
+                by_meaning: false,
+                meaning: None,
+            });
+        }
+        let head = cands.len().min(RERANK_DEPTH);
+        self.rerank_by_name_coverage(searcher, cover, &mut cands[..head], cols)?;
+        Ok((cands, lexical))
     }
 
     /// Multiplies each word hit's score by its name coverage (see [`NAME_COVERAGE`]): the
