@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use futures_util::{StreamExt as _, stream};
 use serde_json::Value;
 use toolscout_agent::{ChatClient, write_utterances};
+use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::jsonl;
 
 use super::agent_opts::EndpointArgs;
@@ -24,8 +26,25 @@ pub(crate) struct Args {
     /// exists, the run resumes: the tools already in it are kept and not asked again
     #[arg(long)]
     out: PathBuf,
+    /// How many requests to have in flight at once (1–64). A hosted endpoint answers
+    /// several at a time; a local server with one slot gains nothing from more than 1.
+    /// Lines are written in the input's order whatever the order of the answers
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    concurrency: u16,
     #[command(flatten)]
     endpoint: EndpointArgs,
+}
+
+/// What becomes of one input line.
+enum Job {
+    /// Written as it was (it has utterances of its own).
+    Keep(Value),
+    /// Asked for utterances, then written.
+    Ask {
+        value: Value,
+        spec: Box<ToolSpec>,
+        line: usize,
+    },
 }
 
 pub(crate) fn run(args: &Args) -> Result<()> {
@@ -50,10 +69,9 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .collect();
-    let (mut asked, mut kept, mut bad) = (0usize, 0usize, 0usize);
-    let started = Instant::now();
-    for (i, line) in &lines {
-        let where_ = || format!("{} line {}", args.tools.display(), i + 1);
+    let (mut kept, mut bad) = (0usize, 0usize);
+    let mut jobs = Vec::new();
+    for &(i, line) in &lines {
         let spec = match jsonl::from_line(line, i + 1) {
             Ok(spec) => spec,
             Err(e) => {
@@ -66,36 +84,76 @@ pub(crate) fn run(args: &Args) -> Result<()> {
             kept += 1;
             continue;
         }
-        let mut value: Value = serde_json::from_str(line).with_context(where_)?;
-        if spec.utterances.is_empty() {
-            let utterances = runtime
-                .block_on(write_utterances(&client, &args.endpoint.model, &spec))
-                .with_context(|| {
-                    format!(
-                        "asking {} for the utterances of '{}' ({}); run again to resume",
-                        args.endpoint.base_url,
-                        spec.name,
-                        where_()
-                    )
-                })?;
-            if let Value::Object(map) = &mut value {
-                map.insert("utterances".to_owned(), utterances.into());
+        let value: Value = serde_json::from_str(line)
+            .with_context(|| format!("{} line {}", args.tools.display(), i + 1))?;
+        jobs.push(if spec.utterances.is_empty() {
+            Job::Ask {
+                value,
+                spec: Box::new(spec),
+                line: i + 1,
             }
-            asked += 1;
-        }
-        // One write per line: a run killed between two tools leaves whole lines.
-        let mut record = serde_json::to_string(&value)?;
-        record.push('\n');
-        out.write_all(record.as_bytes())
-            .with_context(|| format!("writing {}", args.out.display()))?;
-        if asked > 0 && asked % 10 == 0 {
-            eprintln!(
-                "{asked} tools asked ({:.1} s a tool), {} to go",
-                started.elapsed().as_secs_f64() / asked as f64,
-                lines.len() - asked - kept - bad
-            );
-        }
+        } else {
+            Job::Keep(value)
+        });
     }
+    let to_ask = jobs.iter().filter(|j| matches!(j, Job::Ask { .. })).count();
+    let asked = runtime.block_on(async {
+        // At most `concurrency` requests in flight; `buffered` hands the answers back in
+        // the input's order, so the file is the input's lines in order.
+        let mut answers = stream::iter(jobs)
+            .map(|job| {
+                let (client, base_url) = (&client, args.endpoint.base_url.as_str());
+                let model = args.endpoint.model.as_str();
+                let tools = &args.tools;
+                async move {
+                    match job {
+                        Job::Keep(value) => Ok((value, false)),
+                        Job::Ask {
+                            mut value,
+                            spec,
+                            line,
+                        } => {
+                            let utterances = write_utterances(client, model, &spec)
+                                .await
+                                .with_context(|| {
+                                    format!(
+                                        "asking {} for the utterances of '{}' ({} line {line}); run again to resume",
+                                        base_url,
+                                        spec.name,
+                                        tools.display(),
+                                    )
+                                })?;
+                            if let Value::Object(map) = &mut value {
+                                map.insert("utterances".to_owned(), utterances.into());
+                            }
+                            Ok::<_, anyhow::Error>((value, true))
+                        }
+                    }
+                }
+            })
+            .buffered(usize::from(args.concurrency));
+        let started = Instant::now();
+        let mut asked = 0usize;
+        while let Some(answer) = answers.next().await {
+            let (value, was_asked) = answer?;
+            // One write per line: a run killed between two tools leaves whole lines.
+            let mut record = serde_json::to_string(&value)?;
+            record.push('\n');
+            out.write_all(record.as_bytes())
+                .with_context(|| format!("writing {}", args.out.display()))?;
+            if was_asked {
+                asked += 1;
+                if asked.is_multiple_of(10) {
+                    eprintln!(
+                        "{asked} tools asked ({:.1} s a tool), {} to go",
+                        started.elapsed().as_secs_f64() / asked as f64,
+                        to_ask - asked
+                    );
+                }
+            }
+        }
+        Ok::<_, anyhow::Error>(asked)
+    })?;
     out.sync_all()
         .with_context(|| format!("writing {}", args.out.display()))?;
     eprintln!(

@@ -156,3 +156,146 @@ fn enrich_refuses_to_overwrite_its_input_or_a_file_that_is_not_tools() {
         "left alone"
     );
 }
+
+/// A chat-completions server that holds every request until `width` of them are open at
+/// once (or `patience` passes), then answers each with a request naming the tool its
+/// prompt names. Returns the base URL and, per round, how many requests were open.
+fn answers_in_rounds(
+    width: usize,
+    rounds: usize,
+    patience: std::time::Duration,
+) -> (String, std::thread::JoinHandle<Vec<usize>>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let handle = std::thread::spawn(move || {
+        let mut open_per_round = Vec::new();
+        for _ in 0..rounds {
+            let deadline = std::time::Instant::now() + patience;
+            let mut open = Vec::new();
+            while open.len() < width && std::time::Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        let mut reader = BufReader::new(stream.try_clone().unwrap());
+                        let mut length = 0;
+                        loop {
+                            let mut line = String::new();
+                            reader.read_line(&mut line).unwrap();
+                            if line == "\r\n" {
+                                break;
+                            }
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                length = v.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).unwrap();
+                        let body: Value = serde_json::from_slice(&body).unwrap();
+                        let prompt = body["messages"][0]["content"].as_str().unwrap().to_owned();
+                        let name = prompt
+                            .lines()
+                            .find_map(|l| l.strip_prefix("name: "))
+                            .unwrap()
+                            .to_owned();
+                        open.push((stream, name));
+                    }
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+                }
+            }
+            open_per_round.push(open.len());
+            // Answered last first: the order of the answers is not the order of the lines.
+            for (mut stream, name) in open.into_iter().rev() {
+                let body = reply(&format!("I need {name} now"));
+                write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+            }
+        }
+        open_per_round
+    });
+    (url, handle)
+}
+
+#[test]
+fn enrich_keeps_several_requests_in_flight_and_writes_lines_in_order() {
+    let env = Env::new();
+    let input = env.path().join("tools.jsonl");
+    let out = env.path().join("enriched.jsonl");
+    let names: Vec<String> = (0..6).map(|i| format!("tool_{i}")).collect();
+    let text: String = names
+        .iter()
+        .map(|n| {
+            format!(
+                "{}\n",
+                json!({"name": n, "description": format!("Does {n}.")})
+            )
+        })
+        .collect();
+    std::fs::write(&input, text).unwrap();
+    // Two rounds of three: the server answers only when three requests are open at once.
+    let (url, server) = answers_in_rounds(3, 2, std::time::Duration::from_secs(20));
+    let run = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+        .args([
+            "enrich",
+            "--model",
+            "m",
+            "--api-key",
+            "none",
+            "--concurrency",
+            "3",
+        ])
+        .args(["--base-url", &url])
+        .arg("--tools")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        server.join().unwrap(),
+        [3, 3],
+        "three requests in flight per round"
+    );
+    let written = lines(&out);
+    let got: Vec<(&str, &Value)> = written
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), &v["utterances"]))
+        .collect();
+    let want: Vec<(&str, Value)> = names
+        .iter()
+        .map(|n| (n.as_str(), json!([format!("I need {n} now")])))
+        .collect();
+    assert_eq!(got.len(), want.len());
+    for ((name, utterances), (want_name, want_utterances)) in got.iter().zip(&want) {
+        assert_eq!(name, want_name, "lines in the input's order");
+        assert_eq!(*utterances, want_utterances, "each tool its own answer");
+    }
+
+    // Out of range: refused before anything is asked.
+    let run = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .args(["enrich", "--model", "m", "--concurrency", "0", "--tools"])
+        .arg(&input)
+        .arg("--out")
+        .arg(env.path().join("other.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("--concurrency"),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
