@@ -10,7 +10,6 @@ use anyhow::{Context, Result, bail};
 use futures_util::{StreamExt as _, stream};
 use serde_json::Value;
 use toolscout_agent::{ChatClient, write_utterances};
-use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::jsonl;
 
 use super::agent_opts::EndpointArgs;
@@ -33,18 +32,6 @@ pub(crate) struct Args {
     concurrency: u16,
     #[command(flatten)]
     endpoint: EndpointArgs,
-}
-
-/// What becomes of one input line.
-enum Job {
-    /// Written as it was (it has utterances of its own).
-    Keep(Value),
-    /// Asked for utterances, then written.
-    Ask {
-        value: Value,
-        spec: Box<ToolSpec>,
-        line: usize,
-    },
 }
 
 pub(crate) fn run(args: &Args) -> Result<()> {
@@ -70,7 +57,10 @@ pub(crate) fn run(args: &Args) -> Result<()> {
         .filter(|(_, l)| !l.trim().is_empty())
         .collect();
     let (mut kept, mut bad) = (0usize, 0usize);
-    let mut jobs = Vec::new();
+    // The lines to write, and whether each is asked for utterances: only these
+    // few bytes a line are kept, and each line is parsed again when its turn comes,
+    // so that a catalog of any size takes the memory of `concurrency` tools.
+    let mut plan: Vec<(usize, &str, bool)> = Vec::new();
     for &(i, line) in &lines {
         let spec = match jsonl::from_line(line, i + 1) {
             Ok(spec) => spec,
@@ -84,51 +74,38 @@ pub(crate) fn run(args: &Args) -> Result<()> {
             kept += 1;
             continue;
         }
-        let value: Value = serde_json::from_str(line)
-            .with_context(|| format!("{} line {}", args.tools.display(), i + 1))?;
-        jobs.push(if spec.utterances.is_empty() {
-            Job::Ask {
-                value,
-                spec: Box::new(spec),
-                line: i + 1,
-            }
-        } else {
-            Job::Keep(value)
-        });
+        plan.push((i + 1, line, spec.utterances.is_empty()));
     }
-    let to_ask = jobs.iter().filter(|j| matches!(j, Job::Ask { .. })).count();
+    let to_ask = plan.iter().filter(|(_, _, ask)| *ask).count();
     let asked = runtime.block_on(async {
         // At most `concurrency` requests in flight; `buffered` hands the answers back in
         // the input's order, so the file is the input's lines in order.
-        let mut answers = stream::iter(jobs)
-            .map(|job| {
-                let (client, base_url) = (&client, args.endpoint.base_url.as_str());
-                let model = args.endpoint.model.as_str();
+        let mut answers = stream::iter(plan)
+            .map(|(number, line, ask)| {
+                let client = &client;
+                let endpoint = &args.endpoint;
                 let tools = &args.tools;
                 async move {
-                    match job {
-                        Job::Keep(value) => Ok((value, false)),
-                        Job::Ask {
-                            mut value,
-                            spec,
-                            line,
-                        } => {
-                            let utterances = write_utterances(client, model, &spec)
-                                .await
-                                .with_context(|| {
-                                    format!(
-                                        "asking {} for the utterances of '{}' ({} line {line}); run again to resume",
-                                        base_url,
-                                        spec.name,
-                                        tools.display(),
-                                    )
-                                })?;
-                            if let Value::Object(map) = &mut value {
-                                map.insert("utterances".to_owned(), utterances.into());
-                            }
-                            Ok::<_, anyhow::Error>((value, true))
-                        }
+                    let where_ = || format!("{} line {number}", tools.display());
+                    let mut value: Value = serde_json::from_str(line).with_context(where_)?;
+                    if !ask {
+                        return Ok((value, false));
                     }
+                    let spec = jsonl::from_line(line, number)?;
+                    let utterances = write_utterances(client, &endpoint.model, &spec)
+                        .await
+                        .with_context(|| {
+                            format!(
+                                "asking {} for the utterances of '{}' ({}); run again to resume",
+                                endpoint.base_url,
+                                spec.name,
+                                where_()
+                            )
+                        })?;
+                    if let Value::Object(map) = &mut value {
+                        map.insert("utterances".to_owned(), utterances.into());
+                    }
+                    Ok::<_, anyhow::Error>((value, true))
                 }
             })
             .buffered(usize::from(args.concurrency));
