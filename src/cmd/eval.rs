@@ -202,19 +202,23 @@ struct Sums {
     n: usize,
     r1: f64,
     r5: f64,
+    /// The sum of the squares of each query's recall@5, for its standard error.
+    r5_sq: f64,
     r10: f64,
     mrr: f64,
 }
 
 impl Sums {
-    fn add(&mut self, ranked: &[&str], expected: &[String]) {
+    /// Adds one query's figures; returns its recall@5.
+    fn add(&mut self, ranked: &[&str], expected: &[String]) -> f64 {
         let rows: Vec<Vec<&str>> = ranked.iter().map(|r| vec![*r]).collect();
-        self.add_rows(&rows, expected);
+        self.add_rows(&rows, expected)
     }
 
     /// Adds one query's recall@1/5/10 and reciprocal rank over rows of tools (a hit and
-    /// the near-twins shown with it), a row counting as one position.
-    fn add_rows(&mut self, rows: &[Vec<&str>], expected: &[String]) {
+    /// the near-twins shown with it), a row counting as one position; returns its
+    /// recall@5.
+    fn add_rows(&mut self, rows: &[Vec<&str>], expected: &[String]) -> f64 {
         let exp: HashSet<&str> = expected.iter().map(String::as_str).collect();
         let recall = |k: usize| {
             let found = rows
@@ -227,18 +231,22 @@ impl Sums {
         };
         self.n += 1;
         self.r1 += recall(1);
-        self.r5 += recall(5);
+        let r5 = recall(5);
+        self.r5 += r5;
+        self.r5_sq += r5 * r5;
         self.r10 += recall(10);
         self.mrr += rows
             .iter()
             .position(|r| r.iter().any(|n| exp.contains(n)))
             .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+        r5
     }
 
     fn merge(&mut self, o: &Sums) {
         self.n += o.n;
         self.r1 += o.r1;
         self.r5 += o.r5;
+        self.r5_sq += o.r5_sq;
         self.r10 += o.r10;
         self.mrr += o.mrr;
     }
@@ -246,7 +254,20 @@ impl Sums {
     fn json(&self) -> Value {
         let n = self.n.max(1) as f64;
         let r = |x: f64| (x / n * 1000.0).round() / 1000.0;
-        json!({"recall_at_1": r(self.r1), "recall_at_5": r(self.r5), "recall_at_10": r(self.r10), "mrr": r(self.mrr)})
+        json!({"recall_at_1": r(self.r1), "recall_at_5": r(self.r5), "recall_at_10": r(self.r10), "mrr": r(self.mrr),
+            "recall_at_5_margin_95": (self.r5_margin() * 1000.0).round() / 1000.0})
+    }
+
+    /// Half the width of recall@5's 95 % confidence interval over these queries (1.96
+    /// standard errors of the mean of the per-query recalls).
+    fn r5_margin(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = self.n as f64;
+        let mean = self.r5 / n;
+        let variance = (self.r5_sq / n - mean * mean).max(0.0);
+        1.96 * (variance / n).sqrt()
     }
 
     fn line(&self, label: &str) -> String {
@@ -273,6 +294,37 @@ struct Row {
     grouped: Sums,
     /// How many names the first five grouped hits show, summed over queries.
     shown: usize,
+    /// Query by query against words alone (with a model) and against BM25.
+    vs_words: Paired,
+    vs_bm25: Paired,
+}
+
+/// Two rankings compared on the same queries, at 5.
+#[derive(Default, Clone, Copy)]
+struct Paired {
+    /// Queries where toolscout's recall@5 is the higher.
+    better: usize,
+    /// Queries where it is the lower.
+    worse: usize,
+}
+
+impl Paired {
+    fn add(&mut self, ours: f64, theirs: f64) {
+        if ours > theirs {
+            self.better += 1;
+        } else if ours < theirs {
+            self.worse += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &Paired) {
+        self.better += o.better;
+        self.worse += o.worse;
+    }
+
+    fn json(&self) -> Value {
+        json!({"better": self.better, "worse": self.worse})
+    }
 }
 
 impl Row {
@@ -282,6 +334,8 @@ impl Row {
         self.words.merge(&o.words);
         self.grouped.merge(&o.grouped);
         self.shown += o.shown;
+        self.vs_words.merge(&o.vs_words);
+        self.vs_bm25.merge(&o.vs_bm25);
     }
 }
 
@@ -387,8 +441,10 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
     if json_out {
         let mut v = json!({"queries": all.toolscout.n, "tools": tools.len(),
             "toolscout": all.toolscout.json(), "bm25": all.bm25.json(), "model": model});
+        v["bm25"]["toolscout_vs_bm25"] = all.vs_bm25.json();
         if words.is_some() {
             v["words_only"] = all.words.json();
+            v["words_only"]["toolscout_vs_words_only"] = all.vs_words.json();
         }
         if let Some(at) = twins {
             v["twins_grouped"] = all.grouped.json();
@@ -427,6 +483,25 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
         println!("{}", all.words.line("toolscout, words only"));
     }
     println!("{}", all.bm25.line("bm25 (baseline)"));
+    let queries = |n: usize| format!("{n} {}", if n == 1 { "query" } else { "queries" });
+    let against = |p: &Paired, what: &str| {
+        format!(
+            "against {what}: a higher R@5 on {}, a lower on {}",
+            queries(p.better),
+            p.worse
+        )
+    };
+    println!(
+        "  (toolscout's R@5 ±{:.3} at 95 % over these {}; {}{})",
+        all.toolscout.r5_margin(),
+        queries(all.toolscout.n),
+        if words.is_some() {
+            format!("{}; ", against(&all.vs_words, "words only"))
+        } else {
+            String::new()
+        },
+        against(&all.vs_bm25, "BM25")
+    );
     if a.by_source {
         tally.sort_by(|x, y| x.source.cmp(&y.source));
         for row in &tally {
@@ -463,7 +538,7 @@ fn run_queries(
             .filter_map(|(i, _)| tools.get(i).map(|t| t.name.as_str()))
             .collect();
         let e = tally_of(&mut tally, &q.source);
-        e.toolscout.add(&ranked, &q.expected);
+        let ours = e.toolscout.add(&ranked, &q.expected);
         if let Some(at) = twins {
             let found = index.search(
                 &SearchQuery::new(q.text.as_str())
@@ -482,11 +557,13 @@ fn run_queries(
             e.grouped.add_rows(&rows, &q.expected);
             e.shown += rows.iter().take(5).map(Vec::len).sum::<usize>();
         }
-        e.bm25.add(&base, &q.expected);
+        let theirs = e.bm25.add(&base, &q.expected);
+        e.vs_bm25.add(ours, theirs);
         if let Some(w) = words {
             let found = w.search(&SearchQuery::new(q.text.as_str()).with_limit(100))?;
             let ranked: Vec<&str> = found.hits.iter().map(|h| h.id.as_str()).collect();
-            e.words.add(&ranked, &q.expected);
+            let theirs = e.words.add(&ranked, &q.expected);
+            e.vs_words.add(ours, theirs);
         }
         if misses.len() < want_misses
             && !ranked

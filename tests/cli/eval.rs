@@ -281,3 +281,74 @@ fn eval_retrieve_measures_the_retrieve_step_without_a_model() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--top-k must be at least 1"));
 }
+
+/// `eval search` says how sure its recall@5 is and compares the rankings query by query.
+#[test]
+fn eval_search_prints_the_margin_of_recall_and_a_query_by_query_comparison() {
+    let env = Env::new();
+    let tools = env.path().join("tools.jsonl");
+    let queries = env.path().join("queries.jsonl");
+    let names = [
+        ("get_weather", "Get the current weather in a city."),
+        ("send_email", "Send an email to a recipient."),
+        ("read_file", "Read a text file from disk."),
+        ("list_events", "List calendar events for a day."),
+        ("convert_currency", "Convert an amount between currencies."),
+        ("search_flights", "Search flights between two airports."),
+        ("play_music", "Play a song or playlist."),
+    ];
+    let text: String = names
+        .iter()
+        .map(|(n, d)| format!("{}\n", json!({"name": n, "description": d})))
+        .collect();
+    std::fs::write(&tools, text).unwrap();
+    // Both find the first; only toolscout the misspelled name; only the plain BM25
+    // (which keeps "a") the last.
+    let queries_text = [
+        json!({"query": "weather in Paris", "expected": ["get_weather"]}),
+        json!({"query": "wether", "expected": ["get_weather"]}),
+        json!({"query": "translate a poem", "expected": ["send_email"]}),
+    ]
+    .map(|q| q.to_string())
+    .join("\n");
+    std::fs::write(&queries, queries_text).unwrap();
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolscout"));
+        cmd.env("TOOLSCOUT_HOME", env.path().join("catalog"))
+            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd
+            .args(["eval", "search", "--tools"])
+            .arg(&tools)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let figures: Value = serde_json::from_str(&run(true)).unwrap();
+    assert_eq!(figures["toolscout"]["recall_at_5"], 0.667, "{figures}");
+    assert_eq!(figures["bm25"]["recall_at_5"], 0.667, "{figures}");
+    // 1.96 × √((2/3 − 4/9) / 3): the per-query recalls are 1, 1, 0.
+    assert_eq!(
+        figures["toolscout"]["recall_at_5_margin_95"], 0.533,
+        "{figures}"
+    );
+    assert_eq!(
+        figures["bm25"]["toolscout_vs_bm25"],
+        json!({"better": 1, "worse": 1}),
+        "{figures}"
+    );
+    let text = run(false);
+    assert!(
+        text.contains(
+            "(toolscout's R@5 ±0.533 at 95 % over these 3 queries; against BM25: a higher R@5 on 1 query, a lower on 1)"
+        ),
+        "{text}"
+    );
+}
