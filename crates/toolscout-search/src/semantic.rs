@@ -316,21 +316,13 @@ impl Store {
             let parts: Vec<_> = (0..threads)
                 .map(|t| {
                     let range = (t * per).min(n)..((t + 1) * per).min(n);
-                    scope.spawn(move || score(range))
+                    (range.clone(), scope.spawn(move || score(range)))
                 })
                 .collect();
             let mut all = Vec::with_capacity(n);
-            for part in parts {
-                match part.join() {
-                    Ok(scores) => all.extend(scores),
-                    // A panic in a dot product would be a bug; the rows it covered are
-                    // scored again on this thread rather than lost.
-                    Err(_) => {
-                        let done: std::collections::HashSet<usize> =
-                            all.iter().map(|&(_, i)| i).collect();
-                        all.extend(score(0..n).into_iter().filter(|(_, i)| !done.contains(i)));
-                    }
-                }
+            for (range, part) in parts {
+                // A part that panicked (a bug) is scored again here rather than lost.
+                all.extend(part.join().unwrap_or_else(|_| score(range)));
             }
             all
         })
