@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::Env;
-use crate::scripted::scripted;
+use crate::scripted::{read_request, scripted};
 
 fn reply(content: &str) -> String {
     json!({
@@ -23,6 +23,16 @@ fn enrich(
     input: &std::path::Path,
     out: &std::path::Path,
 ) -> std::process::Output {
+    enrich_with(env, url, input, out, &[])
+}
+
+fn enrich_with(
+    env: &Env,
+    url: &str,
+    input: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_toolscout"))
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))
         .args([
@@ -34,6 +44,7 @@ fn enrich(
             "--base-url",
             url,
         ])
+        .args(extra)
         .arg("--tools")
         .arg(input)
         .arg("--out")
@@ -165,7 +176,7 @@ fn answers_in_rounds(
     rounds: usize,
     patience: std::time::Duration,
 ) -> (String, std::thread::JoinHandle<Vec<usize>>) {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    use std::io::Write as _;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     listener.set_nonblocking(true).unwrap();
@@ -178,23 +189,7 @@ fn answers_in_rounds(
                 match listener.accept() {
                     Ok((stream, _)) => {
                         stream.set_nonblocking(false).unwrap();
-                        let mut reader = BufReader::new(stream.try_clone().unwrap());
-                        let mut length = 0;
-                        loop {
-                            let mut line = String::new();
-                            reader.read_line(&mut line).unwrap();
-                            if line == "\r\n" {
-                                break;
-                            }
-                            if let Some(v) =
-                                line.to_ascii_lowercase().strip_prefix("content-length:")
-                            {
-                                length = v.trim().parse().unwrap();
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        reader.read_exact(&mut body).unwrap();
-                        let body: Value = serde_json::from_slice(&body).unwrap();
+                        let body = read_request(&stream);
                         let prompt = body["messages"][0]["content"].as_str().unwrap().to_owned();
                         let name = prompt
                             .lines()
@@ -241,24 +236,7 @@ fn enrich_keeps_several_requests_in_flight_and_writes_lines_in_order() {
     std::fs::write(&input, text).unwrap();
     // Two rounds of three: the server answers only when three requests are open at once.
     let (url, server) = answers_in_rounds(3, 2, std::time::Duration::from_secs(20));
-    let run = Command::new(env!("CARGO_BIN_EXE_toolscout"))
-        .env("TOOLSCOUT_HOME", env.path().join("catalog"))
-        .args([
-            "enrich",
-            "--model",
-            "m",
-            "--api-key",
-            "none",
-            "--concurrency",
-            "3",
-        ])
-        .args(["--base-url", &url])
-        .arg("--tools")
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = enrich_with(&env, &url, &input, &out, &["--concurrency", "3"]);
     assert!(
         run.status.success(),
         "{}",

@@ -17,21 +17,7 @@ pub(crate) fn scripted(replies: Vec<String>) -> (String, std::thread::JoinHandle
         let mut seen = Vec::new();
         for reply in replies {
             let (mut stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            seen.push(serde_json::from_slice(&body).unwrap());
+            seen.push(read_request(&stream));
             let kind = if reply.starts_with("data:") {
                 "text/event-stream"
             } else {
@@ -47,6 +33,25 @@ pub(crate) fn scripted(replies: Vec<String>) -> (String, std::thread::JoinHandle
         seen
     });
     (url, handle)
+}
+
+/// Reads one HTTP request from `stream` and returns its JSON body.
+pub(crate) fn read_request(stream: &std::net::TcpStream) -> Value {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
 }
 
 pub(crate) fn chunk(delta: Value, finish: Option<&str>) -> String {
