@@ -347,16 +347,22 @@ impl Store {
 /// mixed encoders: 59 MB instead of 237 MB) for a cosine off by a few thousandths at most;
 /// recall@5 on BFCL, MetaTool and the 92k distractors moved by 0.001 or less, and the
 /// sentence query's time did not change (see `docs/SCALING.md`).
+// Each level is in -127..=127 by construction, so the cast cannot wrap (NaN becomes 0).
+#[allow(clippy::cast_possible_truncation)]
 fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
+    to_levels(v, 127.0, |x| x as i8)
+}
+
+/// `v` as integers in `-levels..=levels` and the scale they are multiplied by: each
+/// component divided by the largest magnitude over `levels`, rounded. A zero or
+/// non-finite vector is all zeros with scale 0.
+fn to_levels<T: Copy + Default>(v: &[f32], levels: f32, cast: impl Fn(f32) -> T) -> (f32, Vec<T>) {
     let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
     if !(max.is_finite() && max > 0.0) {
-        return (0.0, vec![0; v.len()]);
+        return (0.0, vec![T::default(); v.len()]);
     }
-    let scale = max / 127.0;
-    // In -127..=127 by construction, so the cast cannot wrap.
-    #[allow(clippy::cast_possible_truncation)]
-    let q = v.iter().map(|x| (x / scale).round() as i8).collect();
-    (scale, q)
+    let scale = max / levels;
+    (scale, v.iter().map(|x| cast((x / scale).round())).collect())
 }
 
 /// How many rows a scan needs before it is split over the cores.
@@ -388,18 +394,10 @@ struct QueryInts {
 }
 
 impl QueryInts {
+    // Each level is in -4095..=4095 by construction, so the cast cannot wrap.
+    #[allow(clippy::cast_possible_truncation)]
     fn new(v: &[f32]) -> QueryInts {
-        let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-        if !(max.is_finite() && max > 0.0) {
-            return QueryInts {
-                comps: vec![0; v.len()],
-                scale: 0.0,
-            };
-        }
-        let scale = max / QUERY_LEVELS;
-        // In -4095..=4095 by construction, so the cast cannot wrap (NaN becomes 0).
-        #[allow(clippy::cast_possible_truncation)]
-        let comps = v.iter().map(|x| (x / scale).round() as i16).collect();
+        let (scale, comps) = to_levels(v, QUERY_LEVELS, |x| x as i16);
         QueryInts { comps, scale }
     }
 }
