@@ -38,3 +38,34 @@ fn lint_reports_clashes_duplicates_and_bad_schemas() {
     .unwrap();
     assert_eq!(json["errors"], 3);
 }
+
+#[test]
+fn lint_warns_when_only_some_tools_have_utterances() {
+    let env = Env::new();
+    let tool = |name: &str, utterances: &str| {
+        format!(
+            r#"{{"name": "{name}", "description": "The {name} tool does one thing.", "parameters": {{"type": "object", "properties": {{}}}}{utterances}}}"#
+        )
+    };
+    let asked = r#", "utterances": ["do the thing for me"]"#;
+    let all = env.path().join("all.jsonl");
+    std::fs::write(
+        &all,
+        [tool("weather_now", asked), tool("weather_week", asked)].join("\n"),
+    )
+    .unwrap();
+    env.check(&["import", "jsonl", all.to_str().unwrap()]);
+    // Every tool of the user's has them (the built-in ones never do): no warning.
+    assert_snapshot!(env.check(&["lint"]), @"8 tools checked; missing-examples: 2");
+    let some = env.path().join("some.jsonl");
+    std::fs::write(
+        &some,
+        [tool("stock_price", ""), tool("stock_news", "")].join("\n"),
+    )
+    .unwrap();
+    env.check(&["import", "jsonl", some.to_str().unwrap()]);
+    assert_snapshot!(env.check(&["lint"]), @r"
+    warning[partial-utterances] stock_news, stock_price: 2 of 4 tools have no sample requests while the rest have: search ranks them below the others for requests in a user's words; have `toolscout enrich` write theirs too
+    10 tools checked; missing-examples: 4, partial-utterances: 1
+    ");
+}

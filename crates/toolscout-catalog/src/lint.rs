@@ -5,7 +5,8 @@
 //! * errors: one name in several bundles, names longer than providers accept, a missing
 //!   summary, schemas providers reject;
 //! * warnings: near-duplicate descriptions, the same summary twice, names that differ
-//!   only in case or punctuation, a missing description;
+//!   only in case or punctuation, a missing description, sample requests (`utterances`)
+//!   on some tools and not on others;
 //! * notes: tools without examples, names offered to OpenAI under an alias.
 //!
 //! ```
@@ -115,6 +116,7 @@ pub fn lint(tools: &[Tool]) -> Report {
     }
     near_duplicates(&unique, &mut issues);
     same_summaries(&unique, &mut issues);
+    partial_utterances(&unique, &mut issues);
     issues.sort_by(|a, b| (a.severity, a.check, &a.tool).cmp(&(b.severity, b.check, &b.tool)));
     Report {
         tools: unique.len(),
@@ -338,6 +340,42 @@ fn same_summaries(tools: &[&Tool], issues: &mut Vec<Issue>) {
             ),
         });
     }
+}
+
+/// Some tools have sample requests (`utterances`) and others not: search finds the
+/// enriched ones more easily, also for requests meant for the others. One warning for
+/// the catalog. Built-in tools are left out (they are compiled in without utterances).
+///
+/// **Rationale:** with 1,061 of BFCL's 1,974 tools given five requests each, the queries
+/// meant for a tool without them missed it in the top five 64 % more often (47 → 77 of
+/// 1,000), and recall@5 over all queries fell from 0.888 to 0.875.
+fn partial_utterances(tools: &[&Tool], issues: &mut Vec<Issue>) {
+    let own: Vec<&&Tool> = tools.iter().filter(|t| !t.is_built_in).collect();
+    let mut without: Vec<&str> = own
+        .iter()
+        .filter(|t| t.spec.utterances.is_empty())
+        .map(|t| t.spec.name.as_str())
+        .collect();
+    if without.is_empty() || without.len() == own.len() {
+        return;
+    }
+    without.sort_unstable();
+    let shown: Vec<&str> = without.iter().take(5).copied().collect();
+    let more = without.len() - shown.len();
+    issues.push(Issue {
+        severity: Severity::Warning,
+        check: "partial-utterances",
+        tool: if more > 0 {
+            format!("{} (+{more} more)", shown.join(", "))
+        } else {
+            shown.join(", ")
+        },
+        message: format!(
+            "{} of {} tools have no sample requests while the rest have: search ranks them below the others for requests in a user's words; have `toolscout enrich` write theirs too",
+            without.len(),
+            own.len()
+        ),
+    });
 }
 
 /// Near-duplicate descriptions, found through min-hash buckets of their word sets.

@@ -106,7 +106,9 @@ pub fn from_str(text: &str) -> (Vec<ToolSpec>, Vec<Error>) {
     (specs, errors)
 }
 
-/// The JSONL object of a spec: `{name, description, parameters}`.
+/// The JSONL object of a spec: `{name, description, parameters}`, and `utterances` when
+/// it has some (so that a catalog exported and imported again keeps them, and `enrich`
+/// asks only for the tools without).
 pub fn to_value(spec: &ToolSpec) -> Value {
     let mut obj = Map::new();
     obj.insert("name".to_owned(), json!(spec.name.as_str()));
@@ -115,6 +117,9 @@ pub fn to_value(spec: &ToolSpec) -> Value {
         json!(spec.description_or_summary()),
     );
     obj.insert("parameters".to_owned(), spec.parameters.clone());
+    if !spec.utterances.is_empty() {
+        obj.insert("utterances".to_owned(), json!(spec.utterances));
+    }
     Value::Object(obj)
 }
 
