@@ -320,8 +320,6 @@ fn same_summaries(tools: &[&Tool], issues: &mut Vec<Issue>) {
     }
     for names in groups.values_mut().filter(|n| n.len() > 1) {
         names.sort_unstable();
-        let shown: Vec<&str> = names.iter().take(5).copied().collect();
-        let more = names.len() - shown.len();
         let summary = tools
             .iter()
             .find(|t| t.spec.name == names[0])
@@ -329,16 +327,21 @@ fn same_summaries(tools: &[&Tool], issues: &mut Vec<Issue>) {
         issues.push(Issue {
             severity: Severity::Warning,
             check: "same-summary",
-            tool: if more > 0 {
-                format!("{} (+{more} more)", shown.join(", "))
-            } else {
-                shown.join(", ")
-            },
+            tool: first_five(names),
             message: format!(
                 "{} tools share the summary {summary:?}: a level-1 list cannot tell them apart; say what each does differently",
                 names.len()
             ),
         });
+    }
+}
+
+/// The first five of `names`, comma-separated, and how many more there are.
+fn first_five(names: &[&str]) -> String {
+    let shown = names[..names.len().min(5)].join(", ");
+    match names.len().saturating_sub(5) {
+        0 => shown,
+        more => format!("{shown} (+{more} more)"),
     }
 }
 
@@ -360,16 +363,10 @@ fn partial_utterances(tools: &[&Tool], issues: &mut Vec<Issue>) {
         return;
     }
     without.sort_unstable();
-    let shown: Vec<&str> = without.iter().take(5).copied().collect();
-    let more = without.len() - shown.len();
     issues.push(Issue {
         severity: Severity::Warning,
         check: "partial-utterances",
-        tool: if more > 0 {
-            format!("{} (+{more} more)", shown.join(", "))
-        } else {
-            shown.join(", ")
-        },
+        tool: first_five(&without),
         message: format!(
             "{} of {} tools have no sample requests while the rest have: search ranks them below the others for requests in a user's words; have `toolscout enrich` write theirs too",
             without.len(),
