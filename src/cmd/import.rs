@@ -14,7 +14,7 @@ use clap::Subcommand;
 use serde_json::json;
 use std::collections::HashSet;
 
-use toolscout_catalog::{Added, BundlePut, Catalog, ToolPut};
+use toolscout_catalog::{Added, BundlePut, Catalog, OnExisting, ToolPut};
 use toolscout_spec::ToolName;
 use toolscout_spec::adapters::openapi;
 use toolscout_spec::name::slug_from_name;
@@ -39,6 +39,11 @@ enum What {
         /// The bundle to add them to, created when missing (default: the file's name).
         #[arg(long)]
         bundle: Option<String>,
+        /// Store a tool the bundle already has as a new version when the file's differs
+        /// (e.g. `enrich` gave it sample requests), keeping how it runs and whether it is
+        /// enabled; without it such tools are skipped.
+        #[arg(long)]
+        replace: bool,
     },
     /// HTTP tools from an OpenAPI document (OpenAPI 3 or Swagger 2, JSON or YAML), one
     /// per operation, its `$ref`s resolved. Calls need `--allow-host` for the API's host.
@@ -51,6 +56,11 @@ enum What {
         /// The API's base URL (default: the document's first server).
         #[arg(long)]
         base_url: Option<String>,
+        /// Store an operation the bundle already has as a new version when the
+        /// document's differs, keeping whether it is enabled; without it such
+        /// operations are skipped.
+        #[arg(long)]
+        replace: bool,
     },
     /// The tools of another MCP server, started with COMMAND over stdio; calls are
     /// proxied to it (started again by each process that calls them).
@@ -58,6 +68,10 @@ enum What {
         /// The bundle to add them to, created when missing (default: the command's name).
         #[arg(long)]
         bundle: Option<String>,
+        /// Store a tool the bundle already has as a new version when the server's
+        /// differs, keeping whether it is enabled; without it such tools are skipped.
+        #[arg(long)]
+        replace: bool,
         /// The command that starts the server, after `--`.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -66,7 +80,11 @@ enum What {
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
-        What::Jsonl { file, bundle } => {
+        What::Jsonl {
+            file,
+            bundle,
+            replace,
+        } => {
             let puts = super::eval::read_tools(file)?
                 .into_iter()
                 .map(ToolPut::spec_only)
@@ -75,6 +93,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 file,
                 puts,
                 bundle.as_deref(),
+                on_existing(*replace),
                 global,
                 json_out,
                 "spec only: found and described, not called",
@@ -84,6 +103,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             spec,
             bundle,
             base_url,
+            replace,
         } => {
             let text = super::eval::read_text(spec)?;
             let doc =
@@ -101,12 +121,17 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 spec,
                 puts,
                 bundle.as_deref(),
+                on_existing(*replace),
                 global,
                 json_out,
                 "HTTP tools: calls need --allow-host",
             )
         }
-        What::Mcp { bundle, command } => {
+        What::Mcp {
+            bundle,
+            replace,
+            command,
+        } => {
             let program = Path::new(&command[0]);
             let slug = match bundle {
                 Some(b) => b.clone(),
@@ -150,6 +175,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 program,
                 puts,
                 Some(&slug),
+                on_existing(*replace),
                 global,
                 json_out,
                 "calls are proxied to the server",
@@ -191,12 +217,22 @@ fn default_slug(file: &Path) -> String {
     slug_from_name(name.split('.').next().unwrap_or(name))
 }
 
-/// Adds `puts` to the bundle `bundle` (default: named after `file`), skipping names the
-/// bundle already has.
+/// What `--replace` asks for.
+fn on_existing(replace: bool) -> OnExisting {
+    if replace {
+        OnExisting::NewVersion
+    } else {
+        OnExisting::Skip
+    }
+}
+
+/// Adds `puts` to the bundle `bundle` (default: named after `file`); `existing` says
+/// what becomes of names the bundle already has.
 fn store(
     file: &std::path::Path,
     puts: Vec<ToolPut>,
     bundle: Option<&str>,
+    existing: OnExisting,
     global: &Global,
     json_out: bool,
     what: &str,
@@ -216,10 +252,11 @@ fn store(
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         bar
     });
-    let result = ctx.catalog.add_tools(
+    let result = ctx.catalog.add_tools_with(
         &BundlePut::new(slug.as_str())
             .with_description(format!("Imported from {}", file.display())),
         puts,
+        existing,
     );
     if let Some(s) = spinner {
         s.finish_and_clear();
@@ -228,7 +265,9 @@ fn store(
         bundle: bundle_id,
         created,
         added,
+        updated,
         skipped,
+        unchanged,
         ..
     } = result?;
     if json_out {
@@ -237,17 +276,28 @@ fn store(
             "bundle_id": bundle_id.to_string(),
             "created": created,
             "added": added.len(),
+            "updated": updated.len(),
+            "unchanged": unchanged,
             "skipped": skipped,
         }));
     }
+    let mut also = String::new();
+    if !updated.is_empty() {
+        also.push_str(&format!("; {} updated (a new version each)", updated.len()));
+    }
+    if unchanged > 0 {
+        also.push_str(&format!("; {unchanged} unchanged"));
+    }
+    if skipped > 0 {
+        let why = match existing {
+            OnExisting::Skip => "already there, skipped (--replace updates them)",
+            _ => "named twice in the file, skipped",
+        };
+        also.push_str(&format!("; {skipped} {why}"));
+    }
     super::emit(format!(
-        "imported {} tool(s) into bundle '{slug}'{}{} ({what})",
+        "imported {} tool(s) into bundle '{slug}'{}{also} ({what})",
         added.len(),
         if created { " (new)" } else { "" },
-        if skipped > 0 {
-            format!("; {skipped} already there, skipped")
-        } else {
-            String::new()
-        }
     ))
 }

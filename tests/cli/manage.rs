@@ -250,3 +250,46 @@ fn deleting_a_tool_says_only_that() {
         "deleted math.factorial (math-factorial@1)\n"
     );
 }
+
+#[test]
+fn import_replace_gives_tools_the_bundle_has_a_new_version_when_they_changed() {
+    let env = imported();
+    // The bundle's tools as JSONL, get_weather given sample requests (what `enrich`
+    // writes), math.factorial left as it was.
+    let exported = env.check(&["export", "--format", "jsonl", "--bundle", "demo"]);
+    let mut lines: Vec<serde_json::Value> = exported
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let names: Vec<&str> = lines.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["math.factorial", "get_weather"]);
+    lines[1]["utterances"] = serde_json::json!(["Do I need an umbrella in Oslo today?"]);
+    let file = env.path().join("enriched.jsonl");
+    std::fs::write(&file, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
+    let import = |extra: &[&str]| {
+        let mut args = vec![
+            "import",
+            "jsonl",
+            file.to_str().unwrap(),
+            "--bundle",
+            "demo",
+        ];
+        args.extend_from_slice(extra);
+        env.check(&args)
+    };
+
+    assert!(!env.check(&["search", "umbrella"]).contains("get_weather"));
+    assert_snapshot!(import(&[]), @"imported 0 tool(s) into bundle 'demo'; 2 already there, skipped (--replace updates them) (spec only: found and described, not called)");
+    assert_snapshot!(import(&["--replace"]), @"imported 0 tool(s) into bundle 'demo'; 1 updated (a new version each); 1 unchanged (spec only: found and described, not called)");
+    let found = env.check(&["search", "umbrella"]);
+    assert!(found.starts_with("get_weather"), "{found}");
+    // The new version is the one the name stands for; the first is kept.
+    let tool: serde_json::Value =
+        serde_json::from_str(&env.check(&["tool", "get", "get_weather"])).unwrap();
+    assert_eq!(tool["version"], "2");
+    assert_eq!(
+        tool["utterances"][0],
+        "Do I need an umbrella in Oslo today?"
+    );
+    assert_snapshot!(import(&["--replace"]), @"imported 0 tool(s) into bundle 'demo'; 2 unchanged (spec only: found and described, not called)");
+}

@@ -7,7 +7,8 @@
 //! * Writes: [`Catalog::put_bundle`], [`Catalog::patch_bundle`], [`Catalog::delete_bundle`]
 //!   (soft), [`Catalog::reap`]; [`Catalog::put_tool`], [`Catalog::patch_tool`],
 //!   [`Catalog::delete_tool`]; [`Catalog::put_tools`] for many at once,
-//!   [`Catalog::add_tools`] into a bundle named by its slug (what an import does);
+//!   [`Catalog::add_tools`] into a bundle named by its slug (what an import does;
+//!   [`Catalog::add_tools_with`] stores changed tools as new versions);
 //!   [`Catalog::import_bundle`] from a ZIP.
 //! * Reads: [`Catalog::list_bundles`] and [`Catalog::list_tools`] with a [`BundleQuery`] or
 //!   [`ToolQuery`] and page tokens, [`Catalog::get_tool`], [`Catalog::tool`],
@@ -89,7 +90,7 @@ mod state;
 mod store;
 mod validate;
 
-pub use add::Added;
+pub use add::{Added, OnExisting};
 pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
 pub use authoring::AuthoredTool;
 pub use catalog::{Catalog, CatalogOptions};

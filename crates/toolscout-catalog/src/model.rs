@@ -368,6 +368,11 @@ impl ToolPut {
     pub fn spec_only(spec: ToolSpec) -> Self {
         ToolPut::native(spec, SPEC_ONLY_FUNC)
     }
+    /// Whether this is a spec-only tool (see [`Tool::is_spec_only`]).
+    pub fn is_spec_only(&self) -> bool {
+        self.tool_type == ToolType::Native
+            && self.implementation.get("func").and_then(Value::as_str) == Some(SPEC_ONLY_FUNC)
+    }
     /// An HTTP tool with this template (see the tools spec for its fields).
     pub fn http(spec: ToolSpec, template: Value) -> Self {
         ToolPut {

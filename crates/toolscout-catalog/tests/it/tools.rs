@@ -1,7 +1,9 @@
 use std::fs;
 
 use serde_json::json;
-use toolscout_catalog::{Catalog, DisabledReason, Error, ToolPut, ToolQuery, builtin};
+use toolscout_catalog::{
+    BundlePut, Catalog, DisabledReason, Error, OnExisting, ToolPut, ToolQuery, ToolType, builtin,
+};
 
 use crate::{bundle, http_put, open, open_bare, spec};
 
@@ -304,4 +306,99 @@ fn put_tools_by_value_writes_every_file_and_leaves_no_temporary_one() {
     assert_eq!(c.len(), 50);
     let t7 = added.iter().find(|h| h.slug == "t7").unwrap();
     assert_eq!(c.tool(t7.id).unwrap().spec.summary, "Does t7");
+}
+
+#[test]
+fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let weather = BundlePut::new("weather");
+    let first = c
+        .add_tools(
+            &weather,
+            vec![http_put("forecast"), ToolPut::spec_only(spec("tides"))],
+        )
+        .unwrap();
+    let b = first.bundle;
+    c.patch_tool(b, "tides", "1", false).unwrap();
+
+    // The same tools with sample requests, as a JSONL line gives them (spec only), one
+    // new tool, and a second line for a name already in the batch.
+    let enriched = |name: &str| {
+        let mut s = spec(name);
+        s.utterances = vec![format!("please {name} for me")];
+        ToolPut::spec_only(s)
+    };
+    let puts = vec![
+        enriched("forecast"),
+        enriched("tides"),
+        ToolPut::spec_only(spec("currents")),
+        enriched("forecast"),
+    ];
+    let skip = c.add_tools(&weather, puts.clone()).unwrap();
+    assert_eq!(
+        (
+            skip.added.len(),
+            skip.updated.len(),
+            skip.skipped,
+            skip.unchanged
+        ),
+        (1, 0, 3, 0)
+    );
+    assert_eq!(skip.added[0].name, "currents");
+
+    let again = c
+        .add_tools_with(&weather, puts.clone(), OnExisting::NewVersion)
+        .unwrap();
+    let mut updated: Vec<_> = again
+        .updated
+        .iter()
+        .map(|h| (h.name.as_str(), h.slug.as_str(), h.version.as_str()))
+        .collect();
+    updated.sort_unstable();
+    assert_eq!(
+        updated,
+        [("forecast", "forecast", "2"), ("tides", "tides", "2")]
+    );
+    assert_eq!(
+        (again.added.len(), again.skipped, again.unchanged),
+        (0, 1, 1),
+        "currents is unchanged, the second forecast line skipped"
+    );
+
+    // The HTTP tool still runs as it did, with its new description; the disabled one
+    // stays disabled; the earlier versions are kept; each name stands for the newest.
+    let forecast = c.get_tool(b, "forecast", "2").unwrap();
+    assert_eq!(forecast.tool_type, ToolType::Http);
+    assert_eq!(forecast.implementation, http_put("forecast").implementation);
+    assert_eq!(forecast.spec.utterances, ["please forecast for me"]);
+    assert!(forecast.is_callable());
+    let tides = c.get_tool(b, "tides", "2").unwrap();
+    assert!(tides.is_spec_only() && !tides.is_enabled);
+    assert!(
+        c.get_tool(b, "forecast", "1")
+            .unwrap()
+            .spec
+            .utterances
+            .is_empty()
+    );
+    assert_eq!(c.name_holder("forecast"), Some((forecast.id, true)));
+    assert_eq!(c.name_holder("tides").map(|h| h.0), Some(tides.id));
+
+    // Nothing changed since: nothing is written.
+    let generation = c.generation();
+    let same = c
+        .add_tools_with(&weather, puts, OnExisting::NewVersion)
+        .unwrap();
+    assert_eq!(
+        (
+            same.added.len(),
+            same.updated.len(),
+            same.skipped,
+            same.unchanged
+        ),
+        (0, 0, 1, 3)
+    );
+    assert_eq!(c.generation(), generation);
+    assert_eq!(open_bare(dir.path()).tools(), c.tools());
 }
