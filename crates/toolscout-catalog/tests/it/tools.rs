@@ -400,5 +400,18 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
         (0, 0, 1, 3)
     );
     assert_eq!(c.generation(), generation);
+
+    // A put that runs (an OpenAPI operation) brings its own way of running.
+    let moved = ToolPut::http(
+        spec("forecast"),
+        json!({"method": "GET", "urlTemplate": "https://api.example.org/v2/${q}"}),
+    );
+    let v3 = c
+        .add_tools_with(&weather, vec![moved.clone()], OnExisting::NewVersion)
+        .unwrap();
+    assert_eq!(v3.updated[0].version, "3");
+    let forecast = c.get_tool(b, "forecast", "3").unwrap();
+    assert_eq!(forecast.implementation, moved.implementation);
+    assert!(forecast.spec.utterances.is_empty());
     assert_eq!(open_bare(dir.path()).tools(), c.tools());
 }
