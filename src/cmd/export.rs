@@ -34,21 +34,23 @@ pub(crate) struct Args {
     /// With `--format openai`: rewrite schemas for OpenAI's strict mode.
     #[arg(long)]
     strict: bool,
-    /// Only the tools of this bundle (slug or id), e.g. to have `enrich` write their
-    /// sample requests and `import jsonl --replace` take them back.
+    /// Only the tools of this bundle (slug or id), each name as it stands in the bundle
+    /// (a tool another bundle shadows too), e.g. to have `enrich` write their sample
+    /// requests and `import jsonl --replace` take them back.
     #[arg(long)]
     bundle: Option<String>,
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     let ctx = Context::open(global)?;
-    let bundle = match &args.bundle {
-        Some(b) => Some(super::list::find_bundle(&ctx.catalog, b)?.id),
-        None => None,
+    let tools = match &args.bundle {
+        Some(b) => super::list::find_bundle(&ctx.catalog, b)
+            .and_then(|b| super::context::tools_of_bundle(&ctx.catalog, b.id))?,
+        None => super::context::tools_by_name(&ctx.catalog),
     };
-    let tools: Vec<ToolSpec> = super::context::tools_by_name(&ctx.catalog)
+    let tools: Vec<ToolSpec> = tools
         .into_iter()
-        .filter(|t| t.is_callable() && bundle.is_none_or(|b| t.bundle_id == b))
+        .filter(toolscout_catalog::Tool::is_callable)
         .map(|t| t.spec)
         .collect();
     let Some(format) = args.format else {

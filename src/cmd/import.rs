@@ -267,6 +267,7 @@ fn store(
         added,
         updated,
         skipped,
+        duplicates,
         unchanged,
         ..
     } = result?;
@@ -279,6 +280,7 @@ fn store(
             "updated": updated.len(),
             "unchanged": unchanged,
             "skipped": skipped,
+            "duplicates": duplicates,
         }));
     }
     let mut also = String::new();
@@ -289,11 +291,12 @@ fn store(
         also.push_str(&format!("; {unchanged} unchanged"));
     }
     if skipped > 0 {
-        let why = match existing {
-            OnExisting::Skip => "already there, skipped (--replace updates them)",
-            _ => "named twice in the file, skipped",
-        };
-        also.push_str(&format!("; {skipped} {why}"));
+        also.push_str(&format!(
+            "; {skipped} already there, skipped (--replace updates them)"
+        ));
+    }
+    if duplicates > 0 {
+        also.push_str(&format!("; {duplicates} named again further down, skipped"));
     }
     super::emit(format!(
         "imported {} tool(s) into bundle '{slug}'{}{also} ({what})",

@@ -139,12 +139,18 @@ struct Listed {
     tool: Option<Tool>,
 }
 
-/// The bundle with this slug or id (deleted ones too), or an error that lists the slugs.
+/// The bundle with this slug or id (deleted ones too, but one not deleted first: a slug
+/// is free again once its bundle is deleted), or an error that lists the slugs.
 pub(crate) fn find_bundle(catalog: &Catalog, key: &str) -> Result<Bundle> {
     let bundles = all_bundles(catalog)?;
-    if let Some(b) = bundles
-        .iter()
-        .find(|b| b.slug == key || b.id.to_string() == key)
+    let matching = || {
+        bundles
+            .iter()
+            .filter(|b| b.slug == key || b.id.to_string() == key)
+    };
+    if let Some(b) = matching()
+        .find(|b| b.soft_deleted_at.is_none())
+        .or_else(|| matching().next())
     {
         return Ok(b.clone());
     }

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use toolscout_spec::name::slug_from_name;
 use uuid::Uuid;
 
-use crate::{BundlePut, BundleQuery, Catalog, NameClaim, Result, ToolHead, ToolPut};
+use crate::{BundlePut, BundleQuery, Catalog, Error, NameClaim, Result, Tool, ToolHead, ToolPut};
 
 /// What [`Catalog::add_tools_with`] does with a tool whose name the bundle already has.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -18,12 +18,20 @@ pub enum OnExisting {
     /// does).
     #[default]
     Skip,
-    /// Store the new one as the next version of the stored tool (same slug; version
-    /// one more than its greatest numeric version), when it differs from it; an
-    /// unchanged tool is left alone. The new version keeps the stored tool's enabled
-    /// flag, and a spec-only put (a spec and no way to run it, e.g. a JSONL line) keeps
-    /// how the stored tool runs: only its description changes. Earlier versions stay
-    /// stored; the name stands for the newest ([`NameClaim`]).
+    /// Store the new one as the next version of the stored tool (the one the name stands
+    /// for in the bundle: same slug, the version after its labels, see below) when it
+    /// differs from it; an unchanged tool is left alone. The new version keeps the
+    /// stored tool's enabled flag. A spec-only put (a JSONL line, which says less than a
+    /// stored tool may hold) changes only what it carries: the description (and the
+    /// summary with it) when it says something else, the sample requests
+    /// (`utterances`), the category and tags when it has some, and the parameters of a
+    /// spec-only tool (a tool that runs keeps those its implementation maps); how the
+    /// tool runs, its summary, examples, notes and metadata (approval rules among them)
+    /// stay. Earlier versions stay stored; being the newest, the new version is the one
+    /// its name stands for ([`NameClaim`]), also against tools of that name in other
+    /// bundles. The version label is one more than the greatest numeric label of the
+    /// slug (labels are opaque: a bundle may use `v2` or `2024-01`), else the first
+    /// number not taken.
     NewVersion,
 }
 
@@ -39,10 +47,11 @@ pub struct Added {
     pub added: Vec<ToolHead>,
     /// New versions of tools the bundle had ([`OnExisting::NewVersion`]).
     pub updated: Vec<ToolHead>,
-    /// How many were left out: under [`OnExisting::Skip`] because the bundle already
-    /// has a tool of their name, under either because an earlier put of the same call
-    /// has that name.
+    /// How many were left out under [`OnExisting::Skip`] because the bundle already has
+    /// a tool of their name.
     pub skipped: usize,
+    /// How many were left out because an earlier put of the same call has their name.
+    pub duplicates: usize,
     /// How many were left out under [`OnExisting::NewVersion`] because the stored tool
     /// is the same.
     pub unchanged: usize,
@@ -75,7 +84,10 @@ impl Catalog {
     }
 
     /// [`Catalog::add_tools`], deciding with `existing` what happens to a tool whose
-    /// name the bundle already has; everything is written in one write, all or nothing.
+    /// name the bundle already has. The tools are written in one write, all or nothing
+    /// (a bundle made for them is made first); what was planned from the bundle as read
+    /// is checked under the write lock, and if another process changed the bundle's tools
+    /// in between, nothing is written and the error is [`Error::BundleChanged`].
     ///
     /// ```
     /// use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, OnExisting, ToolPut};
@@ -112,14 +124,17 @@ impl Catalog {
                 (id, true)
             }
         };
-        // The bundle's tools: the one each name stands for, and each slug's versions.
+        // The bundle's tools as read now: the one each name stands for, each slug's
+        // versions, and what must not have moved when the write takes the lock.
         let mut holders: HashMap<String, (NameClaim, Uuid, String)> = HashMap::new();
         let mut versions: HashMap<String, Vec<String>> = HashMap::new();
+        let mut read = Vec::new();
         self.for_each_head(|head, reason| {
             if head.bundle_id != bundle_id {
                 return;
             }
             let claim = NameClaim::new(reason.is_none(), head.is_built_in, head.modified_at);
+            read.push((head.id, claim, head.is_enabled));
             let holder = (claim, head.id, head.slug.clone());
             holders
                 .entry(head.name.clone())
@@ -134,13 +149,14 @@ impl Catalog {
                 .or_default()
                 .push(head.version.clone());
         });
+        read.sort_unstable_by_key(|r| r.0);
         let mut seen = HashSet::new();
         let mut slugged = Vec::with_capacity(puts.len());
         let mut new_versions = HashSet::new();
-        let (mut skipped, mut unchanged) = (0, 0);
-        for mut put in puts {
+        let (mut skipped, mut duplicates, mut unchanged) = (0, 0, 0);
+        for put in puts {
             if !seen.insert(put.spec.name.to_string()) {
-                skipped += 1;
+                duplicates += 1;
                 continue;
             }
             if let Some((_, id, slug)) = holders.get(put.spec.name.as_str()) {
@@ -149,17 +165,13 @@ impl Catalog {
                     continue;
                 }
                 let stored = self.tool(*id)?;
-                if put.is_spec_only() && !stored.is_spec_only() {
-                    put.tool_type = stored.tool_type;
-                    put.implementation = stored.implementation.clone();
-                }
-                put.is_enabled = stored.is_enabled;
-                if same_tool(&stored, &put)? {
+                let put = onto_stored(&stored, put);
+                let taken = versions.entry(slug.clone()).or_default();
+                let version = next_version(taken);
+                if same_tool(&stored, &put, &version)? {
                     unchanged += 1;
                     continue;
                 }
-                let taken = versions.entry(slug.clone()).or_default();
-                let version = next_version(taken);
                 taken.push(version.clone());
                 new_versions.insert(put.spec.name.to_string());
                 slugged.push((slug.clone(), version, put));
@@ -178,8 +190,32 @@ impl Catalog {
         let written = if slugged.is_empty() {
             Vec::new()
         } else {
-            // By value: each tool is dropped once its file is made.
-            self.put_tools(bundle_id, slugged)?
+            // By value: each tool is dropped once its file is made. What was planned from
+            // the bundle as read must still hold under the write lock.
+            self.put_tools_if(bundle_id, slugged, |state| {
+                let mut now: Vec<_> = state
+                    .tools
+                    .values()
+                    .filter(|raw| raw.head.bundle_id == bundle_id)
+                    .map(|raw| {
+                        let h = &raw.head;
+                        let callable = state.disabled_reason(raw).is_none();
+                        (
+                            h.id,
+                            NameClaim::new(callable, h.is_built_in, h.modified_at),
+                            h.is_enabled,
+                        )
+                    })
+                    .collect();
+                now.sort_unstable_by_key(|r| r.0);
+                if now == read {
+                    return Ok(());
+                }
+                Err(Error::BundleChanged {
+                    bundle: bundle_id,
+                    bundle_slug: bundle.slug.clone(),
+                })
+            })?
         };
         let (updated, added) = written
             .into_iter()
@@ -190,6 +226,7 @@ impl Catalog {
             added,
             updated,
             skipped,
+            duplicates,
             unchanged,
         })
     }
@@ -214,36 +251,73 @@ impl Catalog {
     }
 }
 
-/// Whether `put` would store what `stored` holds: the same spec once stored (the
-/// catalog sets the version label and fills in what a tool file adds), the same way of
-/// running and the same enabled flag.
-fn same_tool(stored: &crate::Tool, put: &ToolPut) -> Result<bool> {
-    let (_, spec) = crate::ops::new_tool_file(
+/// `put` as the next version of `stored`: with the stored tool's enabled flag, and for a
+/// spec-only put (a JSONL line, which says less than a stored tool may hold) the stored
+/// tool with only what such a put carries laid over it (see [`OnExisting::NewVersion`]).
+fn onto_stored(stored: &Tool, mut put: ToolPut) -> ToolPut {
+    put.is_enabled = stored.is_enabled;
+    if !put.is_spec_only() {
+        return put;
+    }
+    let line = put.spec;
+    let mut spec = stored.spec.clone();
+    if line.description_or_summary() != stored.spec.description_or_summary() {
+        spec.description = line.description;
+        spec.summary = line.summary;
+    }
+    if stored.is_spec_only() {
+        spec.parameters = line.parameters;
+    }
+    spec.utterances = line.utterances;
+    if line.category.is_some() {
+        spec.category = line.category;
+    }
+    if !line.tags.is_empty() {
+        spec.tags = line.tags;
+    }
+    ToolPut {
+        spec,
+        tool_type: stored.tool_type,
+        implementation: stored.implementation.clone(),
+        is_enabled: stored.is_enabled,
+    }
+}
+
+/// Whether `put`, stored as `version` of `stored`'s slug, would hold what `stored` holds:
+/// the same spec once stored (the version label aside), the same way of running and the
+/// same enabled flag. An invalid put is an error naming that new version.
+fn same_tool(stored: &Tool, put: &ToolPut, version: &str) -> Result<bool> {
+    let (_, mut spec) = crate::ops::new_tool_file(
         stored.bundle_id,
         stored.id,
         &stored.slug,
-        &stored.version,
+        version,
         put,
         stored.modified_at,
     )?;
+    spec.version.clone_from(&stored.spec.version);
     Ok(spec == stored.spec
         && stored.tool_type == put.tool_type
         && stored.implementation == put.implementation
         && stored.is_enabled == put.is_enabled)
 }
 
-/// The version label after `taken`: one more than the greatest numeric label, and not
-/// one of `taken` (labels are opaque: a bundle's may be `v2`, `2024-01` or `1`).
+/// The version label after `taken`: one more than the greatest numeric label (1 when
+/// there is none), else the first number not taken (labels are opaque: a bundle's may be
+/// `v2`, `2024-01` or `1`).
 fn next_version(taken: &[String]) -> String {
-    let mut n = taken
+    let free = |n: &u64| !taken.iter().any(|v| *v == n.to_string());
+    let after_greatest = taken
         .iter()
         .filter_map(|v| v.parse::<u64>().ok())
         .max()
-        .map_or(taken.len() as u64 + 1, |m| m.saturating_add(1));
-    while taken.iter().any(|v| *v == n.to_string()) {
-        n = n.saturating_add(1);
-    }
-    n.to_string()
+        .map_or(Some(1), |m| m.checked_add(1));
+    // Past u64::MAX (a label may be any 64 digits), the first free count from 1 does.
+    after_greatest
+        .filter(free)
+        .or_else(|| (1..).find(free))
+        .unwrap_or(0)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -255,9 +329,10 @@ mod tests {
         let v = |t: &[&str]| next_version(&t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
         assert_eq!(v(&["1"]), "2");
         assert_eq!(v(&["1", "7", "3"]), "8");
-        assert_eq!(v(&["v1", "beta"]), "3");
+        assert_eq!(v(&["v1", "beta"]), "1");
         assert_eq!(v(&["v1", "2"]), "3");
-        assert_eq!(v(&["v1", "v2"]), "3");
+        assert_eq!(v(&["v1", "v2"]), "1");
         assert_eq!(v(&[]), "1");
+        assert_eq!(v(&["18446744073709551615", "1"]), "2");
     }
 }

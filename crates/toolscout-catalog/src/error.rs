@@ -103,6 +103,19 @@ pub enum Error {
         /// The id of the tool that holds the pair.
         existing: Uuid,
     },
+    /// The bundle's tools changed (another process wrote to it) between the moment
+    /// [`crate::Catalog::add_tools_with`] read them and the moment it could write;
+    /// nothing was written.
+    #[error(
+        "bundle '{bundle_slug}' ({bundle}) changed while tools were being added to it \
+         (another process wrote to it); nothing was written: try again"
+    )]
+    BundleChanged {
+        /// The bundle.
+        bundle: Uuid,
+        /// The bundle's slug.
+        bundle_slug: String,
+    },
     /// A write inside a disabled bundle.
     #[error("bundle '{slug}' ({bundle}) is disabled: enable it before changing its tools")]
     BundleDisabled {

@@ -349,6 +349,23 @@ impl Catalog {
         V: AsRef<str>,
         P: std::borrow::Borrow<ToolPut>,
     {
+        self.put_tools_if(bundle, tools, |_| Ok(()))
+    }
+
+    /// [`Catalog::put_tools`], once `precondition` has accepted the catalog's state as it
+    /// is under the write lock (other processes' writes read in): a caller that planned
+    /// the puts from what it read earlier checks there that nothing it relied on moved.
+    pub(crate) fn put_tools_if<S, V, P>(
+        &self,
+        bundle: Uuid,
+        tools: impl IntoIterator<Item = (S, V, P)>,
+        precondition: impl FnOnce(&State) -> Result<()>,
+    ) -> Result<Vec<ToolHead>>
+    where
+        S: AsRef<str>,
+        V: AsRef<str>,
+        P: std::borrow::Borrow<ToolPut>,
+    {
         let now = Utc::now();
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
@@ -366,6 +383,7 @@ impl Catalog {
             checked.push((file, head));
         }
         self.write(|tx| {
+            precondition(tx.state)?;
             let b = writable_bundle(tx.state, bundle)?;
             if b.is_built_in {
                 return Err(Error::BuiltIn {

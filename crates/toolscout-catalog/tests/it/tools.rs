@@ -5,6 +5,8 @@ use toolscout_catalog::{
     BundlePut, Catalog, DisabledReason, Error, OnExisting, ToolPut, ToolQuery, ToolType, builtin,
 };
 
+use toolscout_spec::adapters::jsonl;
+
 use crate::{bundle, http_put, open, open_bare, spec};
 
 #[test]
@@ -313,39 +315,54 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
     let dir = tempfile::tempdir().unwrap();
     let c = open_bare(dir.path());
     let weather = BundlePut::new("weather");
+    // An HTTP tool whose spec says more than a JSONL line can: a summary of its own,
+    // tags, an approval rule.
+    let mut rich = spec("forecast");
+    rich.summary = "Tomorrow's weather".into();
+    rich.metadata.requires_approval = true;
     let first = c
         .add_tools(
             &weather,
-            vec![http_put("forecast"), ToolPut::spec_only(spec("tides"))],
+            vec![
+                ToolPut::http(rich, http_put("forecast").implementation),
+                ToolPut::spec_only(spec("tides")),
+            ],
         )
         .unwrap();
     let b = first.bundle;
     c.patch_tool(b, "tides", "1", false).unwrap();
 
-    // The same tools with sample requests, as a JSONL line gives them (spec only), one
-    // new tool, and a second line for a name already in the batch.
-    let enriched = |name: &str| {
-        let mut s = spec(name);
-        s.utterances = vec![format!("please {name} for me")];
-        ToolPut::spec_only(s)
+    // The bundle exported as JSONL and given sample requests (what `enrich` writes),
+    // tides with one more parameter; a new tool; a name given twice.
+    let line = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let stored = c.tools().into_iter().find(|t| t.spec.name.as_str() == name);
+        let mut v = match stored {
+            Some(t) => jsonl::to_value(&t.spec),
+            None => jsonl::to_value(&spec(name)),
+        };
+        f(&mut v);
+        ToolPut::spec_only(jsonl::from_value(&v).unwrap())
+    };
+    let asked = |v: &mut serde_json::Value| {
+        let name = v["name"].as_str().unwrap().to_owned();
+        v["utterances"] = json!([format!("please {name} for me")]);
     };
     let puts = vec![
-        enriched("forecast"),
-        enriched("tides"),
-        ToolPut::spec_only(spec("currents")),
-        enriched("forecast"),
+        line("forecast", &asked),
+        line("tides", &|v| {
+            asked(v);
+            v["parameters"]["properties"]["harbour"] = json!({"type": "string"});
+        }),
+        line("currents", &|_| {}),
+        line("forecast", &|_| {}),
     ];
     let skip = c.add_tools(&weather, puts.clone()).unwrap();
     assert_eq!(
-        (
-            skip.added.len(),
-            skip.updated.len(),
-            skip.skipped,
-            skip.unchanged
-        ),
-        (1, 0, 3, 0)
+        (skip.added.len(), skip.updated.len()),
+        (1, 0),
+        "only currents is new"
     );
-    assert_eq!(skip.added[0].name, "currents");
+    assert_eq!((skip.skipped, skip.duplicates, skip.unchanged), (2, 1, 0));
 
     let again = c
         .add_tools_with(&weather, puts.clone(), OnExisting::NewVersion)
@@ -361,27 +378,34 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
         [("forecast", "forecast", "2"), ("tides", "tides", "2")]
     );
     assert_eq!(
-        (again.added.len(), again.skipped, again.unchanged),
-        (0, 1, 1),
-        "currents is unchanged, the second forecast line skipped"
+        (
+            again.added.len(),
+            again.skipped,
+            again.duplicates,
+            again.unchanged
+        ),
+        (0, 0, 1, 1),
+        "currents is unchanged, the second forecast line a duplicate"
     );
 
-    // The HTTP tool still runs as it did, with its new description; the disabled one
-    // stays disabled; the earlier versions are kept; each name stands for the newest.
+    // The HTTP tool runs as it did and keeps what the line could not say; only its
+    // sample requests are new.
+    let old = c.get_tool(b, "forecast", "1").unwrap();
     let forecast = c.get_tool(b, "forecast", "2").unwrap();
     assert_eq!(forecast.tool_type, ToolType::Http);
-    assert_eq!(forecast.implementation, http_put("forecast").implementation);
+    assert_eq!(forecast.implementation, old.implementation);
     assert_eq!(forecast.spec.utterances, ["please forecast for me"]);
-    assert!(forecast.is_callable());
+    let mut expected = old.spec.clone();
+    expected.utterances.clone_from(&forecast.spec.utterances);
+    expected.version = Some("2".into());
+    assert_eq!(forecast.spec, expected);
+    assert!(forecast.spec.metadata.requires_approval && forecast.is_callable());
+    // The spec-only tool takes the line's parameters, and stays disabled.
     let tides = c.get_tool(b, "tides", "2").unwrap();
     assert!(tides.is_spec_only() && !tides.is_enabled);
-    assert!(
-        c.get_tool(b, "forecast", "1")
-            .unwrap()
-            .spec
-            .utterances
-            .is_empty()
-    );
+    assert!(tides.spec.parameters["properties"]["harbour"].is_object());
+    // The earlier versions are kept; each name stands for the newest.
+    assert!(old.spec.utterances.is_empty());
     assert_eq!(c.name_holder("forecast"), Some((forecast.id, true)));
     assert_eq!(c.name_holder("tides").map(|h| h.0), Some(tides.id));
 
@@ -394,7 +418,7 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
         (
             same.added.len(),
             same.updated.len(),
-            same.skipped,
+            same.duplicates,
             same.unchanged
         ),
         (0, 0, 1, 3)
@@ -414,4 +438,36 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
     assert_eq!(forecast.implementation, moved.implementation);
     assert!(forecast.spec.utterances.is_empty());
     assert_eq!(open_bare(dir.path()).tools(), c.tools());
+}
+
+#[test]
+fn add_tools_with_writes_nothing_when_another_process_changed_the_bundle_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let weather = BundlePut::new("weather");
+    let b = c
+        .add_tools(&weather, vec![ToolPut::spec_only(spec("tides"))])
+        .unwrap()
+        .bundle;
+    // Another process disables the tool; this one has not read that yet.
+    let other = open_bare(dir.path());
+    other.patch_tool(b, "tides", "1", false).unwrap();
+    let mut changed = spec("tides");
+    changed.utterances = vec!["when is high water?".into()];
+    let puts = vec![ToolPut::spec_only(changed)];
+    let err = c
+        .add_tools_with(&weather, puts.clone(), OnExisting::NewVersion)
+        .unwrap_err();
+    assert!(matches!(err, Error::BundleChanged { bundle, .. } if bundle == b));
+    assert!(
+        err.to_string().contains("nothing was written: try again"),
+        "{err}"
+    );
+    assert_eq!(c.tools().len(), 1);
+    // Run again, it plans from what is there now: the new version stays disabled.
+    let again = c
+        .add_tools_with(&weather, puts, OnExisting::NewVersion)
+        .unwrap();
+    assert_eq!(again.updated.len(), 1);
+    assert!(!c.get_tool(b, "tides", "2").unwrap().is_enabled);
 }
