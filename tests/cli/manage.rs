@@ -293,3 +293,31 @@ fn import_replace_gives_tools_the_bundle_has_a_new_version_when_they_changed() {
     );
     assert_snapshot!(import(&["--replace"]), @"imported 0 tool(s) into bundle 'demo'; 2 unchanged (spec only: found and described, not called)");
 }
+
+#[test]
+fn export_bundle_takes_the_bundle_not_deleted_and_its_own_tools() {
+    let env = imported();
+    assert!(
+        env.check(&["bundle", "delete", "demo"])
+            .starts_with("deleted bundle 'demo'")
+    );
+    // A new bundle of the same slug, holding one of the names.
+    let file = env.path().join("again.jsonl");
+    std::fs::write(&file, TOOLS.lines().nth(1).unwrap()).unwrap();
+    env.check(&[
+        "import",
+        "jsonl",
+        file.to_str().unwrap(),
+        "--bundle",
+        "demo",
+    ]);
+    let names = |out: String| -> Vec<String> {
+        out.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["name"].to_string())
+            .collect()
+    };
+    let exported = env.check(&["export", "--format", "jsonl", "--bundle", "demo"]);
+    assert_eq!(names(exported), [r#""get_weather""#]);
+    let err = env.all(&["export", "--format", "jsonl", "--bundle", "nope"]);
+    assert!(err.contains("no bundle 'nope'"), "{err}");
+}
