@@ -209,7 +209,13 @@ fn a_fetched_model_is_mixed_with_the_built_in_one_unless_encoders_are_named() {
     // A model folder where a fetched one would be: the built-in table read from disk.
     let model = env.path().join("my-model");
     std::fs::create_dir_all(&model).unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+    // The package's directory as cargo gives it to the running test (a test binary
+    // reused from a shared build cache may have been compiled in another clone).
+    let source = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(
+            || env!("CARGO_MANIFEST_DIR").into(),
+            std::path::PathBuf::from,
+        )
         .join("crates/toolscout-embed/models/potion-base-8M-int8");
     for file in ["model.safetensors", "tokenizer.json"] {
         std::fs::copy(source.join(file), model.join(file)).unwrap();

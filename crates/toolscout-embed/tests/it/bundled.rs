@@ -39,7 +39,13 @@ fn the_bundled_table_read_from_disk_gives_the_same_vectors() {
     // The same files in a directory, as a user would point `--encoder` at them: the int8
     // table and its per-row weights are read by the ordinary loader.
     let dir = tempfile::tempdir().unwrap();
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/potion-base-8M-int8");
+    // The package's directory as cargo gives it to the running test (a test binary
+    // reused from a shared build cache may have been compiled in another clone).
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(
+        || env!("CARGO_MANIFEST_DIR").into(),
+        std::path::PathBuf::from,
+    );
+    let root = manifest_dir.join("models/potion-base-8M-int8");
     for file in ["model.safetensors", "tokenizer.json"] {
         std::fs::copy(root.join(file), dir.path().join(file)).unwrap();
     }
