@@ -9,7 +9,7 @@ use toolscout_catalog::{Bundle, BundlePut, Catalog};
 use uuid::Uuid;
 
 use super::context::{Context, Global};
-use super::list::{all_bundles, find_bundle};
+use super::list::{all_bundles, find_bundle, find_bundle_preferring};
 
 /// Arguments of `bundle`.
 #[derive(Debug, clap::Args)]
@@ -132,7 +132,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             done(&b, "deleted", json_out)
         }
         What::Restore { bundle } => {
-            let b = find_bundle(catalog, bundle)?;
+            let b = find_bundle_preferring(catalog, bundle, true)?;
             if b.soft_deleted_at.is_none() {
                 anyhow::bail!("bundle '{}' is not deleted", b.slug);
             }

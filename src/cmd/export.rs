@@ -37,22 +37,42 @@ pub(crate) struct Args {
     /// Only the tools of this bundle (slug or id), each name as it stands in the bundle
     /// (a tool another bundle shadows too), e.g. to have `enrich` write their sample
     /// requests and `import jsonl --replace` take them back.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "aliases")]
     bundle: Option<String>,
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     let ctx = Context::open(global)?;
-    let tools = match &args.bundle {
-        Some(b) => super::list::find_bundle(&ctx.catalog, b)
-            .and_then(|b| super::context::tools_of_bundle(&ctx.catalog, b.id))?,
-        None => super::context::tools_by_name(&ctx.catalog),
+    let callable = |tools: Vec<toolscout_catalog::Tool>| -> Vec<ToolSpec> {
+        tools
+            .into_iter()
+            .filter(toolscout_catalog::Tool::is_callable)
+            .map(|t| t.spec)
+            .collect()
     };
-    let tools: Vec<ToolSpec> = tools
-        .into_iter()
-        .filter(toolscout_catalog::Tool::is_callable)
-        .map(|t| t.spec)
-        .collect();
+    let tools = match &args.bundle {
+        Some(key) => {
+            let b = super::list::find_bundle(&ctx.catalog, key)?;
+            if b.soft_deleted_at.is_some() || !b.is_enabled {
+                let state = if b.is_enabled { "deleted" } else { "disabled" };
+                eprintln!(
+                    "warning: bundle '{}' is {state}: none of its tools can be called, so none is exported",
+                    b.slug
+                );
+            }
+            callable(super::context::tools_of_bundle(&ctx.catalog, b.id)?)
+        }
+        None => callable(super::context::tools_by_name(&ctx.catalog)),
+    };
+    // The names a model calls are those of the whole catalog, whatever is exported.
+    let all_names: Vec<String> = match &args.bundle {
+        Some(_) => super::context::heads_by_name(&ctx.catalog)
+            .into_iter()
+            .filter(|h| h.disabled_reason.is_none())
+            .map(|h| h.name)
+            .collect(),
+        None => tools.iter().map(|t| t.name.to_string()).collect(),
+    };
     let Some(format) = args.format else {
         let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));
         let renamed: Vec<(&str, &str)> = tools
@@ -76,7 +96,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     };
     let value: Value = match format {
         Format::Openai => {
-            let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));
+            let names = openai::NameMap::new(all_names.iter().map(String::as_str));
             let items: Vec<Value> = tools
                 .iter()
                 .map(|t| {

@@ -142,6 +142,15 @@ struct Listed {
 /// The bundle with this slug or id (deleted ones too, but one not deleted first: a slug
 /// is free again once its bundle is deleted), or an error that lists the slugs.
 pub(crate) fn find_bundle(catalog: &Catalog, key: &str) -> Result<Bundle> {
+    find_bundle_preferring(catalog, key, false)
+}
+
+/// [`find_bundle`], a deleted bundle first when `deleted` (what `bundle restore` means).
+pub(crate) fn find_bundle_preferring(
+    catalog: &Catalog,
+    key: &str,
+    deleted: bool,
+) -> Result<Bundle> {
     let bundles = all_bundles(catalog)?;
     let matching = || {
         bundles
@@ -149,7 +158,7 @@ pub(crate) fn find_bundle(catalog: &Catalog, key: &str) -> Result<Bundle> {
             .filter(|b| b.slug == key || b.id.to_string() == key)
     };
     if let Some(b) = matching()
-        .find(|b| b.soft_deleted_at.is_none())
+        .find(|b| b.soft_deleted_at.is_some() == deleted)
         .or_else(|| matching().next())
     {
         return Ok(b.clone());

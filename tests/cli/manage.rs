@@ -320,4 +320,7 @@ fn export_bundle_takes_the_bundle_not_deleted_and_its_own_tools() {
     assert_eq!(names(exported), [r#""get_weather""#]);
     let err = env.all(&["export", "--format", "jsonl", "--bundle", "nope"]);
     assert!(err.contains("no bundle 'nope'"), "{err}");
+    // `bundle restore` means the deleted one.
+    let restore = env.all(&["bundle", "restore", "demo"]);
+    assert!(restore.contains("restored bundle 'demo'"), "{restore}");
 }

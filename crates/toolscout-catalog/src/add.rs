@@ -21,17 +21,19 @@ pub enum OnExisting {
     /// Store the new one as the next version of the stored tool (the one the name stands
     /// for in the bundle: same slug, the version after its labels, see below) when it
     /// differs from it; an unchanged tool is left alone. The new version keeps the
-    /// stored tool's enabled flag. A spec-only put (a JSONL line, which says less than a
-    /// stored tool may hold) changes only what it carries: the description (and the
-    /// summary with it) when it says something else, the sample requests
-    /// (`utterances`), the category and tags when it has some, and the parameters of a
-    /// spec-only tool (a tool that runs keeps those its implementation maps); how the
-    /// tool runs, its summary, examples, notes and metadata (approval rules among them)
-    /// stay. Earlier versions stay stored; being the newest, the new version is the one
-    /// its name stands for ([`NameClaim`]), also against tools of that name in other
-    /// bundles. The version label is one more than the greatest numeric label of the
-    /// slug (labels are opaque: a bundle may use `v2` or `2024-01`), else the first
-    /// number not taken.
+    /// stored tool's enabled flag, and its sample requests (`utterances`) when the put
+    /// has none (an OpenAPI document or a server's tool list never has any). A
+    /// spec-only put (a JSONL line, which says less than a stored tool may hold) changes
+    /// only what it carries: the description when it has one that says something else
+    /// (with the summary made from it, for a spec-only tool), the sample requests when
+    /// it has some, the category and tags when it has some, and the parameters of a
+    /// spec-only tool when it has some (a tool that runs keeps those its implementation
+    /// maps); how the tool runs, its summary, examples, notes and metadata (approval
+    /// rules among them) stay. Earlier versions stay stored; the new version, being
+    /// the newest, is the one its name stands for by the [`NameClaim`] rule (unless
+    /// another tool of the name can be called and it cannot, or is built in). The
+    /// version label is one more than the greatest numeric label of the slug (labels
+    /// are opaque: a bundle may use `v2` or `2024-01`), else the first number not taken.
     NewVersion,
 }
 
@@ -84,10 +86,11 @@ impl Catalog {
     }
 
     /// [`Catalog::add_tools`], deciding with `existing` what happens to a tool whose
-    /// name the bundle already has. The tools are written in one write, all or nothing
-    /// (a bundle made for them is made first); what was planned from the bundle as read
-    /// is checked under the write lock, and if another process changed the bundle's tools
-    /// in between, nothing is written and the error is [`Error::BundleChanged`].
+    /// name the bundle already has. The catalog first catches up with other processes'
+    /// writes ([`Catalog::reload`]); the tools are then written in one write, all or
+    /// nothing (a bundle made for them is made first). What was planned from the bundle
+    /// as read is checked under the write lock: if another process changed the bundle's
+    /// tools in between, nothing is written and the error is [`Error::BundleChanged`].
     ///
     /// ```
     /// use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, OnExisting, ToolPut};
@@ -116,6 +119,8 @@ impl Catalog {
         puts: Vec<ToolPut>,
         existing: OnExisting,
     ) -> Result<Added> {
+        // What other processes wrote, read first: the plan is made from it.
+        self.reload()?;
         let (bundle_id, created) = match self.bundle_by_slug(&bundle.slug)? {
             Some(id) => (id, false),
             None => {
@@ -124,8 +129,15 @@ impl Catalog {
                 (id, true)
             }
         };
-        // The bundle's tools as read now: the one each name stands for, each slug's
-        // versions, and what must not have moved when the write takes the lock.
+        let plan = self.plan(bundle_id, puts, existing)?;
+        self.write_plan(bundle_id, &bundle.slug, created, plan)
+    }
+
+    /// What adding `puts` to the bundle `bundle_id` would write, from the bundle as this
+    /// catalog holds it now.
+    fn plan(&self, bundle_id: Uuid, puts: Vec<ToolPut>, existing: OnExisting) -> Result<Plan> {
+        // The bundle's tools: the one each name stands for, each slug's versions, and
+        // what must not have moved when the write takes the lock.
         let mut holders: HashMap<String, (NameClaim, Uuid, String)> = HashMap::new();
         let mut versions: HashMap<String, Vec<String>> = HashMap::new();
         let mut read = Vec::new();
@@ -134,7 +146,7 @@ impl Catalog {
                 return;
             }
             let claim = NameClaim::new(reason.is_none(), head.is_built_in, head.modified_at);
-            read.push((head.id, claim, head.is_enabled));
+            read.push(relied_on(existing, head, claim));
             let holder = (claim, head.id, head.slug.clone());
             holders
                 .entry(head.name.clone())
@@ -150,18 +162,24 @@ impl Catalog {
                 .push(head.version.clone());
         });
         read.sort_unstable_by_key(|r| r.0);
+        let mut plan = Plan {
+            existing,
+            read,
+            writes: Vec::with_capacity(puts.len()),
+            new_versions: HashSet::new(),
+            skipped: 0,
+            duplicates: 0,
+            unchanged: 0,
+        };
         let mut seen = HashSet::new();
-        let mut slugged = Vec::with_capacity(puts.len());
-        let mut new_versions = HashSet::new();
-        let (mut skipped, mut duplicates, mut unchanged) = (0, 0, 0);
         for put in puts {
             if !seen.insert(put.spec.name.to_string()) {
-                duplicates += 1;
+                plan.duplicates += 1;
                 continue;
             }
             if let Some((_, id, slug)) = holders.get(put.spec.name.as_str()) {
                 if existing == OnExisting::Skip {
-                    skipped += 1;
+                    plan.skipped += 1;
                     continue;
                 }
                 let stored = self.tool(*id)?;
@@ -169,12 +187,12 @@ impl Catalog {
                 let taken = versions.entry(slug.clone()).or_default();
                 let version = next_version(taken);
                 if same_tool(&stored, &put, &version)? {
-                    unchanged += 1;
+                    plan.unchanged += 1;
                     continue;
                 }
                 taken.push(version.clone());
-                new_versions.insert(put.spec.name.to_string());
-                slugged.push((slug.clone(), version, put));
+                plan.new_versions.insert(put.spec.name.to_string());
+                plan.writes.push((slug.clone(), version, put));
                 continue;
             }
             let base = slug_from_name(&put.spec.name);
@@ -185,14 +203,28 @@ impl Catalog {
                 n += 1;
             }
             versions.insert(slug.clone(), vec!["1".to_owned()]);
-            slugged.push((slug, "1".to_owned(), put));
+            plan.writes.push((slug, "1".to_owned(), put));
         }
-        let written = if slugged.is_empty() {
+        Ok(plan)
+    }
+
+    /// Writes `plan` once the bundle, as read under the write lock, is still what the
+    /// plan was made from; else nothing is written ([`Error::BundleChanged`]).
+    fn write_plan(&self, bundle_id: Uuid, slug: &str, created: bool, plan: Plan) -> Result<Added> {
+        let Plan {
+            existing,
+            read,
+            writes,
+            new_versions,
+            skipped,
+            duplicates,
+            unchanged,
+        } = plan;
+        let written = if writes.is_empty() {
             Vec::new()
         } else {
-            // By value: each tool is dropped once its file is made. What was planned from
-            // the bundle as read must still hold under the write lock.
-            self.put_tools_if(bundle_id, slugged, |state| {
+            // By value: each tool is dropped once its file is made.
+            self.put_tools_if(bundle_id, writes, |state| {
                 let mut now: Vec<_> = state
                     .tools
                     .values()
@@ -200,10 +232,10 @@ impl Catalog {
                     .map(|raw| {
                         let h = &raw.head;
                         let callable = state.disabled_reason(raw).is_none();
-                        (
-                            h.id,
+                        relied_on(
+                            existing,
+                            h,
                             NameClaim::new(callable, h.is_built_in, h.modified_at),
-                            h.is_enabled,
                         )
                     })
                     .collect();
@@ -213,7 +245,7 @@ impl Catalog {
                 }
                 Err(Error::BundleChanged {
                     bundle: bundle_id,
-                    bundle_slug: bundle.slug.clone(),
+                    bundle_slug: slug.to_owned(),
                 })
             })?
         };
@@ -251,21 +283,57 @@ impl Catalog {
     }
 }
 
+/// What [`Catalog::add_tools_with`] will write, and what it read to decide it.
+struct Plan {
+    existing: OnExisting,
+    /// What the plan relies on of each of the bundle's tools ([`relied_on`]), by id.
+    read: Vec<(Uuid, Option<(NameClaim, bool)>)>,
+    writes: Vec<(String, String, ToolPut)>,
+    /// The names whose writes are new versions.
+    new_versions: HashSet<String>,
+    skipped: usize,
+    duplicates: usize,
+    unchanged: usize,
+}
+
+/// What a plan relies on of one of the bundle's tools: that it is there, and for new
+/// versions also how it claims its name and whether it is enabled (copied into them).
+fn relied_on(
+    existing: OnExisting,
+    head: &ToolHead,
+    claim: NameClaim,
+) -> (Uuid, Option<(NameClaim, bool)>) {
+    match existing {
+        OnExisting::Skip => (head.id, None),
+        OnExisting::NewVersion => (head.id, Some((claim, head.is_enabled))),
+    }
+}
+
 /// `put` as the next version of `stored`: with the stored tool's enabled flag, and for a
 /// spec-only put (a JSONL line, which says less than a stored tool may hold) the stored
 /// tool with only what such a put carries laid over it (see [`OnExisting::NewVersion`]).
 fn onto_stored(stored: &Tool, mut put: ToolPut) -> ToolPut {
     put.is_enabled = stored.is_enabled;
+    if put.spec.utterances.is_empty() {
+        // Nothing else writes them: an OpenAPI document or a server's list has none.
+        put.spec.utterances.clone_from(&stored.spec.utterances);
+    }
     if !put.is_spec_only() {
         return put;
     }
     let line = put.spec;
     let mut spec = stored.spec.clone();
-    if line.description_or_summary() != stored.spec.description_or_summary() {
+    let runs = !stored.is_spec_only();
+    if !line.description.is_empty()
+        && line.description_or_summary() != stored.spec.description_or_summary()
+    {
         spec.description = line.description;
-        spec.summary = line.summary;
+        if !runs {
+            // A JSONL tool's summary is made from its description.
+            spec.summary = line.summary;
+        }
     }
-    if stored.is_spec_only() {
+    if !runs && line.parameters != toolscout_spec::empty_object_schema() {
         spec.parameters = line.parameters;
     }
     spec.utterances = line.utterances;
@@ -322,7 +390,59 @@ fn next_version(taken: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::next_version;
+    use super::{OnExisting, next_version};
+    use crate::{BundlePut, Catalog, CatalogOptions, Error, ToolPut};
+    use toolscout_spec::ToolSpec;
+
+    #[test]
+    fn a_plan_is_not_written_when_another_process_changed_the_bundle_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = || {
+            Catalog::open_with(dir.path(), CatalogOptions::default().with_builtins(false)).unwrap()
+        };
+        let c = open();
+        let spec = |request: &str| {
+            let mut s = ToolSpec::builder("tides", "High and low water")
+                .build()
+                .unwrap();
+            s.utterances = vec![request.to_owned()];
+            ToolPut::spec_only(s)
+        };
+        let b = c
+            .add_tools(&BundlePut::new("sea"), vec![spec("when is high water?")])
+            .unwrap()
+            .bundle;
+        let plan = c
+            .plan(b, vec![spec("is it low tide?")], OnExisting::NewVersion)
+            .unwrap();
+        assert_eq!(plan.writes.len(), 1);
+        // Between the plan and the write, another process disables the tool: the plan
+        // would have made an enabled version of it.
+        open().patch_tool(b, "tides", "1", false).unwrap();
+        let err = c.write_plan(b, "sea", false, plan).unwrap_err();
+        assert!(matches!(err, Error::BundleChanged { bundle, .. } if bundle == b));
+        assert!(
+            err.to_string().contains("nothing was written: try again"),
+            "{err}"
+        );
+        assert_eq!(open().tools().len(), 1);
+
+        // A plan that only adds new names does not care about that.
+        let fresh = c
+            .plan(
+                b,
+                vec![ToolPut::spec_only(
+                    ToolSpec::builder("currents", "Sea currents")
+                        .build()
+                        .unwrap(),
+                )],
+                OnExisting::Skip,
+            )
+            .unwrap();
+        open().patch_tool(b, "tides", "1", true).unwrap();
+        let added = c.write_plan(b, "sea", false, fresh).unwrap();
+        assert_eq!(added.added.len(), 1);
+    }
 
     #[test]
     fn the_next_version_follows_the_greatest_number_and_is_never_taken() {

@@ -383,7 +383,6 @@ impl Catalog {
             checked.push((file, head));
         }
         self.write(|tx| {
-            precondition(tx.state)?;
             let b = writable_bundle(tx.state, bundle)?;
             if b.is_built_in {
                 return Err(Error::BuiltIn {
@@ -391,6 +390,7 @@ impl Catalog {
                     slug: b.slug.clone(),
                 });
             }
+            precondition(tx.state)?;
             let mut seen = std::collections::HashMap::new();
             for (file, head) in &checked {
                 conflict(tx.state, b, &file.slug, &file.version)?;

@@ -436,12 +436,29 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
     assert_eq!(v3.updated[0].version, "3");
     let forecast = c.get_tool(b, "forecast", "3").unwrap();
     assert_eq!(forecast.implementation, moved.implementation);
-    assert!(forecast.spec.utterances.is_empty());
+    assert_eq!(forecast.spec.summary, "Does forecast");
+    // An operation never carries sample requests: the tool keeps those it was given.
+    assert_eq!(forecast.spec.utterances, ["please forecast for me"]);
+
+    // A line with nothing but a name and new requests changes only those.
+    let bare = jsonl::from_value(&json!({"name": "forecast", "utterances": ["rain?"]})).unwrap();
+    let v4 = c
+        .add_tools_with(
+            &weather,
+            vec![ToolPut::spec_only(bare)],
+            OnExisting::NewVersion,
+        )
+        .unwrap();
+    assert_eq!(v4.updated[0].version, "4");
+    let mut expected = forecast.spec.clone();
+    expected.utterances = vec!["rain?".into()];
+    expected.version = Some("4".into());
+    assert_eq!(c.get_tool(b, "forecast", "4").unwrap().spec, expected);
     assert_eq!(open_bare(dir.path()).tools(), c.tools());
 }
 
 #[test]
-fn add_tools_with_writes_nothing_when_another_process_changed_the_bundle_meanwhile() {
+fn add_tools_with_plans_from_what_other_processes_wrote() {
     let dir = tempfile::tempdir().unwrap();
     let c = open_bare(dir.path());
     let weather = BundlePut::new("weather");
@@ -449,24 +466,17 @@ fn add_tools_with_writes_nothing_when_another_process_changed_the_bundle_meanwhi
         .add_tools(&weather, vec![ToolPut::spec_only(spec("tides"))])
         .unwrap()
         .bundle;
-    // Another process disables the tool; this one has not read that yet.
+    // Another process disables the tool; this catalog has not read that yet.
     let other = open_bare(dir.path());
     other.patch_tool(b, "tides", "1", false).unwrap();
     let mut changed = spec("tides");
     changed.utterances = vec!["when is high water?".into()];
-    let puts = vec![ToolPut::spec_only(changed)];
-    let err = c
-        .add_tools_with(&weather, puts.clone(), OnExisting::NewVersion)
-        .unwrap_err();
-    assert!(matches!(err, Error::BundleChanged { bundle, .. } if bundle == b));
-    assert!(
-        err.to_string().contains("nothing was written: try again"),
-        "{err}"
-    );
-    assert_eq!(c.tools().len(), 1);
-    // Run again, it plans from what is there now: the new version stays disabled.
     let again = c
-        .add_tools_with(&weather, puts, OnExisting::NewVersion)
+        .add_tools_with(
+            &weather,
+            vec![ToolPut::spec_only(changed)],
+            OnExisting::NewVersion,
+        )
         .unwrap();
     assert_eq!(again.updated.len(), 1);
     assert!(!c.get_tool(b, "tides", "2").unwrap().is_enabled);
