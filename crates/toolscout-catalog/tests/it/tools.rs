@@ -364,9 +364,7 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
     );
     assert_eq!((skip.skipped, skip.duplicates, skip.unchanged), (2, 1, 0));
 
-    let again = c
-        .add_tools_with(&weather, puts.clone(), OnExisting::NewVersion)
-        .unwrap();
+    let again = replace(&c, puts.clone());
     let mut updated: Vec<_> = again
         .updated
         .iter()
@@ -411,9 +409,7 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
 
     // Nothing changed since: nothing is written.
     let generation = c.generation();
-    let same = c
-        .add_tools_with(&weather, puts, OnExisting::NewVersion)
-        .unwrap();
+    let same = replace(&c, puts);
     assert_eq!(
         (
             same.added.len(),
@@ -430,9 +426,7 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
         spec("forecast"),
         json!({"method": "GET", "urlTemplate": "https://api.example.org/v2/${q}"}),
     );
-    let v3 = c
-        .add_tools_with(&weather, vec![moved.clone()], OnExisting::NewVersion)
-        .unwrap();
+    let v3 = replace(&c, vec![moved.clone()]);
     assert_eq!(v3.updated[0].version, "3");
     let forecast = c.get_tool(b, "forecast", "3").unwrap();
     assert_eq!(forecast.implementation, moved.implementation);
@@ -442,13 +436,7 @@ fn add_tools_with_new_version_stores_what_changed_and_keeps_how_tools_run() {
 
     // A line with nothing but a name and new requests changes only those.
     let bare = jsonl::from_value(&json!({"name": "forecast", "utterances": ["rain?"]})).unwrap();
-    let v4 = c
-        .add_tools_with(
-            &weather,
-            vec![ToolPut::spec_only(bare)],
-            OnExisting::NewVersion,
-        )
-        .unwrap();
+    let v4 = replace(&c, vec![ToolPut::spec_only(bare)]);
     assert_eq!(v4.updated[0].version, "4");
     let mut expected = forecast.spec.clone();
     expected.utterances = vec!["rain?".into()];
@@ -471,13 +459,13 @@ fn add_tools_with_plans_from_what_other_processes_wrote() {
     other.patch_tool(b, "tides", "1", false).unwrap();
     let mut changed = spec("tides");
     changed.utterances = vec!["when is high water?".into()];
-    let again = c
-        .add_tools_with(
-            &weather,
-            vec![ToolPut::spec_only(changed)],
-            OnExisting::NewVersion,
-        )
-        .unwrap();
+    let again = replace(&c, vec![ToolPut::spec_only(changed)]);
     assert_eq!(again.updated.len(), 1);
     assert!(!c.get_tool(b, "tides", "2").unwrap().is_enabled);
+}
+
+/// `puts` added to the bundle `weather` of `c`, a changed tool as its next version.
+fn replace(c: &Catalog, puts: Vec<ToolPut>) -> toolscout_catalog::Added {
+    c.add_tools_with(&BundlePut::new("weather"), puts, OnExisting::NewVersion)
+        .unwrap()
 }
