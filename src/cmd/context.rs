@@ -642,27 +642,14 @@ pub(crate) fn tools_by_name(catalog: &Catalog) -> Vec<Tool> {
         .collect()
 }
 
-/// The tools of one bundle, one per name: the one the name stands for within the bundle
-/// (the catalog's [`NameClaim`](toolscout_catalog::NameClaim) rule), also where another
-/// bundle's tool holds the name in the catalog; in id order, each read whole.
+/// The tools of one bundle, one per name, as [`Catalog::bundle_name_holders`] picks them
+/// (also where another bundle's tool holds the name in the catalog); in id order, each
+/// read whole.
 pub(crate) fn tools_of_bundle(catalog: &Catalog, bundle: uuid::Uuid) -> Result<Vec<Tool>> {
-    use toolscout_catalog::NameClaim;
-    let mut best: std::collections::HashMap<String, (NameClaim, uuid::Uuid)> =
-        std::collections::HashMap::new();
-    catalog.for_each_head(|h, reason| {
-        if h.bundle_id != bundle {
-            return;
-        }
-        let claim = NameClaim::new(reason.is_none(), h.is_built_in, h.modified_at);
-        let entry = best.entry(h.name.clone()).or_insert((claim, h.id));
-        if claim > entry.0 {
-            *entry = (claim, h.id);
-        }
-    });
-    let mut ids: Vec<uuid::Uuid> = best.into_values().map(|(_, id)| id).collect();
-    ids.sort_unstable();
-    ids.into_iter()
-        .map(|id| catalog.tool(id).map_err(anyhow::Error::from))
+    catalog
+        .bundle_name_holders(bundle)
+        .into_iter()
+        .map(|(id, _)| catalog.tool(id).map_err(anyhow::Error::from))
         .collect()
 }
 

@@ -64,15 +64,6 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         }
         None => callable(super::context::tools_by_name(&ctx.catalog)),
     };
-    // The names a model calls are those of the whole catalog, whatever is exported.
-    let all_names: Vec<String> = match &args.bundle {
-        Some(_) => super::context::heads_by_name(&ctx.catalog)
-            .into_iter()
-            .filter(|h| h.disabled_reason.is_none())
-            .map(|h| h.name)
-            .collect(),
-        None => tools.iter().map(|t| t.name.to_string()).collect(),
-    };
     let Some(format) = args.format else {
         let names = openai::NameMap::new(tools.iter().map(|t| t.name.as_str()));
         let renamed: Vec<(&str, &str)> = tools
@@ -96,7 +87,19 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     };
     let value: Value = match format {
         Format::Openai => {
-            let names = openai::NameMap::new(all_names.iter().map(String::as_str));
+            // The aliases a model calls by are those of the whole catalog, whatever
+            // part of it is exported.
+            let catalog_names: Option<Vec<String>> = args.bundle.as_ref().map(|_| {
+                super::context::heads_by_name(&ctx.catalog)
+                    .into_iter()
+                    .filter(|h| h.disabled_reason.is_none())
+                    .map(|h| h.name)
+                    .collect()
+            });
+            let names = match &catalog_names {
+                Some(all) => openai::NameMap::new(all.iter().map(String::as_str)),
+                None => openai::NameMap::new(tools.iter().map(|t| t.name.as_str())),
+            };
             let items: Vec<Value> = tools
                 .iter()
                 .map(|t| {

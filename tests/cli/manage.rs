@@ -318,6 +318,8 @@ fn export_bundle_takes_the_bundle_not_deleted_and_its_own_tools() {
     };
     let exported = env.check(&["export", "--format", "jsonl", "--bundle", "demo"]);
     assert_eq!(names(exported), [r#""get_weather""#]);
+    let openai = env.check(&["export", "--format", "openai", "--bundle", "demo"]);
+    assert!(openai.contains(r#""name": "get_weather""#), "{openai}");
     let err = env.all(&["export", "--format", "jsonl", "--bundle", "nope"]);
     assert!(err.contains("no bundle 'nope'"), "{err}");
     // `bundle restore` means the deleted one.

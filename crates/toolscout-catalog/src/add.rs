@@ -8,6 +8,8 @@ use std::collections::{HashMap, HashSet};
 use toolscout_spec::name::slug_from_name;
 use uuid::Uuid;
 
+use crate::catalog::{claim_of, holders_where};
+use crate::state::{RawTool, State};
 use crate::{BundlePut, BundleQuery, Catalog, Error, NameClaim, Result, Tool, ToolHead, ToolPut};
 
 /// What [`Catalog::add_tools_with`] does with a tool whose name the bundle already has.
@@ -138,30 +140,25 @@ impl Catalog {
     fn plan(&self, bundle_id: Uuid, puts: Vec<ToolPut>, existing: OnExisting) -> Result<Plan> {
         // The bundle's tools: the one each name stands for, each slug's versions, and
         // what must not have moved when the write takes the lock.
-        let mut holders: HashMap<String, (NameClaim, Uuid, String)> = HashMap::new();
-        let mut versions: HashMap<String, Vec<String>> = HashMap::new();
-        let mut read = Vec::new();
-        self.for_each_head(|head, reason| {
-            if head.bundle_id != bundle_id {
-                return;
-            }
-            let claim = NameClaim::new(reason.is_none(), head.is_built_in, head.modified_at);
-            read.push(relied_on(existing, head, claim));
-            let holder = (claim, head.id, head.slug.clone());
-            holders
-                .entry(head.name.clone())
-                .and_modify(|h| {
-                    if holder.0 > h.0 {
-                        *h = holder.clone();
-                    }
+        let (holders, mut versions, read) = {
+            let state = self.lock_state();
+            let in_bundle = |raw: &RawTool| raw.head.bundle_id == bundle_id;
+            let holders: HashMap<String, (Uuid, String)> = holders_where(&state, in_bundle)
+                .into_iter()
+                .filter_map(|(name, (_, id))| {
+                    let slug = state.tools.get(&id)?.head.slug.clone();
+                    Some((name.to_owned(), (id, slug)))
                 })
-                .or_insert(holder);
-            versions
-                .entry(head.slug.clone())
-                .or_default()
-                .push(head.version.clone());
-        });
-        read.sort_unstable_by_key(|r| r.0);
+                .collect();
+            let mut versions: HashMap<String, Vec<String>> = HashMap::new();
+            for raw in state.tools.values().filter(|raw| in_bundle(raw)) {
+                versions
+                    .entry(raw.head.slug.clone())
+                    .or_default()
+                    .push(raw.head.version.clone());
+            }
+            (holders, versions, relied_on(&state, bundle_id, existing))
+        };
         let mut plan = Plan {
             existing,
             read,
@@ -177,7 +174,7 @@ impl Catalog {
                 plan.duplicates += 1;
                 continue;
             }
-            if let Some((_, id, slug)) = holders.get(put.spec.name.as_str()) {
+            if let Some((id, slug)) = holders.get(put.spec.name.as_str()) {
                 if existing == OnExisting::Skip {
                     plan.skipped += 1;
                     continue;
@@ -225,22 +222,7 @@ impl Catalog {
         } else {
             // By value: each tool is dropped once its file is made.
             self.put_tools_if(bundle_id, writes, |state| {
-                let mut now: Vec<_> = state
-                    .tools
-                    .values()
-                    .filter(|raw| raw.head.bundle_id == bundle_id)
-                    .map(|raw| {
-                        let h = &raw.head;
-                        let callable = state.disabled_reason(raw).is_none();
-                        relied_on(
-                            existing,
-                            h,
-                            NameClaim::new(callable, h.is_built_in, h.modified_at),
-                        )
-                    })
-                    .collect();
-                now.sort_unstable_by_key(|r| r.0);
-                if now == read {
+                if relied_on(state, bundle_id, existing) == read {
                     return Ok(());
                 }
                 Err(Error::BundleChanged {
@@ -286,7 +268,7 @@ impl Catalog {
 /// What [`Catalog::add_tools_with`] will write, and what it read to decide it.
 struct Plan {
     existing: OnExisting,
-    /// What the plan relies on of each of the bundle's tools ([`relied_on`]), by id.
+    /// What the plan relies on of the bundle's tools ([`relied_on`]).
     read: Vec<(Uuid, Option<(NameClaim, bool)>)>,
     writes: Vec<(String, String, ToolPut)>,
     /// The names whose writes are new versions.
@@ -296,17 +278,26 @@ struct Plan {
     unchanged: usize,
 }
 
-/// What a plan relies on of one of the bundle's tools: that it is there, and for new
-/// versions also how it claims its name and whether it is enabled (copied into them).
+/// What a plan relies on of the bundle's tools, by id: that they are there, and for new
+/// versions also how each claims its name and whether it is enabled (copied into them).
 fn relied_on(
+    state: &State,
+    bundle: Uuid,
     existing: OnExisting,
-    head: &ToolHead,
-    claim: NameClaim,
-) -> (Uuid, Option<(NameClaim, bool)>) {
-    match existing {
-        OnExisting::Skip => (head.id, None),
-        OnExisting::NewVersion => (head.id, Some((claim, head.is_enabled))),
-    }
+) -> Vec<(Uuid, Option<(NameClaim, bool)>)> {
+    // `state.tools` is ordered by id.
+    state
+        .tools
+        .values()
+        .filter(|raw| raw.head.bundle_id == bundle)
+        .map(|raw| match existing {
+            OnExisting::Skip => (raw.head.id, None),
+            OnExisting::NewVersion => (
+                raw.head.id,
+                Some((claim_of(state, raw), raw.head.is_enabled)),
+            ),
+        })
+        .collect()
 }
 
 /// `put` as the next version of `stored`: with the stored tool's enabled flag, and for a

@@ -453,40 +453,25 @@ impl Catalog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn name_holders(&self) -> Vec<(Uuid, bool)> {
-        let state = self.lock_state();
-        let mut best: HashMap<&str, (NameClaim, Uuid)> = HashMap::with_capacity(state.tools.len());
-        // In id order: a later tool takes a name only with a greater claim.
-        for raw in state.tools.values() {
-            let claim = claim_of(&state, raw);
-            best.entry(raw.head.name.as_str())
-                .and_modify(|held| {
-                    if claim > held.0 {
-                        *held = (claim, raw.head.id);
-                    }
-                })
-                .or_insert((claim, raw.head.id));
-        }
-        let mut out: Vec<(Uuid, bool)> = best
-            .into_values()
-            .map(|(claim, id)| (id, claim.callable()))
-            .collect();
-        out.sort_unstable_by_key(|(id, _)| *id);
-        out
+        sorted_holders(holders_where(&self.lock_state(), |_| true))
+    }
+
+    /// [`name_holders`](Self::name_holders) among the tools of one bundle: each name as it
+    /// stands in the bundle, also where another bundle's tool holds it in the catalog.
+    pub fn bundle_name_holders(&self, bundle: Uuid) -> Vec<(Uuid, bool)> {
+        sorted_holders(holders_where(&self.lock_state(), |raw| {
+            raw.head.bundle_id == bundle
+        }))
     }
 
     /// The tool `name` stands for, as [`name_holders`](Self::name_holders) picks it,
     /// with whether it can be called; `None` when no tool has that name. Only the tools
     /// of that name are weighed.
     pub fn name_holder(&self, name: &str) -> Option<(Uuid, bool)> {
-        let state = self.lock_state();
-        let mut best: Option<(NameClaim, Uuid)> = None;
-        for raw in state.tools.values().filter(|raw| raw.head.name == name) {
-            let claim = claim_of(&state, raw);
-            if best.is_none_or(|(held, _)| claim > held) {
-                best = Some((claim, raw.head.id));
-            }
-        }
-        best.map(|(claim, id)| (id, claim.callable()))
+        sorted_holders(holders_where(&self.lock_state(), |raw| {
+            raw.head.name == name
+        }))
+        .pop()
     }
 
     /// How many tools the catalog holds, callable or not.
@@ -543,8 +528,39 @@ impl Drop for Catalog {
     }
 }
 
+/// Among the tools `keep` keeps, the one each name stands for (the greatest
+/// [`NameClaim`]; in id order, a later tool takes a name only with a greater claim), by
+/// name. Every name is looked at in place: nothing is copied but the ids.
+pub(crate) fn holders_where(
+    state: &State,
+    keep: impl Fn(&crate::state::RawTool) -> bool,
+) -> HashMap<&str, (NameClaim, Uuid)> {
+    let mut best: HashMap<&str, (NameClaim, Uuid)> = HashMap::new();
+    for raw in state.tools.values().filter(|raw| keep(raw)) {
+        let claim = claim_of(state, raw);
+        best.entry(raw.head.name.as_str())
+            .and_modify(|held| {
+                if claim > held.0 {
+                    *held = (claim, raw.head.id);
+                }
+            })
+            .or_insert((claim, raw.head.id));
+    }
+    best
+}
+
+/// The holders' ids, with whether each can be called, in id order.
+fn sorted_holders(best: HashMap<&str, (NameClaim, Uuid)>) -> Vec<(Uuid, bool)> {
+    let mut out: Vec<(Uuid, bool)> = best
+        .into_values()
+        .map(|(claim, id)| (id, claim.callable()))
+        .collect();
+    out.sort_unstable_by_key(|(id, _)| *id);
+    out
+}
+
 /// How strongly the tool `raw` claims its name (see [`NameClaim`]).
-fn claim_of(state: &State, raw: &crate::state::RawTool) -> NameClaim {
+pub(crate) fn claim_of(state: &State, raw: &crate::state::RawTool) -> NameClaim {
     let h = &raw.head;
     NameClaim::new(
         state.disabled_reason(raw).is_none(),
