@@ -159,9 +159,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     };
     if args.mcp.is_some() {
         eprintln!("serving MCP over stdio ({tools} tools)");
-        return runtime
+        let served = runtime
             .block_on(toolscout_server::serve_stdio(state))
             .context("serving MCP over stdio");
+        runtime.shutdown_timeout(BLOCKING_GRACE);
+        return served;
     }
     match (&token, &args.token) {
         (Some(t), None) => eprintln!(
@@ -173,7 +175,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         ),
         _ => {}
     }
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .with_context(|| format!("binding {}", args.addr))?;
@@ -197,8 +199,16 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             note("stopped; usage counts written");
         }
         served
-    })
+    });
+    // A blocking task still running (a tool call whose caller timed out) must not keep
+    // the process alive: dropping the runtime would wait for it without end.
+    runtime.shutdown_timeout(BLOCKING_GRACE);
+    served
 }
+
+/// How long a stopping server waits for blocking work (tool calls past their timeout)
+/// once the requests are done.
+const BLOCKING_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How often `serve` reaps deleted bundles (and once at start).
 const REAP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);

@@ -170,60 +170,122 @@ struct CachedToken {
     refresh_at: Instant,
 }
 
-/// OAuth2 tokens by token endpoint and client, refreshed before expiry.
+/// What a cached token was obtained with: the tool it was obtained for and every input
+/// of its request.
+///
+/// **Rationale:** a token is sent to the host of the tool that asked for it; two tools
+/// that share a token endpoint and client id may differ in everything else (the secret,
+/// the scope, where the token goes, which secrets they were granted), so a token is never
+/// handed to a tool other than the one it was fetched for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct TokenKey {
+    tool: String,
+    token_url: String,
+    client_id: String,
+    /// SHA-256 of the client secret: the secret itself is not kept beside the token.
+    secret_digest: [u8; 32],
+    scope: Option<String>,
+}
+
+/// Most tokens kept; past it, expired ones are dropped, then the one due first.
+const MAX_TOKENS: usize = 1024;
+
+/// OAuth2 tokens by tool and everything their request was made of, refreshed before
+/// expiry.
 #[derive(Debug, Default)]
 pub(crate) struct TokenCache {
     // A tokio mutex held across the fetch, so that concurrent calls fetch one token.
-    tokens: tokio::sync::Mutex<HashMap<(String, String), CachedToken>>,
+    tokens: tokio::sync::Mutex<HashMap<TokenKey, CachedToken>>,
+}
+
+/// The client id and secret of `auth`, expanded with the secrets the tool `tool` may
+/// send to the token endpoint's host (not the secrets granted to the host of the tool's
+/// own request: the token endpoint is another host).
+fn credentials(
+    tool: &str,
+    auth: &OAuth2Auth,
+    secrets: &SecretStore,
+) -> Result<(Url, TokenKey, String), ToolError> {
+    let url = Url::parse(&auth.token_url).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Misconfigured,
+            format!("invalid OAuth2 tokenUrl: {e}"),
+        )
+    })?;
+    let scoped = secrets.scoped(
+        tool,
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or(0),
+    );
+    let no_args = Map::new();
+    let client_id = expand(
+        &auth.client_id,
+        Target::Text,
+        "auth.clientId",
+        &no_args,
+        &scoped,
+    )
+    .map_err(misconfigured)?;
+    let client_secret = expand(
+        &auth.client_secret,
+        Target::Text,
+        "auth.clientSecret",
+        &no_args,
+        &scoped,
+    )
+    .map_err(misconfigured)?;
+    let key = TokenKey {
+        tool: tool.to_owned(),
+        token_url: auth.token_url.clone(),
+        client_id,
+        secret_digest: Sha256::digest(client_secret.as_bytes()).into(),
+        scope: auth.scope.clone(),
+    };
+    Ok((url, key, client_secret))
 }
 
 impl TokenCache {
-    /// A valid access token for `auth`, fetched when there is none or it is about to expire.
+    /// A valid access token for the tool `tool` with `auth`, fetched when there is none
+    /// or it is about to expire. `secrets` is the invoker's whole store: the client
+    /// credentials are expanded with what the tool may send to the token endpoint.
     pub(crate) async fn token(
         &self,
+        tool: &str,
         auth: &OAuth2Auth,
         secrets: &SecretStore,
         config: &HttpConfig,
         timeout: Duration,
     ) -> Result<String, ToolError> {
-        let no_args = Map::new();
-        let client_id = expand(
-            &auth.client_id,
-            Target::Text,
-            "auth.clientId",
-            &no_args,
-            secrets,
-        )
-        .map_err(misconfigured)?;
-        let client_secret = expand(
-            &auth.client_secret,
-            Target::Text,
-            "auth.clientSecret",
-            &no_args,
-            secrets,
-        )
-        .map_err(misconfigured)?;
-        let key = (auth.token_url.clone(), client_id.clone());
+        let (url, key, client_secret) = credentials(tool, auth, secrets)?;
         let mut tokens = self.tokens.lock().await;
         if let Some(t) = tokens.get(&key)
             && Instant::now() < t.refresh_at
         {
             return Ok(t.access_token.clone());
         }
-        let fetched = fetch(auth, &client_id, &client_secret, config, timeout).await?;
+        let fetched = fetch(auth, url, &key.client_id, &client_secret, config, timeout).await?;
         let token = fetched.access_token.clone();
+        if tokens.len() >= MAX_TOKENS && !tokens.contains_key(&key) {
+            let now = Instant::now();
+            tokens.retain(|_, t| now < t.refresh_at);
+            if tokens.len() >= MAX_TOKENS
+                && let Some(first) = tokens
+                    .iter()
+                    .min_by_key(|(_, t)| t.refresh_at)
+                    .map(|(k, _)| k.clone())
+            {
+                tokens.remove(&first);
+            }
+        }
         tokens.insert(key, fetched);
         Ok(token)
     }
 
-    /// Forgets the token of `auth` (after a 401).
-    pub(crate) async fn invalidate(&self, auth: &OAuth2Auth, secrets: &SecretStore) {
-        let client_id =
-            expand(&auth.client_id, Target::Text, "", &Map::new(), secrets).unwrap_or_default();
-        self.tokens
-            .lock()
-            .await
-            .remove(&(auth.token_url.clone(), client_id));
+    /// Forgets the token of the tool `tool` with `auth` (after a 401).
+    pub(crate) async fn invalidate(&self, tool: &str, auth: &OAuth2Auth, secrets: &SecretStore) {
+        if let Ok((_, key, _)) = credentials(tool, auth, secrets) {
+            self.tokens.lock().await.remove(&key);
+        }
     }
 }
 
@@ -234,17 +296,12 @@ fn misconfigured(mut e: ToolError) -> ToolError {
 
 async fn fetch(
     auth: &OAuth2Auth,
+    url: Url,
     client_id: &str,
     client_secret: &str,
     config: &HttpConfig,
     timeout: Duration,
 ) -> Result<CachedToken, ToolError> {
-    let url = Url::parse(&auth.token_url).map_err(|e| {
-        ToolError::new(
-            ErrorKind::Misconfigured,
-            format!("invalid OAuth2 tokenUrl: {e}"),
-        )
-    })?;
     let mut body = "grant_type=client_credentials".to_owned();
     if let Some(scope) = &auth.scope {
         body.push_str("&scope=");

@@ -43,20 +43,59 @@ pub(crate) async fn run(
     };
     let (mut req, secrets) = build_request(cx, tool.name(), http, args)?;
     let secrets = &secrets;
-    let mut oauth_token_used = false;
+    // The access token is as secret as the credentials it was bought with: whatever the
+    // service echoes of it is redacted like a secret.
+    let mut token_secret = SecretStore::default();
     match &http.auth {
         Some(AuthConfig::Hmac(h)) => auth::sign(h, &mut req, secrets)?,
         Some(AuthConfig::OAuth2(o)) => {
-            let token = cx.tokens.token(o, secrets, cx.config, timeout).await?;
+            let token = cx
+                .tokens
+                .token(tool.name(), o, cx.secrets, cx.config, timeout)
+                .await?;
             req.headers
                 .push(("Authorization".to_owned(), format!("Bearer {token}")));
-            oauth_token_used = true;
+            token_secret.insert("oauth2 access token", token);
         }
         None => {}
     }
+    let result = send_and_decode(
+        cx,
+        tool,
+        http,
+        &mut req,
+        &mut token_secret,
+        timeout,
+        retries,
+    )
+    .await;
+    if token_secret.is_empty() {
+        return result;
+    }
+    result
+        .map(|v| token_secret.redact_value(&v))
+        .map_err(|mut e| {
+            e.message = token_secret.redact(&e.message);
+            e.details = token_secret.redact_value(&e.details);
+            e
+        })
+}
+
+/// Sends the request built by [`run`] (again once with a fresh OAuth2 token after a
+/// 401), and turns the response into the call's value.
+async fn send_and_decode(
+    cx: &HttpContext<'_>,
+    tool: &InvokableTool,
+    http: &HttpImpl,
+    req: &mut HttpRequest,
+    token_secret: &mut SecretStore,
+    timeout: Duration,
+    retries: u32,
+) -> Result<Value, ToolError> {
+    let oauth_token_used = matches!(http.auth, Some(AuthConfig::OAuth2(_)));
     let mut resp = send_with_retry(
         cx.config,
-        &req,
+        req,
         timeout,
         cx.config.max_response_bytes,
         retries,
@@ -67,13 +106,17 @@ pub(crate) async fn run(
         && let Some(AuthConfig::OAuth2(o)) = &http.auth
     {
         // The token may have been revoked early: fetch a fresh one and try once more.
-        cx.tokens.invalidate(o, secrets).await;
-        let token = cx.tokens.token(o, secrets, cx.config, timeout).await?;
+        cx.tokens.invalidate(tool.name(), o, cx.secrets).await;
+        let token = cx
+            .tokens
+            .token(tool.name(), o, cx.secrets, cx.config, timeout)
+            .await?;
         req.headers
             .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
         req.headers
             .push(("Authorization".to_owned(), format!("Bearer {token}")));
-        resp = send_with_retry(cx.config, &req, timeout, cx.config.max_response_bytes, 0).await?;
+        token_secret.insert("oauth2 access token, refreshed", token);
+        resp = send_with_retry(cx.config, req, timeout, cx.config.max_response_bytes, 0).await?;
     }
     if http.response_encoding == ResponseEncoding::Outcome
         && let Some(outcome) = remote_outcome(&resp)
@@ -318,8 +361,16 @@ fn apply(
         return Ok(body);
     };
     match extractor.apply(&body, text) {
-        Some(v) => Ok(v),
-        None => empty_or(
+        Ok(Some(v)) => Ok(v),
+        Err(why) => Err(ToolError::new(
+            ErrorKind::TooLarge,
+            format!(
+                "the response of {} was not searched with {}: {why}",
+                display_url(&resp.url),
+                http.extract_expr.as_deref().unwrap_or_default()
+            ),
+        )),
+        Ok(None) => empty_or(
             http.error_mode,
             ToolError::failed(format!(
                 "the response of {} has nothing at {}",

@@ -15,6 +15,7 @@
 //! | [`AuthConfig`] | HMAC request signing ([`hmac_signature`]) and OAuth2 client-credentials tokens |
 //! | [`Approver`] | decides on calls to tools with `requires_approval` |
 //! | [`UsageSink`] | receives a [`UsageEvent`] per call, off the call's path |
+//! | [`jsonpath`] | RFC 9535 JSONPath over hostile paths and values, bounded before it runs ([`jsonpath::BoundedPath`]) |
 //! | [`builtin`] | the built-in tools: `read_file`, `write_file`, `search_files`, `http_get`, `json_query`, `clock` |
 //! | `mcp_client` | (feature `mcp-client`) another MCP server's tools, listed and called through it as native tools |
 //!
@@ -69,6 +70,7 @@ mod hosts;
 mod http;
 mod http_tool;
 mod invoker;
+pub mod jsonpath;
 #[cfg(feature = "mcp-client")]
 pub mod mcp_client;
 mod native;

@@ -242,7 +242,9 @@ impl SecretStore {
     }
 
     /// `text` with every secret value, in any of the forms a template writes it
-    /// (raw, URL-encoded, JSON-escaped), replaced by [`REDACTED`].
+    /// (raw, URL-encoded, JSON-escaped), replaced by [`REDACTED`], and every run of
+    /// base64 whose decoding holds a secret (an echoed `Authorization: Basic` header
+    /// carries `user:secret` so) replaced whole.
     pub fn redact(&self, text: &str) -> String {
         let mut forms: Vec<String> = Vec::new();
         for v in self.values.values().filter(|v| !v.is_empty()) {
@@ -259,10 +261,62 @@ impl SecretStore {
                 out = out.replace(f.as_str(), REDACTED);
             }
         }
+        self.redact_base64(&out)
+    }
+
+    /// `text` with every base64 run (standard or URL-safe alphabet, padded or not) whose
+    /// decoding contains a secret's value replaced by [`REDACTED`].
+    fn redact_base64(&self, text: &str) -> String {
+        let secrets: Vec<&[u8]> = self
+            .values
+            .values()
+            .filter(|v| !v.is_empty())
+            .map(|v| v.as_bytes())
+            .collect();
+        if secrets.is_empty() {
+            return text.to_owned();
+        }
+        // The shortest run that can hold a secret: 4 characters for every 3 bytes.
+        let shortest = secrets
+            .iter()
+            .map(|s| s.len())
+            .min()
+            .unwrap_or(1)
+            .div_ceil(3)
+            * 4;
+        let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_');
+        let bytes = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        let mut i = 0;
+        while i < bytes.len() {
+            if !is_b64(bytes[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && is_b64(bytes[i]) {
+                i += 1;
+            }
+            // Padding ends a run: `key=<base64>` is two runs.
+            let mut padding = 0;
+            while padding < 2 && bytes.get(i) == Some(&b'=') {
+                i += 1;
+                padding += 1;
+            }
+            if i - start >= shortest.max(4) && decodes_to_secret(&text[start..i], &secrets) {
+                out.push_str(&text[copied..start]);
+                out.push_str(REDACTED);
+                copied = i;
+            }
+        }
+        out.push_str(&text[copied..]);
         out
     }
 
-    /// `value` with every string redacted (see [`SecretStore::redact`]), keys included.
+    /// `value` with every secret redacted (see [`SecretStore::redact`]): in strings
+    /// (keys included), and a number whose digits hold one becomes the string
+    /// [`REDACTED`].
     pub fn redact_value(&self, value: &Value) -> Value {
         match value {
             Value::String(s) => Value::String(self.redact(s)),
@@ -272,9 +326,47 @@ impl SecretStore {
                     .map(|(k, v)| (self.redact(k), self.redact_value(v)))
                     .collect(),
             ),
+            Value::Number(n) => {
+                let digits = n.to_string();
+                if self
+                    .values
+                    .values()
+                    .any(|v| !v.is_empty() && digits.contains(v.as_str()))
+                {
+                    Value::String(REDACTED.to_owned())
+                } else {
+                    value.clone()
+                }
+            }
             other => other.clone(),
         }
     }
+}
+
+/// Whether `run`, read as base64 in any of its usual forms, decodes to bytes that
+/// contain one of `secrets`.
+fn decodes_to_secret(run: &str, secrets: &[&[u8]]) -> bool {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let trimmed = run.trim_end_matches('=');
+    // A run may carry a character too many or too few for whole groups of four (text
+    // around it that happens to be in the alphabet): try the lengths around it.
+    let candidates = [trimmed, &trimmed[..trimmed.len() - trimmed.len() % 4]];
+    candidates.iter().any(|candidate| {
+        [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD]
+            .iter()
+            .filter_map(|engine| engine.decode(candidate).ok())
+            .chain(
+                [&STANDARD, &URL_SAFE]
+                    .iter()
+                    .filter_map(|engine| engine.decode(run).ok()),
+            )
+            .any(|decoded| {
+                secrets
+                    .iter()
+                    .any(|s| decoded.windows(s.len()).any(|w| w == *s))
+            })
+    })
 }
 
 impl fmt::Debug for SecretStore {

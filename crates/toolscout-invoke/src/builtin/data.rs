@@ -5,15 +5,17 @@ use chrono_tz::Tz;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use serde_json_path::JsonPath;
 use toolscout_spec::ToolSpec;
 
+use crate::jsonpath::{self, BoundedPath, PathError, QueryError};
 use crate::{ErrorKind, NativeTool, ToolError};
 
+pub use crate::jsonpath::query_cost;
+
 /// Most nodes (values, arrays and objects, nested ones included) of the queried value.
-pub const JSON_QUERY_MAX_NODES: u64 = 200_000;
+pub const JSON_QUERY_MAX_NODES: u64 = jsonpath::MAX_NODES;
 /// Most nodes a query may visit, by the estimate of [`query_cost`].
-pub const JSON_QUERY_MAX_COST: u64 = 10_000_000;
+pub const JSON_QUERY_MAX_COST: u64 = jsonpath::MAX_COST;
 /// Most matches returned.
 pub const JSON_QUERY_MAX_MATCHES: usize = 10_000;
 /// Most bytes of the matches, written as JSON.
@@ -52,47 +54,51 @@ impl NativeTool for JsonQuery {
     }
 
     async fn call(&self, args: JsonQueryArgs) -> Result<Vec<Value>, ToolError> {
-        // CPU-bound: off the async threads, so that one query never stalls the others.
-        tokio::task::spawn_blocking(move || run_query(&args))
-            .await
-            .unwrap_or_else(|e| Err(ToolError::failed(format!("the query stopped: {e}"))))
+        // CPU-bound: off the async threads, so that one query never stalls the others,
+        // and one core each at most: a query waiting for a core when its call times out
+        // never runs, so calls that keep coming cannot pile work up past their timeouts.
+        let slot = super::cpu_slot().await;
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            run_query(&args)
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::failed(format!("the query stopped: {e}"))))
     }
 }
 
-/// Runs a `json_query` within its bounds: the value's size, the query's estimated work,
-/// the number and size of the matches.
+/// Runs a `json_query` within its bounds: the path's length and nesting, the value's
+/// size, the query's estimated work and its patterns (see [`crate::jsonpath`]), the
+/// number and size of the matches.
 ///
 /// **Rationale:** a JSONPath query's work grows as a power of the value's size with
-/// each descendant segment (`$..*..*..*` over a deep array matches millions of nodes);
-/// run unchecked, one 300-byte request exhausts the memory of the process.
+/// each descendant segment (`$..*..*..*` over a deep array matches millions of nodes),
+/// and its parse time with each nested filter; run unchecked, one 300-byte request
+/// exhausts the memory of the process, and a thousand nested parentheses its stack.
 fn run_query(args: &JsonQueryArgs) -> Result<Vec<Value>, ToolError> {
-    let path = JsonPath::parse(&args.path).map_err(|e| {
-        ToolError::invalid_arguments(format!(
-            "path {:?} is not a valid JSONPath: {e}; JSONPath starts with '$', e.g. $.items[0].name",
-            args.path
-        ))
-        .with_details(json!({"path": args.path}))
+    let path = BoundedPath::parse(&args.path).map_err(|e| {
+        let message = match e {
+            PathError::Invalid(_) => format!(
+                "path {:?} is not a valid JSONPath: {e}; JSONPath starts with '$', e.g. $.items[0].name",
+                excerpt(&args.path)
+            ),
+            _ => format!("path {:?} was refused: {e}", excerpt(&args.path)),
+        };
+        ToolError::invalid_arguments(message).with_details(json!({"path": excerpt(&args.path)}))
     })?;
-    let (nodes, fan_out) = shape(&args.value);
-    if nodes > JSON_QUERY_MAX_NODES {
-        return Err(too_large(format!(
-            "the value has {nodes} nodes, over the limit of {JSON_QUERY_MAX_NODES}; query a smaller part of it"
-        )));
-    }
-    let cost = query_cost(&args.path, nodes, fan_out);
-    if cost > JSON_QUERY_MAX_COST {
-        return Err(too_large(format!(
-            "the path {:?} could visit up to {cost} nodes of this value, over the limit of \
-             {JSON_QUERY_MAX_COST}; use fewer '..' (descendant) segments and wildcards, or a smaller value",
-            args.path
-        ))
-        .with_details(json!({"path": args.path, "estimated_nodes": cost, "limit": JSON_QUERY_MAX_COST})));
-    }
-    let matches = path.query(&args.value).all();
+    let matches = path.query(&args.value).map_err(|e| {
+        let details = match &e {
+            QueryError::TooCostly { cost } => {
+                json!({"path": excerpt(&args.path), "estimated_nodes": cost, "limit": JSON_QUERY_MAX_COST})
+            }
+            _ => json!({"path": excerpt(&args.path)}),
+        };
+        too_large(format!("the path {:?} was not run: {e}", excerpt(&args.path))).with_details(details)
+    })?;
     if matches.len() > JSON_QUERY_MAX_MATCHES {
         return Err(too_large(format!(
             "the path {:?} matches {} values, over the limit of {JSON_QUERY_MAX_MATCHES}; narrow it",
-            args.path,
+            excerpt(&args.path),
             matches.len()
         )));
     }
@@ -102,11 +108,21 @@ fn run_query(args: &JsonQueryArgs) -> Result<Vec<Value>, ToolError> {
         if serde_json::to_writer(&mut budget, m).is_err() {
             return Err(too_large(format!(
                 "the matches of {:?} are over {JSON_QUERY_MAX_RESULT_BYTES} bytes of JSON; narrow the path",
-                args.path
+                excerpt(&args.path)
             )));
         }
     }
     Ok(matches.into_iter().cloned().collect())
+}
+
+/// The path as an error quotes it: whole when short, else its start (a refused path may
+/// be kilobytes long).
+fn excerpt(path: &str) -> String {
+    const QUOTED: usize = 200;
+    match path.char_indices().nth(QUOTED) {
+        None => path.to_owned(),
+        Some((at, _)) => format!("{}…", &path[..at]),
+    }
 }
 
 fn too_large(message: String) -> ToolError {
@@ -127,164 +143,6 @@ impl std::io::Write for Budget {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// The number of nodes of `value` and the most children any node has.
-fn shape(value: &Value) -> (u64, u64) {
-    let mut nodes = 0u64;
-    let mut fan_out = 1u64;
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        nodes += 1;
-        match v {
-            Value::Array(a) => {
-                fan_out = fan_out.max(a.len() as u64);
-                stack.extend(a.iter());
-            }
-            Value::Object(o) => {
-                fan_out = fan_out.max(o.len() as u64);
-                stack.extend(o.values());
-            }
-            _ => {}
-        }
-    }
-    (nodes, fan_out)
-}
-
-/// An upper bound of the nodes a JSONPath query visits over a value of `nodes` nodes
-/// whose largest array or object has `fan_out` members, read from the path's text: each
-/// descendant segment (`..`) may visit every node once per node it starts from; a
-/// wildcard, a slice or a filter every member; a filter's own queries run once per
-/// member; the selectors of a union add up. Quoted names count for nothing.
-pub fn query_cost(path: &str, nodes: u64, fan_out: u64) -> u64 {
-    let chars: Vec<char> = path.chars().collect();
-    let mut i = 0;
-    cost_of(&chars, &mut i, nodes.max(1), fan_out.max(1), None)
-}
-
-/// The cost of `chars[*i..]` up to `end` (a closing `]` or `)`), or to the end.
-fn cost_of(chars: &[char], i: &mut usize, n: u64, f: u64, end: Option<char>) -> u64 {
-    let mut cost = 1u64;
-    while *i < chars.len() {
-        let c = chars[*i];
-        match c {
-            '\'' | '"' => skip_string(chars, i),
-            '.' if chars.get(*i + 1) == Some(&'.') => {
-                cost = cost.saturating_mul(n);
-                *i += 2;
-                // `..*` is every descendant: already counted.
-                if chars.get(*i) == Some(&'*') {
-                    *i += 1;
-                }
-            }
-            '.' if chars.get(*i + 1) == Some(&'*') => {
-                cost = cost.saturating_mul(f);
-                *i += 2;
-            }
-            '[' => {
-                *i += 1;
-                let union = bracket_cost(chars, i, n, f);
-                cost = cost.saturating_mul(union);
-            }
-            '(' => {
-                *i += 1;
-                let inner = cost_of(chars, i, n, f, Some(')'));
-                cost = cost.saturating_mul(inner);
-            }
-            _ if Some(c) == end => {
-                *i += 1;
-                return cost;
-            }
-            _ => *i += 1,
-        }
-    }
-    cost
-}
-
-/// The cost of the selectors of a bracket, `*i` just past its `[`; leaves `*i` past
-/// its `]`.
-fn bracket_cost(chars: &[char], i: &mut usize, n: u64, f: u64) -> u64 {
-    let mut total = 0u64;
-    loop {
-        // One selector, up to a top-level ',' or the closing ']'.
-        while chars.get(*i).is_some_and(|c| c.is_whitespace()) {
-            *i += 1;
-        }
-        let selector = match chars.get(*i) {
-            None => return total.max(1),
-            Some('?') => {
-                *i += 1;
-                f.saturating_mul(selector_rest(chars, i, n, f))
-            }
-            Some('*') => {
-                *i += 1;
-                f.saturating_mul(selector_rest(chars, i, n, f))
-            }
-            Some(_) => {
-                let start = *i;
-                let inner = selector_rest(chars, i, n, f);
-                let slice = chars[start..*i].contains(&':');
-                if slice {
-                    f.saturating_mul(inner)
-                } else {
-                    inner
-                }
-            }
-        };
-        total = total.saturating_add(selector);
-        match chars.get(*i) {
-            Some(',') => *i += 1,
-            Some(']') => {
-                *i += 1;
-                return total.max(1);
-            }
-            _ => return total.max(1),
-        }
-    }
-}
-
-/// The cost of the rest of one selector, stopping (without consuming) at a top-level
-/// `,` or `]`.
-fn selector_rest(chars: &[char], i: &mut usize, n: u64, f: u64) -> u64 {
-    let mut cost = 1u64;
-    while let Some(&c) = chars.get(*i) {
-        match c {
-            ',' | ']' => return cost,
-            '\'' | '"' => skip_string(chars, i),
-            '.' if chars.get(*i + 1) == Some(&'.') => {
-                cost = cost.saturating_mul(n);
-                *i += 2;
-            }
-            '[' => {
-                *i += 1;
-                cost = cost.saturating_mul(bracket_cost(chars, i, n, f));
-            }
-            '(' => {
-                *i += 1;
-                cost = cost.saturating_mul(cost_of(chars, i, n, f, Some(')')));
-            }
-            '*' => {
-                cost = cost.saturating_mul(f);
-                *i += 1;
-            }
-            _ => *i += 1,
-        }
-    }
-    cost
-}
-
-/// Moves `*i` past the quoted string that starts there.
-fn skip_string(chars: &[char], i: &mut usize) {
-    let quote = chars[*i];
-    *i += 1;
-    while let Some(&c) = chars.get(*i) {
-        *i += 1;
-        if c == '\\' {
-            *i += 1;
-        } else if c == quote {
-            return;
-        }
     }
 }
 

@@ -48,6 +48,20 @@ pub use fs::{
 pub use net::{HttpGet, HttpGetArgs, HttpGetOutput};
 pub use workspace::Workspace;
 
+/// A slot of the CPU-bound work of built-in tools (`json_query`): as many as the machine
+/// has cores, shared by every invoker of the process. Held until the work is done, also
+/// when the call that started it has timed out.
+pub(crate) async fn cpu_slot() -> Option<tokio::sync::OwnedSemaphorePermit> {
+    static SLOTS: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
+        std::sync::OnceLock::new();
+    let slots = SLOTS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        std::sync::Arc::new(tokio::sync::Semaphore::new(cores))
+    });
+    // `None` only if the semaphore were closed, which it never is.
+    std::sync::Arc::clone(slots).acquire_owned().await.ok()
+}
+
 /// Drops the `"default": null` schemars gives optional fields: an absent value is
 /// simply absent, and the catalog's hand-written schemas have no such default.
 pub(crate) fn no_default(schema: &mut schemars::Schema) {

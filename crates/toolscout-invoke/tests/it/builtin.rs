@@ -265,6 +265,93 @@ async fn json_query_large_matches_are_refused_before_copying() {
     assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
 }
 
+/// Finding 1 of the second security pass: a thousand nested parentheses or filters
+/// overflowed the parser's stack and aborted the process.
+#[tokio::test]
+async fn json_query_deeply_nested_path_is_refused_not_an_abort() {
+    let f = fixture();
+    let parens = format!("$[?{}@.a{}]", "(".repeat(1000), ")".repeat(1000));
+    let filters = format!("$[?{}@.a{}]", "@[?".repeat(1000), "]".repeat(1000));
+    let brackets = format!("$.a{}0{}", "[".repeat(100_000), "]".repeat(100_000));
+    for path in [parens, filters, brackets] {
+        let out = f
+            .call("json_query", json!({"value": [{"a": 1}], "path": path}))
+            .await;
+        assert_eq!(kind(&out), ErrorKind::InvalidArguments, "{}", show(&out));
+        let message = &out.error().unwrap().message;
+        // The refused path is quoted by its start only.
+        assert!(message.len() < 1000, "{message}");
+    }
+    let nested = format!("$[?{}@.a{}]", "(".repeat(16), ")".repeat(16));
+    let out = f
+        .call("json_query", json!({"value": [{"a": 1}], "path": nested}))
+        .await;
+    insta::assert_snapshot!(out.error().unwrap().message, @r#"path "$[?((((((((((((((((@.a))))))))))))))))]" was refused: brackets and parentheses nest more than 16 deep (at byte 18); write a flatter path"#);
+}
+
+/// Finding 2: nested filters parsed in exponential time (30 levels, 160 bytes: about 20
+/// minutes of a core), past the call's timeout.
+#[tokio::test]
+async fn json_query_nested_filters_are_refused_before_parsing() {
+    let f = fixture();
+    let path = format!("$[?{}@.a{}]", "@[?".repeat(30), "]".repeat(30));
+    let out = f
+        .call("json_query", json!({"value": [{"a": 1}], "path": path}))
+        .await;
+    assert_eq!(kind(&out), ErrorKind::InvalidArguments, "{}", show(&out));
+    insta::assert_snapshot!(out.error().unwrap().message, @r#"path "$[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@[?@.a]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]" was refused: filters ([?…]) nest more than 4 deep (at byte 14); query in steps instead"#);
+    // Four levels, the most real queries nest, still run.
+    let path = "$[?@.a[?@.b[?@.c[?@.d == 1]]]]";
+    let value = json!([{"a": [{"b": [{"c": [{"d": 1}]}]}]}, {"a": []}]);
+    let out = f
+        .call("json_query", json!({"value": value, "path": path}))
+        .await;
+    assert_eq!(
+        out.value().unwrap().as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        show(&out)
+    );
+}
+
+/// Finding 2: the pattern of `search()` was compiled again for every node, outside the
+/// cost estimate (a 115 KB request: 48 s of CPU).
+#[tokio::test]
+async fn json_query_patterns_are_compiled_once_and_bounded() {
+    let f = fixture();
+    // 5,000 strings and a pattern that takes about 6 ms to compile: compiled per node,
+    // 30 s of CPU; compiled once, milliseconds.
+    let items: Vec<String> = (0..5000).map(|i| format!("item {i}")).collect();
+    let pattern = "(a|b)*c{1,100}".repeat(8);
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": items, "path": format!("$[?search(@, '{pattern}')]")}),
+        )
+        .await;
+    assert_eq!(out.value(), Some(&json!([])), "{}", show(&out));
+    // A pattern that compiles to megabytes is refused, whatever the value.
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": ["a"], "path": "$[?match(@, '\\\\w{1,1000}')]"}),
+        )
+        .await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
+    // Patterns taken from the value count too: at most 16 different ones a query.
+    let items: Vec<Value> = (0..100)
+        .map(|i| json!({"s": "x", "p": format!("x{i}?")}))
+        .collect();
+    let out = f
+        .call(
+            "json_query",
+            json!({"value": items, "path": "$[?search(@.s, @.p)]"}),
+        )
+        .await;
+    assert_eq!(kind(&out), ErrorKind::TooLarge, "{}", show(&out));
+    insta::assert_snapshot!(out.error().unwrap().message, @r#"the path "$[?search(@.s, @.p)]" was not run: the query compiles more than 16 different patterns of match() or search(); use fewer"#);
+}
+
 #[test]
 fn json_query_cost_estimate() {
     use toolscout_invoke::builtin::query_cost;

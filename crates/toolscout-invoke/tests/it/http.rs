@@ -333,20 +333,173 @@ async fn oauth2_tokens_are_cached_and_refreshed() {
         }),
     );
     let inv = invoker();
-    assert_eq!(
-        value(&inv.invoke(&t, json!({})).await)["auth"],
-        "Bearer tok-1"
-    );
-    assert_eq!(
-        value(&inv.invoke(&t, json!({})).await)["auth"],
-        "Bearer tok-1"
-    );
+    // The service echoes the token: it is redacted like a secret.
+    let bearer = format!("Bearer {REDACTED}");
+    assert_eq!(value(&inv.invoke(&t, json!({})).await)["auth"], bearer);
+    assert_eq!(value(&inv.invoke(&t, json!({})).await)["auth"], bearer);
     assert_eq!(s.counters.tokens.load(Ordering::SeqCst), 1);
     // The token lives 2 s and is refreshed halfway.
     tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(value(&inv.invoke(&t, json!({})).await)["auth"], bearer);
+    assert_eq!(s.counters.tokens.load(Ordering::SeqCst), 2);
+}
+
+/// Finding 3 of the second security pass: the client secret of an OAuth2 tool went to
+/// its `tokenUrl`'s host although it was granted only to the host of the tool's request.
+#[tokio::test]
+async fn oauth2_credentials_go_only_where_they_are_granted() {
+    let s = server::start().await;
+    let allowed = HttpConfig {
+        allowed_hosts: AllowedHosts::new(["127.0.0.1:*", "localhost:*"]).allow_private(true),
+        ..config()
+    };
+    let granted_to = |grant: &dyn Fn(&mut SecretStore)| {
+        let mut secrets = SecretStore::default();
+        secrets.insert("CLIENT_ID", "client-id");
+        secrets.insert("CLIENT_SECRET", "client-secret");
+        grant(&mut secrets);
+        Invoker::default()
+            .with_http_config(allowed.clone())
+            .with_secrets(secrets)
+    };
+    // The request goes to 127.0.0.1, the token endpoint is "localhost".
+    let t = tool(
+        json!({"type": "object"}),
+        json!({
+            "urlTemplate": format!("{}/protected", s.base),
+            "auth": {
+                "type": "oauth2",
+                "tokenUrl": format!("http://localhost:{}/token", s.port),
+                "clientId": "${CLIENT_ID}",
+                "clientSecret": "${CLIENT_SECRET}"
+            }
+        }),
+    );
+    let host_only = granted_to(&|secrets| {
+        secrets.grant_host("CLIENT_SECRET", &format!("127.0.0.1:{}", s.port));
+    });
+    let out = host_only.invoke(&t, json!({})).await;
+    assert_eq!(kind(&out), ErrorKind::Misconfigured, "{}", show(&out));
+    insta::assert_snapshot!(out.error().unwrap().message, @r#"the template auth.clientSecret needs the secret 'CLIENT_SECRET', which is not granted to this tool or to the host it calls; the operator grants secrets to tools and hosts"#);
     assert_eq!(
-        value(&inv.invoke(&t, json!({})).await)["auth"],
-        "Bearer tok-2"
+        s.counters.tokens.load(Ordering::SeqCst),
+        0,
+        "the token endpoint was asked"
+    );
+    // Granted to the token endpoint's host, or to the tool, it is sent there.
+    let to_host = |secrets: &mut SecretStore| secrets.grant_host("CLIENT_SECRET", "localhost:*");
+    let to_tool = |secrets: &mut SecretStore| secrets.grant_tool("CLIENT_SECRET", "test_http");
+    for inv in [granted_to(&to_host), granted_to(&to_tool)] {
+        let out = inv.invoke(&t, json!({})).await;
+        assert_eq!(value(&out)["auth"], format!("Bearer {REDACTED}"));
+    }
+}
+
+/// Finding 4: the token cache was keyed by (tokenUrl, clientId), so a second tool with
+/// the same pair and any other secret got the first tool's token sent to its own host.
+#[tokio::test]
+async fn oauth2_tokens_are_never_shared_between_tools() {
+    let s = server::start().await;
+    let mut secrets = SecretStore::default();
+    secrets.insert("CLIENT_ID", "client-id");
+    secrets.insert("CLIENT_SECRET", "client-secret");
+    secrets.insert("GUESS", "not-the-secret");
+    let inv = Invoker::default()
+        .with_http_config(config())
+        .with_secrets(secrets);
+    let oauth = |secret: &str| {
+        json!({
+            "type": "oauth2",
+            "tokenUrl": format!("{}/token", s.base),
+            "clientId": "${CLIENT_ID}",
+            "clientSecret": secret
+        })
+    };
+    let first = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("{}/protected", s.base), "auth": oauth("${CLIENT_SECRET}")}),
+    );
+    assert_eq!(s.counters.tokens.load(Ordering::SeqCst), 0);
+    value(&inv.invoke(&first, json!({})).await);
+    // Same endpoint and client id, a wrong secret, and its own URL: it must get no token.
+    let spec = ToolSpec::builder("other_tool", "Another tool of the same client id")
+        .parameters(json!({"type": "object"}))
+        .build()
+        .unwrap();
+    let other = InvokableTool::from_parts(
+        spec,
+        ToolType::Http,
+        &json!({"urlTemplate": format!("{}/echo", s.base), "auth": oauth("${GUESS}")}),
+    )
+    .unwrap();
+    let out = inv.invoke(&other, json!({})).await;
+    assert_eq!(kind(&out), ErrorKind::Transport, "{}", show(&out));
+    assert!(
+        show(&out).contains("the token endpoint answered 401"),
+        "{}",
+        show(&out)
+    );
+    // Even with the right secret, another tool fetches its own token.
+    let spec = ToolSpec::builder("third_tool", "A third tool with the right secret")
+        .parameters(json!({"type": "object"}))
+        .build()
+        .unwrap();
+    let third = InvokableTool::from_parts(
+        spec,
+        ToolType::Http,
+        &json!({"urlTemplate": format!("{}/protected", s.base), "auth": oauth("${CLIENT_SECRET}")}),
+    )
+    .unwrap();
+    let fetched = s.counters.tokens.load(Ordering::SeqCst);
+    value(&inv.invoke(&third, json!({})).await);
+    assert_eq!(s.counters.tokens.load(Ordering::SeqCst), fetched + 1);
+}
+
+/// Finding 5: secrets were redacted from strings only; a number that echoed one, or the
+/// base64 of `user:secret` in an echoed Authorization header, reached the model.
+#[tokio::test]
+async fn secrets_are_redacted_from_numbers_and_base64() {
+    let s = server::start().await;
+    let mut secrets = SecretStore::default();
+    secrets.insert("PIN", "73950154");
+    secrets.insert("API_KEY", API_KEY);
+    let inv = Invoker::default()
+        .with_http_config(config())
+        .with_secrets(secrets);
+    // The service answers with the account number as a JSON number.
+    let number = tool(
+        json!({"type": "object"}),
+        json!({
+            "method": "POST",
+            "urlTemplate": format!("{}/mirror/200", s.base),
+            "headers": {"Content-Type": "text/plain"},
+            "bodyTemplate": "{\"account\": ${PIN}, \"balance\": 12.5, \"ids\": [1, 739501549]}"
+        }),
+    );
+    let out = inv.invoke(&number, json!({})).await;
+    assert_eq!(
+        value(&out),
+        &json!({"account": REDACTED, "balance": 12.5, "ids": [1, REDACTED]})
+    );
+    // Credentials in the URL go as `Authorization: Basic base64(user:secret)`, which the
+    // service echoes.
+    let basic = tool(
+        json!({"type": "object"}),
+        json!({"urlTemplate": format!("http://user:${{API_KEY}}@127.0.0.1:{}/echo", s.port)}),
+    );
+    let out = inv.invoke(&basic, json!({})).await;
+    let text = out.to_json().to_string();
+    assert_eq!(
+        value(&out)["headers"]["authorization"],
+        format!("Basic {REDACTED}"),
+        "{text}"
+    );
+    assert!(!text.contains(API_KEY), "{text}");
+    let mut redactor = SecretStore::default();
+    redactor.insert("K", "s3cr3t-value");
+    insta::assert_snapshot!(
+        redactor.redact("a=czNjcjN0LXZhbHVl&b=dXNlcjpzM2NyM3QtdmFsdWU= c=dXNlcjpzM2NyM3QtdmFsdWU d=aGVsbG8="),
+        @r#"a=[REDACTED]&b=[REDACTED] c=[REDACTED] d=aGVsbG8="#
     );
 }
 
