@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use anyhow::{Context as _, Result, bail};
 use toolscout_server::console::{ChatSettings, Console};
-use toolscout_server::{AppState, Expose, HostCheck, ServerOptions};
+use toolscout_server::{AppState, ConnectionLimits, Expose, HostCheck, ServerOptions};
 
 use super::agent_opts::SubagentArgs;
 use super::context::{Context, Global, Remotes, connect_remotes};
@@ -62,6 +62,11 @@ pub(crate) struct Args {
     /// MCP session activates (0: none).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(0..=128))]
     search_activations: u16,
+    /// Most connections open at once; past it the idle connection accepted first is
+    /// closed for a new one. A connection must send a request's head within 10 s (also
+    /// between requests), and a request body may stall 30 s at most.
+    #[arg(long, default_value_t = toolscout_server::DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: u32,
     #[command(flatten)]
     remotes: Remotes,
     #[command(flatten)]
@@ -124,6 +129,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     let toolbox = Context::open_with_remotes(global, &sources)?
         .with_approver(super::approve::TerminalApprover::server(&global.approve))
         .into_toolbox()?;
+    raise_open_files(args.max_connections as usize);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -145,6 +151,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             ExposeArg::Discover => Expose::Discover,
             ExposeArg::All => Expose::All,
         })
+        .with_connection_limits(
+            ConnectionLimits::default().with_max_connections(args.max_connections as usize),
+        )
         .with_activation_cap(usize::from(args.activation_cap))
         .with_search_activations(usize::from(args.search_activations))
         .with_base_url(Some(&format!("http://{}", args.addr)));
@@ -256,6 +265,33 @@ async fn shutdown_signal() {
         () = terminate => {}
     }
     note("stopping: finishing the requests in flight, then writing usage counts");
+}
+
+/// Raises the soft limit of open files toward the hard one, so that `connections` and
+/// the catalog's own files fit (a server that runs out of descriptors refuses
+/// connections, however idle its others are); says so when it cannot.
+fn raise_open_files(connections: usize) {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{Resource, getrlimit, setrlimit};
+        let wanted = (connections as u64).saturating_mul(2).saturating_add(256);
+        let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+            return;
+        };
+        if soft >= wanted {
+            return;
+        }
+        let raised = wanted.min(hard);
+        if setrlimit(Resource::RLIMIT_NOFILE, raised, hard).is_err() || raised < wanted {
+            note(&format!(
+                "warning: at most {} files may be open (ulimit -n) for {connections} connections; \
+                 lower --max-connections or raise the limit",
+                raised.max(soft)
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = connections;
 }
 
 /// A line on stderr for the person who started the server. Unlike `eprintln!`, a

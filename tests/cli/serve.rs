@@ -277,6 +277,85 @@ fn serve_stops_on_a_signal_without_losing_usage_counts() {
     }
 }
 
+/// Findings 1 and 2 of the second security pass: one `json_query` argument aborted the
+/// server (a thousand nested parentheses overflowed the parser's stack), nested filters
+/// kept a core busy for minutes past the call's timeout, and SIGTERM then never ended
+/// the process. Hostile calls now get an error, and the server stops promptly after
+/// them.
+#[cfg(unix)]
+#[test]
+fn serve_survives_hostile_json_query_calls_and_stops_on_sigterm() {
+    let env = Env::new();
+    let (mut server, addr, _) = serve(&env, &["--token", "s3cret"]);
+    let filters = format!("$[?{}@.a{}]", "@[?".repeat(30), "]".repeat(30));
+    let parens = format!("$[?{}@.a{}]", "(".repeat(1000), ")".repeat(1000));
+    let items: Vec<String> = (0..20_000).map(|i| format!("item {i}")).collect();
+    let calls: Vec<String> = [
+        serde_json::json!({"value": [{"a": 1}], "path": filters}),
+        serde_json::json!({"value": [{"a": 1}], "path": parens}),
+        serde_json::json!({"value": items, "path": format!("$[?search(@, '{}')]", "(a|b)*c{1,100}".repeat(20))}),
+    ]
+    .iter()
+    .map(|args| {
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "json_query", "arguments": args}})
+        .to_string()
+    })
+    .collect();
+    let threads: Vec<_> = (0..6)
+        .map(|i| {
+            let addr = addr.clone();
+            let which = i % calls.len();
+            let call = calls[which].clone();
+            std::thread::spawn(move || {
+                (
+                    which,
+                    http(
+                        &addr,
+                        "POST",
+                        "/rpc",
+                        &["Authorization: Bearer s3cret"],
+                        &call,
+                    ),
+                )
+            })
+        })
+        .collect();
+    for thread in threads {
+        let (which, (status, body)) = thread.join().unwrap();
+        assert_eq!(status, 200, "{body}");
+        if which == 2 {
+            // The pattern is compiled once, not for each of the 20,000 items.
+            assert!(body.contains(r#""ok":true"#), "{body}");
+        } else {
+            assert!(body.contains(r#""kind":"invalid_arguments""#), "{body}");
+        }
+    }
+    // Still serving.
+    let (status, body) = http(&addr, "GET", "/api/v1/tools?limit=1", &[], "");
+    assert_eq!(status, 200, "{body}");
+    let pid = server.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not stop on SIGTERM"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn the_console_chat_browses_the_agents_of_agents_file() {
     use crate::chat::{last_message, tool_names};

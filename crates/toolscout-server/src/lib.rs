@@ -50,6 +50,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod conn;
 pub mod console;
 mod error;
 pub mod manifest;
@@ -69,6 +70,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use tower_http::compression::CompressionLayer;
 
+pub use conn::{ConnectionLimits, DEFAULT_MAX_CONNECTIONS};
 pub use error::{AppError, Error, Result};
 #[cfg(feature = "mcp")]
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
@@ -300,9 +302,11 @@ pub async fn serve(addr: SocketAddr, state: AppState) -> Result<()> {
     serve_on(listener, state).await
 }
 
-/// Serves [`router`] over `state` on a bound listener (for port 0 and tests).
+/// Serves [`router`] over `state` on a bound listener (for port 0 and tests), within
+/// the state's [`ServerOptions::connections`].
 pub async fn serve_on(listener: tokio::net::TcpListener, state: AppState) -> Result<()> {
-    axum::serve(listener, router(state))
+    let limits = state.options().connections;
+    conn::serve(listener, router(state), limits, std::future::pending())
         .await
         .map_err(|e| Error::Io {
             context: "serving".to_owned(),

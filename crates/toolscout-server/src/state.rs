@@ -13,6 +13,8 @@ use uuid::Uuid;
 
 use toolscout_remote::RemoteCatalog;
 
+use crate::ConnectionLimits;
+
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
 /// The most tools one MCP session may activate ([`ServerOptions::activation_cap`]).
@@ -145,6 +147,10 @@ pub struct ServerOptions {
     pub search_activations: usize,
     /// The `Host` and `Origin` values every route accepts (loopback names by default).
     pub host_check: HostCheck,
+    /// How many connections stay open, and for how long a request's head and body may
+    /// take (see [`ConnectionLimits`]; used by [`crate::serve_on`] and
+    /// [`crate::console::serve_until`]).
+    pub connections: ConnectionLimits,
 }
 
 impl Default for ServerOptions {
@@ -167,6 +173,7 @@ impl Default for ServerOptions {
             activation_cap: 16,
             search_activations: 3,
             host_check: HostCheck::Loopback,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -244,6 +251,12 @@ impl ServerOptions {
     /// activates (0: none; at most [`MAX_ACTIVATION_CAP`]).
     pub fn with_search_activations(mut self, hits: usize) -> Self {
         self.search_activations = hits.min(MAX_ACTIVATION_CAP);
+        self
+    }
+
+    /// Sets the bounds of the connections the server keeps open.
+    pub fn with_connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connections = limits;
         self
     }
 

@@ -109,15 +109,16 @@ pub async fn serve_until(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let toolbox = state.toolbox().clone();
+    let limits = state.options().connections;
     let stop = Arc::new(tokio::sync::Notify::new());
     let stopping = Arc::clone(&stop);
-    let server = axum::serve(listener, router(state, console)).with_graceful_shutdown(async move {
+    let server = crate::conn::serve(listener, router(state, console), limits, async move {
         shutdown.await;
         // A stored permit: the grace timer starts even if it waits later.
         stopping.notify_one();
     });
     let served = tokio::select! {
-        served = server.into_future() => served.map_err(|e| Error::Io {
+        served = server => served.map_err(|e| Error::Io {
             context: "serving".to_owned(),
             source: e,
         }),

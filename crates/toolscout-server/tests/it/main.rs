@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod connections;
 mod console;
 mod manifest;
 #[cfg(feature = "mcp")]
