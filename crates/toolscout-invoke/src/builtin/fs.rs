@@ -189,10 +189,37 @@ fn open_regular(path: &Path, user: &str) -> Result<std::fs::File, ToolError> {
         options.custom_flags(libc::O_NONBLOCK);
     }
     let file = options.open(path).map_err(|e| io_error(user, &e))?;
-    if !file.metadata().map_err(|e| io_error(user, &e))?.is_file() {
+    let meta = file.metadata().map_err(|e| io_error(user, &e))?;
+    if !meta.is_file() {
         return Err(not_regular());
     }
+    single_link(&meta, user)?;
     Ok(file)
+}
+
+/// Refuses a file that has other names (hard links): one of them may be outside the
+/// workspace, and reading or appending through the name inside would reach it.
+/// Replacing the file (`write_file` in overwrite mode) is allowed: it renames a new file
+/// over this one name and leaves the others as they were.
+fn single_link(meta: &std::fs::Metadata, user: &str) -> Result<(), ToolError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let links = meta.nlink();
+        if links > 1 {
+            return Err(ToolError::new(
+                ErrorKind::OutsideWorkspace,
+                format!(
+                    "'{user}' is a hard link (the file has {links} names, which may be outside \
+                     the workspace); it is not read or appended to"
+                ),
+            )
+            .with_details(json!({"path": user, "links": links})));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (meta, user);
+    Ok(())
 }
 
 /// Overwrite the file or append to it.
@@ -327,11 +354,13 @@ fn write(workspace: &Workspace, args: &WriteFileArgs) -> Result<WriteOutput, Too
                 .with_details(json!({"path": user})),
                 _ => io_error(user, &e),
             })?;
-            if !f.metadata().map_err(|e| io_error(user, &e))?.is_file() {
+            let meta = f.metadata().map_err(|e| io_error(user, &e))?;
+            if !meta.is_file() {
                 return Err(ToolError::invalid_arguments(format!(
                     "'{user}' is not a regular file (a pipe, socket or device); only files can be written"
                 )));
             }
+            single_link(&meta, user)?;
             f.write_all(bytes).map_err(|e| io_error(user, &e))?;
             f.sync_all().map_err(|e| io_error(user, &e))?;
         }
@@ -418,16 +447,61 @@ impl NativeTool for SearchFiles {
     }
 }
 
+/// Longest `search_files` pattern, in bytes.
+pub const MAX_GLOB_BYTES: usize = 1024;
+/// Deepest nesting of `{…}` alternatives in a `search_files` pattern.
+pub const MAX_GLOB_NESTING: usize = 8;
+
+/// Checks a glob's length and the nesting of its alternatives before it is compiled.
+///
+/// **Rationale:** globset before 0.4.22 panicked on alternatives nested about a hundred
+/// deep (its regex passed the regex crate's nesting limit), and its compile time grows
+/// with the pattern; both bounds are far above what a file search needs.
+fn check_glob(pattern: &str) -> Result<(), ToolError> {
+    let refused = |why: String| {
+        ToolError::invalid_arguments(format!(
+            "the pattern was refused: {why}; use e.g. \"**/*.rs\""
+        ))
+        .with_details(json!({"pattern_bytes": pattern.len()}))
+    };
+    if pattern.len() > MAX_GLOB_BYTES {
+        return Err(refused(format!(
+            "it is {} bytes long, over the limit of {MAX_GLOB_BYTES}",
+            pattern.len()
+        )));
+    }
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for c in pattern.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '{' => {
+                depth += 1;
+                if depth > MAX_GLOB_NESTING {
+                    return Err(refused(format!(
+                        "its {{…}} alternatives nest more than {MAX_GLOB_NESTING} deep"
+                    )));
+                }
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn search(workspace: &Workspace, args: &SearchFilesArgs) -> Result<Vec<String>, ToolError> {
+    check_glob(&args.pattern)?;
     let glob = globset::GlobBuilder::new(&args.pattern)
         .literal_separator(true)
         .build()
         .map_err(|e| {
             ToolError::invalid_arguments(format!(
-                "pattern {:?} is not a valid glob: {}; use e.g. \"**/*.rs\"",
-                args.pattern,
+                "the pattern is not a valid glob: {}; use e.g. \"**/*.rs\"",
                 e.kind()
             ))
+            .with_details(json!({"pattern": args.pattern}))
         })?
         .compile_matcher();
     let base = workspace.existing(&args.path)?;
@@ -485,9 +559,11 @@ where
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,
 {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
-        Err(ToolError::failed(format!(
-            "the file operation stopped: {e}"
-        )))
+        // Not the panic's message: it may quote the arguments at length.
+        tracing::warn!(panicked = e.is_panic(), "a file tool stopped unexpectedly");
+        Err(ToolError::failed(
+            "the file operation stopped unexpectedly; try a simpler request",
+        ))
     })
 }
 

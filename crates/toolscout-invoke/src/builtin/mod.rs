@@ -42,8 +42,8 @@ pub use data::{
     JSON_QUERY_MAX_NODES, JSON_QUERY_MAX_RESULT_BYTES, JsonQuery, JsonQueryArgs, query_cost,
 };
 pub use fs::{
-    ReadFile, ReadFileArgs, SearchFiles, SearchFilesArgs, WriteFile, WriteFileArgs, WriteMode,
-    WriteOutput,
+    MAX_GLOB_BYTES, MAX_GLOB_NESTING, ReadFile, ReadFileArgs, SearchFiles, SearchFilesArgs,
+    WriteFile, WriteFileArgs, WriteMode, WriteOutput,
 };
 pub use net::{HttpGet, HttpGetArgs, HttpGetOutput};
 pub use workspace::Workspace;

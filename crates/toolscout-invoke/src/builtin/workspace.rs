@@ -88,11 +88,23 @@ impl Workspace {
         Ok(out)
     }
 
-    /// An existing file or directory inside the workspace, symlinks resolved.
+    /// An existing file or directory inside the workspace, symlinks resolved. A path
+    /// that ends with `/` (or `/.`) names a directory, as it does to the system.
     pub(crate) fn existing(&self, user_path: &str) -> Result<PathBuf, ToolError> {
         let joined = self.join(user_path)?;
         let real = joined.canonicalize().map_err(|e| io_error(user_path, &e))?;
-        self.inside(user_path, real)
+        let real = self.inside(user_path, real)?;
+        if names_a_directory(user_path) && !real.is_dir() {
+            return Err(ToolError::new(
+                ErrorKind::NotFound,
+                format!(
+                    "'{user_path}' ends with '/', which names a directory, and there is a file there; \
+                     drop the trailing '/' to name the file"
+                ),
+            )
+            .with_details(json!({"path": user_path})));
+        }
+        Ok(real)
     }
 
     /// A path to create or replace inside the workspace: its nearest existing ancestor
@@ -103,6 +115,12 @@ impl Workspace {
             return Err(ToolError::invalid_arguments(format!(
                 "'{user_path}' is the workspace root, not a file"
             )));
+        }
+        if names_a_directory(user_path) {
+            return Err(ToolError::invalid_arguments(format!(
+                "'{user_path}' ends with '/', which names a directory; give a file path"
+            ))
+            .with_details(json!({"path": user_path})));
         }
         if joined.symlink_metadata().is_ok() {
             let real = joined.canonicalize().map_err(|e| io_error(user_path, &e))?;
@@ -132,6 +150,17 @@ impl Workspace {
             ))
         }
     }
+}
+
+/// Whether a path, as written, can only name a directory: it ends with a separator, or
+/// with `.` or `..` as its last part (which [`Path::components`] hides).
+fn names_a_directory(user_path: &str) -> bool {
+    let trimmed = user_path.trim_end_matches(['/', std::path::MAIN_SEPARATOR]);
+    trimmed.len() != user_path.len()
+        || trimmed == "."
+        || trimmed == ".."
+        || trimmed.ends_with("/.")
+        || trimmed.ends_with("/..")
 }
 
 fn outside(user_path: &str, why: &str) -> ToolError {

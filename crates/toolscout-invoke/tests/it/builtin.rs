@@ -125,6 +125,102 @@ async fn file_tools_stay_in_the_workspace() {
     }
 }
 
+/// Finding 9 of the second security pass: a hard link inside the workspace to a file
+/// outside it could be read and appended to.
+#[cfg(unix)]
+#[tokio::test]
+async fn hard_links_are_not_read_or_appended_to() {
+    let f = fixture();
+    let outside = f.dir.path().join("secret.txt");
+    let root = f.dir.path().join("ws");
+    std::fs::hard_link(&outside, root.join("linked.txt")).unwrap();
+    let read = f
+        .call("read_file", json!({"file_path": "linked.txt"}))
+        .await;
+    assert_eq!(kind(&read), ErrorKind::OutsideWorkspace, "{}", show(&read));
+    insta::assert_snapshot!(read.error().unwrap().message, @r#"'linked.txt' is a hard link (the file has 2 names, which may be outside the workspace); it is not read or appended to"#);
+    let append = f
+        .call(
+            "write_file",
+            json!({"file_path": "linked.txt", "content": "more", "mode": "append"}),
+        )
+        .await;
+    assert_eq!(
+        kind(&append),
+        ErrorKind::OutsideWorkspace,
+        "{}",
+        show(&append)
+    );
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
+    // Overwriting replaces the name inside only; the file outside keeps its content.
+    let replaced = f
+        .call(
+            "write_file",
+            json!({"file_path": "linked.txt", "content": "new"}),
+        )
+        .await;
+    assert!(replaced.is_ok(), "{}", show(&replaced));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
+    let read = f
+        .call("read_file", json!({"file_path": "linked.txt"}))
+        .await;
+    assert_eq!(read.value(), Some(&json!("new")), "{}", show(&read));
+}
+
+/// Finding 9: `read_file "a.txt/"` read the file `a.txt`; a trailing '/' names a
+/// directory.
+#[tokio::test]
+async fn a_trailing_slash_names_a_directory() {
+    let f = fixture();
+    for path in ["Cargo.toml/", "Cargo.toml/.", "src/lib.rs//"] {
+        let out = f.call("read_file", json!({"file_path": path})).await;
+        assert_eq!(kind(&out), ErrorKind::NotFound, "{path}: {}", show(&out));
+        let out = f
+            .call("write_file", json!({"file_path": path, "content": "x"}))
+            .await;
+        assert_eq!(
+            kind(&out),
+            ErrorKind::InvalidArguments,
+            "{path}: {}",
+            show(&out)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.dir.path().join("ws/Cargo.toml")).unwrap(),
+        "[package]\n"
+    );
+    let listed = f
+        .call("search_files", json!({"pattern": "*.rs", "path": "src/"}))
+        .await;
+    assert_eq!(
+        listed.value(),
+        Some(&json!(["src/lib.rs"])),
+        "{}",
+        show(&listed)
+    );
+}
+
+/// Finding 9: a glob of nested alternatives panicked inside globset, and the panic's
+/// message (the whole pattern) and a backtrace went to the answer and the log.
+#[tokio::test]
+async fn search_files_refuses_deep_or_long_globs_without_a_panic() {
+    let f = fixture();
+    let nested = format!("{}x{}", "{a,".repeat(120), "}".repeat(120));
+    let long = "*".repeat(5000);
+    for pattern in [nested, long] {
+        let out = f.call("search_files", json!({"pattern": pattern})).await;
+        assert_eq!(kind(&out), ErrorKind::InvalidArguments, "{}", show(&out));
+        assert!(out.error().unwrap().message.len() < 300, "{}", show(&out));
+    }
+    let out = f
+        .call(
+            "search_files",
+            json!({"pattern": "{src,other}/{lib,x}.{rs,md}"}),
+        )
+        .await;
+    assert_eq!(out.value(), Some(&json!(["src/lib.rs"])), "{}", show(&out));
+}
+
 #[tokio::test]
 async fn write_file_overwrites_appends_and_creates_dirs() {
     let f = fixture();
