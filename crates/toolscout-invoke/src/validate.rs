@@ -71,7 +71,12 @@ impl Validators {
         {
             return Ok(v.clone());
         }
-        let validator = Arc::new(jsonschema::validator_for(schema).map_err(|e| e.to_string())?);
+        let validator = Arc::new(
+            jsonschema::options()
+                .with_pattern_options(pattern_options())
+                .build(schema)
+                .map_err(|e| e.to_string())?,
+        );
         let mut map = self.compiled.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= MAX_CACHED {
             map.clear();
@@ -79,6 +84,20 @@ impl Validators {
         map.insert(key, validator.clone());
         Ok(validator)
     }
+}
+
+/// How a schema's `pattern` and `patternProperties` are compiled and run.
+///
+/// **Rationale:** a schema comes from a catalog entry and the value it checks from a
+/// model, both hostile. Patterns without look-around or back-references run on the regex
+/// crate's engine, in linear time; the others backtrack, at most 10,000 times a match
+/// (the library's default is a million, so an array of ten thousand strings could cost
+/// minutes); a pattern compiles to at most 1 MiB.
+fn pattern_options() -> jsonschema::PatternOptions<jsonschema::FancyRegex> {
+    jsonschema::PatternOptions::fancy_regex()
+        .backtrack_limit(10_000)
+        .size_limit(1 << 20)
+        .dfa_size_limit(2 << 20)
 }
 
 /// Checks `args` against the tool's parameter schema.

@@ -275,3 +275,25 @@ fn duplicate_registration_is_an_error() {
         "a native tool named 'divide' is already registered"
     );
 }
+
+/// A catalog entry's schema and a model's arguments are both hostile: a pattern that
+/// backtracks (a back-reference) over ten thousand strings must not cost minutes, and a
+/// nested-quantifier pattern runs in linear time.
+#[test]
+fn hostile_schema_patterns_are_bounded() {
+    let validators = toolscout_invoke::Validators::default();
+    let evil = "a".repeat(40) + "!";
+    for pattern in [r"^(a+)\1*b$", "^(a|a?)+$", "^(a+)+$"] {
+        let spec = ToolSpec::builder("patterned", "A tool whose schema has a pattern")
+            .parameters(json!({
+                "type": "object",
+                "properties": {"items": {"type": "array", "items": {"type": "string", "pattern": pattern}}}
+            }))
+            .build()
+            .unwrap();
+        let args = json!({"items": vec![evil.clone(); 10_000]});
+        // A backtracking limit hit is a failed match or a validation error; either way the
+        // call answers, and does not hang.
+        let _ = validators.check_arguments(&spec, &args);
+    }
+}
