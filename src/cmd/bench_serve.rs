@@ -22,6 +22,11 @@ pub(crate) struct ServeArgs {
     /// How long to run, in seconds.
     #[arg(long, default_value_t = 60)]
     seconds: u64,
+    /// After the run, run again as long while one more client sends the costliest
+    /// `json_query` calls it can, one a second; print both runs, the ratio of their p99,
+    /// and how long the server then takes to stop on SIGTERM.
+    #[arg(long)]
+    hostile: bool,
 }
 
 /// The server child, killed when dropped.
@@ -63,81 +68,327 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let clean = runtime.block_on(phase(args, &addr, &token, pid, false))?;
+    let hostile = if args.hostile {
+        Some(runtime.block_on(phase(args, &addr, &token, pid, true))?)
+    } else {
+        None
+    };
+    let stopped = if args.hostile {
+        Some(stop(server)?)
+    } else {
+        drop(server);
+        None
+    };
+    let mut report = clean.report(args);
+    if let (Some(h), Some(stopped)) = (&hostile, stopped) {
+        let ratio = h.pct(0.99) / clean.pct(0.99).max(1e-9);
+        report = json!({
+            "clean": report,
+            "hostile": h.report(args),
+            "p99_ratio": (ratio * 100.0).round() / 100.0,
+            "stopped_after_sigterm_s": (stopped.as_secs_f64() * 100.0).round() / 100.0,
+        });
+    }
+    if json_out {
+        return super::emit(&serde_json::to_string_pretty(&report)?);
+    }
+    let mut text = clean.line(args);
+    if let (Some(h), Some(stopped)) = (&hostile, stopped) {
+        let ratio = h.pct(0.99) / clean.pct(0.99).max(1e-9);
+        text = format!(
+            "clean:   {text}\nhostile: {}\n{}\np99 with the hostile client / without: {ratio:.2}; \
+             the server stopped {:.2} s after SIGTERM",
+            h.line(args),
+            h.hostile_line(),
+            stopped.as_secs_f64()
+        );
+    }
+    super::emit(text)
+}
+
+/// What one run saw: every client's tally, the hostile client's, the server's memory.
+struct Phase {
+    latencies: Vec<Duration>,
+    errors: u64,
+    first_error: Option<String>,
+    hostile: Option<HostileTally>,
+    rss_start: Option<u64>,
+    early: u64,
+    rss_end: u64,
+    peak: u64,
+}
+
+impl Phase {
+    fn pct(&self, p: f64) -> f64 {
+        let l = &self.latencies;
+        l.get(((l.len() as f64 * p) as usize).min(l.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    }
+
+    fn requests(&self) -> u64 {
+        self.latencies.len() as u64 + self.errors
+    }
+
+    fn report(&self, args: &ServeArgs) -> Value {
+        let rps = self.requests() as f64 / args.seconds as f64;
+        let mut report = json!({
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "requests": self.requests(),
+            "requests_per_second": (rps * 10.0).round() / 10.0,
+            "p50_ms": (self.pct(0.50) * 100.0).round() / 100.0,
+            "p99_ms": (self.pct(0.99) * 100.0).round() / 100.0,
+            "errors": self.errors,
+            "first_error": self.first_error,
+            "server_rss_kib": {"start": self.rss_start, "early": self.early, "end": self.rss_end, "peak": self.peak},
+        });
+        if let Some(h) = &self.hostile {
+            report["hostile_calls"] = json!({
+                "sent": h.sent,
+                "refused": h.refused,
+                "answered": h.answered,
+                "failed": h.failed,
+                "slowest_ms": h.slowest.as_secs_f64() * 1000.0,
+                "slowest_call": h.slowest_call,
+            });
+        }
+        report
+    }
+
+    fn line(&self, args: &ServeArgs) -> String {
+        let rps = self.requests() as f64 / args.seconds as f64;
+        format!(
+            "{} clients for {} s: {} requests, {rps:.1}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors{}\n\
+             server memory (RSS): {} KiB at start, {} KiB at 10%, {} KiB at the end, peak {} KiB",
+            args.clients,
+            args.seconds,
+            self.requests(),
+            self.pct(0.50),
+            self.pct(0.99),
+            self.errors,
+            self.first_error
+                .as_ref()
+                .map(|e| format!(" (first: {e})"))
+                .unwrap_or_default(),
+            self.rss_start.unwrap_or_default(),
+            self.early,
+            self.rss_end,
+            self.peak,
+        )
+    }
+
+    fn hostile_line(&self) -> String {
+        match &self.hostile {
+            None => String::new(),
+            Some(h) => format!(
+                "hostile client: {} json_query calls, {} refused, {} answered, {} failed otherwise; \
+                 slowest {:.1} ms ({})",
+                h.sent,
+                h.refused,
+                h.answered,
+                h.failed,
+                h.slowest.as_secs_f64() * 1000.0,
+                h.slowest_call
+            ),
+        }
+    }
+}
+
+/// Runs the clients (and, when `hostile`, the hostile client) for `args.seconds`.
+async fn phase(
+    args: &ServeArgs,
+    addr: &str,
+    token: &str,
+    pid: u32,
+    hostile: bool,
+) -> Result<Phase> {
     let rss_start = memory(pid).map(|m| m.0);
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let mut samples = Vec::new();
-    let tallies: Vec<Tally> = runtime.block_on(async {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .no_proxy()
-            .build()?;
-        let mut tasks = Vec::new();
-        for i in 0..args.clients {
-            let (client, addr, token) = (client.clone(), addr.clone(), token.clone());
-            tasks.push(tokio::spawn(async move {
-                one_client(i, &client, &addr, &token, deadline).await
-            }));
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .no_proxy()
+        .build()?;
+    let mut tasks = Vec::new();
+    for i in 0..args.clients {
+        let (client, addr, token) = (client.clone(), addr.to_owned(), token.to_owned());
+        tasks.push(tokio::spawn(async move {
+            one_client(i, &client, &addr, &token, deadline).await
+        }));
+    }
+    let hostile_task = hostile.then(|| {
+        let (client, addr, token) = (client.clone(), addr.to_owned(), token.to_owned());
+        tokio::spawn(async move { hostile_client(&client, &addr, &token, deadline).await })
+    });
+    // The server's memory, every second while the clients run.
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if let Some((rss, _)) = memory(pid) {
+            samples.push(rss);
         }
-        // The server's memory, every second while the clients run.
-        while Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            if let Some((rss, _)) = memory(pid) {
-                samples.push(rss);
-            }
-        }
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await?);
-        }
-        Ok::<_, anyhow::Error>(out)
-    })?;
+    }
+    let mut tallies = Vec::new();
+    for t in tasks {
+        tallies.push(t.await?);
+    }
+    let hostile = match hostile_task {
+        Some(t) => Some(t.await?),
+        None => None,
+    };
     let (rss_end, peak) = memory(pid).unwrap_or((0, 0));
-    drop(server);
-
     let mut latencies: Vec<Duration> = tallies
         .iter()
         .flat_map(|t| t.latencies.iter().copied())
         .collect();
     latencies.sort_unstable();
-    let errors: u64 = tallies.iter().map(|t| t.errors).sum();
-    let first_error = tallies.iter().find_map(|t| t.first_error.clone());
-    let requests = latencies.len() as u64 + errors;
-    let pct = |p: f64| {
-        latencies
-            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
-            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    };
-    let secs = args.seconds as f64;
-    let rps = requests as f64 / secs;
-    // Memory in the second tenth of the run against the last tenth: flat or growing.
-    let tenth = samples.len() / 10;
-    let early = samples.get(tenth).copied().unwrap_or_default();
-    let report = json!({
-        "clients": args.clients,
-        "seconds": args.seconds,
-        "requests": requests,
-        "requests_per_second": (rps * 10.0).round() / 10.0,
-        "p50_ms": (pct(0.50) * 100.0).round() / 100.0,
-        "p99_ms": (pct(0.99) * 100.0).round() / 100.0,
-        "errors": errors,
-        "first_error": first_error,
-        "server_rss_kib": {"start": rss_start, "early": early, "end": rss_end, "peak": peak},
-    });
-    if json_out {
-        return super::emit(&serde_json::to_string_pretty(&report)?);
+    // Memory in the second tenth of the run.
+    let early = samples.get(samples.len() / 10).copied().unwrap_or_default();
+    Ok(Phase {
+        latencies,
+        errors: tallies.iter().map(|t| t.errors).sum(),
+        first_error: tallies.iter().find_map(|t| t.first_error.clone()),
+        hostile,
+        rss_start,
+        early,
+        rss_end,
+        peak,
+    })
+}
+
+/// Sends SIGTERM to the server and waits for it to exit; returns how long it took (at
+/// most 60 s, then it is killed and that is an error).
+fn stop(mut server: Server) -> Result<Duration> {
+    let pid = server.0.id().to_string();
+    let started = Instant::now();
+    let sent = Command::new("kill").args(["-TERM", &pid]).status()?;
+    if !sent.success() {
+        bail!("kill -TERM {pid} failed");
     }
-    super::emit(format!(
-        "{} clients for {} s: {requests} requests, {rps:.1}/s, p50 {:.2} ms, p99 {:.2} ms, {errors} errors{}\n\
-         server memory (RSS): {} KiB at start, {early} KiB at 10%, {rss_end} KiB at the end, peak {peak} KiB",
-        args.clients,
-        args.seconds,
-        pct(0.50),
-        pct(0.99),
-        first_error
-            .map(|e| format!(" (first: {e})"))
-            .unwrap_or_default(),
-        rss_start.unwrap_or_default(),
-    ))
+    while started.elapsed() < Duration::from_secs(60) {
+        if server.0.try_wait()?.is_some() {
+            return Ok(started.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    bail!("the server did not stop within 60 s of SIGTERM")
+}
+
+/// What the hostile client saw.
+#[derive(Default)]
+struct HostileTally {
+    sent: u64,
+    refused: u64,
+    answered: u64,
+    failed: u64,
+    slowest: Duration,
+    slowest_call: String,
+}
+
+/// The costliest `json_query` calls this client knows, named: each is at or near a
+/// bound of `toolscout_invoke::jsonpath` (nesting, cost, patterns), or far past one.
+fn hostile_calls() -> Vec<(&'static str, Value)> {
+    let strings: Vec<String> = (0..60_000).map(|i| format!("item {i:05}")).collect();
+    let records: Vec<Value> = (0..12_000)
+        .map(|i| json!({"s": format!("x{i}"), "p": format!("x{}?", i % 16)}))
+        .collect();
+    let tree = |depth: usize, width: usize| {
+        let mut v = json!({"a": 1});
+        for _ in 0..depth {
+            v = Value::Array(vec![v; width]);
+        }
+        v
+    };
+    vec![
+        (
+            "1,000 nested parentheses",
+            json!({"value": [{"a": 1}], "path": format!("$[?{}@.a{}]", "(".repeat(1000), ")".repeat(1000))}),
+        ),
+        (
+            "30 nested filters",
+            json!({"value": [{"a": 1}], "path": format!("$[?{}@.a{}]", "@[?".repeat(30), "]".repeat(30))}),
+        ),
+        (
+            "4 nested filters over 60,000 nodes",
+            json!({"value": tree(4, 15), "path": "$[?@[?@[?@[?@.a == 1]]]]"}),
+        ),
+        (
+            "descendants of every node, 150,000 nodes",
+            json!({"value": tree(5, 10), "path": "$..*"}),
+        ),
+        (
+            "descendant filter under the cost bound",
+            json!({"value": tree(3, 40), "path": "$..[?@..a]"}),
+        ),
+        (
+            "a 64 KiB pattern over 60,000 strings",
+            json!({"value": strings, "path": format!("$[?search(@, '{}')]", "(a|b)*c{1,30}".repeat(6))}),
+        ),
+        (
+            "16 patterns from the value over 12,000 records",
+            json!({"value": records, "path": "$[?search(@.s, @.p)]"}),
+        ),
+        (
+            "a pattern that compiles too large",
+            json!({"value": ["a"], "path": "$[?match(@, '\\\\w{1,1000}')]"}),
+        ),
+    ]
+}
+
+/// One call a second, rotating through [`hostile_calls`], until `deadline`.
+async fn hostile_client(
+    client: &reqwest::Client,
+    addr: &str,
+    token: &str,
+    deadline: Instant,
+) -> HostileTally {
+    let calls: Vec<(&str, String)> = hostile_calls()
+        .into_iter()
+        .map(|(name, args)| {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "json_query", "arguments": args}});
+            (name, body.to_string())
+        })
+        .collect();
+    let mut tally = HostileTally::default();
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    let mut n = 0;
+    while Instant::now() < deadline {
+        ticks.tick().await;
+        let (name, body) = &calls[n % calls.len()];
+        n += 1;
+        let started = Instant::now();
+        let answer = client
+            .post(format!("http://{addr}/rpc"))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await;
+        let reply: Option<Value> = match answer {
+            Ok(resp) => resp.json().await.ok(),
+            Err(_) => None,
+        };
+        let took = started.elapsed();
+        tally.sent += 1;
+        match reply.as_ref().map(|r| &r["result"]) {
+            Some(r) if r["ok"] == json!(true) => tally.answered += 1,
+            Some(r)
+                if matches!(
+                    r["error"]["kind"].as_str(),
+                    Some("invalid_arguments" | "too_large")
+                ) =>
+            {
+                tally.refused += 1;
+            }
+            _ => tally.failed += 1,
+        }
+        if took > tally.slowest {
+            tally.slowest = took;
+            (*name).clone_into(&mut tally.slowest_call);
+        }
+    }
+    tally
 }
 
 /// Starts `toolscout serve` on a free loopback port with `token`; returns it and its
