@@ -154,6 +154,20 @@ pub enum Error {
         /// What is missing or wrong, e.g. `invalid tool body: missing field \`slug\``.
         reason: String,
     },
+    /// The journal of an interrupted batch of writes is not one this crate wrote (another
+    /// format, or an entry that is absolute, climbs with `..` or leads out of the catalog
+    /// directory). Nothing of it was applied, and the catalog cannot be read until the
+    /// file is removed.
+    #[error(
+        "{}: {reason}; nothing of it was applied: check the catalog directory, then remove the file",
+        path.display()
+    )]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A bundle archive that cannot be imported.
     #[error("bundle archive{}: {reason}", entry.as_deref().map(|e| format!(" entry {e}")).unwrap_or_default())]
     Archive {

@@ -82,6 +82,7 @@ pub mod builtin;
 mod catalog;
 mod error;
 mod events;
+mod journal;
 pub mod lint;
 mod model;
 mod ops;

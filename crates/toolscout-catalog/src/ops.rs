@@ -36,6 +36,30 @@ pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
     }
 }
 
+/// The bundle `put` makes (or replaces) at `now`: created at `created_at`.
+pub(crate) fn new_bundle(
+    id: Uuid,
+    put: &BundlePut,
+    created_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Bundle {
+    Bundle {
+        id,
+        slug: put.slug.clone(),
+        display_name: if put.display_name.is_empty() {
+            put.slug.clone()
+        } else {
+            put.display_name.clone()
+        },
+        description: put.description.clone(),
+        is_enabled: put.is_enabled,
+        is_built_in: false,
+        soft_deleted_at: None,
+        created_at,
+        modified_at: now,
+    }
+}
+
 /// A copy of the bundle to change and save.
 fn bundle_copy(state: &State, id: Uuid) -> Result<Bundle> {
     state
@@ -123,6 +147,48 @@ impl Tx<'_> {
         Ok(tool)
     }
 
+    /// Writes checked new tools of the bundle `bundle_id`, and the bundle itself when
+    /// `bundle` is given (a new one), in one batch: one sync, and all or nothing even
+    /// if the process dies half-way. The caller has checked the bundle and the
+    /// conflicts. Returns the tools as served (kept among the recently read).
+    pub(crate) fn insert_new_tools(
+        &mut self,
+        bundle: Option<Bundle>,
+        bundle_id: Uuid,
+        tools: Vec<(Uuid, ToolFile, toolscout_spec::ToolSpec)>,
+    ) -> Result<Vec<Tool>> {
+        if bundle.is_none() && tools.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.begin()?;
+        let mut batch = self.store.batch();
+        if let Some(b) = &bundle {
+            batch.write_json(&self.store.bundle_path(b.id), &bundle_file(b))?;
+        }
+        for (id, file, _) in &tools {
+            batch.write_json(&self.store.tool_path(bundle_id, *id), file)?;
+        }
+        batch.commit()?;
+        if let Some(b) = bundle {
+            self.events.push(CatalogEvent::BundlePut { bundle: b.id });
+            self.state.bundles.insert(b.id, b);
+        }
+        let mut added = Vec::with_capacity(tools.len());
+        for (id, file, spec) in tools {
+            let path = self.store.tool_path(bundle_id, id);
+            let tool = Tool::from_file(id, &file, spec, path.clone(), None);
+            let raw = RawTool::stored(&tool, FileKey::of(&path));
+            self.state.bodies.put(Arc::new(tool));
+            added.push(self.state.view(&raw)?);
+            self.events.push(CatalogEvent::ToolPut {
+                tool: id,
+                bundle: bundle_id,
+            });
+            self.state.insert_tool(raw);
+        }
+        Ok(added)
+    }
+
     /// Writes a bundle's file and keeps it in memory.
     pub(crate) fn save_bundle(&mut self, bundle: Bundle) -> Result<()> {
         self.begin()?;
@@ -179,21 +245,7 @@ impl Catalog {
                 }
                 None => now,
             };
-            let bundle = Bundle {
-                id,
-                slug: put.slug.clone(),
-                display_name: if put.display_name.is_empty() {
-                    put.slug.clone()
-                } else {
-                    put.display_name.clone()
-                },
-                description: put.description.clone(),
-                is_enabled: put.is_enabled,
-                is_built_in: false,
-                soft_deleted_at: None,
-                created_at,
-                modified_at: now,
-            };
+            let bundle = new_bundle(id, put, created_at, now);
             tx.save_bundle(bundle.clone())?;
             tx.events.push(CatalogEvent::BundlePut { bundle: id });
             Ok(bundle)
@@ -280,12 +332,13 @@ impl Catalog {
     }
 
     /// Removes the bundles soft-deleted at least [`REAP_AFTER`] before `now` whose
-    /// directory holds no tool file, and the temporary files of writers that were killed
-    /// half-way. Returns the ids of the bundles removed. Run it now and then, e.g. at
+    /// directory holds no tool file, and the temporary files (and empty new bundle
+    /// directories) of writers that were killed half-way. Returns the ids of the bundles removed. Run it now and then, e.g. at
     /// start-up and daily.
     pub fn reap(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
         self.write(|tx| {
             tx.store.remove_temp_files()?;
+            tx.store.remove_unfinished_bundles()?;
             let due: Vec<Uuid> = tx
                 .state
                 .bundles
@@ -337,8 +390,9 @@ impl Catalog {
     ///
     /// The puts may be given by reference or by value; given by value, each is dropped as
     /// soon as its file is made, so that a large import holds one copy of the tools.
-    /// The files are written to temporary files and made durable together with one sync
-    /// (see `Batch`), then renamed into place.
+    /// The files are written to temporary files and made durable together with one sync,
+    /// then renamed into place under a journal (see `Batch`): a process killed half-way
+    /// leaves all of them or none.
     pub fn put_tools<S, V, P>(
         &self,
         bundle: Uuid,
@@ -349,15 +403,20 @@ impl Catalog {
         V: AsRef<str>,
         P: std::borrow::Borrow<ToolPut>,
     {
-        self.put_tools_if(bundle, tools, |_| Ok(()))
+        self.put_tools_if(bundle, None, tools, |_| Ok(()))
     }
 
     /// [`Catalog::put_tools`], once `precondition` has accepted the catalog's state as it
     /// is under the write lock (other processes' writes read in): a caller that planned
     /// the puts from what it read earlier checks there that nothing it relied on moved.
+    ///
+    /// With `create`, the bundle `bundle` is made from it in the same batch as the tools
+    /// (all or nothing); no bundle of its slug (not deleted) may have appeared meanwhile
+    /// ([`Error::BundleChanged`]).
     pub(crate) fn put_tools_if<S, V, P>(
         &self,
         bundle: Uuid,
+        create: Option<&BundlePut>,
         tools: impl IntoIterator<Item = (S, V, P)>,
         precondition: impl FnOnce(&State) -> Result<()>,
     ) -> Result<Vec<ToolHead>>
@@ -367,6 +426,10 @@ impl Catalog {
         P: std::borrow::Borrow<ToolPut>,
     {
         let now = Utc::now();
+        if let Some(put) = create {
+            check_id("bundle", bundle)?;
+            check_slug(&put.slug)?;
+        }
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
             let id = Uuid::now_v7();
@@ -383,21 +446,45 @@ impl Catalog {
             checked.push((file, head));
         }
         self.write(|tx| {
-            let b = writable_bundle(tx.state, bundle)?;
-            if b.is_built_in {
-                return Err(Error::BuiltIn {
-                    what: "bundle",
-                    slug: b.slug.clone(),
-                });
-            }
+            let made = match create {
+                None => {
+                    let b = writable_bundle(tx.state, bundle)?;
+                    if b.is_built_in {
+                        return Err(Error::BuiltIn {
+                            what: "bundle",
+                            slug: b.slug.clone(),
+                        });
+                    }
+                    None
+                }
+                Some(put) => {
+                    let taken = tx.state.bundles.contains_key(&bundle)
+                        || tx
+                            .state
+                            .bundles
+                            .values()
+                            .any(|b| b.slug == put.slug && b.soft_deleted_at.is_none());
+                    if taken {
+                        return Err(Error::BundleChanged {
+                            bundle,
+                            bundle_slug: put.slug.clone(),
+                        });
+                    }
+                    Some(new_bundle(bundle, put, now, now))
+                }
+            };
+            let bundle_slug = match (&made, tx.state.bundles.get(&bundle)) {
+                (Some(b), _) | (None, Some(b)) => b.slug.clone(),
+                (None, None) => return Err(Error::BundleNotFound { bundle }),
+            };
             precondition(tx.state)?;
             let mut seen = std::collections::HashMap::new();
             for (file, head) in &checked {
-                conflict(tx.state, b, &file.slug, &file.version)?;
+                check_conflict(tx.state, bundle, &file.slug, &file.version)?;
                 if let Some(existing) = seen.insert((&file.slug, &file.version), head.id) {
                     return Err(Error::Conflict {
                         bundle,
-                        bundle_slug: b.slug.clone(),
+                        bundle_slug,
                         slug: file.slug.clone(),
                         version: file.version.clone(),
                         existing,
@@ -405,13 +492,21 @@ impl Catalog {
                 }
             }
             tx.begin()?;
+            // The bundle and its tools in one batch: a crash leaves all of them or none.
             let mut batch = tx.store.batch();
+            if let Some(b) = &made {
+                batch.write_json(&tx.store.bundle_path(bundle), &bundle_file(b))?;
+            }
             let mut heads = Vec::with_capacity(checked.len());
             for (file, head) in checked {
                 batch.write_json(&tx.store.tool_path(bundle, head.id), &file)?;
                 heads.push(head);
             }
             batch.commit()?;
+            if let Some(b) = made {
+                tx.state.bundles.insert(bundle, b);
+                tx.events.push(CatalogEvent::BundlePut { bundle });
+            }
             let mut added = Vec::with_capacity(heads.len());
             for head in heads {
                 let key = FileKey::of(&tx.store.tool_path(bundle, head.id));
