@@ -66,6 +66,8 @@ impl Catalog {
     /// `bundle` when there is none, in one write ([`Catalog::put_tools`]). A tool whose
     /// name the bundle already has is skipped (what is stored is never replaced), and
     /// each new tool gets version `1` and a slug from its name, unique in the bundle.
+    /// A built-in tool's name or bundle's slug is refused ([`Error::ReservedName`], see
+    /// [`Catalog::check_tool_name`]), and then nothing is written.
     ///
     /// A process killed half-way leaves all of it (a new bundle too) or none, so the
     /// same call made again completes it: what got in is then skipped.

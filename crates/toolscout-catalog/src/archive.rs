@@ -6,7 +6,8 @@
 //! ```
 //!
 //! An import goes through the checks of a PUT, all of them before anything is written:
-//! one bad tool or one conflicting `<slug, version>` and nothing is imported. The bundle and its tools are then written in one batch, all or
+//! one bad tool, one built-in tool's name or one conflicting `<slug, version>` and
+//! nothing is imported. The bundle and its tools are then written in one batch, all or
 //! nothing even when the process is killed half-way; importing the same archive again
 //! completes an import that did not get in.
 
@@ -177,7 +178,9 @@ impl Catalog {
     /// Imports a bundle archive written by [`Catalog::export_bundle`].
     ///
     /// The bundle is created when missing; otherwise the tools are added to it, with the
-    /// rules of [`Catalog::put_tool`]. Tools keep their ids unless another tool has it.
+    /// rules of [`Catalog::put_tool`] (a built-in tool's name, or a new bundle with a
+    /// built-in bundle's slug, is refused: [`Catalog::check_tool_name`]). Tools keep their
+    /// ids unless another tool has it.
     ///
     /// All or nothing: every tool is checked before anything is written, and the bundle
     /// and its tools are written in one batch (one sync), so that even a process killed
@@ -243,8 +246,14 @@ impl Catalog {
                     writable_bundle(tx.state, mb.bundle_id)?;
                     false
                 }
-                None => true,
+                None => {
+                    self.check_bundle_slug(&mb.slug)?;
+                    true
+                }
             };
+            for (_, spec) in &tools {
+                self.check_tool_name(spec.name.as_str())?;
+            }
             let mut new = Vec::with_capacity(tools.len());
             let mut ids = HashSet::new();
             let mut unchanged = 0;

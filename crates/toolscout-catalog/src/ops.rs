@@ -13,7 +13,9 @@ use crate::events::CatalogEvent;
 use crate::model::{Bundle, BundlePut, Tool, ToolHead, ToolPut};
 use crate::state::{RawTool, State};
 use crate::store::{BUNDLE_SCHEMA, BundleFile, FileKey};
-use crate::validate::{check_id, check_slug, check_tool_file, check_version};
+use crate::validate::{
+    Claim, check_id, check_slug, check_tool_file, check_unreserved, check_version,
+};
 use crate::{Error, Result};
 
 /// How long a soft-deleted bundle is kept before [`Catalog::reap`] may remove it.
@@ -220,7 +222,41 @@ pub(crate) fn check_conflict(state: &State, bundle: Uuid, slug: &str, version: &
 }
 
 impl Catalog {
-    /// Creates or replaces a bundle. Built-in and soft-deleted bundles cannot be replaced.
+    /// Whether a new tool may be named `name` here: [`Error::ReservedName`] when the
+    /// catalog serves the built-in bundles and `name` is a built-in tool's name, in any
+    /// case (`READ_FILE` is `read_file`'s). Every write that adds a tool applies it
+    /// ([`Catalog::put_tool`], [`Catalog::put_tools`], [`Catalog::add_tools`],
+    /// [`Catalog::import_bundle`]); an importer that renames clashing tools asks it first.
+    ///
+    /// In a catalog opened without the built-ins
+    /// ([`CatalogOptions::with_builtins(false)`](crate::CatalogOptions::with_builtins)),
+    /// every name is free: nothing of that name is served, and a program may define its
+    /// own `read_file`. A directory written that way and opened later with the built-ins
+    /// keeps such a tool; a built-in still wins its name while enabled
+    /// ([`crate::NameClaim`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &[])?;
+    /// assert!(catalog.check_tool_name("READ_FILE").is_err());
+    /// assert!(catalog.check_tool_name("read_file_twice").is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_tool_name(&self, name: &str) -> Result<()> {
+        check_unreserved(self.options.builtins, Claim::ToolName, name)
+    }
+
+    /// Whether a new bundle may have the slug `slug` here: [`Error::ReservedName`] when the
+    /// catalog serves the built-in bundles and `slug` is one of theirs, in any case
+    /// (`FILES` is `files`'). [`Catalog::put_bundle`], [`Catalog::add_tools`] and
+    /// [`Catalog::import_bundle`] apply it; see [`Catalog::check_tool_name`] for a
+    /// catalog without the built-ins.
+    pub fn check_bundle_slug(&self, slug: &str) -> Result<()> {
+        check_unreserved(self.options.builtins, Claim::BundleSlug, slug)
+    }
+
+    /// Creates or replaces a bundle. Built-in and soft-deleted bundles cannot be replaced,
+    /// and the slug cannot be a built-in bundle's ([`Catalog::check_bundle_slug`]).
     pub fn put_bundle(&self, id: Uuid, put: &BundlePut) -> Result<Bundle> {
         check_id("bundle", id)?;
         check_slug(&put.slug)?;
@@ -245,6 +281,7 @@ impl Catalog {
                 }
                 None => now,
             };
+            self.check_bundle_slug(&put.slug)?;
             let bundle = new_bundle(id, put, created_at, now);
             tx.save_bundle(bundle.clone())?;
             tx.events.push(CatalogEvent::BundlePut { bundle: id });
@@ -364,9 +401,41 @@ impl Catalog {
     /// Adds a tool version to a bundle.
     ///
     /// Fails with [`Error::Conflict`] when the bundle already has this slug and version
-    /// (the existing tool is left as it is), and inside built-in, disabled or deleted
-    /// bundles. The spec's version becomes `version`.
+    /// (the existing tool is left as it is), inside built-in, disabled or deleted
+    /// bundles, and with [`Error::ReservedName`] for a built-in tool's name
+    /// ([`Catalog::check_tool_name`]). The spec's version becomes `version`.
     pub fn put_tool(&self, bundle: Uuid, slug: &str, version: &str, put: &ToolPut) -> Result<Tool> {
+        self.check_tool_name(put.spec.name.as_str())?;
+        self.put_tool_named(bundle, slug, version, put)
+    }
+
+    /// [`Catalog::put_tool`] for the copy of a tool that another toolscout server serves
+    /// (`toolscout-remote`'s import of its manifest): the same checks but one, a built-in
+    /// tool's name may be taken.
+    ///
+    /// **Rationale:** the remote's own built-ins (its `read_file`, on its workspace) come
+    /// under their names, so that a server whose own `files` bundle is off serves the
+    /// remote's. Such a tool reaches only its remote, whose address the operator gave,
+    /// and a built-in of this catalog still holds its name while it is enabled
+    /// ([`crate::NameClaim`]). Every other way in goes through [`Catalog::put_tool`].
+    pub fn put_remote_tool(
+        &self,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        put: &ToolPut,
+    ) -> Result<Tool> {
+        self.put_tool_named(bundle, slug, version, put)
+    }
+
+    /// [`Catalog::put_tool`] once the name is allowed.
+    fn put_tool_named(
+        &self,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        put: &ToolPut,
+    ) -> Result<Tool> {
         let id = Uuid::now_v7();
         let (file, spec) = new_tool_file(bundle, id, slug, version, put, Utc::now())?;
         self.write(|tx| {
@@ -429,9 +498,11 @@ impl Catalog {
         if let Some(put) = create {
             check_id("bundle", bundle)?;
             check_slug(&put.slug)?;
+            self.check_bundle_slug(&put.slug)?;
         }
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
+            self.check_tool_name(put.borrow().spec.name.as_str())?;
             let id = Uuid::now_v7();
             let (file, spec) = new_tool_file(
                 bundle,

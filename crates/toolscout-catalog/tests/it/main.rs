@@ -16,6 +16,7 @@ mod heads;
 mod interrupted;
 mod lint;
 mod race;
+mod reserved;
 mod tools;
 mod usage;
 
