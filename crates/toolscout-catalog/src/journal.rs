@@ -37,9 +37,12 @@ impl Journal {
     pub(crate) fn of(root: &Path, pending: &[(PathBuf, PathBuf)]) -> Result<Journal> {
         let mut renames: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
         for (tmp, path) in pending {
-            let refuse = |reason: &str| Error::Journal {
-                path: root.join(JOURNAL),
-                reason: format!("{}: {reason}", path.display()),
+            // Never met: the store makes every path under its root. Said as what it is.
+            let refuse = |reason: &str| {
+                Error::io(
+                    path,
+                    std::io::Error::other(format!("cannot be journalled: {reason}")),
+                )
             };
             let (Some(dir), Some(tmp_name), Some(name)) =
                 (path.parent(), file_name(tmp), file_name(path))

@@ -21,8 +21,8 @@
 //! and removes the journal. Whoever next takes the file lock, to read or to write, first
 //! rolls a journal it finds forward ([`Store::lock_shared`], [`Store::lock_exclusive`]):
 //! no load ever sees half a batch. A crash before the journal leaves only temporary files
-//! (and maybe an empty new bundle directory), which loading ignores and
-//! [`Store::remove_temp_files`] removes.
+//! (and maybe an empty new bundle directory), which loading ignores and the reaper
+//! removes ([`Store::remove_temp_files`], [`Store::remove_unfinished_bundles`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File, OpenOptions};
