@@ -159,10 +159,19 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                     "bundle": imported.bundle,
                     "created": imported.created,
                     "tools": imported.tools.len(),
+                    "unchanged": imported.unchanged,
                 }));
             }
+            let unchanged = if imported.unchanged > 0 {
+                format!(
+                    "; {} already there as the archive has them",
+                    imported.unchanged
+                )
+            } else {
+                String::new()
+            };
             super::emit(format!(
-                "{} bundle '{}': {} tool(s) added",
+                "{} bundle '{}': {} tool(s) added{unchanged}",
                 if imported.created {
                     "created"
                 } else {

@@ -140,13 +140,16 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             let specs = super::mcp::list_tools(command)?;
             // The server's own names: the proxies call these.
             let names: Vec<String> = specs.iter().map(|s| s.name.to_string()).collect();
-            let taken = names_elsewhere(&Context::open(global)?.catalog, &slug)?;
+            let catalog = Context::open(global)?.catalog;
+            let taken = names_elsewhere(&catalog, &slug)?;
+            // A name another bundle holds, or one the catalog reserves (a built-in's in
+            // any case, `Catalog::check_tool_name`), is imported under the prefix.
+            let free = |name: &str| !taken.contains(name) && catalog.check_tool_name(name).is_ok();
             let mut puts = Vec::with_capacity(specs.len());
             for mut spec in specs {
                 let f = super::mcp::func(&slug, spec.name.as_str());
-                if taken.contains(spec.name.as_str()) {
-                    let renamed =
-                        prefixed(&slug, spec.name.as_str()).filter(|n| !taken.contains(n.as_str()));
+                if !free(spec.name.as_str()) {
+                    let renamed = prefixed(&slug, spec.name.as_str()).filter(|n| free(n.as_str()));
                     let Some(renamed) = renamed else {
                         eprintln!(
                             "warning: skipped tool {}: the catalog has a tool of that name, and {slug}_{} is not free either",
@@ -162,6 +165,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 }
                 puts.push(ToolPut::native(spec, &f));
             }
+            drop(catalog);
             // Recorded first, so that the tools are callable as soon as they are stored.
             super::mcp::save(
                 &global.catalog_dir()?,

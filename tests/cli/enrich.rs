@@ -77,7 +77,8 @@ fn enrich_adds_utterances_resumes_and_search_finds_tools_by_them() {
         "{}\n{{ not json\n{}\n{}\n",
         tools[0],
         tools[1],
-        json!({"name": "clock", "description": "The current time."})
+        // Not `clock`: that name is the built-in tool's, which an import refuses.
+        json!({"name": "world_clock", "description": "The current time."})
     );
     std::fs::write(&input, text).unwrap();
     let (url, server) = scripted(vec![
@@ -135,7 +136,8 @@ fn enrich_adds_utterances_resumes_and_search_finds_tools_by_them() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), whole);
 
     // Imported, the tools are found by their users' words (words only here: hermetic).
-    env.check(&["import", "jsonl", out.to_str().unwrap()]);
+    let imported = env.check(&["import", "jsonl", out.to_str().unwrap()]);
+    assert!(imported.starts_with("imported 3 tool(s)"), "{imported}");
     let found = env.check(&["search", "go sailing"]);
     assert!(found.starts_with("tide_times"), "{found}");
 }

@@ -66,6 +66,11 @@ impl Catalog {
     /// `bundle` when there is none, in one write ([`Catalog::put_tools`]). A tool whose
     /// name the bundle already has is skipped (what is stored is never replaced), and
     /// each new tool gets version `1` and a slug from its name, unique in the bundle.
+    /// A built-in tool's name or bundle's slug is refused ([`Error::ReservedName`], see
+    /// [`Catalog::check_tool_name`]), and then nothing is written.
+    ///
+    /// A process killed half-way leaves all of it (a new bundle too) or none, so the
+    /// same call made again completes it: what got in is then skipped.
     ///
     /// ```
     /// use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, ToolPut};
@@ -90,7 +95,7 @@ impl Catalog {
     /// [`Catalog::add_tools`], deciding with `existing` what happens to a tool whose
     /// name the bundle already has. The catalog first catches up with other processes'
     /// writes ([`Catalog::reload`]); the tools are then written in one write, all or
-    /// nothing (a bundle made for them is made first). What was planned from the bundle
+    /// nothing (a bundle made for them in the same batch). What was planned from the bundle
     /// as read is checked under the write lock: if another process changed the bundle's
     /// tools in between, nothing is written and the error is [`Error::BundleChanged`].
     ///
@@ -125,14 +130,12 @@ impl Catalog {
         self.reload()?;
         let (bundle_id, created) = match self.bundle_by_slug(&bundle.slug)? {
             Some(id) => (id, false),
-            None => {
-                let id = Uuid::now_v7();
-                self.put_bundle(id, bundle)?;
-                (id, true)
-            }
+            // Made in the same batch as its tools, so that an import killed half-way
+            // leaves no empty bundle behind.
+            None => (Uuid::now_v7(), true),
         };
         let plan = self.plan(bundle_id, puts, existing)?;
-        self.write_plan(bundle_id, &bundle.slug, created, plan)
+        self.write_plan(bundle_id, bundle, created, plan)
     }
 
     /// What adding `puts` to the bundle `bundle_id` would write, from the bundle as this
@@ -206,8 +209,15 @@ impl Catalog {
     }
 
     /// Writes `plan` once the bundle, as read under the write lock, is still what the
-    /// plan was made from; else nothing is written ([`Error::BundleChanged`]).
-    fn write_plan(&self, bundle_id: Uuid, slug: &str, created: bool, plan: Plan) -> Result<Added> {
+    /// plan was made from; else nothing is written ([`Error::BundleChanged`]). When
+    /// `created`, the bundle is made from `bundle` in the same batch.
+    fn write_plan(
+        &self,
+        bundle_id: Uuid,
+        bundle: &BundlePut,
+        created: bool,
+        plan: Plan,
+    ) -> Result<Added> {
         let Plan {
             existing,
             read,
@@ -217,17 +227,17 @@ impl Catalog {
             duplicates,
             unchanged,
         } = plan;
-        let written = if writes.is_empty() {
+        let written = if writes.is_empty() && !created {
             Vec::new()
         } else {
             // By value: each tool is dropped once its file is made.
-            self.put_tools_if(bundle_id, writes, |state| {
+            self.put_tools_if(bundle_id, created.then_some(bundle), writes, |state| {
                 if relied_on(state, bundle_id, existing) == read {
                     return Ok(());
                 }
                 Err(Error::BundleChanged {
                     bundle: bundle_id,
-                    bundle_slug: slug.to_owned(),
+                    bundle_slug: bundle.slug.clone(),
                 })
             })?
         };
@@ -410,7 +420,9 @@ mod tests {
         // Between the plan and the write, another process disables the tool: the plan
         // would have made an enabled version of it.
         open().patch_tool(b, "tides", "1", false).unwrap();
-        let err = c.write_plan(b, "sea", false, plan).unwrap_err();
+        let err = c
+            .write_plan(b, &BundlePut::new("sea"), false, plan)
+            .unwrap_err();
         assert!(matches!(err, Error::BundleChanged { bundle, .. } if bundle == b));
         assert!(
             err.to_string().contains("nothing was written: try again"),
@@ -431,7 +443,9 @@ mod tests {
             )
             .unwrap();
         open().patch_tool(b, "tides", "1", true).unwrap();
-        let added = c.write_plan(b, "sea", false, fresh).unwrap();
+        let added = c
+            .write_plan(b, &BundlePut::new("sea"), false, fresh)
+            .unwrap();
         assert_eq!(added.added.len(), 1);
     }
 

@@ -6,22 +6,26 @@
 //! ```
 //!
 //! An import goes through the checks of a PUT, all of them before anything is written:
-//! one bad tool or one conflicting `<slug, version>` and nothing is imported.
+//! one bad tool, one built-in tool's name or one conflicting `<slug, version>` and
+//! nothing is imported. The bundle and its tools are then written in one batch, all or
+//! nothing even when the process is killed half-way; importing the same archive again
+//! completes an import that did not get in.
 
 use std::collections::HashSet;
 use std::io::{Read, Seek, Write};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
+use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
 use crate::catalog::Catalog;
-use crate::events::CatalogEvent;
-use crate::model::{Bundle, Tool};
-use crate::ops::{check_conflict, writable_bundle};
+use crate::model::{Bundle, BundlePut, Tool};
+use crate::ops::{check_conflict, new_bundle, writable_bundle};
+use crate::state::State;
 use crate::validate::{check_id, check_slug, check_tool_file};
 use crate::{Error, Result};
 
@@ -67,6 +71,7 @@ fn yes() -> bool {
 
 /// What [`Catalog::import_bundle`] did.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Imported {
     /// The bundle, as it is now.
     pub bundle: Bundle,
@@ -74,6 +79,9 @@ pub struct Imported {
     pub created: bool,
     /// The tools added.
     pub tools: Vec<Tool>,
+    /// How many of the archive's tools the bundle already held as the archive has them
+    /// (the same archive imported before): left as they are.
+    pub unchanged: usize,
 }
 
 fn zip_err(entry: &str) -> impl Fn(zip::result::ZipError) -> Error + '_ {
@@ -170,7 +178,17 @@ impl Catalog {
     /// Imports a bundle archive written by [`Catalog::export_bundle`].
     ///
     /// The bundle is created when missing; otherwise the tools are added to it, with the
-    /// rules of [`Catalog::put_tool`]. Tools keep their ids unless another tool has it.
+    /// rules of [`Catalog::put_tool`] (a built-in tool's name, or a new bundle with a
+    /// built-in bundle's slug, is refused: [`Catalog::check_tool_name`]). Tools keep their
+    /// ids unless another tool has it.
+    ///
+    /// All or nothing: every tool is checked before anything is written, and the bundle
+    /// and its tools are written in one batch (one sync), so that even a process killed
+    /// half-way leaves all of them or none. The same archive imported again adds what is
+    /// missing: a tool the bundle already holds as the archive has it (same id, same
+    /// definition: an earlier run of the import) is counted in [`Imported::unchanged`],
+    /// not a conflict. Another tool with the same slug and version is
+    /// [`Error::Conflict`].
     pub fn import_bundle<R: Read + Seek>(&self, reader: R) -> Result<Imported> {
         let mut zip = ZipArchive::new(reader).map_err(zip_err(""))?;
         let mut budget = MAX_ARCHIVE_BYTES;
@@ -228,42 +246,55 @@ impl Catalog {
                     writable_bundle(tx.state, mb.bundle_id)?;
                     false
                 }
-                None => true,
+                None => {
+                    self.check_bundle_slug(&mb.slug)?;
+                    true
+                }
             };
-            for (file, _) in &tools {
-                check_conflict(tx.state, mb.bundle_id, &file.slug, &file.version)?;
+            for (_, spec) in &tools {
+                self.check_tool_name(spec.name.as_str())?;
             }
-            if created {
-                tx.save_bundle(Bundle {
-                    id: mb.bundle_id,
+            let mut new = Vec::with_capacity(tools.len());
+            let mut ids = HashSet::new();
+            let mut unchanged = 0;
+            for (mut file, spec) in tools {
+                match tx.state.find(mb.bundle_id, &file.slug, &file.version) {
+                    Some(existing) if imported_before(tx.state, existing, &file, &spec) => {
+                        unchanged += 1;
+                    }
+                    Some(_) => {
+                        check_conflict(tx.state, mb.bundle_id, &file.slug, &file.version)?;
+                    }
+                    None => {
+                        let id = match file.tool_id {
+                            Some(id)
+                                if id.get_version_num() == 7
+                                    && !tx.state.tools.contains_key(&id)
+                                    && ids.insert(id) =>
+                            {
+                                id
+                            }
+                            _ => {
+                                let id = Uuid::now_v7();
+                                ids.insert(id);
+                                id
+                            }
+                        };
+                        file.tool_id = Some(id);
+                        new.push((id, file, spec));
+                    }
+                }
+            }
+            let bundle = created.then(|| {
+                let put = BundlePut {
                     slug: mb.slug.clone(),
-                    display_name: if mb.display_name.is_empty() {
-                        mb.slug.clone()
-                    } else {
-                        mb.display_name.clone()
-                    },
+                    display_name: mb.display_name.clone(),
                     description: mb.description.clone(),
                     is_enabled: mb.is_enabled,
-                    is_built_in: false,
-                    soft_deleted_at: None,
-                    created_at: now,
-                    modified_at: now,
-                })?;
-                tx.events.push(CatalogEvent::BundlePut {
-                    bundle: mb.bundle_id,
-                });
-            }
-            let mut added = Vec::new();
-            for (mut file, spec) in tools {
-                let id = match file.tool_id {
-                    Some(id) if id.get_version_num() == 7 && !tx.state.tools.contains_key(&id) => {
-                        id
-                    }
-                    _ => Uuid::now_v7(),
                 };
-                file.tool_id = Some(id);
-                added.push(tx.insert_new_tool(id, file, spec)?);
-            }
+                new_bundle(mb.bundle_id, &put, now, now)
+            });
+            let added = tx.insert_new_tools(bundle, mb.bundle_id, new)?;
             let bundle =
                 tx.state
                     .bundles
@@ -276,9 +307,29 @@ impl Catalog {
                 bundle,
                 created,
                 tools: added,
+                unchanged,
             })
         })
     }
+}
+
+/// Whether the stored tool `existing` is `file` as an earlier run of the same import
+/// stored it: the archive's id, the same definition and the same way of running (its
+/// enabled flag may have changed since).
+fn imported_before(state: &State, existing: Uuid, file: &ToolFile, spec: &ToolSpec) -> bool {
+    if file.tool_id != Some(existing) {
+        return false;
+    }
+    let Some(stored) = state
+        .tools
+        .get(&existing)
+        .and_then(|raw| state.view(raw).ok())
+    else {
+        return false;
+    };
+    stored.spec == *spec
+        && stored.tool_type == file.tool_type
+        && stored.implementation == file.implementation
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {

@@ -23,7 +23,7 @@ use crate::{Error, Result};
 #[must_use]
 pub struct CatalogOptions {
     natives: BTreeSet<String>,
-    builtins: bool,
+    pub(crate) builtins: bool,
 }
 
 impl Default for CatalogOptions {
@@ -43,7 +43,8 @@ impl CatalogOptions {
         self
     }
 
-    /// Whether to serve the built-in bundles (on by default).
+    /// Whether to serve the built-in bundles (on by default). Without them, no tool name
+    /// or bundle slug is reserved for them (see [`Catalog::check_tool_name`]).
     pub fn with_builtins(mut self, builtins: bool) -> Self {
         self.builtins = builtins;
         self

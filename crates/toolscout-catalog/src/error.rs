@@ -142,6 +142,23 @@ pub enum Error {
         /// Its slug.
         slug: String,
     },
+    /// A new tool or bundle would take the name of a built-in one: a tool name that is a
+    /// built-in tool's, or a bundle slug that is a built-in bundle's, compared without
+    /// regard to case. Refused by every write of a catalog that serves the built-in
+    /// bundles (see [`crate::Catalog::check_tool_name`]).
+    #[error(
+        "{what} {label} '{name}' is reserved for the built-in {what} '{builtin}' \
+         ({label}s are compared without regard to case): give the {what} another {label}",
+        label = reserved_label(what)
+    )]
+    ReservedName {
+        /// `"tool"` or `"bundle"`.
+        what: &'static str,
+        /// The name (of a tool) or slug (of a bundle) refused.
+        name: String,
+        /// The built-in tool's name or bundle's slug it collides with.
+        builtin: String,
+    },
     /// A page token that this catalog did not issue.
     #[error("invalid page token {token:?}")]
     PageToken {
@@ -152,6 +169,20 @@ pub enum Error {
     #[error("{reason}")]
     ToolBody {
         /// What is missing or wrong, e.g. `invalid tool body: missing field \`slug\``.
+        reason: String,
+    },
+    /// The journal of an interrupted batch of writes is not one this crate wrote (another
+    /// format, or an entry that is absolute, climbs with `..` or leads out of the catalog
+    /// directory). Nothing of it was applied, and the catalog cannot be read until the
+    /// file is removed.
+    #[error(
+        "{}: {reason}; nothing of it was applied: check the catalog directory, then remove the file",
+        path.display()
+    )]
+    Journal {
+        /// The journal file.
+        path: PathBuf,
+        /// What is wrong with it.
         reason: String,
     },
     /// A bundle archive that cannot be imported.
@@ -179,6 +210,11 @@ impl Error {
             reason: reason.to_string(),
         }
     }
+}
+
+/// What a [`Error::ReservedName`] refuses of a tool or a bundle.
+fn reserved_label(what: &str) -> &'static str {
+    if what == "bundle" { "slug" } else { "name" }
 }
 
 /// `Result` with this crate's [`Error`].

@@ -30,6 +30,7 @@
 //! ```text
 //! <root>/catalog.lock                          file lock: shared to read, exclusive to write
 //! <root>/generation                            "<counter> <uuid>", changed before every write
+//! <root>/batch-journal.json                    the renames of a batch being committed
 //! <root>/builtin-overlay.json                  enabled flags of built-in bundles and tools
 //! <root>/bundles/<bundle-id>/bundle.json       one bundle
 //! <root>/bundles/<bundle-id>/tools/<tool-id>.json   one tool version (the spec's tool.json)
@@ -39,9 +40,16 @@
 //! Every write is atomic (temporary file, fsync, rename, directory fsync) and holds an
 //! exclusive file lock on the directory (std `File::lock`), so `<slug, version>` stays
 //! unique in a bundle even when several processes write at once; a writer killed
-//! half-way leaves the old file or the new one, never half of one. A malformed or
+//! half-way leaves the old file or the new one, never half of one. A write of many files
+//! ([`Catalog::put_tools`], [`Catalog::add_tools`], [`Catalog::import_bundle`]) is all or
+//! nothing the same way: its renames are journalled (`batch-journal.json`), and the next
+//! process to take the lock completes a journal a killed writer left. A malformed or
 //! foreign file is skipped and reported by [`Catalog::issues`] with its path. The crate
 //! is synchronous and does no network IO.
+//!
+//! The built-in tools' names and bundles' slugs are reserved, in any case: every write
+//! that adds a tool or a bundle refuses them ([`Catalog::check_tool_name`],
+//! [`Error::ReservedName`]), unless the catalog is opened without the built-ins.
 //!
 //! ```
 //! use toolscout_catalog::{BundlePut, Catalog, ToolPut, ToolQuery, builtin};
@@ -82,6 +90,7 @@ pub mod builtin;
 mod catalog;
 mod error;
 mod events;
+mod journal;
 pub mod lint;
 mod model;
 mod ops;

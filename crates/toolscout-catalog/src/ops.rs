@@ -13,7 +13,9 @@ use crate::events::CatalogEvent;
 use crate::model::{Bundle, BundlePut, Tool, ToolHead, ToolPut};
 use crate::state::{RawTool, State};
 use crate::store::{BUNDLE_SCHEMA, BundleFile, FileKey};
-use crate::validate::{check_id, check_slug, check_tool_file, check_version};
+use crate::validate::{
+    Claim, check_id, check_slug, check_tool_file, check_unreserved, check_version,
+};
 use crate::{Error, Result};
 
 /// How long a soft-deleted bundle is kept before [`Catalog::reap`] may remove it.
@@ -33,6 +35,30 @@ pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
         soft_deleted_at: b.soft_deleted_at,
         created_at: b.created_at,
         modified_at: b.modified_at,
+    }
+}
+
+/// The bundle `put` makes (or replaces) at `now`: created at `created_at`.
+pub(crate) fn new_bundle(
+    id: Uuid,
+    put: &BundlePut,
+    created_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Bundle {
+    Bundle {
+        id,
+        slug: put.slug.clone(),
+        display_name: if put.display_name.is_empty() {
+            put.slug.clone()
+        } else {
+            put.display_name.clone()
+        },
+        description: put.description.clone(),
+        is_enabled: put.is_enabled,
+        is_built_in: false,
+        soft_deleted_at: None,
+        created_at,
+        modified_at: now,
     }
 }
 
@@ -123,6 +149,48 @@ impl Tx<'_> {
         Ok(tool)
     }
 
+    /// Writes checked new tools of the bundle `bundle_id`, and the bundle itself when
+    /// `bundle` is given (a new one), in one batch: one sync, and all or nothing even
+    /// if the process dies half-way. The caller has checked the bundle and the
+    /// conflicts. Returns the tools as served (kept among the recently read).
+    pub(crate) fn insert_new_tools(
+        &mut self,
+        bundle: Option<Bundle>,
+        bundle_id: Uuid,
+        tools: Vec<(Uuid, ToolFile, toolscout_spec::ToolSpec)>,
+    ) -> Result<Vec<Tool>> {
+        if bundle.is_none() && tools.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.begin()?;
+        let mut batch = self.store.batch();
+        if let Some(b) = &bundle {
+            batch.write_json(&self.store.bundle_path(b.id), &bundle_file(b))?;
+        }
+        for (id, file, _) in &tools {
+            batch.write_json(&self.store.tool_path(bundle_id, *id), file)?;
+        }
+        batch.commit()?;
+        if let Some(b) = bundle {
+            self.events.push(CatalogEvent::BundlePut { bundle: b.id });
+            self.state.bundles.insert(b.id, b);
+        }
+        let mut added = Vec::with_capacity(tools.len());
+        for (id, file, spec) in tools {
+            let path = self.store.tool_path(bundle_id, id);
+            let tool = Tool::from_file(id, &file, spec, path.clone(), None);
+            let raw = RawTool::stored(&tool, FileKey::of(&path));
+            self.state.bodies.put(Arc::new(tool));
+            added.push(self.state.view(&raw)?);
+            self.events.push(CatalogEvent::ToolPut {
+                tool: id,
+                bundle: bundle_id,
+            });
+            self.state.insert_tool(raw);
+        }
+        Ok(added)
+    }
+
     /// Writes a bundle's file and keeps it in memory.
     pub(crate) fn save_bundle(&mut self, bundle: Bundle) -> Result<()> {
         self.begin()?;
@@ -154,7 +222,41 @@ pub(crate) fn check_conflict(state: &State, bundle: Uuid, slug: &str, version: &
 }
 
 impl Catalog {
-    /// Creates or replaces a bundle. Built-in and soft-deleted bundles cannot be replaced.
+    /// Whether a new tool may be named `name` here: [`Error::ReservedName`] when the
+    /// catalog serves the built-in bundles and `name` is a built-in tool's name, in any
+    /// case (`READ_FILE` is `read_file`'s). Every write that adds a tool applies it
+    /// ([`Catalog::put_tool`], [`Catalog::put_tools`], [`Catalog::add_tools`],
+    /// [`Catalog::import_bundle`]); an importer that renames clashing tools asks it first.
+    ///
+    /// In a catalog opened without the built-ins
+    /// ([`CatalogOptions::with_builtins(false)`](crate::CatalogOptions::with_builtins)),
+    /// every name is free: nothing of that name is served, and a program may define its
+    /// own `read_file`. A directory written that way and opened later with the built-ins
+    /// keeps such a tool; a built-in still wins its name while enabled
+    /// ([`crate::NameClaim`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &[])?;
+    /// assert!(catalog.check_tool_name("READ_FILE").is_err());
+    /// assert!(catalog.check_tool_name("read_file_twice").is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_tool_name(&self, name: &str) -> Result<()> {
+        check_unreserved(self.options.builtins, Claim::ToolName, name)
+    }
+
+    /// Whether a new bundle may have the slug `slug` here: [`Error::ReservedName`] when the
+    /// catalog serves the built-in bundles and `slug` is one of theirs, in any case
+    /// (`FILES` is `files`'). [`Catalog::put_bundle`], [`Catalog::add_tools`] and
+    /// [`Catalog::import_bundle`] apply it; see [`Catalog::check_tool_name`] for a
+    /// catalog without the built-ins.
+    pub fn check_bundle_slug(&self, slug: &str) -> Result<()> {
+        check_unreserved(self.options.builtins, Claim::BundleSlug, slug)
+    }
+
+    /// Creates or replaces a bundle. Built-in and soft-deleted bundles cannot be replaced,
+    /// and the slug cannot be a built-in bundle's ([`Catalog::check_bundle_slug`]).
     pub fn put_bundle(&self, id: Uuid, put: &BundlePut) -> Result<Bundle> {
         check_id("bundle", id)?;
         check_slug(&put.slug)?;
@@ -179,21 +281,8 @@ impl Catalog {
                 }
                 None => now,
             };
-            let bundle = Bundle {
-                id,
-                slug: put.slug.clone(),
-                display_name: if put.display_name.is_empty() {
-                    put.slug.clone()
-                } else {
-                    put.display_name.clone()
-                },
-                description: put.description.clone(),
-                is_enabled: put.is_enabled,
-                is_built_in: false,
-                soft_deleted_at: None,
-                created_at,
-                modified_at: now,
-            };
+            self.check_bundle_slug(&put.slug)?;
+            let bundle = new_bundle(id, put, created_at, now);
             tx.save_bundle(bundle.clone())?;
             tx.events.push(CatalogEvent::BundlePut { bundle: id });
             Ok(bundle)
@@ -280,12 +369,13 @@ impl Catalog {
     }
 
     /// Removes the bundles soft-deleted at least [`REAP_AFTER`] before `now` whose
-    /// directory holds no tool file, and the temporary files of writers that were killed
-    /// half-way. Returns the ids of the bundles removed. Run it now and then, e.g. at
+    /// directory holds no tool file, and the temporary files (and empty new bundle
+    /// directories) of writers that were killed half-way. Returns the ids of the bundles removed. Run it now and then, e.g. at
     /// start-up and daily.
     pub fn reap(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
         self.write(|tx| {
             tx.store.remove_temp_files()?;
+            tx.store.remove_unfinished_bundles()?;
             let due: Vec<Uuid> = tx
                 .state
                 .bundles
@@ -311,9 +401,41 @@ impl Catalog {
     /// Adds a tool version to a bundle.
     ///
     /// Fails with [`Error::Conflict`] when the bundle already has this slug and version
-    /// (the existing tool is left as it is), and inside built-in, disabled or deleted
-    /// bundles. The spec's version becomes `version`.
+    /// (the existing tool is left as it is), inside built-in, disabled or deleted
+    /// bundles, and with [`Error::ReservedName`] for a built-in tool's name
+    /// ([`Catalog::check_tool_name`]). The spec's version becomes `version`.
     pub fn put_tool(&self, bundle: Uuid, slug: &str, version: &str, put: &ToolPut) -> Result<Tool> {
+        self.check_tool_name(put.spec.name.as_str())?;
+        self.put_tool_named(bundle, slug, version, put)
+    }
+
+    /// [`Catalog::put_tool`] for the copy of a tool that another toolscout server serves
+    /// (`toolscout-remote`'s import of its manifest): the same checks but one, a built-in
+    /// tool's name may be taken.
+    ///
+    /// **Rationale:** the remote's own built-ins (its `read_file`, on its workspace) come
+    /// under their names, so that a server whose own `files` bundle is off serves the
+    /// remote's. Such a tool reaches only its remote, whose address the operator gave,
+    /// and a built-in of this catalog still holds its name while it is enabled
+    /// ([`crate::NameClaim`]). Every other way in goes through [`Catalog::put_tool`].
+    pub fn put_remote_tool(
+        &self,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        put: &ToolPut,
+    ) -> Result<Tool> {
+        self.put_tool_named(bundle, slug, version, put)
+    }
+
+    /// [`Catalog::put_tool`] once the name is allowed.
+    fn put_tool_named(
+        &self,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        put: &ToolPut,
+    ) -> Result<Tool> {
         let id = Uuid::now_v7();
         let (file, spec) = new_tool_file(bundle, id, slug, version, put, Utc::now())?;
         self.write(|tx| {
@@ -337,8 +459,9 @@ impl Catalog {
     ///
     /// The puts may be given by reference or by value; given by value, each is dropped as
     /// soon as its file is made, so that a large import holds one copy of the tools.
-    /// The files are written to temporary files and made durable together with one sync
-    /// (see `Batch`), then renamed into place.
+    /// The files are written to temporary files and made durable together with one sync,
+    /// then renamed into place under a journal (see `Batch`): a process killed half-way
+    /// leaves all of them or none.
     pub fn put_tools<S, V, P>(
         &self,
         bundle: Uuid,
@@ -349,15 +472,20 @@ impl Catalog {
         V: AsRef<str>,
         P: std::borrow::Borrow<ToolPut>,
     {
-        self.put_tools_if(bundle, tools, |_| Ok(()))
+        self.put_tools_if(bundle, None, tools, |_| Ok(()))
     }
 
     /// [`Catalog::put_tools`], once `precondition` has accepted the catalog's state as it
     /// is under the write lock (other processes' writes read in): a caller that planned
     /// the puts from what it read earlier checks there that nothing it relied on moved.
+    ///
+    /// With `create`, the bundle `bundle` is made from it in the same batch as the tools
+    /// (all or nothing); no bundle of its slug (not deleted) may have appeared meanwhile
+    /// ([`Error::BundleChanged`]).
     pub(crate) fn put_tools_if<S, V, P>(
         &self,
         bundle: Uuid,
+        create: Option<&BundlePut>,
         tools: impl IntoIterator<Item = (S, V, P)>,
         precondition: impl FnOnce(&State) -> Result<()>,
     ) -> Result<Vec<ToolHead>>
@@ -367,8 +495,14 @@ impl Catalog {
         P: std::borrow::Borrow<ToolPut>,
     {
         let now = Utc::now();
+        if let Some(put) = create {
+            check_id("bundle", bundle)?;
+            check_slug(&put.slug)?;
+            self.check_bundle_slug(&put.slug)?;
+        }
         let mut checked = Vec::new();
         for (slug, version, put) in tools {
+            self.check_tool_name(put.borrow().spec.name.as_str())?;
             let id = Uuid::now_v7();
             let (file, spec) = new_tool_file(
                 bundle,
@@ -383,21 +517,45 @@ impl Catalog {
             checked.push((file, head));
         }
         self.write(|tx| {
-            let b = writable_bundle(tx.state, bundle)?;
-            if b.is_built_in {
-                return Err(Error::BuiltIn {
-                    what: "bundle",
-                    slug: b.slug.clone(),
-                });
-            }
+            let made = match create {
+                None => {
+                    let b = writable_bundle(tx.state, bundle)?;
+                    if b.is_built_in {
+                        return Err(Error::BuiltIn {
+                            what: "bundle",
+                            slug: b.slug.clone(),
+                        });
+                    }
+                    None
+                }
+                Some(put) => {
+                    let taken = tx.state.bundles.contains_key(&bundle)
+                        || tx
+                            .state
+                            .bundles
+                            .values()
+                            .any(|b| b.slug == put.slug && b.soft_deleted_at.is_none());
+                    if taken {
+                        return Err(Error::BundleChanged {
+                            bundle,
+                            bundle_slug: put.slug.clone(),
+                        });
+                    }
+                    Some(new_bundle(bundle, put, now, now))
+                }
+            };
+            let bundle_slug = match (&made, tx.state.bundles.get(&bundle)) {
+                (Some(b), _) | (None, Some(b)) => b.slug.clone(),
+                (None, None) => return Err(Error::BundleNotFound { bundle }),
+            };
             precondition(tx.state)?;
             let mut seen = std::collections::HashMap::new();
             for (file, head) in &checked {
-                conflict(tx.state, b, &file.slug, &file.version)?;
+                check_conflict(tx.state, bundle, &file.slug, &file.version)?;
                 if let Some(existing) = seen.insert((&file.slug, &file.version), head.id) {
                     return Err(Error::Conflict {
                         bundle,
-                        bundle_slug: b.slug.clone(),
+                        bundle_slug,
                         slug: file.slug.clone(),
                         version: file.version.clone(),
                         existing,
@@ -405,13 +563,21 @@ impl Catalog {
                 }
             }
             tx.begin()?;
+            // The bundle and its tools in one batch: a crash leaves all of them or none.
             let mut batch = tx.store.batch();
+            if let Some(b) = &made {
+                batch.write_json(&tx.store.bundle_path(bundle), &bundle_file(b))?;
+            }
             let mut heads = Vec::with_capacity(checked.len());
             for (file, head) in checked {
                 batch.write_json(&tx.store.tool_path(bundle, head.id), &file)?;
                 heads.push(head);
             }
             batch.commit()?;
+            if let Some(b) = made {
+                tx.state.bundles.insert(bundle, b);
+                tx.events.push(CatalogEvent::BundlePut { bundle });
+            }
             let mut added = Vec::with_capacity(heads.len());
             for head in heads {
                 let key = FileKey::of(&tx.store.tool_path(bundle, head.id));

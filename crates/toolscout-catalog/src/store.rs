@@ -4,6 +4,7 @@
 //! <root>/
 //!   catalog.lock                      lock file: shared to read, exclusive to write
 //!   generation                        "<counter> <uuid>": changes before every write
+//!   batch-journal.json                the renames of a batch being committed (see below)
 //!   builtin-overlay.json              enabled flags of built-in bundles and tools
 //!   bundles/<bundle-id>/bundle.json   one bundle
 //!   bundles/<bundle-id>/tools/<tool-id>.json   one tool version (the spec's tool.json)
@@ -13,6 +14,15 @@
 //! Every file is written to a temporary file in the same directory, synced, renamed over
 //! the target and the directory synced, so a reader sees the old file or the new one and a
 //! crash never leaves half a file. Temporary files start with `.` and are ignored.
+//!
+//! A [`Batch`] of many files is all or nothing across crashes too: once its temporary
+//! files are durable, it writes a redo journal (`batch-journal.json`, each temporary
+//! file's rename, relative to the root) atomically, then renames, syncs the directories
+//! and removes the journal. Whoever next takes the file lock, to read or to write, first
+//! rolls a journal it finds forward ([`Store::lock_shared`], [`Store::lock_exclusive`]):
+//! no load ever sees half a batch. A crash before the journal leaves only temporary files
+//! (and maybe an empty new bundle directory), which loading ignores and the reaper
+//! removes ([`Store::remove_temp_files`], [`Store::remove_unfinished_bundles`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File, OpenOptions};
@@ -25,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 
+use crate::journal::{JOURNAL, Journal};
 use crate::model::{LoadIssue, Usage};
 use crate::{Error, Result};
 
@@ -183,6 +194,10 @@ impl Store {
         self.root.join("generation")
     }
 
+    fn journal_path(&self) -> PathBuf {
+        self.root.join(JOURNAL)
+    }
+
     fn lock(&self, exclusive: bool) -> Result<LockGuard> {
         let path = self.root.join("catalog.lock");
         let file = OpenOptions::new()
@@ -200,14 +215,75 @@ impl Store {
         Ok(LockGuard { _file: file })
     }
 
-    /// Blocks until no other process writes; other processes may read meanwhile.
+    /// Blocks until no other process writes; other processes may read meanwhile. A
+    /// batch that a killed writer left half done is completed first.
     pub(crate) fn lock_shared(&self) -> Result<LockGuard> {
-        self.lock(false)
+        loop {
+            let guard = self.lock(false)?;
+            if !self.journal_path().exists() {
+                return Ok(guard);
+            }
+            // The writer that left the journal is gone (it held the exclusive lock until
+            // it died): roll its batch forward under the exclusive lock, then read.
+            drop(guard);
+            let exclusive = self.lock(true)?;
+            self.roll_forward()?;
+            drop(exclusive);
+            // Look again under the shared lock: between the two locks another writer may
+            // have come, and died too.
+        }
     }
 
-    /// Blocks until this process is the only one reading or writing.
+    /// Blocks until this process is the only one reading or writing. A batch that a
+    /// killed writer left half done is completed first.
     pub(crate) fn lock_exclusive(&self) -> Result<LockGuard> {
-        self.lock(true)
+        let guard = self.lock(true)?;
+        self.roll_forward()?;
+        Ok(guard)
+    }
+
+    /// Completes the batch whose journal is in the root, if there is one: each rename
+    /// whose temporary file is still there is done, the directories are synced, the
+    /// generation moves on (so that every process reads the directory again) and the
+    /// journal goes. Returns whether there was one. Call with the exclusive lock held.
+    ///
+    /// The journal is read as hostile input: a journal with an entry that is absolute,
+    /// climbs with `..`, or leads out of the root is refused whole ([`Error::Journal`]),
+    /// and nothing of it is applied.
+    pub(crate) fn roll_forward(&self) -> Result<bool> {
+        let path = self.journal_path();
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let journal: Journal = serde_json::from_slice(&bytes).map_err(|e| Error::Journal {
+            path: path.clone(),
+            reason: format!("not a batch journal: {e}"),
+        })?;
+        let renames = journal
+            .resolve(&self.root)
+            .map_err(|reason| Error::Journal {
+                path: path.clone(),
+                reason,
+            })?;
+        let mut dirs = BTreeSet::new();
+        for (dir, tmp, name) in &renames {
+            match fs::rename(dir.join(tmp), dir.join(name)) {
+                Ok(()) => {}
+                // Renamed before the crash.
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(dir.join(name), e)),
+            }
+            dirs.insert(dir.clone());
+        }
+        for dir in &dirs {
+            sync_dir(dir)?;
+        }
+        self.bump_stamp(self.stamp()?.as_deref())?;
+        fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
+        sync_dir(&self.root)?;
+        Ok(true)
     }
 
     /// The generation stamp, `None` before the first write.
@@ -331,6 +407,35 @@ impl Store {
         Ok(removed)
     }
 
+    /// Removes the bundle directories that batches killed before their journal made and
+    /// left without `bundle.json` or any tool file. Call with the exclusive lock held, after
+    /// [`Store::remove_temp_files`]. Returns how many it removed.
+    pub(crate) fn remove_unfinished_bundles(&self) -> Result<usize> {
+        let mut removed = 0;
+        for name in read_dir_names(&self.bundles_dir())? {
+            let dir = self.bundles_dir().join(name);
+            if !dir.is_dir() || dir.join("bundle.json").exists() || !unfinished_bundle(&dir)? {
+                continue;
+            }
+            let tools = dir.join("tools");
+            let mut gone = true;
+            for empty in [&tools, &dir] {
+                match fs::remove_dir(empty) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == ErrorKind::NotFound => {}
+                    // A hidden file that is not ours: the directory is left as it is.
+                    Err(e) if e.kind() == ErrorKind::DirectoryNotEmpty => gone = false,
+                    Err(e) => return Err(Error::io(empty, e)),
+                }
+            }
+            removed += usize::from(gone);
+        }
+        if removed > 0 {
+            sync_dir(&self.bundles_dir())?;
+        }
+        Ok(removed)
+    }
+
     /// Reads one usage file; a missing one is zero.
     pub(crate) fn read_usage(&self, tool: Uuid) -> Result<Usage> {
         let path = self.usage_path(tool);
@@ -416,6 +521,11 @@ impl Store {
             return Ok(None);
         }
         let file_path = path.join("bundle.json");
+        if !file_path.exists() && unfinished_bundle(path)? {
+            // A batch that made the directory and died before its journal: nothing of it
+            // was committed, and the same write made again uses the directory as it is.
+            return Ok(None);
+        }
         let file = match read_json::<BundleFile>(&file_path) {
             Ok(f) if f.bundle_id == id => f,
             Ok(f) => {
@@ -483,6 +593,20 @@ impl Store {
     }
 }
 
+/// Whether the bundle directory `dir` holds nothing but hidden (temporary) entries and a
+/// `tools/` directory holding nothing but those: what a batch that created it leaves when
+/// it dies before its journal.
+fn unfinished_bundle(dir: &Path) -> Result<bool> {
+    match read_dir_names(dir)?.as_slice() {
+        [] => Ok(true),
+        [only] if only == "tools" => {
+            let tools = dir.join("tools");
+            Ok(tools.is_dir() && read_dir_names(&tools)?.is_empty())
+        }
+        _ => Ok(false),
+    }
+}
+
 /// Where the tool `tool` of `bundle` is stored in the catalog directory `root`.
 pub(crate) fn tool_path(root: &Path, bundle: Uuid, tool: Uuid) -> PathBuf {
     root.join("bundles")
@@ -529,9 +653,10 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>> {
 }
 
 /// Many files written as one: each to a temporary file, then one sync of the file system
-/// (of each file where that is not available), then every rename, then one sync of each
-/// directory. As safe as [`write_atomic`] per file, without a sync per file: a bulk
-/// import of 92k tools pays one.
+/// (of each file where that is not available), then the journal of the renames, every
+/// rename, one sync of each directory, and the journal's removal. All or nothing, even
+/// across a crash (the next lock completes a journalled batch), without a sync per file:
+/// a bulk import of 92k tools pays one.
 ///
 /// Dropped without [`Batch::commit`], it removes its temporary files.
 pub(crate) struct Batch<'a> {
@@ -580,23 +705,53 @@ impl Batch<'_> {
         f.write_all(&bytes).map_err(|e| Error::io(&tmp, e))
     }
 
-    /// Makes every file durable and puts it in place.
+    /// Makes every file durable and puts it in place, all or nothing even if the process
+    /// dies: the temporary files are synced, the journal of their renames written, the
+    /// renames done, the directories synced, and the journal removed (see the module's
+    /// documentation). An error once the journal is written leaves it, and the temporary
+    /// files, for the next lock to complete.
     pub(crate) fn commit(mut self) -> Result<()> {
-        sync_files(
-            &self.store.root,
-            self.pending.iter().map(|(tmp, _)| tmp.as_path()),
-        )?;
-        for (tmp, path) in std::mem::take(&mut self.pending) {
-            if let Err(e) = fs::rename(&tmp, &path) {
-                let _ = fs::remove_file(&tmp);
-                return Err(Error::io(&path, e));
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let root = &self.store.root;
+        sync_files(root, self.pending.iter().map(|(tmp, _)| tmp.as_path()))?;
+        // The temporary files' names, and the new directories holding them, are durable
+        // before the journal names them (`syncfs` covers this on Linux; elsewhere it is
+        // what makes a new directory's entry stay).
+        for dir in self.dirs.iter().rev() {
+            sync_dir(dir)?;
+        }
+        let journal = Journal::of(root, &self.pending)?.to_bytes(root)?;
+        #[cfg(test)]
+        if crate::journal::crashes_before_journal() {
+            // Killed here: the temporary files stay, as a dead process leaves them.
+            self.pending.clear();
+            return Err(simulated_crash(root));
+        }
+        write_atomic(&self.store.journal_path(), &journal)?;
+        // Committed: the temporary files now belong to the journal, not to `Drop`.
+        let pending = std::mem::take(&mut self.pending);
+        for (tmp, path) in &pending {
+            #[cfg(test)]
+            if crate::journal::crashes_before_rename() {
+                return Err(simulated_crash(root));
             }
+            fs::rename(tmp, path).map_err(|e| Error::io(path, e))?;
         }
         for dir in std::mem::take(&mut self.dirs).iter().rev() {
             sync_dir(dir)?;
         }
-        Ok(())
+        let journal_path = self.store.journal_path();
+        fs::remove_file(&journal_path).map_err(|e| Error::io(&journal_path, e))?;
+        sync_dir(root)
     }
+}
+
+/// The error of a commit that a test stopped as if its process were killed.
+#[cfg(test)]
+fn simulated_crash(root: &Path) -> Error {
+    Error::io(root, std::io::Error::other("simulated crash"))
 }
 
 impl Drop for Batch<'_> {

@@ -21,6 +21,42 @@ pub(crate) fn check_id(what: &'static str, id: Uuid) -> Result<()> {
     }
 }
 
+/// What [`check_unreserved`] looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Claim {
+    /// The name of a new tool.
+    ToolName,
+    /// The slug of a new bundle.
+    BundleSlug,
+}
+
+/// The one rule that decides whether a tool name or a bundle slug may be taken: in a
+/// catalog that serves the built-in bundles (`builtins`), not the name of a built-in tool
+/// or the slug of a built-in bundle, in any case.
+///
+/// **Rationale:** a model asks for a tool by name; a stored tool named `read_file` (or
+/// `READ_FILE`, which a model or a provider may treat as the same name) would answer in
+/// the built-in's place once the built-in is disabled, with another implementation and
+/// other guards. Without the built-ins the names mean nothing in particular, and a
+/// program may define its own `read_file`.
+pub(crate) fn check_unreserved(builtins: bool, claim: Claim, name: &str) -> Result<()> {
+    if !builtins {
+        return Ok(());
+    }
+    let (what, builtin) = match claim {
+        Claim::ToolName => ("tool", crate::builtin::tool_name_like(name)),
+        Claim::BundleSlug => ("bundle", crate::builtin::bundle_slug_like(name)),
+    };
+    match builtin {
+        Some(builtin) => Err(Error::ReservedName {
+            what,
+            name: name.to_owned(),
+            builtin: builtin.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn check_slug(slug: &str) -> Result<()> {
     validate_slug(slug).map_err(|source| Error::Label { source })
 }

@@ -133,7 +133,8 @@ pub(super) fn import(
             None => {}
         }
         let put = ToolPut::http(spec, implementation).with_enabled(enabled);
-        catalog.put_tool(bundle, &slug, &version, &put)?;
+        // The remote's built-ins come under their own names (see `put_remote_tool`).
+        catalog.put_remote_tool(bundle, &slug, &version, &put)?;
     }
     for gone in existing.into_values() {
         catalog.delete_tool(bundle, &gone.slug, &gone.version)?;

@@ -51,7 +51,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// | 403 | `forbidden` | `"approved": true` from a client without the server's token |
 /// | 404 | `not_found` | no such bundle or tool |
 /// | 409 | `conflict` | the `<slug, version>` exists (versions are immutable) |
-/// | 409 | `built_in` | a change to a built-in bundle or tool other than its enabled flag: permanent |
+/// | 409 | `built_in` | a change to a built-in bundle or tool other than its enabled flag, or a new tool or bundle named like a built-in one (in any case): permanent |
 /// | 409 | `bundle_deleted` | a write to or inside a soft-deleted bundle |
 /// | 423 | `bundle_disabled` | a write inside a disabled bundle: enabling it lifts the lock |
 /// | 503 | `unavailable` | the catalog cannot be read now |
@@ -162,14 +162,29 @@ impl From<toolscout_catalog::Error> for AppError {
             E::Conflict { .. } => (StatusCode::CONFLICT, "conflict"),
             // Permanent: a built-in's content never changes, so this is a conflict with
             // the resource's nature, not a lock that could be lifted.
-            E::BuiltIn { .. } => (StatusCode::CONFLICT, "built_in"),
+            E::BuiltIn { .. } | E::ReservedName { .. } => (StatusCode::CONFLICT, "built_in"),
             E::BundleDeleted { .. } => (StatusCode::CONFLICT, "bundle_deleted"),
             // Temporary: enabling the bundle lifts it, which is what 423 Locked means.
             E::BundleDisabled { .. } => (StatusCode::LOCKED, "bundle_disabled"),
-            E::Io { .. } | E::Json { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            E::Io { .. } | E::Json { .. } | E::Journal { .. } => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
-        AppError::new(status, code, message)
+        let error = AppError::new(status, code, message);
+        match &e {
+            E::ReservedName {
+                what,
+                name,
+                builtin,
+            } => {
+                let mut details = serde_json::Map::new();
+                details.insert((*what).to_owned(), json!(name));
+                details.insert("builtIn".to_owned(), json!(builtin));
+                error.with_details(Value::Object(details))
+            }
+            _ => error,
+        }
     }
 }
 

@@ -232,31 +232,13 @@ pub(crate) async fn put_tool(
         }
     }
     let AuthoredTool { put, .. } = AuthoredTool::from_json(body, Some(bundle))?;
-    reserved_name(&state, put.spec.name.as_str())?;
+    // A built-in tool's name is refused by the catalog itself (`Error::ReservedName`),
+    // for this route and every other way in.
     let tool = blocking(&state, move |c| {
         c.put_tool(bundle, &p.slug, &p.version, &put)
     })
     .await?;
     Ok(Json(tool_json(&tool)))
-}
-
-/// Refuses a new tool named like a built-in tool: over the API, nobody may put a tool
-/// where the model expects `write_file` (see `SECURITY.md`).
-fn reserved_name(state: &AppState, name: &str) -> Result<(), AppError> {
-    let builtin = match state.toolbox().lookup(name) {
-        toolscout_discover::Lookup::Found(t) => t.is_built_in,
-        toolscout_discover::Lookup::Disabled { tool, .. } => tool.is_built_in,
-        toolscout_discover::Lookup::NotFound { .. } => false,
-    };
-    if builtin {
-        return Err(AppError::new(
-            axum::http::StatusCode::CONFLICT,
-            "built_in",
-            format!("'{name}' is the name of a built-in tool; give the tool another name"),
-        )
-        .with_details(json!({"tool": name})));
-    }
-    Ok(())
 }
 
 /// `PATCH /tools/bundles/{bundleID}/tools/{slug}/version/{v}` with `{"isEnabled": …}`.

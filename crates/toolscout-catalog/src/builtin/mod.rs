@@ -33,6 +33,40 @@ pub const NATIVE_FUNCTIONS: [&str; 6] = [
     "clock",
 ];
 
+/// The slugs of the built-in bundles, in their order.
+pub const BUNDLE_SLUGS: [&str; 3] = ["files", "web", "data"];
+
+/// The built-in tool whose name `name` is, compared without regard to case: `READ_FILE`
+/// is `read_file`'s.
+///
+/// ```
+/// use toolscout_catalog::builtin;
+///
+/// assert_eq!(builtin::tool_name_like("Read_File"), Some("read_file"));
+/// assert_eq!(builtin::tool_name_like("read_files"), None);
+/// ```
+pub fn tool_name_like(name: &str) -> Option<&'static str> {
+    same_but_case(&NATIVE_FUNCTIONS, name)
+}
+
+/// The built-in bundle whose slug `slug` is, compared without regard to case.
+pub fn bundle_slug_like(slug: &str) -> Option<&'static str> {
+    same_but_case(&BUNDLE_SLUGS, slug)
+}
+
+/// The one of `builtins` (all lower case) that `name` is in another case.
+fn same_but_case(builtins: &[&'static str], name: &str) -> Option<&'static str> {
+    if name.is_ascii() {
+        return builtins
+            .iter()
+            .find(|b| b.eq_ignore_ascii_case(name))
+            .copied();
+    }
+    // Some letters outside ASCII are upper-case forms of ASCII ones (the Kelvin sign).
+    let lower = name.to_lowercase();
+    builtins.iter().find(|b| **b == lower).copied()
+}
+
 /// The version label of every built-in tool.
 pub const VERSION: &str = "1";
 
@@ -141,6 +175,25 @@ mod tests {
             }
         }
         assert_eq!(funcs, NATIVE_FUNCTIONS);
+        let slugs: Vec<&str> = bundles.iter().map(|b| b.slug.as_str()).collect();
+        assert_eq!(slugs, BUNDLE_SLUGS);
+        for name in NATIVE_FUNCTIONS.iter().chain(&BUNDLE_SLUGS) {
+            assert_eq!(*name, name.to_lowercase());
+        }
+    }
+
+    #[test]
+    fn names_like_a_builtin_are_found_in_any_case() {
+        assert_eq!(tool_name_like("read_file"), Some("read_file"));
+        assert_eq!(tool_name_like("READ_FILE"), Some("read_file"));
+        assert_eq!(tool_name_like("Clock"), Some("clock"));
+        // The Kelvin sign is an upper-case k.
+        assert_eq!(tool_name_like("cloc\u{212A}"), Some("clock"));
+        assert_eq!(tool_name_like("read-file"), None);
+        assert_eq!(tool_name_like("my_read_file"), None);
+        assert_eq!(bundle_slug_like("FILES"), Some("files"));
+        assert_eq!(bundle_slug_like("Web"), Some("web"));
+        assert_eq!(bundle_slug_like("files-2"), None);
     }
 
     #[test]

@@ -13,8 +13,10 @@ mod crash;
 mod errors;
 mod events;
 mod heads;
+mod interrupted;
 mod lint;
 mod race;
+mod reserved;
 mod tools;
 mod usage;
 
@@ -34,6 +36,7 @@ fn child_entry() {
     match std::env::var(CHILD_ENV).as_deref() {
         Ok("race") => race::writer(),
         Ok("crash") => crash::writer(),
+        Ok("import") => interrupted::importer(),
         _ => {}
     }
 }

@@ -150,14 +150,23 @@ async fn built_in_names_and_approvals_cannot_be_taken_over() {
         .build()
         .unwrap();
     spec.metadata.requires_approval = false;
-    catalog
-        .put_tool(
-            f.sample_bundle,
-            "write-file",
-            "1",
-            &toolscout_catalog::ToolPut::native(spec.clone(), "write_file"),
-        )
-        .unwrap();
+    let shadow = toolscout_catalog::ToolPut::native(spec.clone(), "write_file");
+    // The catalog refuses the name (issue 36)...
+    let refused = catalog.put_tool(f.sample_bundle, "write-file", "1", &shadow);
+    assert!(
+        matches!(refused, Err(toolscout_catalog::Error::ReservedName { .. })),
+        "{refused:?}"
+    );
+    // ...but such an entry may be on disk all the same: written by a program that
+    // serves no built-ins (where the name is free), or by an older release.
+    toolscout_catalog::Catalog::open_with(
+        catalog.root(),
+        toolscout_catalog::CatalogOptions::default().with_builtins(false),
+    )
+    .unwrap()
+    .put_tool(f.sample_bundle, "write-file", "1", &shadow)
+    .unwrap();
+    assert!(catalog.reload().unwrap());
     let toolscout_discover::Lookup::Found(found) = f.toolbox.lookup("write_file") else {
         panic!("write_file is not found");
     };
