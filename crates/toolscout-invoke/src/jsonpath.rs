@@ -173,9 +173,18 @@ pub fn check_shape(text: &str) -> Result<(), PathError> {
     while i < bytes.len() {
         match bytes[i] {
             quote @ (b'\'' | b'"') => {
+                let opened = i;
                 i += 1;
                 while i < bytes.len() && bytes[i] != quote {
                     i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                // serde_json_path 0.7 panics on a path that ends inside a `\u` escape
+                // of a literal (its parser reports "incomplete", which it treats as
+                // unreachable); a literal left open is never valid anyway.
+                if i >= bytes.len() {
+                    return Err(PathError::Invalid(format!(
+                        "the string that starts at byte {opened} is not closed"
+                    )));
                 }
             }
             c @ (b'[' | b'(') => {
@@ -505,6 +514,16 @@ mod tests {
         ));
         let siblings = "$[?@.a][?@.b][?@.c][?@.d][?@.e][?@.f]";
         assert_eq!(check_shape(siblings), Ok(()));
+    }
+
+    /// Found by fuzzing (#36): a path ending inside a `\u` escape of a string literal
+    /// made serde_json_path 0.7.2 panic (`unreachable!()` on its parser's "incomplete").
+    #[test]
+    fn a_path_ending_inside_a_literal_is_refused_not_a_panic() {
+        for path in ["$[\"\\u", "$['\\u00", "$[?@.a == 'x"] {
+            let err = BoundedPath::parse(path).unwrap_err();
+            assert!(matches!(err, PathError::Invalid(_)), "{path}: {err}");
+        }
     }
 
     #[test]
