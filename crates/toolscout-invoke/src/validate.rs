@@ -43,8 +43,27 @@ const MAX_CACHED: usize = 4096;
 /// ```
 #[derive(Default)]
 pub struct Validators {
-    compiled: Mutex<HashMap<String, Arc<jsonschema::Validator>>>,
+    compiled: Mutex<HashMap<String, Compiled>>,
 }
+
+/// A compiled schema and how many of its references recurse.
+#[derive(Clone)]
+struct Compiled {
+    validator: Arc<jsonschema::Validator>,
+    recursive_refs: usize,
+}
+
+/// The most schema evaluations a check may cost by the estimate of
+/// [`recursive_refs`]: (references on a cycle) ^ (depth of the value).
+///
+/// **Rationale:** jsonschema evaluates every branch of a `oneOf` (and the failing ones of
+/// an `anyOf`) again at each level a reference recurses through, so a catalog entry's
+/// `{"oneOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}]}` checked against
+/// arguments 16 arrays deep took a second, and 20 deep ran out of memory (found by
+/// fuzzing, #36). A schema whose references do not recurse, or recurse through one
+/// reference (a tree of nodes), costs time in proportion to the value and is not bounded
+/// here.
+const MAX_RECURSIVE_WORK: f64 = 4096.0;
 
 impl std::fmt::Debug for Validators {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -60,7 +79,7 @@ impl Validators {
         check_arguments(self, spec, args)
     }
 
-    fn get(&self, schema: &Value) -> Result<Arc<jsonschema::Validator>, String> {
+    fn get(&self, schema: &Value) -> Result<Compiled, String> {
         let key = schema.to_string();
         // A poisoned lock only means another call panicked mid-insert; the map is still usable.
         if let Some(v) = self
@@ -71,18 +90,21 @@ impl Validators {
         {
             return Ok(v.clone());
         }
-        let validator = Arc::new(
-            jsonschema::options()
-                .with_pattern_options(pattern_options())
-                .build(schema)
-                .map_err(|e| e.to_string())?,
-        );
+        let compiled = Compiled {
+            validator: Arc::new(
+                jsonschema::options()
+                    .with_pattern_options(pattern_options())
+                    .build(schema)
+                    .map_err(|e| e.to_string())?,
+            ),
+            recursive_refs: recursive_refs(schema),
+        };
         let mut map = self.compiled.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= MAX_CACHED {
             map.clear();
         }
-        map.insert(key, validator.clone());
-        Ok(validator)
+        map.insert(key, compiled.clone());
+        Ok(compiled)
     }
 }
 
@@ -181,7 +203,27 @@ impl Problem {
 }
 
 fn problems(cache: &Validators, schema: &Value, instance: &Value) -> Result<Vec<Problem>, String> {
-    let validator = cache.get(schema)?;
+    let Compiled {
+        validator,
+        recursive_refs,
+    } = cache.get(schema)?;
+    if recursive_refs >= 2 {
+        let depth = depth(instance);
+        if (recursive_refs as f64).powi(i32::try_from(depth).unwrap_or(i32::MAX))
+            > MAX_RECURSIVE_WORK
+        {
+            let most = (MAX_RECURSIVE_WORK.ln() / (recursive_refs as f64).ln()).floor();
+            return Ok(vec![Problem {
+                pointer: String::new(),
+                shown_path: shown_path(""),
+                message: format!(
+                    "the value nests {depth} levels deep; this schema recurses through \
+                     {recursive_refs} references and is checked at most {most} levels deep"
+                ),
+                schema_path: String::new(),
+            }]);
+        }
+    }
     let mut out: Vec<Problem> = validator
         .iter_errors(instance)
         .take(MAX_PROBLEMS)
@@ -197,6 +239,88 @@ fn problems(cache: &Validators, schema: &Value, instance: &Value) -> Result<Vec<
         .collect();
     out.sort_by(|a, b| a.pointer.cmp(&b.pointer));
     Ok(out)
+}
+
+/// How deep a value nests: a scalar is 0, `[1]` is 1.
+fn depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|c| (c, d + 1))),
+            Value::Object(o) => stack.extend(o.values().map(|c| (c, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The number of a schema's references that lie on a cycle: from the place a reference
+/// points to, following the references found there, it is reached again. Local
+/// references (`#…`) are followed by their JSON pointer; `$recursiveRef`, `$dynamicRef`
+/// and anchors (`#name`) are taken to point to the root, which over-counts, never
+/// under-counts.
+fn recursive_refs(schema: &Value) -> usize {
+    // (where the reference is, the pointer it points to)
+    let mut refs: Vec<(String, String)> = Vec::new();
+    let mut stack = vec![(schema, String::new())];
+    while let Some((v, at)) = stack.pop() {
+        match v {
+            Value::Object(o) => {
+                for (k, child) in o {
+                    let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    if matches!(k.as_str(), "$ref" | "$recursiveRef" | "$dynamicRef")
+                        && let Some(target) = child.as_str()
+                    {
+                        let pointer = match target.strip_prefix('#') {
+                            Some(p) if p.is_empty() || p.starts_with('/') => p.to_owned(),
+                            // An anchor, or another document (never fetched): the root.
+                            _ => String::new(),
+                        };
+                        refs.push((at.clone(), pointer));
+                    } else {
+                        stack.push((child, here));
+                    }
+                }
+            }
+            Value::Array(a) => {
+                for (i, child) in a.iter().enumerate() {
+                    stack.push((child, format!("{at}/{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+    // The search below is cubic in the references: past a few hundred, take them all as
+    // recursive.
+    if refs.len() > 200 {
+        return refs.len();
+    }
+    let within = |place: &str, target: &str| {
+        place == target || place.starts_with(&format!("{target}/")) || target.is_empty()
+    };
+    // A reference reaches another when the other sits inside what the first points to.
+    (0..refs.len())
+        .filter(|&start| {
+            let mut seen = vec![false; refs.len()];
+            let mut todo = vec![start];
+            while let Some(i) = todo.pop() {
+                for (j, (place, _)) in refs.iter().enumerate() {
+                    if within(place, &refs[i].1) {
+                        if j == start {
+                            return true;
+                        }
+                        if !seen[j] {
+                            seen[j] = true;
+                            todo.push(j);
+                        }
+                    }
+                }
+            }
+            false
+        })
+        .count()
 }
 
 /// `/items/0/name` → `items[0].name`; the root is `(arguments)`.
@@ -230,6 +354,40 @@ fn cut(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn references_on_a_cycle_are_counted() {
+        // Two branches that both come back to the root.
+        let twice = json!({"oneOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}]});
+        assert_eq!(recursive_refs(&twice), 2);
+        // A tree of nodes: one reference back.
+        let tree = json!({"$defs": {"node": {"properties": {"children": {"items": {"$ref": "#/$defs/node"}}}}}, "$ref": "#/$defs/node"});
+        assert_eq!(recursive_refs(&tree), 1);
+        // Definitions that do not recurse (what pydantic writes for nested models).
+        let nested = json!({"$defs": {"a": {"properties": {"b": {"$ref": "#/$defs/b"}}}, "b": {"type": "string"}}, "properties": {"x": {"$ref": "#/$defs/a"}, "y": {"$ref": "#/$defs/a"}}});
+        assert_eq!(recursive_refs(&nested), 0);
+    }
+
+    /// Found by fuzzing (#36): arguments 20 arrays deep under a schema whose `oneOf`
+    /// recursed twice took over a second and gigabytes.
+    #[test]
+    fn a_doubly_recursive_schema_over_deep_arguments_is_refused() {
+        let cache = Validators::default();
+        let schema = json!({"oneOf": [{"items": {"$ref": "#"}}, {"items": {"$ref": "#"}}, {"type": "integer"}]});
+        let mut deep = json!(1);
+        for _ in 0..40 {
+            deep = json!([deep]);
+        }
+        let found = problems(&cache, &schema, &deep).unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].message.contains("nests 40 levels deep"),
+            "{}",
+            found[0].message
+        );
+        // Shallow values are checked as usual.
+        assert!(problems(&cache, &schema, &json!([[1]])).unwrap().len() <= 1);
+    }
 
     #[test]
     fn paths_are_readable() {
