@@ -92,6 +92,8 @@ struct Forcing {
     acted: bool,
     /// Requests that said `required` so far.
     forced: u32,
+    /// The endpoint refused a request that said `required`: no more are made.
+    refused: bool,
 }
 
 impl Forcing {
@@ -160,8 +162,8 @@ pub(crate) fn run_loop<'a>(
                 depth,
                 step: steps,
             });
-            let force = forcing.next_request(config);
-            let body = request_body(config, &messages, &tools, force);
+            let force = forcing.next_request(config) && !forcing.refused;
+            let mut body = request_body(config, &messages, &tools, force);
             let emitter = rt.emitter.clone();
             let on_text = |text: &str| {
                 emitter.emit(AgentEvent::TextDelta {
@@ -170,14 +172,30 @@ pub(crate) fn run_loop<'a>(
                     text: text.to_owned(),
                 });
             };
-            let request = rt
-                .client
-                .complete(body.clone(), config.stream, steps, on_text);
-            let result = tokio::select! {
+            let mut result = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
-                r = request.instrument(span.clone()) => Some(r),
+                r = rt.client.complete(body.clone(), config.stream, steps, on_text)
+                    .instrument(span.clone()) => Some(r),
             };
+            // An endpoint may refuse what forcing asks of it (llama.cpp answers 400
+            // "Failed to parse grammar" for the grammar of some tools' schemas): the same
+            // request unforced, and no forcing for the rest of the run.
+            if force
+                && let Some(Err(e)) = &result
+                && e.status()
+                    .is_some_and(|s| (400..500).contains(&s) && s != 401 && s != 429)
+            {
+                tracing::warn!(parent: &span, error = %e, "the endpoint refused a required tool call; asking again without");
+                forcing.refused = true;
+                body = request_body(config, &messages, &tools, false);
+                result = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => None,
+                    r = rt.client.complete(body.clone(), config.stream, steps, on_text)
+                        .instrument(span.clone()) => Some(r),
+                };
+            }
             let completion = match result {
                 None => break StopReason::Cancelled,
                 Some(Err(e)) => {

@@ -8,7 +8,7 @@ use toolscout_agent::{
     AgentEvent, Message, Policy, Retrieval, RunOptions, StopReason, ToolChoice, ToolScope,
 };
 
-use crate::server::{Server, call, text};
+use crate::server::{Reply, Server, call, text};
 use crate::{agent, assert_paired, config, render};
 
 /// Each request as the model sees it: `tool_choice`, then the tools array by name.
@@ -203,6 +203,39 @@ async fn tool_choice_is_required_after_activation_then_auto() {
     request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
     ");
+}
+
+/// An endpoint that refuses a forced request (llama.cpp: 400 "Failed to parse grammar"
+/// for the grammar of some schemas) gets the same request unforced, and no forcing after;
+/// the run goes on instead of ending on the error.
+#[tokio::test]
+async fn a_refused_forced_request_is_made_again_unforced() {
+    for stream in [false, true] {
+        let server = Server::start(vec![
+            Reply::Error(400, "Failed to parse grammar".to_owned()),
+            call("c1", "get_weather", r#"{"city":"Oslo"}"#),
+            text("Sunny, 21 °C."),
+        ])
+        .await;
+        let agent = agent(
+            &server,
+            config(Policy::Retrieve, stream)
+                .retrieve_top_k(1)
+                .tool_choice(ToolChoice::RequiredAfterActivation),
+        );
+        let report = agent
+            .run("What's the weather in Oslo?", RunOptions::default())
+            .await;
+        assert_eq!(report.stop, StopReason::Answer, "stream {stream}");
+        assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."));
+        insta::allow_duplicates! {
+            insta::assert_snapshot!(requests_seen(&server), @r"
+            request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
+            request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
+            request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
+            ");
+        }
+    }
 }
 
 /// How sure a retrieval is of a message.
