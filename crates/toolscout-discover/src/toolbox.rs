@@ -288,23 +288,47 @@ impl Toolbox {
         }
     }
 
-    /// Names close to `name` (the search index's did-you-mean), at most five.
+    /// Names close to `name`, at most five: the one tool whose name starts with `name`
+    /// when there is exactly one (a name cut short), then the search index's did-you-mean.
     pub fn suggest(&self, name: &str) -> Vec<String> {
         let q = SearchQuery::new(name)
             .with_include_disabled(true)
             .with_limit(5);
-        match self.inner.index.search(&q) {
-            Ok(r) if !r.did_you_mean.is_empty() => r.did_you_mean.into_iter().take(5).collect(),
+        let Ok(r) = self.inner.index.search(&q) else {
+            return Vec::new();
+        };
+        let hits = self.resolve(r.hits);
+        // A name cut short (a small model writes `list_numbers_for_a_country` for
+        // `list_numbers_for_a_country_for_acme_voice_api`) is the start of the tool it
+        // meant: when exactly one tool's name starts with it, that tool comes first.
+        let lower = name.to_lowercase();
+        let mut starting: Vec<String> = hits
+            .iter()
+            .map(|(t, _)| t.spec.name.to_string())
+            .filter(|n| n.len() > name.len() && n.to_lowercase().starts_with(&lower))
+            .collect();
+        starting.dedup();
+        let mut out: Vec<String> = if starting.len() == 1 {
+            starting
+        } else {
+            Vec::new()
+        };
+        let rest: Vec<String> = if r.did_you_mean.is_empty() {
             // Only name matches make suggestions: a word of a description is no typo.
-            Ok(r) => self
-                .resolve(r.hits)
-                .into_iter()
+            hits.into_iter()
                 .filter(|(_, h)| h.tier != toolscout_search::Tier::Word)
                 .map(|(t, _)| t.spec.name.to_string())
-                .take(5)
-                .collect(),
-            Err(_) => Vec::new(),
+                .collect()
+        } else {
+            r.did_you_mean
+        };
+        for n in rest {
+            if !out.contains(&n) {
+                out.push(n);
+            }
         }
+        out.truncate(5);
+        out
     }
 
     /// Callable tools to offer for `name`, which is not a tool's name: the closest names

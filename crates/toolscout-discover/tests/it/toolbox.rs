@@ -436,3 +436,62 @@ fn a_catalog_changed_by_hand_is_compared_again() {
     assert_eq!(trusted.sync_error(), None);
     drop(server);
 }
+
+/// A small model shortens long names (#41 item 6): `list_numbers_for_a_country` for
+/// `list_numbers_for_a_country_for_acme_voice_api`. A name that starts exactly one tool's
+/// name is suggested first; one that starts several names picks none of them first.
+#[test]
+fn a_name_cut_short_suggests_the_one_tool_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let index_dir = tempfile::tempdir().unwrap();
+    let (catalog, bundle) = small_catalog(dir.path());
+    for (name, summary) in [
+        (
+            "list_numbers_for_a_country_for_acme_voice_api",
+            "Phone numbers available in a country",
+        ),
+        (
+            "list_countries_for_acme_voice_api",
+            "Countries with numbers",
+        ),
+        ("list_numbers", "Numbers of your account"),
+        // Two edits away: the index's did-you-mean names it, and only it.
+        ("list_numbers_for_county", "Numbers of a county"),
+        (
+            "get_number_details_for_acme_voice_api",
+            "Details of one number",
+        ),
+        (
+            "get_number_history_for_acme_voice_api",
+            "History of one number",
+        ),
+    ] {
+        put_http(&catalog, bundle, name, summary);
+    }
+    drop(catalog);
+    let toolbox = toolbox_on_disk(dir.path(), index_dir.path());
+    let suggested = toolbox.suggest("list_numbers_for_a_country");
+    assert_eq!(
+        suggested.first().map(String::as_str),
+        Some("list_numbers_for_a_country_for_acme_voice_api"),
+        "{suggested:?}"
+    );
+    let suggested = toolbox.suggest("LIST_NUMBERS_FOR_A_COUNTRY");
+    assert_eq!(
+        suggested.first().map(String::as_str),
+        Some("list_numbers_for_a_country_for_acme_voice_api"),
+        "{suggested:?}"
+    );
+    // Two tools start with it: neither is put first for that.
+    let suggested = toolbox.suggest("get_number");
+    assert!(
+        !suggested
+            .first()
+            .is_some_and(|n| n.starts_with("get_number_") && suggested.len() == 1),
+        "{suggested:?}"
+    );
+    assert!(matches!(
+        toolbox.suggest_tools("list_numbers_for_a_country", 3).first(),
+        Some(t) if t.spec.name.as_str() == "list_numbers_for_a_country_for_acme_voice_api"
+    ));
+}
