@@ -3,6 +3,7 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    # 60 s for every target by default
 #   RUNS=1000000 scripts/fuzz.sh 1800        # what #36 asks: 10^6 cases or 30 min each
+#   FUZZ_ARGS="-len_control=0" scripts/fuzz.sh 600 openapi   # more libFuzzer flags
 #
 # cargo-fuzz passes nightly flags (-Z); RUSTC_BOOTSTRAP=1 lets a stable toolchain take
 # them. No sanitizer: the workspace forbids unsafe code, and a plain build runs several
@@ -18,6 +19,7 @@ shift || true
 export RUSTC_BOOTSTRAP=1
 fuzz=(cargo fuzz)
 flags=(--sanitizer none --debug-assertions)
+read -ra extra <<<"${FUZZ_ARGS:-}"
 
 if [ "$#" -gt 0 ]; then
     targets=("$@")
@@ -55,7 +57,7 @@ for target in "${targets[@]}"; do
         ulimit -s 2048
         nice -n 10 "${fuzz[@]}" run "${flags[@]}" "$target" "corpus/$target" "${seeds[@]}" -- \
             -timeout=1 -rss_limit_mb=2048 -max_len="$(max_len "$target")" \
-            -max_total_time="$seconds" -runs="${RUNS:--1}" -print_final_stats=1 "${dict[@]}"
+            -max_total_time="$seconds" -runs="${RUNS:--1}" -print_final_stats=1 "${dict[@]}" "${extra[@]}"
     ); then
         failed+=("$target")
     fi
