@@ -344,6 +344,25 @@ fn yaml_aliases_that_replay_a_hundred_thousand_events_are_refused() {
     assert_eq!(doc["x-b"], json!([[1, 2], [1, 2]]));
 }
 
+#[test]
+fn an_all_of_with_a_hundred_thousand_required_names_merges_in_linear_time() {
+    // Each name was looked up in the names kept so far: quadratic (#36).
+    let names: Vec<String> = (0..50_000).map(|i| format!("p{i}")).collect();
+    let doc = json!({
+        "openapi": "3.0.0",
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/a": {"post": {"operationId": "a", "requestBody": {"content": {
+            "application/json": {"schema": {"allOf": [{"required": names}, {"required": names}]}}
+        }}}}},
+    });
+    let start = std::time::Instant::now();
+    let api = from_openapi(&doc, None).unwrap();
+    let body = &api.tools[0].spec.parameters["properties"]["body"];
+    assert_eq!(body["required"].as_array().map(Vec::len), Some(50_000));
+    let elapsed = start.elapsed();
+    assert!(elapsed.as_secs() < 10, "{elapsed:?}");
+}
+
 #[cfg(not(feature = "yaml"))]
 #[test]
 fn yaml_without_the_feature_says_which_feature() {
