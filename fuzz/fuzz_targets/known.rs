@@ -49,3 +49,11 @@ fn depth(value: &serde_json::Value) -> usize {
     }
     deepest
 }
+
+/// Whether a URL template has more than 64 placeholders. `template::expand` looks for `?`
+/// and `#` in everything written so far at each placeholder of a URL, so its time grows
+/// with placeholders × output: 500 `${x}` over a 1,000-byte `x` (a 3 KB input) took
+/// 4.5 s, 1,000 over 2,000 bytes 38 s.
+pub fn many_url_placeholders(template: &str) -> bool {
+    template.matches("${").count() > 64
+}
