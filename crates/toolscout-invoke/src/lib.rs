@@ -66,6 +66,9 @@ mod auth;
 pub mod builtin;
 mod error;
 mod extract;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing;
 mod hosts;
 mod http;
 mod http_tool;

@@ -186,11 +186,13 @@ impl ToolSpec {
 
     /// Level 3: full parameter schemas with required flags, examples, errors, notes.
     pub fn level3(&self) -> Level3 {
+        let required = crate::spec::required_names(&self.parameters);
         let parameters = self
             .properties()
             .map(|(name, schema)| {
                 let mut entry = Map::new();
-                entry.insert("required".to_owned(), Value::Bool(self.is_required(name)));
+                let is_required = required.contains(name.as_str());
+                entry.insert("required".to_owned(), Value::Bool(is_required));
                 if let Some(obj) = schema.as_object() {
                     for (k, v) in obj {
                         // An object parameter's own `required` list would clobber the flag.

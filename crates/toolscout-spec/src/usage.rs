@@ -5,11 +5,7 @@ use serde_json::Value;
 /// `name(req="…", opt=default)`: required parameters with a placeholder of their type,
 /// then optional parameters that have a default, in schema order.
 pub(crate) fn generate(name: &str, schema: &Value) -> String {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = crate::spec::required_names(schema);
     let mut args = Vec::new();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (key, prop) in props {

@@ -294,11 +294,7 @@ fn strict_schema(schema: &Value) -> Value {
         out.insert(k.clone(), v);
     }
     if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-        let required: Vec<&str> = obj
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let required = crate::spec::required_names(schema);
         let mut new_props = Map::new();
         for (name, prop) in props {
             let mut prop = strict_schema(prop);

@@ -387,3 +387,29 @@ fn every_format_keeps_the_name() {
     );
     assert_eq!(jsonl::to_value(&spec)["name"], "get_weather");
 }
+
+#[test]
+fn a_manifest_tool_with_fifty_thousand_required_properties_reads_in_linear_time() {
+    // Each property was looked up in the `required` list: quadratic, so a 1 MB manifest
+    // took over a minute to show one tool's usage line (#36, timed with fuzz/manifest).
+    let names: Vec<String> = (0..50_000).map(|i| format!("p{i}")).collect();
+    let properties: serde_json::Map<String, Value> =
+        names.iter().map(|n| (n.clone(), json!({}))).collect();
+    let def: manifest::ToolDefinition = serde_json::from_value(json!({
+        "name": "wide",
+        "description": "A tool with many parameters.",
+        "parameters": {"type": "object", "properties": properties, "required": names},
+    }))
+    .unwrap();
+    let start = std::time::Instant::now();
+    let spec = manifest::from_definition(&def).unwrap();
+    assert!(spec.usage().starts_with("wide(p0=…, p1=…, "));
+    assert_eq!(spec.level3().parameters["p49999"]["required"], true);
+    let strict = openai::to_openai(&spec, true).unwrap();
+    assert_eq!(
+        strict["function"]["parameters"]["properties"]["p7"],
+        json!({})
+    );
+    let elapsed = start.elapsed();
+    assert!(elapsed.as_secs() < 10, "{elapsed:?}");
+}

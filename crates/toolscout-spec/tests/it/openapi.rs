@@ -322,6 +322,47 @@ fn hostile_yaml_fails_with_an_error() {
     );
 }
 
+#[cfg(feature = "yaml")]
+#[test]
+fn yaml_aliases_that_replay_a_hundred_thousand_events_are_refused() {
+    // 536 bytes that grew to 10^5 values (0.45 s under the fuzzer) and were read; one
+    // level more took 3.8 s before the parser's default budget refused it.
+    let mut doc = String::from("openapi: 3.0.0\na0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..=4 {
+        let refs = vec![format!("*a{}", level - 1); 10].join(", ");
+        doc.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
+    }
+    doc.push_str("paths: {}\n");
+    let err = openapi::parse(&doc).unwrap_err().to_string();
+    assert!(
+        err.starts_with("openapi: the document is not valid YAML: error: ")
+            && err.contains("budget breached"),
+        "{err}"
+    );
+    // A few aliases still read.
+    let doc = openapi::parse("openapi: 3.0.0\nx-a: &a [1, 2]\nx-b: [*a, *a]\npaths: {}\n").unwrap();
+    assert_eq!(doc["x-b"], json!([[1, 2], [1, 2]]));
+}
+
+#[test]
+fn an_all_of_with_a_hundred_thousand_required_names_merges_in_linear_time() {
+    // Each name was looked up in the names kept so far: quadratic (#36).
+    let names: Vec<String> = (0..50_000).map(|i| format!("p{i}")).collect();
+    let doc = json!({
+        "openapi": "3.0.0",
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/a": {"post": {"operationId": "a", "requestBody": {"content": {
+            "application/json": {"schema": {"allOf": [{"required": names}, {"required": names}]}}
+        }}}}},
+    });
+    let start = std::time::Instant::now();
+    let api = from_openapi(&doc, None).unwrap();
+    let body = &api.tools[0].spec.parameters["properties"]["body"];
+    assert_eq!(body["required"].as_array().map(Vec::len), Some(50_000));
+    let elapsed = start.elapsed();
+    assert!(elapsed.as_secs() < 10, "{elapsed:?}");
+}
+
 #[cfg(not(feature = "yaml"))]
 #[test]
 fn yaml_without_the_feature_says_which_feature() {

@@ -59,6 +59,15 @@ const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 /// The largest document [`parse`] reads, in bytes.
 pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
 
+/// The most YAML events that anchors may record and aliases replay in one document
+/// ([`parse`]).
+///
+/// **Rationale:** an alias costs a few bytes and replays everything its anchor holds, so
+/// the parser's default (a million) let a 500-byte document keep a core busy for seconds
+/// before it was refused (#36, timed with `fuzz/`'s `openapi` target); real documents name
+/// shared parts with `$ref`, and the few that use anchors replay far less.
+pub const MAX_YAML_ALIAS_EVENTS: usize = 100_000;
+
 /// One operation as a tool.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenApiTool {
@@ -127,12 +136,15 @@ pub fn parse(text: &str) -> Result<Value> {
 #[cfg(feature = "yaml")]
 fn parse_yaml(text: &str) -> Result<Value> {
     // The parser's budget, raised for real APIs (a large one is a million YAML nodes)
-    // and still bounded: aliases, nesting and anchors keep their default limits.
+    // and still bounded: nesting and anchors keep their default limits, and what aliases
+    // replay is lowered to MAX_YAML_ALIAS_EVENTS.
     let mut budget = serde_saphyr::budget::Budget::default();
     budget.max_nodes = 5_000_000;
     budget.max_events = 10_000_000;
+    budget.max_recorded_anchor_events = MAX_YAML_ALIAS_EVENTS;
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = MAX_YAML_ALIAS_EVENTS;
     let doc: Value = serde_saphyr::from_str_with_options(text, options)
         .map_err(|e| Error::format(FORMAT, format!("the document is not valid YAML: {e}")))?;
     if doc.is_object() {

@@ -291,6 +291,8 @@ fn merge_all_of(schema: &mut Map<String, Value>) {
     }
     let mut properties = Map::new();
     let mut required: Vec<Value> = Vec::new();
+    // By their JSON text: a long list is deduplicated in linear time.
+    let mut seen = fnv::FnvHashSet::default();
     let mut description = None;
     for member in members.iter().filter_map(Value::as_object) {
         if let Some(Value::Object(props)) = member.get("properties") {
@@ -306,7 +308,7 @@ fn merge_all_of(schema: &mut Map<String, Value>) {
             .into_iter()
             .flatten()
         {
-            if !required.contains(name) {
+            if seen.insert(name.to_string()) {
                 required.push(name.clone());
             }
         }
