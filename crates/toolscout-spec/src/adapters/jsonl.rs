@@ -1,6 +1,8 @@
 //! JSON Lines of `{name, description, parameters}`: the format of the evaluation data
 //! in `shared/data/*/tools.jsonl` (extra keys `source` and `meta` are read when present,
-//! and `utterances`, sample requests in a user's words, a list of strings).
+//! and `utterances`, sample requests in a user's words, a list of strings). A line may
+//! say which API or server its tool belongs to: `bundle` (its name) and
+//! `bundle_description` ([`bundle_of`]); an import puts the tools of one bundle together.
 //!
 //! Names that break the naming rules are repaired with
 //! [`sanitize_name`]; apply the same function to names that
@@ -77,6 +79,42 @@ pub fn from_value(value: &Value) -> Result<ToolSpec> {
     b.build()
 }
 
+/// The API or server a JSONL line's tool belongs to (`bundle`, `bundle_description`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct LineBundle {
+    /// The bundle's name, e.g. `Numbers API` or `github` (an MCP server).
+    pub name: String,
+    /// What the API or server is for, when the line says.
+    pub description: Option<String>,
+}
+
+/// The bundle a line names, if it names one (a non-empty `bundle` string).
+///
+/// ```
+/// use serde_json::json;
+/// use toolscout_spec::adapters::jsonl::{LineBundle, bundle_of};
+///
+/// let line = json!({"name": "get_trivia", "bundle": "Numbers API", "bundle_description": "Facts about numbers"});
+/// assert_eq!(
+///     bundle_of(&line),
+///     Some(LineBundle { name: "Numbers API".into(), description: Some("Facts about numbers".into()) })
+/// );
+/// assert_eq!(bundle_of(&json!({"name": "x"})), None);
+/// ```
+pub fn bundle_of(value: &Value) -> Option<LineBundle> {
+    let name = str_field(value, "bundle")?.trim();
+    if name.is_empty() {
+        return None;
+    }
+    Some(LineBundle {
+        name: name.to_owned(),
+        description: str_field(value, "bundle_description")
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(str::to_owned),
+    })
+}
+
 /// Real catalogs sometimes omit `"type":"object"` or send `"dict"` (Python-style); both
 /// mean an object schema.
 fn normalise_parameters(p: &Value) -> Value {
@@ -121,6 +159,19 @@ pub fn to_value(spec: &ToolSpec) -> Value {
         obj.insert("utterances".to_owned(), json!(spec.utterances));
     }
     Value::Object(obj)
+}
+
+/// The JSONL object of a spec in a bundle: [`to_value`] with `bundle` and
+/// `bundle_description` (when it has one).
+pub fn to_value_in(spec: &ToolSpec, bundle: &LineBundle) -> Value {
+    let mut value = to_value(spec);
+    if let Value::Object(obj) = &mut value {
+        obj.insert("bundle".to_owned(), json!(bundle.name));
+        if let Some(d) = &bundle.description {
+            obj.insert("bundle_description".to_owned(), json!(d));
+        }
+    }
+    value
 }
 
 /// One JSONL line (no trailing newline).

@@ -310,6 +310,33 @@ fn jsonl_output() {
     assert_snapshot!(lines.join("\n"));
 }
 
+/// A line says which API its tool belongs to (#41): written with `to_value_in`, read back
+/// by `bundle_of`; a blank `bundle` is none.
+#[test]
+fn jsonl_bundle_round_trip() {
+    use toolscout_spec::adapters::jsonl::{LineBundle, bundle_of, to_value_in};
+    let spec = ToolSpec::builder("get_trivia", "A fact about a number.")
+        .build()
+        .unwrap();
+    let bundle = LineBundle {
+        name: "Numbers API".to_owned(),
+        description: Some("Facts about numbers and dates".to_owned()),
+    };
+    let line = to_value_in(&spec, &bundle);
+    assert_snapshot!(line.to_string(), @r#"{"name":"get_trivia","description":"A fact about a number.","parameters":{"type":"object","properties":{}},"bundle":"Numbers API","bundle_description":"Facts about numbers and dates"}"#);
+    assert_eq!(bundle_of(&line), Some(bundle));
+    assert_eq!(jsonl::from_value(&line).unwrap().name, spec.name);
+    assert_eq!(
+        bundle_of(&serde_json::json!({"name": "x", "bundle": "  "})),
+        None
+    );
+    let bare = LineBundle {
+        name: "github".to_owned(),
+        description: None,
+    };
+    assert_eq!(bundle_of(&to_value_in(&spec, &bare)), Some(bare));
+}
+
 #[test]
 fn jsonl_round_trip() {
     for spec in sample::catalog() {
