@@ -1,0 +1,42 @@
+//! Converts a public benchmark into the evaluation format:
+//!
+//! ```sh
+//! git clone https://github.com/fairyshine/Seal-Tools
+//! cargo run -p toolscout-eval --example convert -- seal-tools Seal-Tools dev data/seal-tools
+//! ```
+//!
+//! prints what it wrote and what it skipped.
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [benchmark, from, split, out] = args.as_slice() else {
+        return Err("usage: convert seal-tools DIR SPLIT OUT_DIR".into());
+    };
+    let converted = match benchmark.as_str() {
+        "seal-tools" => toolscout_eval::convert::seal_tools(from.as_ref(), split)?,
+        other => return Err(format!("unknown benchmark {other:?}; known: seal-tools").into()),
+    };
+    let (tools, tasks) = converted.write(out.as_ref())?;
+    println!(
+        "{} tools in {}, {} tasks in {}, {} skipped",
+        converted.tools.len(),
+        tools.display(),
+        converted.tasks.len(),
+        tasks.display(),
+        converted.skipped.len()
+    );
+    for line in &converted.skipped {
+        println!("  skipped: {line}");
+    }
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! Each converter over a few lines written in its benchmark's format (made up here, same
+//! shape), checked field by field and snapshotted.
+
+use serde_json::json;
+
+/// A Seal-Tools folder of three tools and three tasks, one of which calls a missing tool.
+fn seal_tools_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("Seal-Tools_Dataset");
+    std::fs::create_dir_all(&data).unwrap();
+    let tools = [
+        json!({"api_name": "getPlantingInstructions", "api_description": "Get planting instructions for a crop", "field": "Agriculture/Crop science",
+               "parameters": {"crop_name": {"type": "str", "description": "The crop"}, "soil_type": {"type": "str", "description": "The soil"}, "depth": {"type": "float", "description": "cm"}},
+               "required": ["crop_name", "missing_one"], "responses": {"steps": {"type": "str", "description": "What to do"}}}),
+        json!({"api_name": "getTimberResources", "api_description": "Check the timber resources of an area", "field": "Forestry/Resources",
+               "parameters": {"area": {"type": "str", "description": "The area"}, "limit": {"type": "int", "description": "How many"}}, "required": ["area"]}),
+        json!({"api_name": "getCryptocurrencyPrice", "api_description": "The current price of a cryptocurrency", "field": "Finance/Crypto",
+               "parameters": {"cryptocurrency": {"type": "str", "description": "Its name"}, "live": {"type": "bool", "description": "Live"}, "odd": {"type": "tuple"}}, "required": []}),
+    ];
+    let tasks = [
+        json!({"id": "dev-easy-0", "query": "What does Bitcoin cost?", "calling": [{"api": "getCryptocurrencyPrice", "parameters": {"cryptocurrency": "Bitcoin"}, "responses": ["API_call_0"]}]}),
+        json!({"id": "dev-difficult-1", "query": "How do I plant tomatoes in loam, and is there timber where they grow?", "calling": [
+            {"api": "getPlantingInstructions", "parameters": {"crop_name": "Tomatoes", "soil_type": "loam"}, "responses": ["API_call_0"]},
+            {"api": "getTimberResources", "parameters": {"area": "API_call_0"}, "responses": ["API_call_1"]},
+            {"api": "getPlantingInstructions", "parameters": {"crop_name": "Beans"}, "responses": ["API_call_2"]}]}),
+        json!({"id": "dev-easy-2", "query": "Book a flight", "calling": [{"api": "bookFlight", "parameters": {}}]}),
+    ];
+    let lines = |values: &[serde_json::Value]| {
+        values
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    std::fs::write(data.join("tool.jsonl"), lines(&tools)).unwrap();
+    std::fs::write(data.join("dev.jsonl"), lines(&tasks)).unwrap();
+    dir
+}
+
+#[test]
+fn seal_tools_tools_are_grouped_by_field_and_typed() {
+    let dir = seal_tools_dir();
+    let converted = toolscout_eval::convert::seal_tools(dir.path(), "dev").unwrap();
+    assert_eq!(converted.tools.len(), 3);
+    let planting = &converted.tools[0];
+    assert_eq!(planting["bundle"], "Agriculture/Crop science");
+    assert_eq!(
+        planting["parameters"]["properties"]["depth"]["type"],
+        "number"
+    );
+    // A required name that is no parameter is dropped.
+    assert_eq!(planting["parameters"]["required"], json!(["crop_name"]));
+    // An unknown type is left untyped rather than guessed.
+    assert_eq!(
+        converted.tools[2]["parameters"]["properties"]["odd"],
+        json!({})
+    );
+    // Every tool line reads back through the JSONL adapter, bundle included.
+    for tool in &converted.tools {
+        toolscout_spec::adapters::jsonl::from_value(tool).unwrap();
+        assert!(toolscout_spec::adapters::jsonl::bundle_of(tool).is_some());
+    }
+    insta::assert_snapshot!(converted.tools[0].to_string(), @r#"{"name":"getPlantingInstructions","description":"Get planting instructions for a crop","parameters":{"type":"object","properties":{"crop_name":{"type":"string","description":"The crop"},"soil_type":{"type":"string","description":"The soil"},"depth":{"type":"number","description":"cm"}},"required":["crop_name"]},"source":"seal-tools","bundle":"Agriculture/Crop science"}"#);
+}
+
+#[test]
+fn seal_tools_tasks_list_each_tool_once_and_keep_their_calls() {
+    let dir = seal_tools_dir();
+    let converted = toolscout_eval::convert::seal_tools(dir.path(), "dev").unwrap();
+    assert_eq!(converted.tasks.len(), 2);
+    let multi = &converted.tasks[1];
+    assert_eq!(
+        multi["expected"],
+        json!(["getPlantingInstructions", "getTimberResources"])
+    );
+    assert_eq!(multi["offered"], multi["expected"]);
+    assert_eq!(multi["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(multi["calls"][1]["arguments"]["area"], "API_call_0");
+    insta::assert_debug_snapshot!(converted.skipped, @r#"
+    [
+        "dev.jsonl line 3: dev-easy-2 calls bookFlight, which no tool is",
+    ]
+    "#);
+    // The dataset folder itself works too, and written files read back.
+    let again =
+        toolscout_eval::convert::seal_tools(&dir.path().join("Seal-Tools_Dataset"), "dev").unwrap();
+    assert_eq!(again, converted);
+    let out = tempfile::tempdir().unwrap();
+    let (tools, tasks) = converted.write(out.path()).unwrap();
+    assert_eq!(std::fs::read_to_string(tools).unwrap().lines().count(), 3);
+    assert_eq!(std::fs::read_to_string(tasks).unwrap().lines().count(), 2);
+}
+
+#[test]
+fn a_missing_file_or_a_bad_line_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = toolscout_eval::convert::seal_tools(dir.path(), "dev").unwrap_err();
+    assert!(err.to_string().contains("tool.jsonl"), "{err}");
+    let data = dir.path().join("Seal-Tools_Dataset");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("tool.jsonl"), "{\"api_name\": \"a\"}\nnot json\n").unwrap();
+    let err = toolscout_eval::convert::seal_tools(dir.path(), "dev").unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("line 2: expected ident at line 1 column 2"),
+        "{err}"
+    );
+}

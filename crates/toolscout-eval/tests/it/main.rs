@@ -1,0 +1,3 @@
+//! `toolscout-eval`: converters over small files in each benchmark's own format.
+
+mod convert;
