@@ -212,6 +212,12 @@ pub struct AgentConfig {
     /// catalog, no tool ran in 0.70 (0.60 before).
     #[serde(default = "default_ground_arguments")]
     pub ground_arguments: bool,
+    /// Under [`Policy::Retrieve`], split a user message into the needs it states
+    /// ([`crate::needs::split_needs`]: sentences, "also", "then", list items…) and
+    /// search for each beside the whole message, so that a request for several things
+    /// gets a tool for each. On by default.
+    #[serde(default = "default_split_needs")]
+    pub split_needs: bool,
     /// In which order a batch of retrieved or found tools is appended.
     #[serde(default)]
     pub activation_order: ActivationOrder,
@@ -254,6 +260,10 @@ fn default_ground_arguments() -> bool {
     true
 }
 
+fn default_split_needs() -> bool {
+    true
+}
+
 fn default_activate_hits() -> usize {
     DEFAULT_ACTIVATE_HITS
 }
@@ -293,6 +303,7 @@ impl AgentConfig {
                 confidence_floor: DEFAULT_CONFIDENCE_FLOOR,
                 fit_check: false,
                 ground_arguments: default_ground_arguments(),
+                split_needs: default_split_needs(),
                 activation_order: ActivationOrder::default(),
                 stream: true,
                 max_depth: 2,
@@ -381,6 +392,12 @@ impl AgentConfigBuilder {
     /// refused (see [`AgentConfig::ground_arguments`]).
     pub fn ground_arguments(mut self, check: bool) -> Self {
         self.config.ground_arguments = check;
+        self
+    }
+    /// Sets whether a message is searched need by need (see
+    /// [`AgentConfig::split_needs`]).
+    pub fn split_needs(mut self, split: bool) -> Self {
+        self.config.split_needs = split;
         self
     }
     /// Sets the retrieval confidence below which no call is required (see

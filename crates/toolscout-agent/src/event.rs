@@ -107,6 +107,10 @@ pub enum AgentEvent {
         /// How sure the host is of the first (see [`crate::Retrieval::confidence`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         confidence: Option<f32>,
+        /// The needs the message was split into and searched for one by one (see
+        /// [`crate::needs::split_needs`]); empty when it asked for one thing.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        needs: Vec<String>,
     },
     /// The model was asked whether a retrieved tool does what the message asks (see
     /// [`AgentConfig::fit_check`](crate::AgentConfig::fit_check)).

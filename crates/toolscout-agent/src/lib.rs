@@ -83,6 +83,7 @@ mod exec;
 mod grounding;
 pub mod host;
 mod message;
+pub mod needs;
 pub mod prompts;
 mod run;
 mod static_host;

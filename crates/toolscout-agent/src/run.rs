@@ -348,12 +348,22 @@ async fn retrieve(
         let Message::User { content } = message else {
             continue;
         };
-        let found = rt.host.retrieve(content, config.retrieve_top_k);
+        let needs = if config.split_needs {
+            crate::needs::split_needs(content)
+        } else {
+            Vec::new()
+        };
+        let found = if needs.len() > 1 {
+            retrieve_needs(rt.host, config, content, &needs)
+        } else {
+            rt.host.retrieve(content, config.retrieve_top_k)
+        };
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
             tools: found.tools.clone(),
             confidence: found.confidence,
+            needs: if needs.len() > 1 { needs } else { Vec::new() },
         });
         let sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
         if Some(i) == last_user {
@@ -368,6 +378,52 @@ async fn retrieve(
         activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
     }
     activated && last_sure
+}
+
+/// How many of each need's best tools [`retrieve_needs`] takes, beside the whole
+/// message's [`AgentConfig::retrieve_top_k`].
+const PER_NEED: usize = 2;
+
+/// The tools for a message of several needs: the whole message's and each need's (a
+/// need whose retrieval is unsure, below [`AgentConfig::confidence_floor`], adds none),
+/// taken in turns by rank, so that every need has its best tool before any has its
+/// second; at most `retrieve_top_k` + [`PER_NEED`] a need, within the activation cap.
+/// The confidence is the surest of them.
+fn retrieve_needs(
+    host: &dyn ToolHost,
+    config: &AgentConfig,
+    message: &str,
+    needs: &[String],
+) -> crate::Retrieval {
+    let whole = host.retrieve(message, config.retrieve_top_k);
+    let parts: Vec<crate::Retrieval> = needs
+        .iter()
+        .map(|need| host.retrieve(need, PER_NEED))
+        .filter(|r| !r.is_below(config.confidence_floor))
+        .collect();
+    let limit = (config.retrieve_top_k + PER_NEED * needs.len()).min(config.activation_cap);
+    let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
+        .chain(parts.iter().map(|r| r.tools.as_slice()))
+        .collect();
+    let mut tools: Vec<String> = Vec::new();
+    let deepest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+    'ranks: for rank in 0..deepest {
+        for list in &lists {
+            if tools.len() == limit {
+                break 'ranks;
+            }
+            if let Some(tool) = list.get(rank)
+                && !tools.contains(tool)
+            {
+                tools.push(tool.clone());
+            }
+        }
+    }
+    let confidence = std::iter::once(&whole)
+        .chain(&parts)
+        .filter_map(|r| r.confidence)
+        .reduce(f32::max);
+    crate::Retrieval { tools, confidence }
 }
 
 /// The longest user message the fit check quotes, in characters.

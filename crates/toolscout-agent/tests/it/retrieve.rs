@@ -743,3 +743,82 @@ async fn call_tool_is_not_offered_under_retrieve_but_still_understood() {
         report.messages
     );
 }
+
+/// A host of tools for three unrelated needs, and a few others.
+fn needs_host() -> toolscout_agent::StaticHost {
+    let tool = |name: &str, summary: &str| {
+        toolscout_spec::ToolSpec::builder(name, summary)
+            .parameters(
+                serde_json::json!({"type": "object", "properties": {"what": {"type": "string"}}}),
+            )
+            .build()
+            .unwrap()
+    };
+    let ok = |_: Value| async move { Ok(serde_json::json!("done")) };
+    toolscout_agent::StaticHost::default()
+        .tool(
+            tool(
+                "get_planting_instructions",
+                "Planting instructions for a crop in a soil",
+            ),
+            ok,
+        )
+        .tool(
+            tool(
+                "get_timber_resources",
+                "Timber resources available in an area",
+            ),
+            ok,
+        )
+        .tool(
+            tool("get_crypto_price", "The current price of a cryptocurrency"),
+            ok,
+        )
+        .tool(tool("get_soil_report", "A report on a soil sample"), ok)
+        .tool(
+            tool("convert_currency", "Convert an amount between currencies"),
+            ok,
+        )
+}
+
+/// A request for several things (#41 item 1): each need is searched, so each has a tool
+/// in the array of the first request; searched as one text, the best tool of the whole
+/// serves one need only.
+#[tokio::test]
+async fn a_request_of_several_needs_retrieves_a_tool_for_each() {
+    let message = "How do I plant tomatoes in loam soil? Also check the timber resources of the area, \
+                   and then tell me the current price of Bitcoin.";
+    let mut seen = String::new();
+    for split in [true, false] {
+        let server = Server::start(vec![text("Done.")]).await;
+        let agent = toolscout_agent::Agent::new(
+            config(Policy::Retrieve, false)
+                .retrieve_top_k(1)
+                .split_needs(split)
+                .build()
+                .unwrap(),
+            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+            std::sync::Arc::new(needs_host()),
+        );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        agent
+            .run(message, RunOptions::default().with_events(tx))
+            .await;
+        let mut needs = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let AgentEvent::Retrieved { needs: n, .. } = event {
+                needs = n;
+            }
+        }
+        seen.push_str(&format!(
+            "split_needs={split}: needs {needs:?}\n{}",
+            requests_seen(&server)
+        ));
+    }
+    insta::assert_snapshot!(seen, @r#"
+    split_needs=true: needs ["How do I plant tomatoes in loam soil?", "check the timber resources of the area", "tell me the current price of Bitcoin."]
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_planting_instructions, get_crypto_price, get_soil_report]
+    split_needs=false: needs []
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources]
+    "#);
+}

@@ -1,0 +1,258 @@
+//! The needs of a request: the parts of one message that each ask for something, so
+//! that retrieval searches for each instead of for the whole text at once.
+//!
+//! **Rationale:** "Plan a drive through three parks with times and distances, and also
+//! give the 2-hour reach around each park" searched as one text finds tools for one of
+//! its needs at best: the words and the meaning of the other are diluted by it. Query
+//! planning for tool retrieval (TOOLQP, 2026; Retrieve–Plan–Select, 2026) searches each
+//! sub-task instead. The split here is cheap and lexical: sentences, the connectives
+//! that start another request ("also", "additionally", "then", "after that",
+//! "finally"), list items and lines. It never splits inside a sentence at a plain "and"
+//! ("times and distances" is one need).
+
+/// Most needs one message is split into; the rest stays with the last.
+pub const MAX_NEEDS: usize = 5;
+
+/// Fewest words of a need: a shorter piece ("Thanks!", "Then:") joins its neighbour.
+const MIN_WORDS: usize = 3;
+
+/// Connectives that start another request inside a sentence, lower case, each
+/// preceded by a comma or "and" (or by both, e.g. ", and also").
+const CONNECTIVES: [&str; 8] = [
+    "also",
+    "additionally",
+    "in addition",
+    "then",
+    "after that",
+    "afterwards",
+    "finally",
+    "lastly",
+];
+
+/// The needs of `message`, in order: one element (the message, trimmed) when it asks
+/// for one thing, at most [`MAX_NEEDS`].
+///
+/// ```
+/// use toolscout_agent::needs::split_needs;
+///
+/// assert_eq!(
+///     split_needs("Plan a drive through three parks with times and distances, and also give the 2-hour reach around each park."),
+///     ["Plan a drive through three parks with times and distances", "give the 2-hour reach around each park."]
+/// );
+/// assert_eq!(split_needs("What's the weather in Oslo?"), ["What's the weather in Oslo?"]);
+/// ```
+pub fn split_needs(message: &str) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for line in message.lines() {
+        let line = strip_list_marker(line.trim());
+        for sentence in sentences(line) {
+            pieces.extend(at_connectives(sentence));
+        }
+    }
+    // Short pieces join the one before (or after, for the first).
+    let mut needs: Vec<String> = Vec::new();
+    for piece in pieces {
+        let piece = piece.trim();
+        if piece.is_empty() {
+            continue;
+        }
+        match needs.last_mut() {
+            Some(last) if words(piece) < MIN_WORDS || words(last) < MIN_WORDS => {
+                last.push(' ');
+                last.push_str(piece);
+            }
+            _ => needs.push(piece.to_owned()),
+        }
+    }
+    if needs.len() > MAX_NEEDS {
+        let rest = needs.split_off(MAX_NEEDS - 1).join(" ");
+        needs.push(rest);
+    }
+    if needs.len() <= 1 {
+        return vec![message.trim().to_owned()];
+    }
+    needs
+}
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// A line without its list marker: `1.`, `2)`, `-`, `*`, `•`.
+fn strip_list_marker(line: &str) -> &str {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0 && digits <= 2 {
+        let rest = &line[digits..];
+        if let Some(rest) = rest.strip_prefix(['.', ')'])
+            && rest.starts_with(char::is_whitespace)
+        {
+            return rest.trim_start();
+        }
+    }
+    for marker in ["- ", "* ", "• "] {
+        if let Some(rest) = line.strip_prefix(marker) {
+            return rest.trim_start();
+        }
+    }
+    line
+}
+
+/// The sentences of a line: cut after `.`, `!`, `?` or `;` followed by a space and a
+/// capital letter, a digit or a quote (so "e.g. this" and "3.5 km" stay whole).
+fn sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if !matches!(c, '.' | '!' | '?' | ';') {
+            continue;
+        }
+        let Some(&(_, space)) = chars.get(k + 1) else {
+            continue;
+        };
+        let Some(&(next_at, next)) = chars.get(k + 2) else {
+            continue;
+        };
+        let opens = next.is_uppercase() || next.is_ascii_digit() || matches!(next, '"' | '\'');
+        if space == ' ' && (opens || c == ';' || c == '?' || c == '!') {
+            out.push(&line[start..=i]);
+            start = next_at;
+        }
+    }
+    out.push(&line[start..]);
+    out
+}
+
+/// A sentence cut before each connective that starts another request (", and also",
+/// ", then", "and finally"…), the connective dropped; a sentence that starts with one
+/// loses it too.
+fn at_connectives(sentence: &str) -> Vec<String> {
+    let lower = sentence.to_lowercase();
+    // `to_lowercase` can change byte offsets (a few letters grow); cut only when it did
+    // not, else keep the sentence whole.
+    if lower.len() != sentence.len() {
+        return vec![sentence.to_owned()];
+    }
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for connective in CONNECTIVES {
+        for lead in [", and ", ", ", " and ", "; "] {
+            let pattern = format!("{lead}{connective}");
+            let mut from = 0;
+            while let Some(found) = lower[from..].find(&pattern) {
+                let at = from + found;
+                let end = at + pattern.len();
+                // A whole word: "then" is not "thence", "also" not "alsoft".
+                let whole = lower[end..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric());
+                if whole {
+                    cuts.push((at, end));
+                }
+                from = end;
+            }
+        }
+    }
+    cuts.sort_unstable();
+    let mut out = Vec::new();
+    let mut start = strip_leading_connective(&lower, 0);
+    let mut last_end = 0;
+    for (at, end) in cuts {
+        if at < last_end || at < start {
+            continue;
+        }
+        out.push(sentence[start..at].trim().to_owned());
+        start = skip_comma(&lower, end);
+        last_end = end;
+    }
+    out.push(sentence[start..].trim().to_owned());
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+/// Where the text starts after a leading connective ("Additionally, I would like…").
+fn strip_leading_connective(lower: &str, from: usize) -> usize {
+    for connective in CONNECTIVES {
+        if let Some(rest) = lower[from..].strip_prefix(connective)
+            && rest.starts_with([',', ' '])
+        {
+            return skip_comma(lower, from + connective.len());
+        }
+    }
+    from
+}
+
+/// Past a comma and spaces at `at`.
+fn skip_comma(lower: &str, at: usize) -> usize {
+    let rest = &lower[at..];
+    let trimmed = rest.trim_start_matches([',', ' ', ':']);
+    at + (rest.len() - trimmed.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_need_stays_whole() {
+        for message in [
+            "What's the weather in Oslo?",
+            "Find flights from Paris to Rome with times and prices",
+            "Convert 3.5 km to miles, e.g. for my run.",
+            "",
+        ] {
+            assert_eq!(split_needs(message), [message.trim()], "{message}");
+        }
+    }
+
+    #[test]
+    fn sentences_connectives_and_lists_split() {
+        assert_eq!(
+            split_needs(
+                "I need some information about Islamic finance. Please retrieve the information about the Murabaha product. Then, retrieve the data about the Great Artesian Basin aquifer. Finally, get the current price of Bitcoin."
+            ),
+            [
+                "I need some information about Islamic finance.",
+                "Please retrieve the information about the Murabaha product.",
+                "retrieve the data about the Great Artesian Basin aquifer.",
+                "get the current price of Bitcoin."
+            ]
+        );
+        assert_eq!(
+            split_needs("Book a table for two tonight and then send the address to Ana"),
+            ["Book a table for two tonight", "send the address to Ana"]
+        );
+        assert_eq!(
+            split_needs(
+                "Please do:\n1. look up the ISBN of Dune\n2) find its reviews\n- and the author's age"
+            ),
+            [
+                "Please do: look up the ISBN of Dune",
+                "find its reviews",
+                "and the author's age"
+            ]
+        );
+    }
+
+    #[test]
+    fn short_pieces_join_their_neighbour_and_the_count_is_capped() {
+        assert_eq!(
+            split_needs("Thanks! Get the weather in Oslo."),
+            ["Thanks! Get the weather in Oslo."]
+        );
+        let many: String = (1..=8)
+            .map(|i| format!("Find the population of city number {i}. "))
+            .collect();
+        let needs = split_needs(&many);
+        assert_eq!(needs.len(), MAX_NEEDS);
+        assert!(needs[MAX_NEEDS - 1].contains("number 8"), "{needs:?}");
+    }
+
+    #[test]
+    fn words_that_only_contain_a_connective_do_not_split() {
+        assert_eq!(
+            split_needs("Show the Thenardier family tree, and alsoft lyrics"),
+            ["Show the Thenardier family tree, and alsoft lyrics"]
+        );
+    }
+}
