@@ -560,8 +560,8 @@ impl Inner {
         self.names.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn bundle_slugs(&self) -> HashMap<Uuid, String> {
-        bundle_slugs(&self.catalog)
+    fn bundle_words(&self) -> HashMap<Uuid, BundleWords> {
+        bundle_words(&self.catalog)
     }
 
     /// Learns every tool's name from the catalog's heads and brings the index in line:
@@ -613,7 +613,7 @@ impl Inner {
     /// documents ([`fingerprint`]'s version). `None` when the catalog has none.
     fn source_token(&self) -> Option<String> {
         /// Changes whenever [`fingerprint`] or [`doc`] changes what they make of a tool.
-        const DOCUMENTS: &str = "toolbox/1";
+        const DOCUMENTS: &str = "toolbox/2";
         Some(format!("{DOCUMENTS} {}", self.catalog.content_token()?))
     }
 
@@ -649,7 +649,7 @@ impl Inner {
                 tools
                     .iter()
                     .zip(&ids)
-                    .map(|((t, fp), id)| doc(t, id, &plan.slugs).with_fingerprint(*fp)),
+                    .map(|((t, fp), id)| doc(t, id, &plan.bundles).with_fingerprint(*fp)),
                 &mut |_| {},
             )?;
             done += batch.len();
@@ -672,15 +672,14 @@ impl Inner {
     /// What to index and drop for the catalog as it is now, against the index's `have`.
     /// The heads are visited, not copied: only names and ids are kept.
     fn plan(&self, have: &HashMap<String, u64>) -> Plan {
-        let slugs = self.bundle_slugs();
+        let bundles = self.bundle_words();
         let mut names: Vec<(Uuid, String)> = Vec::with_capacity(self.catalog.len());
         let mut todo: Vec<(Uuid, u64)> = Vec::new();
         let mut wanted: std::collections::HashSet<String> =
             std::collections::HashSet::with_capacity(names.capacity());
         self.catalog.for_each_head(|h, disabled| {
             let id = h.id.to_string();
-            let slug = slugs.get(&h.bundle_id).map(String::as_str);
-            let fp = fingerprint(h, disabled.is_none(), slug);
+            let fp = fingerprint(h, disabled.is_none(), bundles.get(&h.bundle_id));
             if have.get(&id) != Some(&fp) || self.index.needs_vector(&id) {
                 todo.push((h.id, fp));
             }
@@ -694,7 +693,7 @@ impl Inner {
             .collect();
         Plan {
             names,
-            slugs,
+            bundles,
             todo,
             gone,
         }
@@ -735,11 +734,11 @@ impl Inner {
     }
 
     fn try_apply(&self, change: &CatalogChange) -> Result<()> {
-        let slugs = self.bundle_slugs();
+        let bundles = self.bundle_words();
         for event in &change.events {
             match event {
                 CatalogEvent::ToolPut { tool, .. } | CatalogEvent::ToolEnabled { tool, .. } => {
-                    self.upsert_id(*tool, &slugs)?;
+                    self.upsert_id(*tool, &bundles)?;
                 }
                 CatalogEvent::ToolDeleted { tool, .. } => {
                     self.write_names().remove(*tool);
@@ -768,7 +767,7 @@ impl Inner {
                             .filter(|id| !known.contains(id)),
                     );
                     for id in ids {
-                        self.upsert_id(id, &slugs)?;
+                        self.upsert_id(id, &bundles)?;
                     }
                 }
                 _ => {}
@@ -779,15 +778,18 @@ impl Inner {
     }
 
     /// Re-reads one tool from the catalog into the index (or drops it when it is gone).
-    fn upsert_id(&self, id: Uuid, slugs: &HashMap<Uuid, String>) -> Result<()> {
+    fn upsert_id(&self, id: Uuid, bundles: &HashMap<Uuid, BundleWords>) -> Result<()> {
         match self.catalog.tool(id) {
             Ok(tool) => {
                 self.write_names().insert(tool.id, tool.spec.name.as_str());
                 let key = tool.id.to_string();
-                let slug = slugs.get(&tool.bundle_id).map(String::as_str);
-                let fp = fingerprint(&ToolHead::of(&tool), tool.is_callable(), slug);
+                let fp = fingerprint(
+                    &ToolHead::of(&tool),
+                    tool.is_callable(),
+                    bundles.get(&tool.bundle_id),
+                );
                 self.index
-                    .upsert(&doc(&tool, &key, slugs).with_fingerprint(fp))?;
+                    .upsert(&doc(&tool, &key, bundles).with_fingerprint(fp))?;
             }
             Err(_) => {
                 self.write_names().remove(id);
@@ -798,21 +800,37 @@ impl Inner {
     }
 }
 
-fn doc<'a>(tool: &'a Tool, id: &'a str, slugs: &'a HashMap<Uuid, String>) -> IndexDoc<'a> {
+fn doc<'a>(tool: &'a Tool, id: &'a str, bundles: &'a HashMap<Uuid, BundleWords>) -> IndexDoc<'a> {
+    let bundle = bundles.get(&tool.bundle_id);
     IndexDoc::new(&tool.spec)
         .with_id(id)
-        .with_bundle(slugs.get(&tool.bundle_id).map(String::as_str))
+        .with_bundle(bundle.map(|b| b.slug.as_str()))
+        .with_bundle_text(
+            bundle.map(|b| b.name.as_str()),
+            bundle
+                .map(|b| b.description.as_str())
+                .filter(|d| !d.is_empty()),
+        )
         .with_enabled(tool.is_callable())
         .with_modified_at(tool.modified_at.timestamp())
 }
 
+/// What a tool's index document takes from its bundle: the slug, the name as people
+/// write it, and the description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BundleWords {
+    pub(crate) slug: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
+}
+
 /// What a tool's index document is made from, in 64 bits: its spec (the identity digest:
 /// name, version, description, parameters; and the summary, tags and category the index
-/// reads too), bundle slug, state and modification time.
+/// reads too), its bundle's slug, name and description, state and modification time.
 ///
 /// The spec's `title` is not in the head: a title changed alone, by hand, with the same
 /// modification time, is seen when the tool is written again (every write moves the time).
-fn fingerprint(head: &ToolHead, callable: bool, bundle_slug: Option<&str>) -> u64 {
+fn fingerprint(head: &ToolHead, callable: bool, bundle: Option<&BundleWords>) -> u64 {
     let mut bytes = Vec::with_capacity(256);
     let mut field = |b: &[u8]| {
         bytes.extend_from_slice(&(b.len() as u64).to_le_bytes());
@@ -821,7 +839,13 @@ fn fingerprint(head: &ToolHead, callable: bool, bundle_slug: Option<&str>) -> u6
     field(head.digest.as_bytes());
     field(&head.modified_at.timestamp_micros().to_le_bytes());
     field(&[u8::from(callable)]);
-    field(bundle_slug.unwrap_or("").as_bytes());
+    for part in [
+        bundle.map(|b| b.slug.as_str()),
+        bundle.map(|b| b.name.as_str()),
+        bundle.map(|b| b.description.as_str()),
+    ] {
+        field(part.unwrap_or("").as_bytes());
+    }
     field(head.summary.as_bytes());
     field(head.category.as_deref().unwrap_or("").as_bytes());
     for t in &head.tags {
@@ -836,7 +860,7 @@ fn fingerprint(head: &ToolHead, callable: bool, bundle_slug: Option<&str>) -> u6
 struct Plan {
     /// Every tool's id and name.
     names: Vec<(Uuid, String)>,
-    slugs: HashMap<Uuid, String>,
+    bundles: HashMap<Uuid, BundleWords>,
     /// Tools to index, with their fingerprints.
     todo: Vec<(Uuid, u64)>,
     /// Ids to drop.
@@ -855,6 +879,15 @@ impl Plan {
 
 /// Every bundle's slug (disabled and soft-deleted ones too), by id.
 pub(crate) fn bundle_slugs(catalog: &Catalog) -> HashMap<Uuid, String> {
+    bundle_words(catalog)
+        .into_iter()
+        .map(|(id, b)| (id, b.slug))
+        .collect()
+}
+
+/// What every bundle (disabled and soft-deleted ones too) gives its tools' index
+/// documents, by id.
+pub(crate) fn bundle_words(catalog: &Catalog) -> HashMap<Uuid, BundleWords> {
     let query = toolscout_catalog::BundleQuery::default()
         .with_include_disabled(true)
         .with_include_deleted(true)
@@ -867,7 +900,14 @@ pub(crate) fn bundle_slugs(catalog: &Catalog) -> HashMap<Uuid, String> {
             break;
         };
         for b in page.items {
-            out.insert(b.id, b.slug);
+            out.insert(
+                b.id,
+                BundleWords {
+                    slug: b.slug,
+                    name: b.display_name,
+                    description: b.description,
+                },
+            );
         }
         match page.next_page_token {
             Some(t) => token = Some(t),

@@ -62,10 +62,13 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The tools a search reply lists, best first (empty for other replies): what an
-    /// agent or an MCP session may activate.
+    /// The tools a search reply lists, best first, or those of the bundle a `tool` named
+    /// (empty for other replies): what an agent or an MCP session may activate.
     pub fn found(&self) -> Vec<String> {
-        if self.reply.get("kind").and_then(Value::as_str) != Some("search") {
+        let kind = self.reply.get("kind").and_then(Value::as_str);
+        // A search's hits, or the tools of the API a `tool` named.
+        if kind != Some("search") && !(kind == Some("tools") && self.reply.get("bundle").is_some())
+        {
             return Vec::new();
         }
         self.reply
@@ -357,6 +360,60 @@ impl DiscoverTools {
             .collect()
     }
 
+    /// The bundle (in scope) that `name` names: its slug or its display name, whatever
+    /// the case and the separators (`Numbers API`, `numbers-api`, `numbers_api`).
+    fn bundle_named(&self, name: &str) -> Option<toolscout_catalog::Bundle> {
+        let wanted = loose(name);
+        if wanted.is_empty() {
+            return None;
+        }
+        let query = toolscout_catalog::BundleQuery::default().with_page_size(500);
+        let mut token: Option<String> = None;
+        loop {
+            let page = self
+                .toolbox
+                .catalog()
+                .list_bundles(&query.clone().with_page_token(token.as_deref()))
+                .ok()?;
+            if let Some(b) = page
+                .items
+                .into_iter()
+                .find(|b| loose(&b.slug) == wanted || loose(&b.display_name) == wanted)
+            {
+                return Some(b);
+            }
+            token = Some(page.next_page_token?);
+        }
+    }
+
+    /// `discover_tools {"tool": X}` where X names a bundle (an API, an MCP server): the
+    /// bundle's tools at level 1, as a listing, with what X is.
+    fn bundle_listing(&self, name: &str, args: &DiscoverArgs, budget: Option<usize>) -> Answer {
+        let Some(bundle) = self.bundle_named(name) else {
+            return invalid(format!("no bundle named '{name}'"));
+        };
+        let offset = match parse_page(args.page.as_deref()) {
+            Ok(o) => o,
+            Err(e) => return invalid(e),
+        };
+        let tools = self.in_scope();
+        let members: Vec<&ToolHead> = tools.iter().filter(|t| t.bundle_id == bundle.id).collect();
+        let mut answer = self.listing(&members, offset, None, budget);
+        if let Some(reply) = answer.reply.as_object_mut() {
+            reply.insert("bundle".to_owned(), json!(bundle.display_name));
+            if !bundle.description.is_empty() {
+                reply.insert("bundle_description".to_owned(), json!(bundle.description));
+            }
+            reply.insert(
+                "message".to_owned(),
+                json!(format!(
+                    "'{name}' is not a tool but the API its tools belong to; these are its tools: describe one with `tool`"
+                )),
+            );
+        }
+        answer
+    }
+
     fn slugs(&self) -> HashMap<Uuid, String> {
         crate::toolbox::bundle_slugs(self.toolbox.catalog())
     }
@@ -564,6 +621,9 @@ impl DiscoverTools {
                     "message": format!("'{name}' exists but cannot be called now ({reason}); look for another tool"),
                 }));
             }
+            Lookup::NotFound { .. } if self.bundle_named(name).is_some() => {
+                return self.bundle_listing(name, args, budget);
+            }
             Lookup::NotFound { did_you_mean } => {
                 return Answer::plain(json!({
                     "kind": ErrorKind::UnknownTool.as_str(),
@@ -666,6 +726,14 @@ fn invalid(message: String) -> Answer {
 }
 
 /// The group a tool is listed under: its category, else its bundle's slug.
+/// A name for comparison: lower case, letters and digits only.
+fn loose(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 fn group_of(tool: &ToolHead, slugs: &HashMap<Uuid, String>) -> String {
     tool.category
         .clone()

@@ -18,8 +18,15 @@ pub struct IndexDoc<'a> {
     pub id: &'a str,
     /// The tool.
     pub spec: &'a ToolSpec,
-    /// The bundle the tool comes from, if any.
+    /// The bundle the tool comes from, if any: its slug (what
+    /// [`SearchQuery::bundles`](crate::SearchQuery) filters by).
     pub bundle: Option<&'a str>,
+    /// The bundle's name as people write it (`Numbers API`, `GitHub`): a query that names
+    /// the API or server a tool belongs to finds the tool by it.
+    pub bundle_name: Option<&'a str>,
+    /// What the bundle is for: stored in the bundle field, not scored (a server's
+    /// description speaks for all its tools, not for each).
+    pub bundle_description: Option<&'a str>,
     /// Disabled tools are found only with [`SearchQuery::include_disabled`](crate::SearchQuery::include_disabled).
     pub enabled: bool,
     /// When the tool last changed (any clock, e.g. Unix seconds): newer wins ties.
@@ -39,6 +46,8 @@ impl<'a> IndexDoc<'a> {
             id: spec.name.as_str(),
             spec,
             bundle: None,
+            bundle_name: None,
+            bundle_description: None,
             enabled: true,
             modified_at: 0,
             fingerprint: 0,
@@ -54,6 +63,13 @@ impl<'a> IndexDoc<'a> {
     /// Sets the bundle.
     pub fn with_bundle(mut self, bundle: Option<&'a str>) -> Self {
         self.bundle = bundle;
+        self
+    }
+
+    /// Sets the bundle's name and description (see [`IndexDoc::bundle_name`]).
+    pub fn with_bundle_text(mut self, name: Option<&'a str>, description: Option<&'a str>) -> Self {
+        self.bundle_name = name;
+        self.bundle_description = description;
         self
     }
 
@@ -233,6 +249,17 @@ impl Fields {
             all(&mut d, b);
             d.add_text(self.bundle_raw, b.to_lowercase());
         }
+        // The name as written, when it says more than the slug ("Numbers API" beside
+        // `numbers-api` adds nothing; "Acme Voice" beside `voice` does).
+        if let Some(name) = doc.bundle_name
+            && !same_words(name, doc.bundle.unwrap_or(""))
+        {
+            d.add_text(bundle, name);
+            all(&mut d, name);
+        }
+        if let Some(description) = doc.bundle_description {
+            d.add_text(bundle, description);
+        }
         d.add_u64(self.enabled, u64::from(doc.enabled));
         d.add_i64(self.modified_at, doc.modified_at);
         let words = crate::analyzer::terms(analyzer, spec.name.as_str(), 32).len();
@@ -244,6 +271,17 @@ impl Fields {
         }
         d
     }
+}
+
+/// Whether two texts hold the same words, whatever their case and separators.
+fn same_words(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    words(a) == words(b)
 }
 
 /// The name's words plus the long forms of common abbreviations and acronyms among them

@@ -378,3 +378,91 @@ fn a_spec_only_tool_says_so_at_every_level() {
         flight.description
     );
 }
+
+/// A catalog with an API of three tools whose names and summaries never say the API's
+/// name, beside the sample tools.
+fn with_numbers_api() -> crate::Fixture {
+    let f = fixture();
+    let catalog = f.toolbox.catalog();
+    let api = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(
+            api,
+            &toolscout_catalog::BundlePut::new("numbers")
+                .with_display_name("Numbers API")
+                .with_description("Trivia, math and date facts about numbers"),
+        )
+        .unwrap();
+    for (name, summary) in [
+        ("get_trivia_fact", "A trivia fact about an integer"),
+        ("get_date_fact", "What happened on a day of the year"),
+        ("get_random_fact", "A random fact of a given type"),
+    ] {
+        let spec = toolscout_spec::ToolSpec::builder(name, summary)
+            .build()
+            .unwrap();
+        let put = toolscout_catalog::ToolPut::http(
+            spec,
+            json!({"method": "GET", "urlTemplate": "https://numbersapi.example.com/x"}),
+        );
+        catalog
+            .put_tool(api, &name.replace('_', "-"), "1", &put)
+            .unwrap();
+    }
+    f
+}
+
+/// A request that names the API a tool belongs to (#41 item 2) ranks that API's tools:
+/// the bundle's name is indexed with each of its tools.
+#[test]
+fn a_query_naming_an_api_ranks_its_tools() {
+    let f = with_numbers_api();
+    let d = DiscoverTools::new(f.toolbox.clone());
+    let answer = d.answer(&json!({"query": "something interesting using the Numbers API"}));
+    let found = names(&answer.reply, "tools");
+    assert!(
+        found.iter().take(3).all(|n| n.ends_with("_fact")),
+        "{found:?}"
+    );
+}
+
+/// `discover_tools {"tool": X}` where X names an API (#41 item 2) lists its tools at
+/// level 1 instead of answering `unknown_tool`, and they count as found (an agent
+/// activates them).
+#[test]
+fn describing_an_api_lists_its_tools() {
+    let f = with_numbers_api();
+    let d = DiscoverTools::new(f.toolbox.clone());
+    for name in ["Numbers API", "numbers", "numbers_api"] {
+        let answer = d.answer(&json!({"tool": name}));
+        assert_eq!(answer.reply["kind"], "tools", "{name}: {}", answer.reply);
+        assert_eq!(answer.found().len(), 3, "{name}");
+    }
+    assert_snapshot!(show(&d.answer(&json!({"tool": "Numbers API"}))), @r#"
+    {
+      "kind": "tools",
+      "total": 3,
+      "tools": [
+        {
+          "name": "get_date_fact",
+          "summary": "What happened on a day of the year"
+        },
+        {
+          "name": "get_random_fact",
+          "summary": "A random fact of a given type"
+        },
+        {
+          "name": "get_trivia_fact",
+          "summary": "A trivia fact about an integer"
+        }
+      ],
+      "bundle": "Numbers API",
+      "bundle_description": "Trivia, math and date facts about numbers",
+      "message": "'Numbers API' is not a tool but the API its tools belong to; these are its tools: describe one with `tool`"
+    }
+    "#);
+    // A name that is neither a tool nor an API is still unknown.
+    let unknown = d.answer(&json!({"tool": "Letters API"}));
+    assert_eq!(unknown.reply["kind"], "unknown_tool");
+    assert!(unknown.found().is_empty());
+}
