@@ -14,7 +14,8 @@ use toolscout_search::{IndexDoc, SearchIndex, SearchQuery};
 
 use super::context::Global;
 use toolscout_spec::ToolSpec;
-use toolscout_spec::name::sanitize_name;
+use toolscout_spec::adapters::jsonl::{self, LineBundle};
+use toolscout_spec::name::{sanitize_name, slug_from_name};
 
 /// `toolscout eval …`: measure toolscout against labelled data.
 #[derive(Debug, clap::Args)]
@@ -101,16 +102,66 @@ pub(crate) fn read_text(path: &Path) -> Result<String> {
 
 /// Reads tools; bad lines are reported on stderr and skipped.
 pub(crate) fn read_tools(path: &Path) -> Result<Vec<ToolSpec>> {
+    Ok(read_tool_lines(path)?.specs)
+}
+
+/// The tools of a JSONL file and the bundle each line names (the API or server it
+/// belongs to), side by side.
+pub(crate) struct ToolLines {
+    pub(crate) specs: Vec<ToolSpec>,
+    pub(crate) bundles: Vec<Option<LineBundle>>,
+}
+
+impl ToolLines {
+    /// Appends `other`'s tools whose names are not taken.
+    pub(crate) fn extend_new(&mut self, other: ToolLines) {
+        let names: HashSet<String> = self.specs.iter().map(|t| t.name.to_string()).collect();
+        for (spec, bundle) in other.specs.into_iter().zip(other.bundles) {
+            if !names.contains(spec.name.as_str()) {
+                self.specs.push(spec);
+                self.bundles.push(bundle);
+            }
+        }
+    }
+}
+
+/// Reads tools with their bundles; bad lines are reported on stderr and skipped.
+pub(crate) fn read_tool_lines(path: &Path) -> Result<ToolLines> {
     let text = read_text(path)?;
-    let (specs, errors) = toolscout_spec::adapters::jsonl::from_str(&text);
-    if let Some(first) = errors.first() {
+    let mut lines = ToolLines {
+        specs: Vec::new(),
+        bundles: Vec::new(),
+    };
+    let mut bad = 0usize;
+    let mut first_bad = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let read = serde_json::from_str::<Value>(line)
+            .map_err(|e| e.to_string())
+            .and_then(|v| {
+                let spec = jsonl::from_value(&v).map_err(|e| e.to_string())?;
+                Ok((spec, jsonl::bundle_of(&v)))
+            });
+        match read {
+            Ok((spec, bundle)) => {
+                lines.specs.push(spec);
+                lines.bundles.push(bundle);
+            }
+            Err(e) => {
+                bad += 1;
+                first_bad.get_or_insert(format!("line {}: {e}", i + 1));
+            }
+        }
+    }
+    if let Some(first) = first_bad {
         eprintln!(
-            "warning: {}: {} bad line(s) skipped, first: {first}",
+            "warning: {}: {bad} bad line(s) skipped, first: {first}",
             path.display(),
-            errors.len()
         );
     }
-    Ok(specs)
+    Ok(lines)
 }
 
 /// The `query` texts of a JSONL file.
@@ -175,6 +226,20 @@ pub(crate) fn spread<T>(items: Vec<T>, n: usize) -> Vec<T> {
 
 /// Indexes tools in memory, with a progress bar on a terminal for large catalogs.
 pub(crate) fn build_index(index: &SearchIndex, tools: &[ToolSpec]) -> Result<()> {
+    build_index_in(index, tools, &[])
+}
+
+/// [`build_index`] with each tool's bundle (`bundles[i]` for `tools[i]`; missing ones
+/// have none), indexed as the catalog indexes a bundle's tools.
+pub(crate) fn build_index_in(
+    index: &SearchIndex,
+    tools: &[ToolSpec],
+    bundles: &[Option<LineBundle>],
+) -> Result<()> {
+    let slugs: Vec<Option<String>> = bundles
+        .iter()
+        .map(|b| b.as_ref().map(|b| slug_from_name(&b.name)))
+        .collect();
     let bar = (tools.len() >= 10_000 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new(tools.len() as u64);
         bar.set_style(
@@ -185,7 +250,16 @@ pub(crate) fn build_index(index: &SearchIndex, tools: &[ToolSpec]) -> Result<()>
         );
         bar
     });
-    index.extend(tools.iter().map(IndexDoc::new), &mut |n| {
+    let docs = tools.iter().enumerate().map(|(i, spec)| {
+        let bundle = bundles.get(i).and_then(Option::as_ref);
+        IndexDoc::new(spec)
+            .with_bundle(slugs.get(i).and_then(Option::as_deref))
+            .with_bundle_text(
+                bundle.map(|b| b.name.as_str()),
+                bundle.and_then(|b| b.description.as_deref()),
+            )
+    });
+    index.extend(docs, &mut |n| {
         if let Some(b) = &bar {
             b.set_position(n);
         }
@@ -369,34 +443,32 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             .unwrap_or_else(|| Path::new("."))
             .join("queries.jsonl")
     });
-    let mut tools = read_tools(&a.tools)?;
+    let mut lines = read_tool_lines(&a.tools)?;
     let mut queries = read_queries(&queries_path)?;
     if let Some(limit) = a.limit {
         queries = spread(queries, limit);
     }
     if let Some(d) = &a.distractors {
-        let names: HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        let extra = read_tools(d)?;
-        tools.extend(
-            extra
-                .into_iter()
-                .filter(|t| !names.contains(t.name.as_str())),
-        );
+        lines.extend_new(read_tool_lines(d)?);
     }
+    let ToolLines {
+        specs: tools,
+        bundles,
+    } = lines;
     let embedder = global.meaning.embedder(None)?;
     let started = Instant::now();
     let mut index = SearchIndex::in_memory()?;
     if let Some(e) = &embedder {
         index = index.with_embedder(e.clone());
     }
-    build_index(&index, &tools)?;
+    build_index_in(&index, &tools, &bundles)?;
     let bm25 = Bm25::new(&tools);
     let build = started.elapsed();
     // With a model, the same run also measures words alone, for comparison.
     let words = match &embedder {
         Some(_) => {
             let words = SearchIndex::in_memory()?;
-            build_index(&words, &tools)?;
+            build_index_in(&words, &tools, &bundles)?;
             Some(words)
         }
         None => None,

@@ -22,6 +22,7 @@ use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, ToolPut};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::{DynTool, Invoker, ToolError};
 use toolscout_search::SearchIndex;
+use toolscout_spec::adapters::jsonl::LineBundle;
 use toolscout_spec::adapters::openai::{NameMap, to_openai_named};
 use toolscout_spec::name::{sanitize_name, slug_from_name};
 use toolscout_spec::{ToolSpec, tokens};
@@ -97,6 +98,9 @@ pub(crate) struct Task {
     /// Empty for an irrelevance task.
     pub(crate) expected: Vec<String>,
     pub(crate) offered: Vec<String>,
+    /// The calls of the benchmark's answer (`calls`: `{tool, arguments}`), when it has
+    /// them: what a refused call is compared with.
+    pub(crate) calls: Vec<(String, Value)>,
 }
 
 impl Task {
@@ -132,10 +136,24 @@ pub(crate) fn read_tasks(path: &std::path::Path, limit: Option<usize>) -> Result
                 i + 1
             );
         };
+        let calls = v
+            .get("calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let tool = c.get("tool").and_then(Value::as_str)?;
+                Some((
+                    sanitize_name(tool),
+                    c.get("arguments").cloned().unwrap_or(Value::Null),
+                ))
+            })
+            .collect();
         tasks.push(Task {
             query: query.to_owned(),
             offered: names("offered"),
             expected: names("expected"),
+            calls,
         });
     }
     Ok(match limit {
@@ -166,9 +184,12 @@ impl DynTool for Stub {
     }
 }
 
-/// Stores the tools in a temporary catalog (one bundle, native tools on the stub).
+/// Stores the tools in a temporary catalog (native tools on the stub): the tools of one
+/// named bundle (`bundles[i]` for `tools[i]`, the API or server it belongs to) together,
+/// the others in one bundle `eval`.
 pub(crate) fn build_toolbox(
     tools: &[ToolSpec],
+    bundles: &[Option<LineBundle>],
     dir: &std::path::Path,
     embedder: Option<Arc<dyn toolscout_search::Embedder>>,
 ) -> Result<Toolbox> {
@@ -178,31 +199,52 @@ pub(crate) fn build_toolbox(
             .with_natives(&[STUB])
             .with_builtins(false),
     )?;
-    let bundle = uuid::Uuid::now_v7();
-    catalog.put_bundle(
-        bundle,
-        &BundlePut::new("eval").with_display_name("Evaluated tools"),
-    )?;
-    // Names that differ only in punctuation share a slug: number the later ones.
-    let mut slugs = HashSet::new();
-    let mut puts = Vec::with_capacity(tools.len());
-    for spec in tools {
-        let base = slug_from_name(&spec.name);
-        let mut slug = base.clone();
-        let mut n = 2;
-        while !slugs.insert(slug.clone()) {
-            let suffix = format!("-{n}");
-            slug = base.chars().take(64 - suffix.len()).collect::<String>() + &suffix;
-            n += 1;
-        }
-        puts.push((slug, ToolPut::native(spec.clone(), STUB)));
+    // Bundle slugs, by the bundle's name; two names with one slug are numbered.
+    let mut bundle_ids: std::collections::HashMap<Option<&str>, uuid::Uuid> =
+        std::collections::HashMap::new();
+    let mut bundle_slugs = HashSet::new();
+    let mut groups: std::collections::BTreeMap<uuid::Uuid, Vec<&ToolSpec>> =
+        std::collections::BTreeMap::new();
+    for (i, spec) in tools.iter().enumerate() {
+        let line = bundles.get(i).and_then(Option::as_ref);
+        let key = line.map(|b| b.name.as_str());
+        let id = match bundle_ids.get(&key) {
+            Some(id) => *id,
+            None => {
+                let id = uuid::Uuid::now_v7();
+                let put = match line {
+                    Some(b) => {
+                        BundlePut::new(unique_slug(&slug_from_name(&b.name), &mut bundle_slugs))
+                            .with_display_name(&b.name)
+                            .with_description(b.description.as_deref().unwrap_or_default())
+                    }
+                    None => BundlePut::new(unique_slug("eval", &mut bundle_slugs))
+                        .with_display_name("Evaluated tools"),
+                };
+                catalog.put_bundle(id, &put)?;
+                bundle_ids.insert(key, id);
+                id
+            }
+        };
+        groups.entry(id).or_default().push(spec);
     }
-    catalog
-        .put_tools(
-            bundle,
-            puts.iter().map(|(slug, put)| (slug.as_str(), "1", put)),
-        )
-        .context("storing the tools")?;
+    for (bundle, specs) in groups {
+        // Names that differ only in punctuation share a slug: number the later ones.
+        let mut slugs = HashSet::new();
+        let puts: Vec<(String, ToolPut)> = specs
+            .into_iter()
+            .map(|spec| {
+                let slug = unique_slug(&slug_from_name(&spec.name), &mut slugs);
+                (slug, ToolPut::native(spec.clone(), STUB))
+            })
+            .collect();
+        catalog
+            .put_tools(
+                bundle,
+                puts.iter().map(|(slug, put)| (slug.as_str(), "1", put)),
+            )
+            .context("storing the tools")?;
+    }
     let mut invoker = Invoker::default();
     invoker.register_dyn(Arc::new(Stub))?;
     let mut index = SearchIndex::in_memory()?;
@@ -210,6 +252,18 @@ pub(crate) fn build_toolbox(
         index = index.with_embedder(e);
     }
     Ok(Toolbox::new(catalog, index, invoker)?)
+}
+
+/// `base`, or `base-2`, `base-3`… when taken (at most 64 characters); marks it taken.
+fn unique_slug(base: &str, taken: &mut HashSet<String>) -> String {
+    let mut slug = base.to_owned();
+    let mut n = 2;
+    while !taken.insert(slug.clone()) {
+        let suffix = format!("-{n}");
+        slug = base.chars().take(64 - suffix.len()).collect::<String>() + &suffix;
+        n += 1;
+    }
+    slug
 }
 
 /// The catalog of an irrelevance task with its own `offered` tools (`None` for any other
@@ -228,7 +282,7 @@ pub(crate) fn own_catalog(
         .filter_map(|n| by_name.get(n.as_str()).map(|s| (*s).clone()))
         .collect();
     let dir = tempfile::tempdir()?;
-    let toolbox = build_toolbox(&specs, dir.path(), embedder.cloned())?;
+    let toolbox = build_toolbox(&specs, &[], dir.path(), embedder.cloned())?;
     Ok(Some((toolbox, dir)))
 }
 
@@ -317,6 +371,23 @@ struct Totals {
     /// Irrelevance tasks in which no catalog tool ran (a call refused before running,
     /// such as one with ungrounded arguments, does not count as run).
     none_ran: usize,
+    /// Relevant tasks in which every expected tool was called successfully (its
+    /// arguments passed its schema).
+    complete: usize,
+    /// The sum over tasks of the share of the expected tools called successfully.
+    recall: f64,
+    /// The sum over tasks of the share of the expected tools activated before the first
+    /// request.
+    pre_activation: f64,
+    /// Calls refused as `ungrounded_arguments`, and the tasks with one.
+    refusals: usize,
+    refused_tasks: usize,
+    /// Refused calls of a tool the task expects.
+    refused_expected: usize,
+    /// Refused calls that the benchmark's answer makes with the same arguments.
+    false_refusals: usize,
+    /// The sum over tasks of the needs the first message was split into (1 when whole).
+    needs: usize,
 }
 
 impl Totals {
@@ -332,6 +403,13 @@ impl Totals {
         let mut v = json!({
             "tasks": self.tasks,
             "success_rate": self.successes as f64 / n,
+            "complete_success_rate": self.complete as f64 / n,
+            "tool_recall": self.recall / n,
+            "mean_needs": self.needs as f64 / n,
+            "grounding_refusals_per_task": self.refusals as f64 / n,
+            "tasks_with_a_refusal_rate": self.refused_tasks as f64 / n,
+            "refusals_of_expected_tools": self.refused_expected,
+            "false_refusals": self.false_refusals,
             "mean_steps": self.steps as f64 / n,
             "mean_prompt_tokens": self.prompt_tokens as f64 / n,
             "mean_completion_tokens": self.completion_tokens as f64 / n,
@@ -344,6 +422,10 @@ impl Totals {
         if retrieve && let Some(o) = v.as_object_mut() {
             o.insert("retrieved_hit_rate".to_owned(), rate(self.hits, self.tasks));
             o.insert(
+                "pre_activation_recall".to_owned(),
+                json!(self.pre_activation / n),
+            );
+            o.insert(
                 "success_given_hit".to_owned(),
                 rate(self.hit_successes, self.hits),
             );
@@ -354,6 +436,27 @@ impl Totals {
         }
         v
     }
+}
+
+/// Whether a call's arguments give what the benchmark's answer gives: each of the
+/// answer's arguments, with the same value (numbers compared as numbers, text without
+/// regard to case).
+fn same_arguments(gold: &Value, made: &Value) -> bool {
+    let (Some(gold), Some(made)) = (gold.as_object(), made.as_object()) else {
+        return false;
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.trim().to_lowercase(),
+        other => other.to_string(),
+    };
+    gold.iter().all(|(k, g)| {
+        made.get(k).is_some_and(|m| {
+            g == m
+                || text(g) == text(m)
+                || matches!((g.as_f64(), m.as_f64().or_else(|| text(m).parse().ok())), (Some(a), Some(b)) if (a - b).abs() < 1e-9)
+                || matches!((text(g).parse::<f64>().ok(), m.as_f64()), (Some(a), Some(b)) if (a - b).abs() < 1e-9)
+        })
+    })
 }
 
 /// Tokens of the first request's fixed part: system prompt and tools array.
@@ -382,6 +485,12 @@ struct Seen {
     /// Tools retrieved before the first request.
     retrieved: Vec<String>,
     first_prompt_tokens: Option<u64>,
+    /// Tools called successfully.
+    called_ok: HashSet<String>,
+    /// Calls refused as `ungrounded_arguments`: the tool and the arguments.
+    refused: Vec<(String, Value)>,
+    /// The needs the first message was split into (0 when it was not).
+    needs: usize,
 }
 
 fn watch(
@@ -391,25 +500,58 @@ fn watch(
     trace_on: bool,
 ) -> Seen {
     let mut seen = Seen::default();
+    let mut arguments: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut first_retrieval = true;
     while let Ok(event) = events.try_recv() {
         if trace_on {
             trace(&event);
         }
         match event {
             AgentEvent::Retrieved {
-                tools, depth: 0, ..
-            } => seen.retrieved.extend(tools),
+                tools,
+                depth: 0,
+                needs,
+                ..
+            } => {
+                seen.retrieved.extend(tools);
+                if first_retrieval {
+                    seen.needs = needs.len();
+                    first_retrieval = false;
+                }
+            }
+            AgentEvent::ToolCallStarted {
+                call_id,
+                arguments: args,
+                depth: 0,
+                ..
+            } => {
+                arguments.insert(call_id, args);
+            }
             AgentEvent::StepFinished {
                 usage, depth: 0, ..
             } if seen.first_prompt_tokens.is_none() => {
                 seen.first_prompt_tokens = Some(usage.prompt_tokens);
             }
             AgentEvent::ToolCallFinished {
-                tool, ok, result, ..
+                tool,
+                ok,
+                result,
+                call_id,
+                ..
             } => {
                 seen.expected_called |= ok && task.expected.contains(&tool);
+                if ok {
+                    seen.called_ok.insert(tool.clone());
+                }
                 seen.catalog_called |= catalog.contains(&tool);
                 let kind = result.pointer("/error/kind").and_then(Value::as_str);
+                if kind == Some(ErrorKind::UngroundedArguments.as_str()) {
+                    let args = arguments
+                        .get(&call_id)
+                        .and_then(|a| serde_json::from_str(a).ok())
+                        .unwrap_or(Value::Null);
+                    seen.refused.push((tool.clone(), args));
+                }
                 seen.catalog_ran |= catalog.contains(&tool)
                     && (ok
                         || [ErrorKind::ToolFailed, ErrorKind::Timeout]
@@ -427,7 +569,10 @@ fn watch(
 }
 
 pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: bool) -> Result<()> {
-    let tools = super::eval::read_tools(&args.tools)?;
+    let super::eval::ToolLines {
+        specs: tools,
+        bundles,
+    } = super::eval::read_tool_lines(&args.tools)?;
     if tools.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
@@ -437,7 +582,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
     let embedder = global.meaning.embedder(None)?;
     let dir = tempfile::tempdir()?;
     let started = Instant::now();
-    let toolbox = build_toolbox(&tools, dir.path(), embedder.clone())?;
+    let toolbox = build_toolbox(&tools, &bundles, dir.path(), embedder.clone())?;
     eprintln!(
         "catalog: {} tools stored and indexed in {:.1} s; {} tasks ({} irrelevance), policy {:?}, model {}",
         tools.len(),
@@ -527,6 +672,37 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             (&mut relevant, seen.expected_called)
         };
         let hit = seen.retrieved.iter().any(|t| task.expected.contains(t));
+        let share = |set: &dyn Fn(&String) -> bool| {
+            if task.expected.is_empty() {
+                0.0
+            } else {
+                task.expected.iter().filter(|t| set(t)).count() as f64 / task.expected.len() as f64
+            }
+        };
+        let recall = share(&|t| seen.called_ok.contains(t));
+        let pre_activation = share(&|t| seen.retrieved.contains(t));
+        totals.complete += usize::from(
+            !task.irrelevant() && task.expected.iter().all(|t| seen.called_ok.contains(t)),
+        );
+        totals.recall += recall;
+        totals.pre_activation += pre_activation;
+        totals.refusals += seen.refused.len();
+        totals.refused_tasks += usize::from(!seen.refused.is_empty());
+        totals.refused_expected += seen
+            .refused
+            .iter()
+            .filter(|(t, _)| task.expected.contains(t))
+            .count();
+        totals.false_refusals += seen
+            .refused
+            .iter()
+            .filter(|(tool, args)| {
+                task.calls
+                    .iter()
+                    .any(|(t, gold)| t == tool && same_arguments(gold, args))
+            })
+            .count();
+        totals.needs += seen.needs.max(1);
         totals.tasks += 1;
         totals.successes += usize::from(success);
         totals.none_ran += usize::from(!seen.catalog_ran);

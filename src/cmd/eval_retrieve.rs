@@ -80,7 +80,10 @@ pub(crate) fn run(
     if args.top_k == 0 {
         bail!("--top-k must be at least 1");
     }
-    let tools = super::eval::read_tools(&args.tools)?;
+    let super::eval::ToolLines {
+        specs: tools,
+        bundles,
+    } = super::eval::read_tool_lines(&args.tools)?;
     if tools.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
@@ -97,7 +100,12 @@ pub(crate) fn run(
     let by_name: std::collections::HashMap<&str, &toolscout_spec::ToolSpec> =
         tools.iter().map(|t| (t.name.as_str(), t)).collect();
     let dir = tempfile::tempdir()?;
-    let whole = ToolboxHost::new(build_toolbox(&tools, dir.path(), embedder.clone())?);
+    let whole = ToolboxHost::new(build_toolbox(
+        &tools,
+        &bundles,
+        dir.path(),
+        embedder.clone(),
+    )?);
     // Settings (twins, margin): keep twins, then each similarity and the agent's (the
     // margins' baseline, and the confidence table's), then each margin with the agent's
     // twins. A margin of 1 is none, as in the agent; a setting is measured once.
@@ -121,8 +129,30 @@ pub(crate) fn run(
     }
     let strictest = args.twins.iter().copied().fold(1.0f32, f32::min);
     let mut figures: Vec<Twins> = settings.iter().map(|_| Twins::default()).collect();
+    // The agent's own retrieval before its first request (defaults), the message split
+    // into needs and whole: the share of each task's tools it activates.
+    let mut activation = [Activation::default(), Activation::default()];
     let mut each = Vec::new();
     for task in &tasks {
+        if !task.irrelevant() {
+            for (split, a) in [true, false].into_iter().zip(&mut activation) {
+                let config = toolscout_agent::AgentConfig::builder("eval", "none")
+                    .retrieve_top_k(args.top_k)
+                    .split_needs(split)
+                    .build()?;
+                let (found, needs) = toolscout_agent::retrieve_for(&whole, &config, &task.query);
+                let got = task
+                    .expected
+                    .iter()
+                    .filter(|t| found.tools.contains(t))
+                    .count();
+                a.tasks += 1;
+                a.recall += got as f64 / task.expected.len() as f64;
+                a.all += usize::from(got == task.expected.len());
+                a.tools += found.tools.len();
+                a.needs += needs.len().max(1);
+            }
+        }
         // A no-tool task with its own offered tools searches those alone.
         let own = own_catalog(task, &by_name, embedder.as_ref())?
             .map(|(toolbox, dir)| (ToolboxHost::new(toolbox), dir));
@@ -183,6 +213,11 @@ pub(crate) fn run(
             )
         })
         .collect();
+    let activation_json = |a: &Activation| {
+        json!({"tasks": a.tasks, "recall": share_f(a.recall, a.tasks),
+            "all_found": share(a.all, a.tasks), "mean_tools": share(a.tools, a.tasks),
+            "mean_needs": share(a.needs, a.tasks)})
+    };
     if json_out {
         let row = |(s, f): (&(Option<f32>, Option<f32>), &Twins)| {
             let mut v = json!({"twin_similarity": s.0, "tool_tasks": f.tool_tasks,
@@ -205,7 +240,9 @@ pub(crate) fn run(
             json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins, "margins": margins,
                 "confidence": {"twin_similarity": settings[default_at].0,
                     "with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
-                "floors": floors, "each": each})
+                "floors": floors, "each": each,
+                "activation": {"needs_split": activation_json(&activation[0]),
+                    "whole_message": activation_json(&activation[1])}})
         );
         return Ok(());
     }
@@ -258,7 +295,43 @@ pub(crate) fn run(
     for (floor, required, free) in floors {
         println!("{floor:<8.2} {required:>26.3} {free:>26.3}");
     }
+    println!(
+        "the agent's retrieval before its first request (top {}, its twins and margin): share of each task's tools activated",
+        args.top_k
+    );
+    println!(
+        "{:<24} {:>8} {:>10} {:>10} {:>10}",
+        "", "recall", "all found", "tools", "needs"
+    );
+    for (label, a) in [
+        ("needs split", &activation[0]),
+        ("whole message", &activation[1]),
+    ] {
+        println!(
+            "{label:<24} {:>8.3} {:>10.3} {:>10.2} {:>10.2}",
+            share_f(a.recall, a.tasks),
+            share(a.all, a.tasks),
+            share(a.tools, a.tasks),
+            share(a.needs, a.tasks)
+        );
+    }
     Ok(())
+}
+
+/// The agent's retrieval over the tasks with a right tool.
+#[derive(Default)]
+struct Activation {
+    tasks: usize,
+    /// The sum of each task's share of its tools activated.
+    recall: f64,
+    /// Tasks with all their tools activated.
+    all: usize,
+    tools: usize,
+    needs: usize,
+}
+
+fn share_f(sum: f64, n: usize) -> f64 {
+    if n == 0 { 0.0 } else { sum / n as f64 }
 }
 
 /// How many pairs of `tools` are at least `at` alike.

@@ -106,6 +106,7 @@ pub use host::{
     answer_tool_spec, call_tool_spec,
 };
 pub use message::{FunctionCall, Message, TokenUsage, ToolCall};
+pub use run::retrieve_for;
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 pub use utterances::{UTTERANCES_PER_TOOL, parse_utterances, utterance_prompt, write_utterances};

@@ -348,22 +348,13 @@ async fn retrieve(
         let Message::User { content } = message else {
             continue;
         };
-        let needs = if config.split_needs {
-            crate::needs::split_needs(content)
-        } else {
-            Vec::new()
-        };
-        let found = if needs.len() > 1 {
-            retrieve_needs(rt.host, config, content, &needs)
-        } else {
-            rt.host.retrieve(content, config.retrieve_top_k)
-        };
+        let (found, needs) = retrieve_for(rt.host, config, content);
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
             tools: found.tools.clone(),
             confidence: found.confidence,
-            needs: if needs.len() > 1 { needs } else { Vec::new() },
+            needs,
         });
         let sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
         if Some(i) == last_user {
@@ -378,6 +369,28 @@ async fn retrieve(
         activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
     }
     activated && last_sure
+}
+
+/// What [`Policy::Retrieve`] finds for one user message before the model's request: the
+/// tools to activate, and the needs the message was split into (empty when it asks for
+/// one thing, or [`AgentConfig::split_needs`] is off).
+///
+/// An evaluation calls it to measure retrieval as the agent does it, without a model.
+pub fn retrieve_for(
+    host: &dyn ToolHost,
+    config: &AgentConfig,
+    message: &str,
+) -> (crate::Retrieval, Vec<String>) {
+    let needs = if config.split_needs {
+        crate::needs::split_needs(message)
+    } else {
+        Vec::new()
+    };
+    if needs.len() > 1 {
+        (retrieve_needs(host, config, message, &needs), needs)
+    } else {
+        (host.retrieve(message, config.retrieve_top_k), Vec::new())
+    }
 }
 
 /// How many of each need's best tools [`retrieve_needs`] takes, beside the whole
