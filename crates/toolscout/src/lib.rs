@@ -1,7 +1,7 @@
 //! `toolscout`: let an LLM agent find and use the right tool in a catalog of thousands.
 //!
-//! This facade re-exports the toolscout libraries; with the `cli` feature the package
-//! also builds the `toolscout` binary.
+//! This facade re-exports the toolscout libraries. The `toolscout` command is its own
+//! package, `toolscout-cli` (`cargo install toolscout-cli`).
 //!
 //! | module | crate | feature | what |
 //! |---|---|---|---|
@@ -20,9 +20,9 @@
 //! as well as by words (`.words_only()` turns it off for one toolbox,
 //! `default-features = false` for the build). `transformer` (all-MiniLM-L6-v2 and other
 //! BERT folders, through ndarray), `yaml` (YAML OpenAPI documents), `remote`, `server`,
-//! `mcp-client` (another MCP server's tools, `invoke::mcp_client`), `mcp` and `cli` (the
-//! binary, all of them) are opt-in, so an agent that only needs the core builds no HTTP
-//! server, MCP, command-line parser or linear algebra.
+//! `mcp-client` (another MCP server's tools, `invoke::mcp_client`) and `mcp` are opt-in,
+//! so an agent that only needs the core builds no HTTP server, MCP, command-line parser
+//! or linear algebra.
 //!
 //! An agent over two of the program's own tools is the README's first example (and is
 //! compiled as a test); the pieces:
