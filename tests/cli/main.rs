@@ -150,7 +150,7 @@ fn list_and_identity() {
     let id: serde_json::Value = serde_json::from_str(&env.check(&["identity", "--json"])).unwrap();
     assert_eq!(id["tools_count"], 6);
     assert_eq!(id["protocol_version"], "1.0");
-    let expected = toolscout::spec::identity::toolset_id(&toolscout_catalog::builtin::specs());
+    let expected = toolscout_spec::identity::toolset_id(&toolscout_catalog::builtin::specs());
     assert_eq!(id["server_id"], expected.to_string());
 }
 

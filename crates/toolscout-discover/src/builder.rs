@@ -9,7 +9,7 @@ use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{
     DynTool, HttpConfig, HttpImpl, Implementation, Invoker, NativeTool, SecretStore,
 };
-use toolscout_search::SearchIndex;
+use toolscout_search::{Embedder, SearchIndex};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::openapi;
 
@@ -18,6 +18,16 @@ use crate::{Error, Result, Toolbox};
 /// The bundle a builder puts its tools in, unless [`ToolboxBuilder::bundle`] says
 /// otherwise.
 pub const DEFAULT_BUNDLE: &str = "app";
+
+/// What the index the builder makes ranks by.
+enum Meaning {
+    /// The built-in encoder with the feature `embed`, else words alone.
+    Default,
+    /// Words alone.
+    WordsOnly,
+    /// Words and this embedder.
+    Embedder(Arc<dyn Embedder>),
+}
 
 /// Where an OpenAPI document comes from.
 #[derive(Debug)]
@@ -33,7 +43,14 @@ enum OpenApi {
 /// with the invoker and stores its spec in the catalog under that name. The catalog is
 /// private to the toolbox and gone when the last clone of it is dropped
 /// ([`Catalog::temporary`]) unless [`ToolboxBuilder::directory`] names a directory; the
-/// search index is in memory unless [`ToolboxBuilder::index`] gives one. Tools go into one
+/// search index is in memory unless [`ToolboxBuilder::index`] gives one.
+///
+/// With the feature `embed` (which the `toolscout` library's default features turn on),
+/// the index ranks by meaning as well as by words, with the built-in potion-base-8M
+/// (`toolscout_embed::Encoder::bundled`, a table lookup per token), so "I feel sick, find
+/// me a doctor" finds a tool that books a visit to a physician. [`ToolboxBuilder::embedder`]
+/// chooses another model, [`ToolboxBuilder::words_only`] ranks by words alone; without
+/// the feature, words alone is the default. Tools go into one
 /// bundle, [`DEFAULT_BUNDLE`]; in a directory that already holds them, a tool whose name
 /// the bundle has is left as stored.
 ///
@@ -80,6 +97,7 @@ pub struct ToolboxBuilder {
     builtins: Option<BuiltinConfig>,
     directory: Option<PathBuf>,
     index: Option<SearchIndex>,
+    meaning: Meaning,
     bundle: String,
 }
 
@@ -91,6 +109,14 @@ impl std::fmt::Debug for ToolboxBuilder {
             .field("http", &self.http.len())
             .field("openapi", &self.openapi)
             .field("directory", &self.directory)
+            .field(
+                "meaning",
+                &match &self.meaning {
+                    Meaning::Default => "default",
+                    Meaning::WordsOnly => "words only",
+                    Meaning::Embedder(embedder) => embedder.model(),
+                },
+            )
             .field("bundle", &self.bundle)
             .finish_non_exhaustive()
     }
@@ -106,6 +132,7 @@ impl Default for ToolboxBuilder {
             builtins: None,
             directory: None,
             index: None,
+            meaning: Meaning::Default,
             bundle: DEFAULT_BUNDLE.to_owned(),
         }
     }
@@ -189,10 +216,27 @@ impl ToolboxBuilder {
         self
     }
 
-    /// Uses this search index instead of a new one in memory (e.g. one ranked by
-    /// meaning, [`SearchIndex::with_embedder`]).
+    /// Uses this search index instead of a new one in memory (e.g. one on disk), as it
+    /// is: it ranks by the embedder it was given ([`SearchIndex::with_embedder`]) or by
+    /// words alone, whatever [`embedder`](Self::embedder) or
+    /// [`words_only`](Self::words_only) say.
     pub fn index(mut self, index: SearchIndex) -> Self {
         self.index = Some(index);
+        self
+    }
+
+    /// Ranks searches by this embedder's meaning as well as by words (e.g. a
+    /// `toolscout_embed::Encoder` loaded from a model folder), instead of the built-in
+    /// encoder.
+    pub fn embedder(mut self, embedder: Arc<dyn Embedder>) -> Self {
+        self.meaning = Meaning::Embedder(embedder);
+        self
+    }
+
+    /// Ranks searches by words alone, with no sentence encoder (the default without the
+    /// feature `embed`): a paraphrase that shares no word with a tool does not find it.
+    pub fn words_only(mut self) -> Self {
+        self.meaning = Meaning::WordsOnly;
         self
     }
 
@@ -218,6 +262,7 @@ impl ToolboxBuilder {
             builtins,
             directory,
             index,
+            meaning,
             bundle,
         } = self;
         let mut puts = Vec::new();
@@ -266,12 +311,41 @@ impl ToolboxBuilder {
         if !puts.is_empty() {
             catalog.add_tools(&BundlePut::new(bundle.as_str()), puts)?;
         }
-        let index = match index {
-            Some(index) => index,
-            None => SearchIndex::in_memory()?,
+        let index = match (index, meaning) {
+            (Some(index), _) => index,
+            (None, Meaning::Embedder(embedder)) => {
+                SearchIndex::in_memory()?.with_embedder(embedder)
+            }
+            (None, Meaning::WordsOnly) => SearchIndex::in_memory()?,
+            (None, Meaning::Default) => match built_in_embedder()? {
+                Some(embedder) => SearchIndex::in_memory()?.with_embedder(embedder),
+                None => SearchIndex::in_memory()?,
+            },
         };
         Toolbox::new(catalog, index, invoker)
     }
+}
+
+/// The built-in potion-base-8M, loaded once per process (its table is about 30 MB once
+/// widened to f32) and shared by every toolbox built after.
+#[cfg(feature = "embed")]
+fn built_in_embedder() -> Result<Option<Arc<dyn Embedder>>> {
+    use std::sync::OnceLock;
+    static BUILT_IN: OnceLock<Arc<toolscout_embed::Encoder>> = OnceLock::new();
+    let encoder = match BUILT_IN.get() {
+        Some(encoder) => encoder.clone(),
+        None => {
+            let loaded = Arc::new(toolscout_embed::Encoder::bundled()?);
+            BUILT_IN.get_or_init(|| loaded).clone()
+        }
+    };
+    Ok(Some(encoder))
+}
+
+/// Without the feature `embed` there is no built-in encoder: words alone.
+#[cfg(not(feature = "embed"))]
+fn built_in_embedder() -> Result<Option<Arc<dyn Embedder>>> {
+    Ok(None)
 }
 
 /// The JSON document in `path`.

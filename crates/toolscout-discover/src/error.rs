@@ -20,6 +20,10 @@ pub enum Error {
     /// HTTP template that does not check out).
     #[error(transparent)]
     Invoke(#[from] toolscout_invoke::Error),
+    /// The built-in sentence encoder did not load (feature `embed`).
+    #[cfg(feature = "embed")]
+    #[error(transparent)]
+    Embed(#[from] toolscout_embed::Error),
     /// A file given to a [`crate::ToolboxBuilder`] could not be used.
     #[error("{}: {reason}", path.display())]
     File {

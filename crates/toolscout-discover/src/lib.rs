@@ -2,7 +2,8 @@
 //! the [`Toolbox`] handle behind them.
 //!
 //! * [`Toolbox::builder`] ([`ToolboxBuilder`]) makes a toolbox over the program's own
-//!   native, HTTP and OpenAPI tools, with a private catalog and an in-memory index.
+//!   native, HTTP and OpenAPI tools, with a private catalog and an in-memory index,
+//!   ranked by meaning too with the feature `embed` (the built-in potion-base-8M).
 //! * [`Toolbox`] owns a [`Catalog`](toolscout_catalog::Catalog), its
 //!   [`SearchIndex`](toolscout_search::SearchIndex) and an
 //!   [`Invoker`](toolscout_invoke::Invoker), and keeps the index in step with every

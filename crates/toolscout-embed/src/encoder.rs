@@ -3,8 +3,11 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::calibration::Calibration;
+#[cfg(feature = "transformer")]
 use crate::model::{Bert, Config};
-use crate::st_config::{Pooling, Prompts, pooling, prompts};
+#[cfg(feature = "transformer")]
+use crate::st_config::pooling;
+use crate::st_config::{Pooling, Prompts, prompts};
 use crate::table::{STATIC_MAX_TOKENS, Table, is_static};
 use crate::tokenizer::Tokenizer;
 use crate::{Error, Result};
@@ -28,7 +31,8 @@ pub const GROUP_TOKENS: usize = 512;
 /// `config.json`, e.g. minishlab/potion-base-8M), an f32 or f16 tensor `embeddings`
 /// of a row per token id, and optionally `mapping` (the row of each token id, for a
 /// quantised vocabulary) and `weights` (a factor per token id). A static model costs a
-/// table lookup per token instead of a transformer pass, and ranks less well.
+/// table lookup per token instead of a transformer pass, and ranks less well. A BERT
+/// needs the feature `transformer` (on by default); without it, only static models load.
 /// An `Encoder` is `Send + Sync`; share it behind an `Arc`.
 #[derive(Debug)]
 pub struct Encoder {
@@ -68,13 +72,15 @@ const BUNDLED_CALIBRATION: [(f32, f32); 9] = [
 /// What turns token ids into a vector.
 #[derive(Debug)]
 enum Net {
+    #[cfg(feature = "transformer")]
     Bert(Bert),
     Static(Table),
 }
 
 impl Encoder {
     /// Loads the model in `dir`, a BERT or a static model as its `config.json` says. The
-    /// error names the file, and for weights the tensor, that is missing or wrong.
+    /// error names the file, and for weights the tensor, that is missing or wrong; a BERT
+    /// without the feature `transformer` is [`Error::NeedsTransformer`].
     pub fn load(dir: &Path) -> Result<Encoder> {
         let config_path = dir.join("config.json");
         let tokenizer_path = dir.join("tokenizer.json");
@@ -86,13 +92,8 @@ impl Encoder {
             let vocabulary = table.vocabulary();
             (Net::Static(table), vocabulary, &weights)
         } else {
-            let config = Config::from_file(&config_path)?;
-            let vocab_size = config.vocab_size;
-            (
-                Net::Bert(Bert::load(config, &weights)?.with_pooling(pooling(dir)?)),
-                vocab_size,
-                &config_path,
-            )
+            let (bert, vocab_size) = load_bert(dir, &config_path, &weights)?;
+            (bert, vocab_size, &config_path)
         };
         let tokenizer = Tokenizer::from_file(&tokenizer_path)?;
         check_vocabulary(&tokenizer, &tokenizer_path, vocab_size, vocab_source)?;
@@ -161,6 +162,7 @@ impl Encoder {
             calibration: None,
         };
         encoder.max_tokens = match encoder.net {
+            #[cfg(feature = "transformer")]
             Net::Bert(_) => DEFAULT_MAX_TOKENS,
             Net::Static(_) => STATIC_MAX_TOKENS,
         }
@@ -192,6 +194,7 @@ impl Encoder {
     /// model has no such limit, and takes what the vector cache's header can record.
     fn token_limit(&self) -> usize {
         match &self.net {
+            #[cfg(feature = "transformer")]
             Net::Bert(bert) => bert.config().max_position_embeddings,
             Net::Static(_) => u32::MAX as usize,
         }
@@ -207,7 +210,11 @@ impl Encoder {
 
     /// Whether this is a static model (one vector per word piece), not a BERT.
     pub fn is_static(&self) -> bool {
-        matches!(self.net, Net::Static(_))
+        match self.net {
+            #[cfg(feature = "transformer")]
+            Net::Bert(_) => false,
+            Net::Static(_) => true,
+        }
     }
 
     /// The model's name: the file name of the directory it was loaded from.
@@ -226,6 +233,7 @@ impl Encoder {
     /// `None` for a static model.
     pub fn pooling(&self) -> Option<Pooling> {
         match &self.net {
+            #[cfg(feature = "transformer")]
             Net::Bert(bert) => Some(bert.pooling()),
             Net::Static(_) => None,
         }
@@ -266,6 +274,7 @@ impl Encoder {
     /// The length of every vector.
     pub fn dim(&self) -> usize {
         match &self.net {
+            #[cfg(feature = "transformer")]
             Net::Bert(bert) => bert.config().hidden_size,
             Net::Static(table) => table.dim(),
         }
@@ -282,6 +291,7 @@ impl Encoder {
     pub fn embed_one(&self, text: &str) -> Vec<f32> {
         let ids = self.token_ids(text);
         match &self.net {
+            #[cfg(feature = "transformer")]
             Net::Bert(bert) => bert
                 .embed(std::slice::from_ref(&ids))
                 .pop()
@@ -301,9 +311,17 @@ impl Encoder {
     /// group is run through the model as one stack of tokens, and the groups run in
     /// parallel.
     pub fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
-        let Net::Bert(bert) = &self.net else {
-            return texts.par_iter().map(|text| self.embed_one(text)).collect();
-        };
+        match &self.net {
+            #[cfg(feature = "transformer")]
+            Net::Bert(bert) => self.embed_batch_bert(bert, texts),
+            Net::Static(_) => texts.par_iter().map(|text| self.embed_one(text)).collect(),
+        }
+    }
+
+    /// [`embed_batch`](Self::embed_batch) for a BERT: texts grouped up to
+    /// [`GROUP_TOKENS`] tokens, the groups in parallel.
+    #[cfg(feature = "transformer")]
+    fn embed_batch_bert(&self, bert: &Bert, texts: &[&str]) -> Vec<Vec<f32>> {
         let ids: Vec<Vec<u32>> = texts.par_iter().map(|text| self.token_ids(text)).collect();
         let mut groups = Vec::new();
         let mut start = 0;
@@ -343,6 +361,24 @@ impl toolscout_search::Embedder for Encoder {
     fn calibrate(&self, cosine: f32) -> f32 {
         Encoder::calibrate(self, cosine)
     }
+}
+
+/// The BERT in `dir` (its `config.json` at `config_path`, its weights in `weights`) with
+/// the folder's pooling, and its vocabulary size.
+#[cfg(feature = "transformer")]
+fn load_bert(dir: &Path, config_path: &Path, weights: &Path) -> Result<(Net, usize)> {
+    let config = Config::from_file(config_path)?;
+    let vocab_size = config.vocab_size;
+    let bert = Bert::load(config, weights)?.with_pooling(pooling(dir)?);
+    Ok((Net::Bert(bert), vocab_size))
+}
+
+/// A BERT, refused: this build runs static models only.
+#[cfg(not(feature = "transformer"))]
+fn load_bert(_dir: &Path, config_path: &Path, _weights: &Path) -> Result<(Net, usize)> {
+    Err(Error::NeedsTransformer {
+        path: config_path.to_owned(),
+    })
 }
 
 /// Fails when the tokenizer (read from `tokenizer_path`) gives an id past the model's

@@ -76,6 +76,16 @@ pub enum Error {
         /// What the file's header says, or why it could not be read.
         found: String,
     },
+    /// `config.json` describes a BERT, and this build runs static (model2vec) models only:
+    /// the crate's feature `transformer` is off.
+    #[error(
+        "{}: a BERT model, and this build runs static (model2vec) models only (the `transformer` feature runs BERTs)",
+        path.display()
+    )]
+    NeedsTransformer {
+        /// The model's `config.json`.
+        path: PathBuf,
+    },
     /// A [`Calibration`](crate::Calibration)'s knots are out of order or out of range.
     #[error("calibration: {0}")]
     Calibration(String),

@@ -2,7 +2,8 @@
 //! can rank tools by meaning and not only by shared words.
 //!
 //! [`Encoder`] is a pure-Rust sentence encoder for sentence-transformers'
-//! all-MiniLM-L6-v2 (or any BERT-family sentence-transformers folder): BERT's uncased
+//! all-MiniLM-L6-v2 (or any BERT-family sentence-transformers folder; the feature
+//! `transformer`, on by default, the one that builds `ndarray`): BERT's uncased
 //! WordPiece tokenizer, the transformer's forward pass in f32 (linear layers through
 //! `matrixmultiply`'s sgemm), mean pooling over all tokens or the `[CLS]` row (as the
 //! folder's `1_Pooling/config.json` says, [`Pooling`]) and L2 normalisation, so the dot
@@ -17,12 +18,14 @@
 //! minishlab/potion-base-8M, 30 MB): a text's vector is the normalised mean of its word
 //! pieces' rows (scaled by the model's per-token weights and read through its
 //! vocabulary mapping, when it has them), a table lookup per token instead of a
-//! transformer pass. On BFCL it
+//! transformer pass, and needs no feature. On BFCL it
 //! ranks almost as well as all-MiniLM-L6-v2 (recall@5 0.874 against 0.880, MetaTool
 //! 0.743 against 0.737, `toolscout eval search --limit 1500`).
 //!
 //! With the feature `bundled`, [`Encoder::bundled`] is potion-base-8M built into the
-//! crate (int8, 7.7 MB, MIT licence): meaning without a download. Its cosines run higher
+//! crate (int8, 7.7 MB, MIT licence): meaning without a download. `bundled` without
+//! `transformer` (`default-features = false`) is what the `toolscout` library ranks by
+//! out of the box: static models only, no linear algebra. Its cosines run higher
 //! than MiniLM's, so it carries a [`Calibration`] onto MiniLM's scale, where search's and
 //! the agent's thresholds are set.
 //!
@@ -56,6 +59,7 @@ mod calibration;
 mod encoder;
 mod ensemble;
 mod error;
+#[cfg(feature = "transformer")]
 mod model;
 mod st_config;
 mod table;

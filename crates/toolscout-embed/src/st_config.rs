@@ -36,6 +36,7 @@ pub struct Prompts {
 /// The longest prompt taken: a prompt is an instruction, not a document.
 const MAX_PROMPT_CHARS: usize = 512;
 
+#[cfg(feature = "transformer")]
 #[derive(Deserialize)]
 struct PoolingFile {
     #[serde(default)]
@@ -61,6 +62,7 @@ struct SentenceTransformersFile {
 /// The pooling of the model in `dir`: `1_Pooling/config.json` when it is there, else
 /// mean pooling. A mode this crate does not run, or more than one mode, is an error
 /// naming the file.
+#[cfg(feature = "transformer")]
 pub(crate) fn pooling(dir: &Path) -> Result<Pooling> {
     let path = dir.join("1_Pooling").join("config.json");
     if !path.exists() {

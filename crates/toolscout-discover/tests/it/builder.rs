@@ -119,3 +119,73 @@ fn a_native_tool_given_twice_or_a_missing_openapi_file_is_an_error() {
     };
     assert_eq!(path.to_str(), Some("/nonexistent/petstore.json"));
 }
+
+/// A medical appointment with a physician.
+#[derive(Deserialize, JsonSchema)]
+struct Appointment {
+    /// What is wrong, in the patient's own words.
+    symptoms: String,
+}
+
+/// A tool described in other words than the requests it answers.
+struct BookAppointment;
+
+impl NativeTool for BookAppointment {
+    const NAME: &'static str = "book_appointment";
+    const SUMMARY: &'static str = "Book a medical appointment with a physician";
+    type Args = Appointment;
+    type Output = String;
+
+    async fn call(&self, args: Appointment) -> Result<String, ToolError> {
+        Ok(format!("booked ({})", args.symptoms))
+    }
+}
+
+/// The tools a paraphrase is asked of: the one it means and two it does not.
+fn paraphrase_tools() -> toolscout_discover::ToolboxBuilder {
+    let weather = ToolSpec::builder("get_weather", "Current weather for a city")
+        .build()
+        .unwrap();
+    Toolbox::builder()
+        .native(Add)
+        .native(BookAppointment)
+        .http(weather, HttpImpl::get("https://weather.example.com/now"))
+}
+
+/// The names `query` finds, best first.
+fn found(toolbox: &Toolbox, query: &str) -> Vec<String> {
+    let hits = toolbox
+        .search(&toolscout_search::SearchQuery::new(query))
+        .unwrap();
+    hits.hits
+        .iter()
+        .map(|(tool, _)| tool.spec.name.to_string())
+        .collect()
+}
+
+const PARAPHRASE: &str = "I feel sick, find me a doctor";
+
+#[test]
+fn an_embedder_finds_a_paraphrase_that_words_alone_miss() {
+    let encoder = std::sync::Arc::new(toolscout_embed::Encoder::bundled().unwrap());
+    let by_meaning = paraphrase_tools().embedder(encoder).build().unwrap();
+    assert_eq!(
+        found(&by_meaning, PARAPHRASE).first().map(String::as_str),
+        Some("book_appointment")
+    );
+    let by_words = paraphrase_tools().words_only().build().unwrap();
+    let words = found(&by_words, PARAPHRASE);
+    assert!(!words.iter().any(|n| n == "book_appointment"), "{words:?}");
+}
+
+/// With the feature `embed` (the `toolscout` library's default) the builder's own index
+/// ranks by meaning, with the built-in encoder.
+#[cfg(feature = "embed")]
+#[test]
+fn the_default_index_ranks_by_meaning_with_the_feature_embed() {
+    let toolbox = paraphrase_tools().build().unwrap();
+    assert_eq!(
+        found(&toolbox, PARAPHRASE).first().map(String::as_str),
+        Some("book_appointment")
+    );
+}

@@ -4,11 +4,19 @@
 
 #[cfg(feature = "bundled")]
 mod bundled;
+// The tiny BERT the cache tests write needs the transformer too.
+#[cfg(feature = "transformer")]
 mod cache;
 mod ensemble;
+#[cfg_attr(not(feature = "transformer"), allow(dead_code))]
 mod fixture;
+#[cfg(feature = "transformer")]
 mod forward;
+#[cfg(feature = "transformer")]
 mod reference;
+#[cfg(feature = "transformer")]
 mod st_config;
 mod static_model;
 mod tokenizer;
+#[cfg(not(feature = "transformer"))]
+mod without_transformer;

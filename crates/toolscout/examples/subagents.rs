@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! OPENAI_BASE_URL=http://127.0.0.1:8080/v1 OPENAI_API_KEY=none TOOLSCOUT_MODEL=qwen2.5-coder-1.5b \
-//!     cargo run --release --example subagents -- "Ask the librarian which Rust files are in examples/."
+//!     cargo run --release --example subagents -- "Ask the librarian which Rust files are in crates/toolscout/examples/."
 //! ```
 
 mod common;

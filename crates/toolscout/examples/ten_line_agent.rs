@@ -1,4 +1,6 @@
-//! The ten-line agent: a model finds and calls two of the program's own tools.
+//! The ten-line agent: a model finds and calls the program's own tools. With the default
+//! features the toolbox ranks by meaning too (the built-in potion-base-8M), so "I feel
+//! sick, find me a doctor" reaches `book_appointment`, which shares no word with it.
 //!
 //! Any OpenAI-compatible endpoint works, e.g. llama.cpp's `llama-server` with a small
 //! local model:
@@ -18,13 +20,13 @@ use toolscout::invoke::{NativeTool, ToolError};
 
 /// Where to look the weather up.
 #[derive(Deserialize, JsonSchema)]
-struct City {
+pub(crate) struct City {
     /// The city's name, e.g. "Paris".
     city: String,
 }
 
 /// The current weather of a city (made up here; a real tool would ask a weather API).
-struct GetWeather;
+pub(crate) struct GetWeather;
 
 impl NativeTool for GetWeather {
     const NAME: &'static str = "get_weather";
@@ -39,7 +41,7 @@ impl NativeTool for GetWeather {
 
 /// An email to send.
 #[derive(Deserialize, JsonSchema)]
-struct Email {
+pub(crate) struct Email {
     /// The recipient's address.
     to: String,
     /// What to say.
@@ -47,7 +49,7 @@ struct Email {
 }
 
 /// Sends an email (pretends to, here).
-struct SendEmail;
+pub(crate) struct SendEmail;
 
 impl NativeTool for SendEmail {
     const NAME: &'static str = "send_email";
@@ -60,7 +62,28 @@ impl NativeTool for SendEmail {
     }
 }
 
-/// The agent over the two tools, asked `question` at `base_url`: its answer.
+/// A medical appointment with a physician.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct Appointment {
+    /// What is wrong, in the patient's own words.
+    symptoms: String,
+}
+
+/// Books an appointment (pretends to, here).
+pub(crate) struct BookAppointment;
+
+impl NativeTool for BookAppointment {
+    const NAME: &'static str = "book_appointment";
+    const SUMMARY: &'static str = "Book a medical appointment with a physician";
+    type Args = Appointment;
+    type Output = String;
+
+    async fn call(&self, args: Appointment) -> Result<String, ToolError> {
+        Ok(format!("booked: today at 16:00 ({})", args.symptoms))
+    }
+}
+
+/// The agent over the three tools, asked `question` at `base_url`: its answer.
 pub(crate) async fn ask(
     base_url: &str,
     api_key: &str,
@@ -70,6 +93,7 @@ pub(crate) async fn ask(
     let toolbox = Toolbox::builder()
         .native(GetWeather)
         .native(SendEmail)
+        .native(BookAppointment)
         .build()?;
     let agent = Agent::builder("assistant", model)
         .endpoint(base_url, api_key)

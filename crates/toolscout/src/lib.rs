@@ -1,7 +1,7 @@
 //! `toolscout`: let an LLM agent find and use the right tool in a catalog of thousands.
 //!
-//! This facade re-exports the toolscout libraries; with the `cli` feature the package
-//! also builds the `toolscout` binary.
+//! This facade re-exports the toolscout libraries. The `toolscout` command is its own
+//! package, `toolscout-cli` (`cargo install toolscout-cli`).
 //!
 //! | module | crate | feature | what |
 //! |---|---|---|---|
@@ -11,14 +11,18 @@
 //! | [`invoke`] | `toolscout-invoke` | default | `Invoker`: validated calls of native and HTTP tools |
 //! | [`discover`] | `toolscout-discover` | default | `Toolbox` (and its builder) and the `discover_*` meta-tools |
 //! | [`agent`] | `toolscout-agent` | default | `Agent` (and its builder): the loop over an OpenAI-compatible endpoint |
-//! | `embed` | `toolscout-embed` | `embed` | `Encoder`: a sentence encoder, so search ranks by meaning too |
+//! | `embed` | `toolscout-embed` | `embed` (default; `transformer` adds BERTs) | `Encoder`: a sentence encoder, so search ranks by meaning too |
 //! | `remote` | `toolscout-remote` | `remote` | `RemoteCatalog`: other toolscout servers' tools, as a client |
 //! | `server` | `toolscout-server` | `server` (`mcp` adds MCP) | HTTP manifest, REST, JSON-RPC, MCP and the web console |
 //!
-//! The default features are the library core; `yaml` (YAML OpenAPI documents), `embed`,
-//! `remote`, `server`, `mcp-client` (another MCP server's tools,
-//! `invoke::mcp_client`), `mcp` and `cli` (the binary, all of them) are opt-in, so an agent that only needs the core
-//! builds no HTTP server, MCP, command-line parser or linear algebra.
+//! The default features are the library core and `embed`: the built-in potion-base-8M
+//! (7.7 MB, a table lookup per token), with which `Toolbox::builder()` ranks by meaning
+//! as well as by words (`.words_only()` turns it off for one toolbox,
+//! `default-features = false` for the build). `transformer` (all-MiniLM-L6-v2 and other
+//! BERT folders, through ndarray), `yaml` (YAML OpenAPI documents), `remote`, `server`,
+//! `mcp-client` (another MCP server's tools, `invoke::mcp_client`) and `mcp` are opt-in,
+//! so an agent that only needs the core builds no HTTP server, MCP, command-line parser
+//! or linear algebra.
 //!
 //! An agent over two of the program's own tools is the README's first example (and is
 //! compiled as a test); the pieces:
