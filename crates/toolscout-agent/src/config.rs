@@ -191,8 +191,10 @@ pub struct AgentConfig {
     /// `ungrounded_arguments` error that tells the model to ask the user instead. The
     /// check is lenient: a text passes when one of its words was said, a number when it
     /// was said (as digits, a word, or a percentage) or is 0 or 1, a list or object when
-    /// one of its parts passes; `enum`, `const` and `default` values, booleans and optional
-    /// parameters always pass. Discover tools, `answer` and sub-agents are not checked.
+    /// one of its parts passes; what the user implied passes too (a code for a named
+    /// thing: "en" for English, "JP" for Japan, "MSFT" for Microsoft; a number in another
+    /// unit; a date when the user named the day: "tomorrow"); `enum`, `const` and
+    /// `default` values, booleans and optional parameters always pass. Discover tools, `answer` and sub-agents are not checked.
     /// The same call made again unchanged runs: the model confirms a value the user gave
     /// in other words ("the capital of France" called as "Paris"). On by default.
     ///

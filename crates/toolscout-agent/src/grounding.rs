@@ -9,7 +9,12 @@
 //! passes: a text passes when one of its words (or numbers) was said, a number when it
 //! was said (as digits, as a word up to twenty, or as a percentage) or is 0 or 1 (which
 //! "a month" or "the next week" say without a digit), a list or object when one of its
-//! parts passes. Values the schema itself offers (an `enum` member, the
+//! parts passes. What the user implied passes too: a code for a named thing ("en" for
+//! English, "JP" for Japan, "USD" for US dollars, "MSFT" for Microsoft: a short run of
+//! letters each in one said word that starts with the same letter, or the initials of
+//! words said together), a number in another unit (2 hours as 120 minutes, 10 miles as
+//! 16.09 km, 20 °C as 68 °F) and a date when the user named a day without one
+//! ("tomorrow", "next Friday"). Values the schema itself offers (an `enum` member, the
 //! `const`, the `default`), booleans and null always pass, and only required parameters
 //! are checked: an optional one the model fills is its own choice.
 
@@ -92,7 +97,28 @@ const MAX_QUOTED_CHARS: usize = 60;
 pub(crate) struct Grounds {
     words: HashSet<String>,
     numbers: Vec<f64>,
+    /// The first letters of consecutive words, per run of up to [`MAX_CODE_LETTERS`]
+    /// ("us dollars" is "ud"): codes made of initials.
+    initials: HashSet<String>,
+    /// A day was named without its date ("tomorrow", "next Friday").
+    relative_day: bool,
 }
+
+/// The longest code for a named thing, in letters ("AAPL", "GOOGL").
+const MAX_CODE_LETTERS: usize = 5;
+
+/// Words that name a day without its date.
+const RELATIVE_DAYS: [&str; 14] = [
+    "today", "tonight", "tomorrow", "yesterday", "weekend", "week", "month", "monday",
+    "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+];
+
+/// What one unit is in another, for the conversions a user leaves to the model: time,
+/// length, mass, volume, data, and percentages.
+const UNIT_FACTORS: [f64; 20] = [
+    60.0, 3600.0, 24.0, 7.0, 12.0, 30.0, 365.0, 52.0, 100.0, 1000.0, 1024.0, 1.609344,
+    2.54, 0.3048, 0.9144, 0.453592, 28.3495, 3.78541, 0.0283495, 1e6,
+];
 
 impl Grounds {
     /// The grounds of a conversation: its user messages and tool results, newest first,
@@ -119,9 +145,24 @@ impl Grounds {
     }
 
     fn add(&mut self, text: &str) {
+        let mut run: Vec<char> = Vec::new();
         for token in tokens(text) {
             if let Some(n) = number_word(&token) {
                 self.numbers.push(n);
+            }
+            self.relative_day |= RELATIVE_DAYS.contains(&stem(&token));
+            // Initials of up to five consecutive words of letters.
+            match token.chars().next() {
+                Some(first) if first.is_alphabetic() => {
+                    if run.len() == MAX_CODE_LETTERS {
+                        run.remove(0);
+                    }
+                    run.push(first);
+                    for start in 0..run.len().saturating_sub(1) {
+                        self.initials.insert(run[start..].iter().collect());
+                    }
+                }
+                _ => run.clear(),
             }
             self.words.insert(stem(&token).to_owned());
         }
@@ -143,6 +184,17 @@ impl Grounds {
         {
             return true;
         }
+        // A number said in another unit: the model rounds what it converts.
+        let rounded = |m: f64| (m - n).abs() <= 0.01 * n;
+        if self.numbers.iter().any(|m| {
+            UNIT_FACTORS
+                .iter()
+                .any(|f| rounded(m * f) || rounded(m / f))
+                || rounded(m * 9.0 / 5.0 + 32.0)
+                || rounded((m - 32.0) * 5.0 / 9.0)
+        }) {
+            return true;
+        }
         // A total, a difference, a product or a ratio of two numbers that were said
         // ("20 minutes and 15 minutes" is 35).
         let said = &self.numbers[..self.numbers.len().min(MAX_DERIVED)];
@@ -158,7 +210,48 @@ impl Grounds {
     }
 
     fn has_word(&self, token: &str) -> bool {
-        self.words.contains(stem(token)) || number(token).is_some_and(|n| self.has_number(n))
+        self.words.contains(stem(token))
+            || number(token).is_some_and(|n| self.has_number(n))
+            || self.has_code(token)
+    }
+
+    /// Whether `token` is a code for something said: two to five letters, each in one
+    /// said word that starts with the same letter ("jp" in "japan", "aapl" in "apple"),
+    /// the initials of words said together ("usd" for "United States dollars"), or a
+    /// said word followed by the start of another ("usd" for "US dollars").
+    fn has_code(&self, token: &str) -> bool {
+        let letters = token.chars().count();
+        if !(2..=MAX_CODE_LETTERS).contains(&letters) || !token.chars().all(char::is_alphabetic)
+        {
+            return false;
+        }
+        if self.initials.contains(token) {
+            return true;
+        }
+        let Some(first) = token.chars().next() else {
+            return false;
+        };
+        self.words.iter().any(|word| {
+            word.chars().count() > letters
+                && word.starts_with(first)
+                && token.chars().all(|c| word.contains(c))
+        }) || self.has_code_across(token)
+    }
+
+    /// "usd" as "us" and "dollars": a said word that the code starts with, then a said
+    /// word that starts with the rest.
+    fn has_code_across(&self, token: &str) -> bool {
+        (1..token.len()).any(|cut| {
+            token.is_char_boundary(cut)
+                && self.words.contains(&token[..cut])
+                && self.words.iter().any(|w| w.len() > 1 && w.starts_with(&token[cut..]))
+        })
+    }
+
+    /// A date ("2026-11-28", "11/28") when a day was named without one.
+    fn is_relative_date(&self, text: &str) -> bool {
+        let digits: Vec<String> = tokens(text).filter(|t| number(t).is_some()).collect();
+        self.relative_day && digits.len() >= 2 && tokens(text).count() <= 7
     }
 
     fn grounds(&self, value: &Value, schema: Option<&Value>, depth: usize) -> bool {
@@ -180,7 +273,9 @@ impl Grounds {
             Value::String(text) => {
                 let mut words = tokens(text).peekable();
                 // Nothing but punctuation invents nothing.
-                words.peek().is_none() || words.any(|w| self.has_word(&w))
+                words.peek().is_none()
+                    || words.any(|w| self.has_word(&w))
+                    || self.is_relative_date(text)
             }
             Value::Array(items) => {
                 let item_schema = schema.and_then(|s| s.get("items"));
@@ -374,9 +469,9 @@ mod tests {
         for n in [6000.0, 14.0, 12002.0, 86.5] {
             assert!(grounds.has_number(n), "{n}");
         }
-        // Not said, and not a pair's total, difference, product or ratio ("12,000" is
-        // not 12).
-        for n in [3.0, 2e-7, 4.25, 12.0, 11.0] {
+        // Not said, not a pair's total, difference, product or ratio, and not in another
+        // unit (12 is: 12,000 g in kg, or half a day in hours).
+        for n in [3.0, 2e-7, 4.25, 13.0, 11.0] {
             assert!(!grounds.has_number(n), "{n}");
         }
         let measure = spec(json!({
@@ -449,6 +544,52 @@ mod tests {
         assert!(grounds.has_word("newest"));
         assert!(grounds.has_word("early"));
         assert!(!grounds.has_word("late"));
+    }
+
+    #[test]
+    fn codes_for_named_things_pass_and_unrelated_codes_do_not() {
+        let grounds = Grounds::of(&user(
+            "Translate it to English, price it in US dollars and euros, quote Microsoft and Apple in Japan",
+        ));
+        for code in ["en", "EN", "USD", "EUR", "MSFT", "AAPL", "JP", "jpn", "en-US"] {
+            let tool = spec(json!({"type": "object",
+                "properties": {"code": {"type": "string"}}, "required": ["code"]}));
+            assert!(
+                grounds.ungrounded(&tool, &json!({"code": code})).is_empty(),
+                "{code}"
+            );
+        }
+        // Letters of no said word that starts with the same letter.
+        for code in ["GBP", "fr", "NFLX", "kr"] {
+            assert!(!grounds.has_word(&code.to_lowercase()), "{code}");
+        }
+        // Initials of words said together.
+        let grounds = Grounds::of(&user("the price in United Kingdom pounds"));
+        assert!(grounds.has_word("ukp"));
+        assert!(!grounds.has_word("xyz"));
+    }
+
+    #[test]
+    fn numbers_in_another_unit_pass() {
+        let grounds = Grounds::of(&user("a 2 hour drive of 10 miles at 20 degrees Celsius"));
+        // 120 minutes, 7,200 seconds, 16.09 km (rounded), 68 °F.
+        for n in [120.0, 7200.0, 16.09, 16.1, 68.0] {
+            assert!(grounds.has_number(n), "{n}");
+        }
+        for n in [17.5, 99.0, 45.0] {
+            assert!(!grounds.has_number(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn a_date_passes_when_the_user_named_the_day_without_it() {
+        let tool = spec(json!({"type": "object",
+            "properties": {"date": {"type": "string"}}, "required": ["date"]}));
+        let args = json!({"date": "2026-11-28"});
+        let said = Grounds::of(&user("Book a table for tomorrow evening"));
+        assert!(said.ungrounded(&tool, &args).is_empty());
+        let unsaid = Grounds::of(&user("Book a table somewhere nice"));
+        assert_eq!(unsaid.ungrounded(&tool, &args), ["date"]);
     }
 
     #[test]
