@@ -92,6 +92,10 @@ pub(crate) struct ActivationArgs {
     /// same call made again runs.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub(crate) ground_arguments: bool,
+    /// When the model answers a request of several needs after serving only some, put
+    /// the first need left to it once more (at most four times a run).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub(crate) follow_needs: bool,
     /// How alike in meaning (0–1) a retrieved tool may be to a better one before it is
     /// dropped as a near-duplicate; 1 keeps them all.
     #[arg(long, default_value_t = DEFAULT_TWIN_SIMILARITY, value_parser = unit_interval)]
@@ -125,6 +129,7 @@ impl ActivationArgs {
             .confidence_floor(self.confidence_floor)
             .fit_check(self.fit_check)
             .ground_arguments(self.ground_arguments)
+            .follow_needs(self.follow_needs)
     }
 
     /// Applies the host-side options (twins and margin) to a host.

@@ -220,6 +220,18 @@ pub struct AgentConfig {
     /// gets a tool for each. On by default.
     #[serde(default = "default_split_needs")]
     pub split_needs: bool,
+    /// Under [`Policy::Retrieve`], when the model answers a request of several needs
+    /// (see [`split_needs`](Self::split_needs)) after a successful call, and a need
+    /// whose own search was sure has had none of its tools called, the answer is not
+    /// final: the need is put to the model once more, in a system message ("The request
+    /// also asks: …"), and the run goes on (at most four times a run); under
+    /// [`ToolChoice::RequiredAfterActivation`] that request requires a call (the answer
+    /// tool declines). Its answer is final once no such need is left.
+    ///
+    /// **Rationale:** a small model given a request of three things calls the tool for
+    /// the first and answers; the tools for the others are in its array, unused.
+    #[serde(default = "default_follow_needs")]
+    pub follow_needs: bool,
     /// In which order a batch of retrieved or found tools is appended.
     #[serde(default)]
     pub activation_order: ActivationOrder,
@@ -259,6 +271,10 @@ fn default_confidence_floor() -> f32 {
 pub const DEFAULT_CONFIDENCE_FLOOR: f32 = 0.3;
 
 fn default_ground_arguments() -> bool {
+    true
+}
+
+fn default_follow_needs() -> bool {
     true
 }
 
@@ -306,6 +322,7 @@ impl AgentConfig {
                 fit_check: false,
                 ground_arguments: default_ground_arguments(),
                 split_needs: default_split_needs(),
+                follow_needs: default_follow_needs(),
                 activation_order: ActivationOrder::default(),
                 stream: true,
                 max_depth: 2,
@@ -400,6 +417,12 @@ impl AgentConfigBuilder {
     /// [`AgentConfig::split_needs`]).
     pub fn split_needs(mut self, split: bool) -> Self {
         self.config.split_needs = split;
+        self
+    }
+    /// Sets whether an answer that leaves a need of the request unserved is followed up
+    /// (see [`AgentConfig::follow_needs`]).
+    pub fn follow_needs(mut self, follow: bool) -> Self {
+        self.config.follow_needs = follow;
         self
     }
     /// Sets the retrieval confidence below which no call is required (see

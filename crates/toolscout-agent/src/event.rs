@@ -112,6 +112,19 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         needs: Vec<String>,
     },
+    /// The model answered a request of several needs after serving only some, and was
+    /// asked once more for the first need left (see
+    /// [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)).
+    NeedFollowedUp {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The need, as the request states it.
+        need: String,
+        /// The tools found for it (activated again if they had left the array).
+        tools: Vec<String>,
+    },
     /// The model was asked whether a retrieved tool does what the message asks (see
     /// [`AgentConfig::fit_check`](crate::AgentConfig::fit_check)).
     FitChecked {

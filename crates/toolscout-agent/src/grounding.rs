@@ -18,7 +18,7 @@
 //! `const`, the `default`), booleans and null always pass, and only required parameters
 //! are checked: an optional one the model fills is its own choice.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -95,7 +95,7 @@ const MAX_QUOTED_CHARS: usize = 60;
 /// The words and numbers of what the user said and the tools returned.
 #[derive(Debug, Default)]
 pub(crate) struct Grounds {
-    words: HashSet<String>,
+    words: BTreeSet<String>,
     numbers: Vec<f64>,
     /// The first letters of consecutive words, per run of up to [`MAX_CODE_LETTERS`]
     /// ("us dollars" is "ud"): codes made of initials.
@@ -104,20 +104,37 @@ pub(crate) struct Grounds {
     relative_day: bool,
 }
 
+/// The fewest letters two forms of a word share ([`Grounds::has_word_form`]).
+const MIN_FORM_STEM: usize = 4;
+/// The most letters an ending may differ by ("-ing", "-ed", "-ies").
+const MAX_FORM_ENDING: usize = 3;
+
 /// The longest code for a named thing, in letters ("AAPL", "GOOGL").
 const MAX_CODE_LETTERS: usize = 5;
 
 /// Words that name a day without its date.
 const RELATIVE_DAYS: [&str; 14] = [
-    "today", "tonight", "tomorrow", "yesterday", "weekend", "week", "month", "monday",
-    "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "today",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "weekend",
+    "week",
+    "month",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 /// What one unit is in another, for the conversions a user leaves to the model: time,
 /// length, mass, volume, data, and percentages.
 const UNIT_FACTORS: [f64; 20] = [
-    60.0, 3600.0, 24.0, 7.0, 12.0, 30.0, 365.0, 52.0, 100.0, 1000.0, 1024.0, 1.609344,
-    2.54, 0.3048, 0.9144, 0.453592, 28.3495, 3.78541, 0.0283495, 1e6,
+    60.0, 3600.0, 24.0, 7.0, 12.0, 30.0, 365.0, 52.0, 100.0, 1000.0, 1024.0, 1.609344, 2.54,
+    0.3048, 0.9144, 0.453592, 28.3495, 3.78541, 0.0283495, 1e6,
 ];
 
 impl Grounds {
@@ -211,8 +228,32 @@ impl Grounds {
 
     fn has_word(&self, token: &str) -> bool {
         self.words.contains(stem(token))
+            || self.has_word_form(token)
             || number(token).is_some_and(|n| self.has_number(n))
             || self.has_code(token)
+    }
+
+    /// Whether another form of `token` was said: a word that shares its start, all but
+    /// at most three letters of the shorter one, and at least four ("grilling" for
+    /// "grilled", "cooking" for "cook"; "gripping" is not "grilled").
+    fn has_word_form(&self, token: &str) -> bool {
+        let letters: Vec<char> = token.chars().collect();
+        if letters.len() < MIN_FORM_STEM || !letters.iter().all(|c| c.is_alphabetic()) {
+            return false;
+        }
+        let start: String = letters[..MIN_FORM_STEM].iter().collect();
+        self.words
+            .range(start.clone()..)
+            .take_while(|w| w.starts_with(&start))
+            .any(|word| {
+                let shared = word
+                    .chars()
+                    .zip(&letters)
+                    .take_while(|(a, b)| a == *b)
+                    .count();
+                let shorter = word.chars().count().min(letters.len());
+                shared >= MIN_FORM_STEM && shared + MAX_FORM_ENDING >= shorter
+            })
     }
 
     /// Whether `token` is a code for something said: two to five letters, each in one
@@ -221,8 +262,7 @@ impl Grounds {
     /// said word followed by the start of another ("usd" for "US dollars").
     fn has_code(&self, token: &str) -> bool {
         let letters = token.chars().count();
-        if !(2..=MAX_CODE_LETTERS).contains(&letters) || !token.chars().all(char::is_alphabetic)
-        {
+        if !(2..=MAX_CODE_LETTERS).contains(&letters) || !token.chars().all(char::is_alphabetic) {
             return false;
         }
         if self.initials.contains(token) {
@@ -244,7 +284,10 @@ impl Grounds {
         (1..token.len()).any(|cut| {
             token.is_char_boundary(cut)
                 && self.words.contains(&token[..cut])
-                && self.words.iter().any(|w| w.len() > 1 && w.starts_with(&token[cut..]))
+                && self
+                    .words
+                    .iter()
+                    .any(|w| w.len() > 1 && w.starts_with(&token[cut..]))
         })
     }
 
@@ -547,11 +590,26 @@ mod tests {
     }
 
     #[test]
+    fn other_forms_of_a_said_word_pass() {
+        let grounds = Grounds::of(&user("Prepare a grilled chicken dish, cooked daily"));
+        for word in ["grilling", "grill", "cooking", "cook", "dishes", "chickens"] {
+            assert!(grounds.has_word(word), "{word}");
+        }
+        // Sharing three letters is not enough: "preview" is not "prepare", "gripping"
+        // not "grilled".
+        for word in ["preview", "gripping", "grave"] {
+            assert!(!grounds.has_word(word), "{word}");
+        }
+    }
+
+    #[test]
     fn codes_for_named_things_pass_and_unrelated_codes_do_not() {
         let grounds = Grounds::of(&user(
             "Translate it to English, price it in US dollars and euros, quote Microsoft and Apple in Japan",
         ));
-        for code in ["en", "EN", "USD", "EUR", "MSFT", "AAPL", "JP", "jpn", "en-US"] {
+        for code in [
+            "en", "EN", "USD", "EUR", "MSFT", "AAPL", "JP", "jpn", "en-US",
+        ] {
             let tool = spec(json!({"type": "object",
                 "properties": {"code": {"type": "string"}}, "required": ["code"]}));
             assert!(

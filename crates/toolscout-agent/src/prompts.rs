@@ -20,6 +20,10 @@ pub const FIT_CHECK: &str = include_str!("../prompts/agent_fit_check.md");
 /// The question of the [fit check](crate::AgentConfig::fit_check): `{request}` is the
 /// user's message, `{tools}` one line per retrieved tool.
 pub const FIT_QUESTION: &str = include_str!("../prompts/agent_fit_question.md");
+/// Put to the model when it answers a request of several needs after serving only some
+/// (see [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)): `{need}` is the
+/// first need left, as the request states it.
+pub const FOLLOW_NEED: &str = include_str!("../prompts/agent_follow_need.md");
 /// The request for a tool's [utterances](crate::write_utterances): `{name}`,
 /// `{description}` and `{parameters}` (the parameter names) are filled in.
 pub const UTTERANCES: &str = include_str!("../prompts/utterances.md");

@@ -94,16 +94,20 @@ struct Forcing {
     forced: u32,
     /// The endpoint refused a request that said `required`: no more are made.
     refused: bool,
+    /// A need left unserved was just put to the model (see
+    /// [`AgentConfig::follow_needs`]): its tools are sure, so the next request requires
+    /// a call even after earlier calls (the answer tool still declines).
+    follow_up: bool,
 }
 
 impl Forcing {
     /// Whether the next request says `tool_choice: "required"`; counts it if so.
     fn next_request(&mut self, config: &AgentConfig) -> bool {
         let force = config.tool_choice == ToolChoice::RequiredAfterActivation
-            && self.activated
-            && !self.acted
-            && self.forced < MAX_FORCED_REQUESTS;
+            && ((self.activated && !self.acted && self.forced < MAX_FORCED_REQUESTS)
+                || self.follow_up);
         self.activated = false;
+        self.follow_up = false;
         self.forced += u32::from(force);
         force
     }
@@ -123,15 +127,31 @@ pub(crate) fn run_loop<'a>(
         // The tools a run starts with are the meta tools (discover, call_tool, answer)
         // and sub-agents; a successful call of anything else is a real action.
         let meta: Vec<String> = initial.iter().map(|t| t.name.to_string()).collect();
+        // A request that requires a call leaves out the tools that only find tools: the
+        // model must then call one of the tools it was given, or answer (a small model
+        // told to call something calls `discover_tools` and writes the call as text).
+        let finders: Vec<String> = meta
+            .iter()
+            .filter(|name| {
+                name.as_str() != ANSWER_TOOL && !rt.subagents.iter().any(|a| a.name == **name)
+            })
+            .cloned()
+            .collect();
         let mut tools = ToolSet::new(initial, config.activation_cap);
         let mut forcing = Forcing::default();
         let mut usage = TokenUsage::default();
+        // The needs of a request of several that no call has served yet.
+        let mut pending: Vec<Need> = Vec::new();
         if config.policy == Policy::Retrieve {
-            forcing.activated = retrieve(
+            (forcing.activated, pending) = retrieve(
                 rt, config, depth, &mut tools, &messages, &mut usage, &cancel,
             )
             .await;
+            if !config.follow_needs {
+                pending.clear();
+            }
         }
+        let mut follow_ups = 0u32;
         // Calls `ground_arguments` refused: made again unchanged, they run.
         let refused = std::sync::Mutex::new(std::collections::HashSet::new());
         let mut steps = 0u32;
@@ -163,7 +183,7 @@ pub(crate) fn run_loop<'a>(
                 step: steps,
             });
             let force = forcing.next_request(config) && !forcing.refused;
-            let mut body = request_body(config, &messages, &tools, force);
+            let mut body = request_body(config, &messages, &tools, force.then_some(&finders[..]));
             let emitter = rt.emitter.clone();
             let on_text = |text: &str| {
                 emitter.emit(AgentEvent::TextDelta {
@@ -188,7 +208,7 @@ pub(crate) fn run_loop<'a>(
             {
                 tracing::warn!(parent: &span, error = %e, "the endpoint refused a required tool call; asking again without");
                 forcing.refused = true;
-                body = request_body(config, &messages, &tools, false);
+                body = request_body(config, &messages, &tools, None);
                 result = tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
@@ -231,6 +251,27 @@ pub(crate) fn run_loop<'a>(
                 tool_calls: completion.tool_calls.clone(),
             });
             if completion.tool_calls.is_empty() {
+                // A request of several needs answered after serving only some: the
+                // first need left is put to the model once more.
+                if forcing.acted
+                    && follow_ups < MAX_FOLLOW_UPS
+                    && let Some(need) = (!pending.is_empty()).then(|| pending.remove(0))
+                {
+                    follow_ups += 1;
+                    forcing.follow_up = true;
+                    activate(rt, config, depth, &mut tools, &need.tools);
+                    rt.emitter.emit(AgentEvent::NeedFollowedUp {
+                        agent: agent.clone(),
+                        depth,
+                        need: need.text.clone(),
+                        tools: need.tools.clone(),
+                    });
+                    messages.push(Message::system(fill(
+                        crate::prompts::FOLLOW_NEED.trim_end(),
+                        &[("{need}", need.text.trim())],
+                    )));
+                    continue;
+                }
                 let text = content.unwrap_or_default();
                 rt.emitter.emit(AgentEvent::FinalAnswer {
                     agent: agent.clone(),
@@ -266,7 +307,11 @@ pub(crate) fn run_loop<'a>(
                     continue;
                 }
                 tools.touch(&done.tool);
-                forcing.acted |= done.outcome.is_ok() && !meta.contains(&done.tool);
+                let real = done.outcome.is_ok() && !meta.contains(&done.tool);
+                forcing.acted |= real;
+                if real {
+                    pending.retain(|need| !need.tools.contains(&done.tool));
+                }
                 let found = done.outcome.found.iter().take(config.activate_hits);
                 let names: Vec<String> = done
                     .outcome
@@ -338,24 +383,33 @@ async fn retrieve(
     messages: &[Message],
     usage: &mut TokenUsage,
     cancel: &CancellationToken,
-) -> bool {
+) -> (bool, Vec<Need>) {
     let last_user = messages
         .iter()
         .rposition(|m| matches!(m, Message::User { .. }));
     let mut activated = false;
     let mut last_sure = false;
+    let mut pending = Vec::new();
     for (i, message) in messages.iter().enumerate() {
         let Message::User { content } = message else {
             continue;
         };
-        let (found, needs) = retrieve_for(rt.host, config, content);
+        let needs = if config.split_needs {
+            crate::needs::split_needs(content)
+        } else {
+            Vec::new()
+        };
+        let (found, sure_needs) = retrieve_split(rt.host, config, content, &needs);
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
             tools: found.tools.clone(),
             confidence: found.confidence,
-            needs,
+            needs: if needs.len() > 1 { needs } else { Vec::new() },
         });
+        if Some(i) == last_user {
+            pending = sure_needs;
+        }
         let sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
         if Some(i) == last_user {
             last_sure = sure
@@ -368,7 +422,10 @@ async fn retrieve(
         }
         activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
     }
-    activated && last_sure
+    if !last_sure {
+        pending.clear();
+    }
+    (activated && last_sure, pending)
 }
 
 /// What [`Policy::Retrieve`] finds for one user message before the model's request: the
@@ -386,8 +443,20 @@ pub fn retrieve_for(
     } else {
         Vec::new()
     };
+    let (found, _) = retrieve_split(host, config, message, &needs);
+    let needs = if needs.len() > 1 { needs } else { Vec::new() };
+    (found, needs)
+}
+
+/// [`retrieve_for`] with the needs already split, and the sure ones with their tools.
+fn retrieve_split(
+    host: &dyn ToolHost,
+    config: &AgentConfig,
+    message: &str,
+    needs: &[String],
+) -> (crate::Retrieval, Vec<Need>) {
     if needs.len() > 1 {
-        (retrieve_needs(host, config, message, &needs), needs)
+        retrieve_needs(host, config, message, needs)
     } else {
         (host.retrieve(message, config.retrieve_top_k), Vec::new())
     }
@@ -407,16 +476,16 @@ fn retrieve_needs(
     config: &AgentConfig,
     message: &str,
     needs: &[String],
-) -> crate::Retrieval {
+) -> (crate::Retrieval, Vec<Need>) {
     let whole = host.retrieve(message, config.retrieve_top_k);
-    let parts: Vec<crate::Retrieval> = needs
+    let parts: Vec<(&String, crate::Retrieval)> = needs
         .iter()
-        .map(|need| host.retrieve(need, PER_NEED))
-        .filter(|r| !r.is_below(config.confidence_floor))
+        .map(|need| (need, host.retrieve(need, PER_NEED)))
+        .filter(|(_, r)| !r.tools.is_empty() && !r.is_below(config.confidence_floor))
         .collect();
     let limit = (config.retrieve_top_k + PER_NEED * needs.len()).min(config.activation_cap);
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
-        .chain(parts.iter().map(|r| r.tools.as_slice()))
+        .chain(parts.iter().map(|(_, r)| r.tools.as_slice()))
         .collect();
     let mut tools: Vec<String> = Vec::new();
     let deepest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
@@ -433,11 +502,37 @@ fn retrieve_needs(
         }
     }
     let confidence = std::iter::once(&whole)
-        .chain(&parts)
+        .chain(parts.iter().map(|(_, r)| r))
         .filter_map(|r| r.confidence)
         .reduce(f32::max);
-    crate::Retrieval { tools, confidence }
+    let sure = parts
+        .iter()
+        .map(|(need, r)| Need {
+            text: (*need).clone(),
+            tools: r
+                .tools
+                .iter()
+                .filter(|t| tools.contains(t))
+                .cloned()
+                .collect(),
+        })
+        .filter(|need| !need.tools.is_empty())
+        .collect();
+    (crate::Retrieval { tools, confidence }, sure)
 }
+
+/// One need of a request of several, whose own search was sure: the tools found for it
+/// (all activated), so that the run can tell whether a call has served it.
+#[derive(Debug, Clone)]
+pub(crate) struct Need {
+    /// The need, as the request states it.
+    text: String,
+    /// Its best tools.
+    tools: Vec<String>,
+}
+
+/// The most follow-ups one run makes (see [`AgentConfig::follow_needs`]).
+const MAX_FOLLOW_UPS: u32 = 4;
 
 /// The longest user message the fit check quotes, in characters.
 const FIT_REQUEST_CHARS: usize = 2_000;
@@ -607,7 +702,7 @@ fn request_body(
     config: &AgentConfig,
     messages: &[Message],
     tools: &ToolSet,
-    force: bool,
+    force: Option<&[String]>,
 ) -> Map<String, Value> {
     let mut body = config.request_params.clone();
     for key in ["stream", "stream_options", "tools"] {
@@ -615,12 +710,17 @@ fn request_body(
     }
     body.insert("model".to_owned(), json!(config.model));
     body.insert("messages".to_owned(), json!(messages));
-    let tools = tools.to_openai();
+    // Forced, without the finders: unless nothing else would be left.
+    let forced = force
+        .map(|hidden| tools.to_openai_without(hidden))
+        .filter(|left| !left.is_empty());
+    let required = forced.is_some();
+    let tools = forced.unwrap_or_else(|| tools.to_openai());
     if tools.is_empty() {
         body.remove("tool_choice");
     } else {
         body.insert("tools".to_owned(), Value::Array(tools));
-        if force {
+        if required {
             body.insert("tool_choice".to_owned(), json!("required"));
         }
     }

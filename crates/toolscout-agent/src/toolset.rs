@@ -74,6 +74,15 @@ impl ToolSet {
             .collect()
     }
 
+    /// The tools array without the tools named in `hidden`.
+    pub(crate) fn to_openai_without(&self, hidden: &[String]) -> Vec<Value> {
+        self.entries
+            .iter()
+            .filter(|e| !hidden.iter().any(|h| h == e.spec.name.as_str()))
+            .map(|e| to_openai_named(&e.spec, &e.alias, false))
+            .collect()
+    }
+
     /// Tool names in array order.
     pub(crate) fn names(&self) -> Vec<String> {
         self.entries

@@ -202,3 +202,56 @@ async fn a_value_a_tool_returned_grounds_a_later_call() {
         ]
     );
 }
+
+/// What the user implied is grounded (#41 item 4): "2 minutes" passed as 120 seconds, and
+/// "English" as the code "en", run at the first call; the call is not refused and no
+/// second one is needed.
+#[tokio::test]
+async fn a_converted_value_and_a_code_for_a_named_thing_run_at_once() {
+    let timer = toolscout_spec::ToolSpec::builder(
+        "set_timer",
+        "Set a timer that rings after a while",
+    )
+    .parameters(serde_json::json!({
+        "type": "object",
+        "properties": {
+            "seconds": {"type": "integer"},
+            "language": {"type": "string", "description": "ISO 639-1 code of the spoken alert"}
+        },
+        "required": ["seconds", "language"]
+    }))
+    .build()
+    .unwrap();
+    let host = toolscout_agent::StaticHost::default()
+        .tool(timer, |args: serde_json::Value| async move {
+            Ok(serde_json::json!({"set": args["seconds"]}))
+        });
+    let server = Server::start(vec![
+        call("c1", "set_timer", r#"{"seconds":120,"language":"en"}"#),
+        text("Your timer rings in 2 minutes."),
+    ])
+    .await;
+    let agent = toolscout_agent::Agent::new(
+        grounded().build().unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(host),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run(
+            "Set a timer for 2 minutes for the tea, with the alert spoken in English",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_eq!(finished(&mut rx), [("set_timer".to_owned(), true, None)]);
+    insta::assert_snapshot!(render(&report), @r#"
+    system: You are a test assistant.…
+    user: Set a timer for 2 minutes for the tea, with the alert spoken in English
+    assistant: 
+      → c1 set_timer({"seconds":120,"language":"en"})
+    tool c1: {"ok":true,"value":{"set":120}}
+    assistant: Your timer rings in 2 minutes.
+    stop: {"reason":"answer"} · steps: 2 · answer: Some("Your timer rings in 2 minutes.")
+    "#);
+}

@@ -199,10 +199,10 @@ async fn tool_choice_is_required_after_activation_then_auto() {
         .run("What's the weather in Oslo?", RunOptions::default())
         .await;
     assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."));
-    insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
+    insta::assert_snapshot!(requests_seen(&server), @r#"
+    request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
-    ");
+    "#);
 }
 
 /// An endpoint that refuses a forced request (llama.cpp: 400 "Failed to parse grammar"
@@ -229,11 +229,11 @@ async fn a_refused_forced_request_is_made_again_unforced() {
         assert_eq!(report.stop, StopReason::Answer, "stream {stream}");
         assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."));
         insta::allow_duplicates! {
-            insta::assert_snapshot!(requests_seen(&server), @r"
-            request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
+            insta::assert_snapshot!(requests_seen(&server), @r#"
+            request 1: tool_choice=required tools=[answer, get_weather]
             request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
             request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
-            ");
+            "#);
         }
     }
 }
@@ -300,11 +300,15 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
             )
             .await;
         assert_eq!(report.stop, StopReason::Answer);
+        // A forced request leaves out the tools that only find tools.
+        let tools = if first == "required" {
+            "answer, get_weather"
+        } else {
+            "discover_search, discover_describe, answer, get_weather"
+        };
         assert_eq!(
             requests_seen(&server),
-            format!(
-                "request 1: tool_choice={first} tools=[discover_search, discover_describe, answer, get_weather]\n"
-            ),
+            format!("request 1: tool_choice={first} tools=[{tools}]\n"),
             "confidence {confidence:?}"
         );
         let mut seen = Vec::new();
@@ -371,11 +375,11 @@ async fn a_search_under_required_forces_the_next_request_too() {
         .await;
     assert_eq!(report.stop, StopReason::Answer);
     assert_paired(&report.messages);
-    insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
-    request 2: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
+    insta::assert_snapshot!(requests_seen(&server), @r#"
+    request 1: tool_choice=required tools=[answer, get_weather]
+    request 2: tool_choice=required tools=[answer, get_weather, weather_forecast]
     request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
-    ");
+    "#);
 }
 
 #[tokio::test]
@@ -536,10 +540,10 @@ async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
         .run("What's the weather in Oslo today?", RunOptions::default())
         .await;
     assert_eq!(report.stop, StopReason::Answer);
-    insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
+    insta::assert_snapshot!(requests_seen(&server), @r#"
+    request 1: tool_choice=required tools=[answer, get_weather, weather_forecast]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
-    ");
+    "#);
 }
 
 /// A config with the fit check on, one retrieved tool, and a call required after it.
@@ -609,11 +613,11 @@ async fn the_fit_check_asks_the_model_alone_in_a_short_request() {
         fit_checks(&mut rx),
         [(vec!["get_weather".to_owned()], "Yes.".to_owned(), true)]
     );
-    insta::assert_snapshot!(requests_seen(&server), @r"
+    insta::assert_snapshot!(requests_seen(&server), @r#"
     request 1: tool_choice=auto tools=[]
-    request 2: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]
+    request 2: tool_choice=required tools=[answer, get_weather]
     request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
-    ");
+    "#);
     // The check's tokens are the run's too: three requests of 110.
     assert_eq!(report.usage.total(), 3 * 110);
 }
@@ -663,9 +667,8 @@ async fn a_reply_that_does_not_start_with_no_keeps_the_call_required() {
             .await;
         assert_eq!(report.answer.as_deref(), Some("Sunny."), "{reply:?}");
         assert!(
-            requests_seen(&server).contains(
-                "request 2: tool_choice=required tools=[discover_search, discover_describe, answer, get_weather]"
-            ),
+            requests_seen(&server)
+                .contains("request 2: tool_choice=required tools=[answer, get_weather]"),
             "{reply:?}: {}",
             requests_seen(&server)
         );
@@ -820,5 +823,98 @@ async fn a_request_of_several_needs_retrieves_a_tool_for_each() {
     request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_planting_instructions, get_crypto_price, get_soil_report]
     split_needs=false: needs []
     request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources]
+    "#);
+}
+
+/// The model answers a request of two needs after one call (#41): the need it left is
+/// put to it once more, and its call for that need follows; without `follow_needs` the
+/// first answer ends the run.
+#[tokio::test]
+async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
+    let message =
+        "Check the timber resources of the area, and then tell me the current price of Bitcoin.";
+    let mut seen = String::new();
+    for follow in [true, false] {
+        let server = Server::start(vec![
+            call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+            text("The area has oak and pine."),
+            call("c2", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
+            text("Bitcoin is at 1 dollar."),
+        ])
+        .await;
+        let agent = toolscout_agent::Agent::new(
+            config(Policy::Retrieve, false)
+                .retrieve_top_k(1)
+                .follow_needs(follow)
+                .build()
+                .unwrap(),
+            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+            std::sync::Arc::new(needs_host()),
+        );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let report = agent
+            .run(message, RunOptions::default().with_events(tx))
+            .await;
+        assert_eq!(report.stop, StopReason::Answer);
+        assert_paired(&report.messages);
+        let mut followed = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let AgentEvent::NeedFollowedUp { need, tools, .. } = event {
+                followed.push(format!("{need} -> {tools:?}"));
+            }
+        }
+        let requests = server.requests();
+        let last = requests.last().unwrap()["messages"].as_array().unwrap();
+        let said: Vec<String> = last[1..]
+            .iter()
+            .map(|m| {
+                let content = m["content"].as_str().unwrap_or("");
+                let calls: Vec<&str> = m["tool_calls"]
+                    .as_array()
+                    .map(|c| {
+                        c.iter()
+                            .filter_map(|c| c["function"]["name"].as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "  {}: {content}{}",
+                    m["role"].as_str().unwrap_or("?"),
+                    if calls.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" calls {calls:?}")
+                    }
+                )
+            })
+            .collect();
+        seen.push_str(&format!(
+            "follow_needs={follow}: answer {:?}, followed up {followed:?}\n{}last request's messages:\n{}\n",
+            report.answer.unwrap_or_default(),
+            requests_seen(&server),
+            said.join("\n")
+        ));
+    }
+    insta::assert_snapshot!(seen, @r#"
+    follow_needs=true: answer "Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
+    request 3: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
+    request 4: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
+    last request's messages:
+      user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
+      assistant:  calls ["get_timber_resources"]
+      tool: {"ok":true,"value":"done"}
+      assistant: The area has oak and pine.
+      system: The request also asks: "tell me the current price of Bitcoin.". If a tool in your list does that and you have not called it yet, call it now with the values from the request. If it is done already, or no tool fits, give the user your final answer.
+      assistant:  calls ["get_crypto_price"]
+      tool: {"ok":true,"value":"done"}
+    follow_needs=false: answer "The area has oak and pine.", followed up []
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
+    request 2: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
+    last request's messages:
+      user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
+      assistant:  calls ["get_timber_resources"]
+      tool: {"ok":true,"value":"done"}
     "#);
 }
