@@ -345,6 +345,9 @@ fn trace(event: &AgentEvent) {
             }
         ),
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
+        AgentEvent::NeedFollowedUp { need, tools, .. } => {
+            eprintln!("    ↻ followed up: {} [{}]", cut(need), tools.join(", "));
+        }
         AgentEvent::FinalAnswer { text, .. } => eprintln!("    = {}", cut(text)),
         _ => {}
     }
