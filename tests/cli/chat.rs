@@ -44,12 +44,21 @@ fn chat_finds_a_tool_then_streams_the_answer() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    // The retrieve policy: the message's best tools follow the discover tool and the
-    // answer tool (no call_tool), and the first request requires a call (ranked by words
-    // alone, retrieval has no confidence to doubt).
-    assert_eq!(tools[..2], ["discover_tools", "answer"]);
-    assert_eq!(tools.get(2), Some(&"read_file"), "{tools:?}");
+    // The retrieve policy: the first request requires a call (ranked by words alone,
+    // retrieval has no confidence to doubt), so its array holds the answer tool and the
+    // message's best tools, without the discover tool (no call_tool either). The
+    // search's hits are activated and the next request is required too, with them.
+    assert_eq!(tools[..2], ["answer", "read_file"], "{tools:?}");
     assert_eq!(requests[0]["tool_choice"], "required");
+    let next: Vec<&str> = requests[1]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(requests[1]["tool_choice"], "required");
+    assert!(!next.contains(&"discover_tools"), "{next:?}");
+    assert!(next.len() > tools.len(), "{tools:?} then {next:?}");
 }
 
 /// A failed call is shown with its kind and message, and a run that ends at
