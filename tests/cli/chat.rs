@@ -38,26 +38,24 @@ fn chat_finds_a_tool_then_streams_the_answer() {
     let said = chat_ok(&env, &url, &["--prompt", "How do I read notes.txt?"]);
     insta::assert_snapshot!(said);
     let requests = server.join().unwrap();
-    let tools: Vec<&str> = requests[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let names = |request: &serde_json::Value| -> Vec<String> {
+        request["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let tools = names(&requests[0]);
     // The retrieve policy: the first request requires a call (ranked by words alone,
     // retrieval has no confidence to doubt), so its array holds the answer tool and the
     // message's best tools, without the discover tool (no call_tool either). The
     // search's hits are activated and the next request is required too, with them.
     assert_eq!(tools[..2], ["answer", "read_file"], "{tools:?}");
     assert_eq!(requests[0]["tool_choice"], "required");
-    let next: Vec<&str> = requests[1]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["function"]["name"].as_str().unwrap())
-        .collect();
+    let next = names(&requests[1]);
     assert_eq!(requests[1]["tool_choice"], "required");
-    assert!(!next.contains(&"discover_tools"), "{next:?}");
+    assert!(!next.iter().any(|t| t == "discover_tools"), "{next:?}");
     assert!(next.len() > tools.len(), "{tools:?} then {next:?}");
 }
 

@@ -394,18 +394,13 @@ async fn retrieve(
         let Message::User { content } = message else {
             continue;
         };
-        let needs = if config.split_needs {
-            crate::needs::split_needs(content)
-        } else {
-            Vec::new()
-        };
-        let (found, sure_needs) = retrieve_split(rt.host, config, content, &needs);
+        let (found, needs, sure_needs) = retrieve_message(rt.host, config, content);
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
             tools: found.tools.clone(),
             confidence: found.confidence,
-            needs: if needs.len() > 1 { needs } else { Vec::new() },
+            needs,
         });
         if Some(i) == last_user {
             pending = sure_needs;
@@ -438,27 +433,27 @@ pub fn retrieve_for(
     config: &AgentConfig,
     message: &str,
 ) -> (crate::Retrieval, Vec<String>) {
+    let (found, needs, _) = retrieve_message(host, config, message);
+    (found, needs)
+}
+
+/// [`retrieve_for`], with the needs whose own search was sure and their tools.
+fn retrieve_message(
+    host: &dyn ToolHost,
+    config: &AgentConfig,
+    message: &str,
+) -> (crate::Retrieval, Vec<String>, Vec<Need>) {
     let needs = if config.split_needs {
         crate::needs::split_needs(message)
     } else {
         Vec::new()
     };
-    let (found, _) = retrieve_split(host, config, message, &needs);
-    let needs = if needs.len() > 1 { needs } else { Vec::new() };
-    (found, needs)
-}
-
-/// [`retrieve_for`] with the needs already split, and the sure ones with their tools.
-fn retrieve_split(
-    host: &dyn ToolHost,
-    config: &AgentConfig,
-    message: &str,
-    needs: &[String],
-) -> (crate::Retrieval, Vec<Need>) {
     if needs.len() > 1 {
-        retrieve_needs(host, config, message, needs)
+        let (found, sure) = retrieve_needs(host, config, message, &needs);
+        (found, needs, sure)
     } else {
-        (host.retrieve(message, config.retrieve_top_k), Vec::new())
+        let found = host.retrieve(message, config.retrieve_top_k);
+        (found, Vec::new(), Vec::new())
     }
 }
 
