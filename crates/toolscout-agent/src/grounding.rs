@@ -109,15 +109,27 @@ const MAX_CODE_LETTERS: usize = 5;
 
 /// Words that name a day without its date.
 const RELATIVE_DAYS: [&str; 14] = [
-    "today", "tonight", "tomorrow", "yesterday", "weekend", "week", "month", "monday",
-    "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "today",
+    "tonight",
+    "tomorrow",
+    "yesterday",
+    "weekend",
+    "week",
+    "month",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 
 /// What one unit is in another, for the conversions a user leaves to the model: time,
 /// length, mass, volume, data, and percentages.
 const UNIT_FACTORS: [f64; 20] = [
-    60.0, 3600.0, 24.0, 7.0, 12.0, 30.0, 365.0, 52.0, 100.0, 1000.0, 1024.0, 1.609344,
-    2.54, 0.3048, 0.9144, 0.453592, 28.3495, 3.78541, 0.0283495, 1e6,
+    60.0, 3600.0, 24.0, 7.0, 12.0, 30.0, 365.0, 52.0, 100.0, 1000.0, 1024.0, 1.609344, 2.54,
+    0.3048, 0.9144, 0.453592, 28.3495, 3.78541, 0.0283495, 1e6,
 ];
 
 impl Grounds {
@@ -221,8 +233,7 @@ impl Grounds {
     /// said word followed by the start of another ("usd" for "US dollars").
     fn has_code(&self, token: &str) -> bool {
         let letters = token.chars().count();
-        if !(2..=MAX_CODE_LETTERS).contains(&letters) || !token.chars().all(char::is_alphabetic)
-        {
+        if !(2..=MAX_CODE_LETTERS).contains(&letters) || !token.chars().all(char::is_alphabetic) {
             return false;
         }
         if self.initials.contains(token) {
@@ -244,7 +255,10 @@ impl Grounds {
         (1..token.len()).any(|cut| {
             token.is_char_boundary(cut)
                 && self.words.contains(&token[..cut])
-                && self.words.iter().any(|w| w.len() > 1 && w.starts_with(&token[cut..]))
+                && self
+                    .words
+                    .iter()
+                    .any(|w| w.len() > 1 && w.starts_with(&token[cut..]))
         })
     }
 
@@ -551,7 +565,9 @@ mod tests {
         let grounds = Grounds::of(&user(
             "Translate it to English, price it in US dollars and euros, quote Microsoft and Apple in Japan",
         ));
-        for code in ["en", "EN", "USD", "EUR", "MSFT", "AAPL", "JP", "jpn", "en-US"] {
+        for code in [
+            "en", "EN", "USD", "EUR", "MSFT", "AAPL", "JP", "jpn", "en-US",
+        ] {
             let tool = spec(json!({"type": "object",
                 "properties": {"code": {"type": "string"}}, "required": ["code"]}));
             assert!(
