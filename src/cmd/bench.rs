@@ -1,16 +1,17 @@
 //! `toolscout bench search`: how fast the index builds, reopens and answers, next to a
-//! naive scan that scores every tool name with strsim; `bench serve` is in
+//! naive scan that scores every tool name with strsim (`toolscout_eval::bench`, which
+//! this module wires to the command line and prints); `bench serve` is in
 //! [`super::bench_serve`].
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use serde_json::json;
-use toolscout_search::{SearchIndex, SearchQuery};
+use toolscout_eval::bench::SearchBench;
 
-use super::eval::{build_index, read_query_texts, read_tools, spread};
+use super::eval::{IndexingBar, explain, read_tools};
 
 /// `toolscout bench …`: measure speed.
 #[derive(Debug, clap::Args)]
@@ -68,77 +69,16 @@ pub(crate) fn run(args: &Args, global: &super::context::Global, json_out: bool) 
     }
 }
 
-/// A small deterministic generator (xorshift), so every run times the same queries.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % (n.max(1) as u64)) as usize
-    }
-}
-
-/// The realistic mix: real query texts, name prefixes and misspelled names.
-fn query_mix(names: &[String], texts: Vec<String>, per_kind: usize) -> Vec<String> {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut mix = spread(texts, per_kind);
-    for _ in 0..per_kind {
-        let name: Vec<char> = names[rng.next(names.len())].chars().collect();
-        let len = (name.len() * 3 / 5).clamp(1, name.len());
-        mix.push(name[..len].iter().collect());
-    }
-    for _ in 0..per_kind {
-        let mut name: Vec<char> = names[rng.next(names.len())].chars().collect();
-        let i = rng.next(name.len());
-        match rng.next(3) {
-            0 if name.len() > 2 => {
-                name.remove(i);
-            }
-            1 if i + 1 < name.len() => name.swap(i, i + 1),
-            _ => name[i] = 'x',
-        }
-        mix.push(name.into_iter().collect());
-    }
-    mix
-}
-
-/// Scores every name with Jaro–Winkler and keeps the best 10: what a catalog without an
-/// index would do.
-fn naive_scan(names_lower: &[String], query: &str) -> Vec<usize> {
-    let q = query.to_lowercase();
-    let mut top: Vec<(f64, usize)> = Vec::with_capacity(11);
-    for (i, n) in names_lower.iter().enumerate() {
-        let s = strsim::jaro_winkler(&q, n);
-        if top.len() < 10 || s > top[top.len() - 1].0 {
-            let at = top.partition_point(|(t, _)| *t >= s);
-            top.insert(at, (s, i));
-            top.truncate(10);
-        }
-    }
-    top.into_iter().map(|(_, i)| i).collect()
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)].as_secs_f64() * 1e6
-}
-
 fn search(a: &SearchArgs, global: &super::context::Global, json_out: bool) -> Result<()> {
     // With a sentence encoder, query texts are embedded and ranked by meaning too (the
     // tools' vectors come from the vector cache once a run has made them).
-    let embedder = global.meaning.embedder(None)?;
-    let open = |dir: &std::path::Path| -> Result<SearchIndex> {
-        let index = SearchIndex::open_or_create(dir)?;
-        Ok(match &embedder {
-            Some(e) => index.with_embedder(e.clone()),
-            None => index,
-        })
-    };
+    let mut bench = SearchBench::default()
+        .with_per_kind(a.per_kind)
+        .with_naive(a.naive)
+        .with_twins((a.twins > 0.0).then_some(a.twins));
+    if let Some(e) = global.meaning.embedder(None)? {
+        bench = bench.with_embedder(e);
+    }
     let started = Instant::now();
     let tools = read_tools(&a.tools)?;
     if tools.is_empty() {
@@ -146,7 +86,7 @@ fn search(a: &SearchArgs, global: &super::context::Global, json_out: bool) -> Re
     }
     let load_s = started.elapsed().as_secs_f64();
     let texts = match &a.queries {
-        Some(q) => read_query_texts(q)?,
+        Some(q) => toolscout_eval::read::query_texts(q).map_err(explain)?,
         None => Vec::new(),
     };
 
@@ -160,105 +100,54 @@ fn search(a: &SearchArgs, global: &super::context::Global, json_out: bool) -> Re
             dir.display()
         );
     }
-    let started = Instant::now();
-    let index = open(&dir)?;
-    build_index(&index, &tools)?;
-    let build_s = started.elapsed().as_secs_f64();
-    drop(index);
-
-    let started = Instant::now();
-    let index = open(&dir)?;
-    let reopened = index.len();
-    let reopen_ms = started.elapsed().as_secs_f64() * 1e3;
-    if reopened != tools.len() as u64 {
-        bail!(
-            "reopened index holds {reopened} tools, expected {}",
-            tools.len()
-        );
-    }
-
-    let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-    let mix = query_mix(&names, texts, a.per_kind);
-    let twins = (a.twins > 0.0).then_some(a.twins);
-    let queries: Vec<SearchQuery> = mix
-        .iter()
-        .map(|q| SearchQuery::new(q.as_str()).with_twins(twins))
-        .collect();
-    for q in queries.iter().take(200) {
-        index.search(q)?;
-    }
-    let mut times = Vec::with_capacity(queries.len());
-    for q in &queries {
-        let t = Instant::now();
-        let found = index.search(q)?;
-        times.push(t.elapsed());
-        std::hint::black_box(found);
-    }
-    let per_kind: Vec<(f64, f64)> = times
-        .chunks(a.per_kind.max(1))
-        .map(|c| {
-            let mut c = c.to_vec();
-            c.sort();
-            (percentile(&c, 0.5), percentile(&c, 0.99))
-        })
-        .collect();
-    times.sort();
-    let (p50, p99) = (percentile(&times, 0.5), percentile(&times, 0.99));
-
-    let names_lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
-    let mut naive_times: Vec<Duration> = spread(mix.clone(), a.naive)
-        .iter()
-        .map(|q| {
-            let t = Instant::now();
-            std::hint::black_box(naive_scan(&names_lower, q));
-            t.elapsed()
-        })
-        .collect();
-    naive_times.sort();
-    let naive_p50 = percentile(&naive_times, 0.5);
-    let speedup = if p50 > 0.0 { naive_p50 / p50 } else { 0.0 };
-    let index_model = index.embedder_model().map(str::to_owned);
-    drop(index);
+    let bar = IndexingBar::new(tools.len());
+    let report = bench.run(&dir, &tools, texts, &mut |n| bar.set(n));
+    bar.finish();
     if temp {
         let _ = std::fs::remove_dir_all(&dir);
     }
+    let report = report?;
 
     if json_out {
         let r = |x: f64, d: f64| (x * d).round() / d;
         println!(
             "{}",
-            json!({"tools": tools.len(), "build_s": r(build_s, 1000.0), "reopen_ms": r(reopen_ms, 10.0),
-                   "p50_us": r(p50, 10.0), "p99_us": r(p99, 10.0), "naive_p50_us": r(naive_p50, 10.0),
-                   "speedup": r(speedup, 10.0), "model": index_model,
-                   "per_kind": per_kind.iter().map(|(p50, p99)| json!({"p50_us": r(*p50, 10.0), "p99_us": r(*p99, 10.0)})).collect::<Vec<_>>()})
+            json!({"tools": report.tools, "build_s": r(report.build_s, 1000.0), "reopen_ms": r(report.reopen_ms, 10.0),
+                   "p50_us": r(report.all.p50_us, 10.0), "p99_us": r(report.all.p99_us, 10.0), "naive_p50_us": r(report.naive_p50_us, 10.0),
+                   "speedup": r(report.speedup, 10.0), "model": report.model,
+                   "per_kind": report.per_kind.iter().map(|k| json!({"p50_us": r(k.p50_us, 10.0), "p99_us": r(k.p99_us, 10.0)})).collect::<Vec<_>>()})
         );
         return Ok(());
     }
-    println!("tools            {} (read in {load_s:.2} s)", tools.len());
-    match &index_model {
+    println!("tools            {} (read in {load_s:.2} s)", report.tools);
+    match &report.model {
         Some(m) => println!(
             "ranking          words and meaning ({m}); twins grouped at {:?}",
-            twins
+            report.twins
         ),
         None => println!("ranking          words only"),
     }
-    println!("build            {build_s:.3} s (index on disk, committed)");
-    println!("reopen           {reopen_ms:.1} ms");
     println!(
-        "query p50 / p99  {p50:.0} µs / {p99:.0} µs over {} queries (texts, prefixes, misspelled names)",
-        times.len()
+        "build            {:.3} s (index on disk, committed)",
+        report.build_s
     );
-    for ((p50, p99), kind) in
-        per_kind
+    println!("reopen           {:.1} ms", report.reopen_ms);
+    println!(
+        "query p50 / p99  {:.0} µs / {:.0} µs over {} queries (texts, prefixes, misspelled names)",
+        report.all.p50_us, report.all.p99_us, report.queries
+    );
+    for (k, kind) in
+        report
+            .per_kind
             .iter()
             .zip(["query texts", "name prefixes", "misspelled names"])
     {
-        println!("  {kind:<15}{p50:.0} µs / {p99:.0} µs");
+        println!("  {kind:<15}{:.0} µs / {:.0} µs", k.p50_us, k.p99_us);
     }
     println!(
-        "naive scan p50   {naive_p50:.0} µs over {} queries (strsim on every name)",
-        naive_times.len()
+        "naive scan p50   {:.0} µs over {} queries (strsim on every name)",
+        report.naive_p50_us, report.naive_queries
     );
-    println!("speedup          {speedup:.0}×");
+    println!("speedup          {:.0}×", report.speedup);
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `toolscout eval retrieve`: what the agent's retrieve policy would put in front of the
 //! model, without a model.
 //!
-//! Every task runs through [`ToolboxHost::retrieve`], the very step the agent loop takes
+//! Every task runs through `ToolboxHost::retrieve`, the very step the agent loop takes
 //! before its first request, over the same temporary catalog `eval agent` builds. Two
 //! questions, each for several settings in one run:
 //!
@@ -12,16 +12,17 @@
 //! - **Confidence.** How sure is retrieval of its best tool, on tasks that have a right
 //!   tool and on tasks that have none? For each floor, the share of tool tasks that still
 //!   get a required call, and of no-tool tasks that are left free to answer in text.
+//!
+//! The measuring is `toolscout_eval::retrieve`'s; this module reads the flags and prints.
 
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use serde_json::json;
-use toolscout_agent::host::ToolHost;
-use toolscout_agent::{Retrieval, ToolboxHost};
+use serde_json::{Value, json};
+use toolscout_eval::read::{self, Task};
+use toolscout_eval::retrieve::{Activation, RetrieveEval, SettingFigures, TaskRetrieval};
 
 use super::agent_opts::unit_interval;
-use super::eval_agent::{Task, build_toolbox, own_catalog, read_tasks};
 
 /// Arguments of `eval retrieve`.
 #[derive(Debug, clap::Args)]
@@ -58,20 +59,6 @@ pub(crate) struct RetrieveArgs {
     each: bool,
 }
 
-/// The figures of one twin setting.
-#[derive(Default)]
-struct Twins {
-    tool_tasks: usize,
-    hit: usize,
-    /// Retrieved pairs whose similarity is at or above the strictest setting compared.
-    twin_pairs: usize,
-    /// Tools retrieved, summed over tasks with a right tool.
-    offered: usize,
-    /// Each task's retrieval: tasks with a right tool, tasks without.
-    with_tool: Vec<Retrieval>,
-    without: Vec<Retrieval>,
-}
-
 pub(crate) fn run(
     args: &RetrieveArgs,
     global: &super::context::Global,
@@ -80,181 +67,96 @@ pub(crate) fn run(
     if args.top_k == 0 {
         bail!("--top-k must be at least 1");
     }
-    let super::eval::ToolLines {
-        specs: tools,
-        bundles,
-    } = super::eval::read_tool_lines(&args.tools)?;
-    if tools.is_empty() {
+    let lines = super::eval::read_tool_lines(&args.tools)?;
+    if lines.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
     let mut tasks: Vec<Task> = Vec::new();
     for path in &args.tasks {
-        tasks.extend(read_tasks(path, args.limit)?);
+        tasks.extend(read::tasks(path, args.limit).map_err(super::eval::explain)?);
     }
-    let embedder = global.meaning.embedder(None)?;
-    if embedder.is_none() {
-        eprintln!(
+    let mut eval = RetrieveEval::default()
+        .with_top_k(args.top_k)
+        .with_twins(&args.twins)
+        .with_floors(&args.floors)
+        .with_margins(&args.margins)
+        .with_each(args.each);
+    match global.meaning.embedder(None)? {
+        Some(e) => eval = eval.with_embedder(e),
+        None => eprintln!(
             "note: no sentence encoder (--words-only, or $TOOLSCOUT_MODEL_DIR holds no model), so no confidence and no twins"
-        );
+        ),
     }
-    let by_name: std::collections::HashMap<&str, &toolscout_spec::ToolSpec> =
-        tools.iter().map(|t| (t.name.as_str(), t)).collect();
-    let dir = tempfile::tempdir()?;
-    let whole = ToolboxHost::new(build_toolbox(
-        &tools,
-        &bundles,
-        dir.path(),
-        embedder.clone(),
-    )?);
-    // Settings (twins, margin): keep twins, then each similarity and the agent's (the
-    // margins' baseline, and the confidence table's), then each margin with the agent's
-    // twins. A margin of 1 is none, as in the agent; a setting is measured once.
-    let agent_twins = Some(toolscout_agent::DEFAULT_TWIN_SIMILARITY);
-    // What `--each` prints: the agent's retrieval.
-    let agent_default = (agent_twins, Some(toolscout_agent::DEFAULT_MARGIN));
-    let mut settings: Vec<(Option<f32>, Option<f32>)> = Vec::new();
-    for setting in std::iter::once((None, None))
-        .chain(args.twins.iter().map(|&t| (Some(t), None)))
-        .chain(std::iter::once((agent_twins, None)))
-        .chain(
-            args.margins
-                .iter()
-                .map(|&m| (agent_twins, (m < 1.0).then_some(m))),
-        )
-        .chain(args.each.then_some(agent_default))
-    {
-        if !settings.contains(&setting) {
-            settings.push(setting);
-        }
-    }
-    let strictest = args.twins.iter().copied().fold(1.0f32, f32::min);
-    let mut figures: Vec<Twins> = settings.iter().map(|_| Twins::default()).collect();
-    // The agent's own retrieval before its first request (defaults), the message split
-    // into needs and whole: the share of each task's tools it activates.
-    let mut activation = [Activation::default(), Activation::default()];
-    let mut each = Vec::new();
-    for task in &tasks {
-        if !task.irrelevant() {
-            for (split, a) in [true, false].into_iter().zip(&mut activation) {
-                let config = toolscout_agent::AgentConfig::builder("eval", "none")
-                    .retrieve_top_k(args.top_k)
-                    .split_needs(split)
-                    .build()?;
-                let (found, needs) = toolscout_agent::retrieve_for(&whole, &config, &task.query);
-                let got = task
-                    .expected
-                    .iter()
-                    .filter(|t| found.tools.contains(t))
-                    .count();
-                a.tasks += 1;
-                a.recall += got as f64 / task.expected.len() as f64;
-                a.all += usize::from(got == task.expected.len());
-                a.tools += found.tools.len();
-                a.needs += needs.len().max(1);
-            }
-        }
-        // A no-tool task with its own offered tools searches those alone.
-        let own = own_catalog(task, &by_name, embedder.as_ref())?
-            .map(|(toolbox, dir)| (ToolboxHost::new(toolbox), dir));
-        let base = own.as_ref().map_or(&whole, |(h, _)| h);
-        for (setting, f) in settings.iter().zip(&mut figures) {
-            let host = base
-                .clone()
-                .with_twin_similarity(setting.0)
-                .with_margin(setting.1);
-            let found: Retrieval = host.retrieve(&task.query, args.top_k);
-            if args.each && *setting == agent_default {
-                let line = json!({"query": task.query, "expected": task.expected,
-                    "tools": found.tools, "confidence": found.confidence});
-                if json_out {
-                    each.push(line);
-                } else {
-                    println!("{line}");
-                }
-            }
-            if task.irrelevant() {
-                f.without.push(found);
-                continue;
-            }
-            f.tool_tasks += 1;
-            f.hit += usize::from(found.tools.iter().any(|t| task.expected.contains(t)));
-            f.twin_pairs += twin_pairs(&host, &found.tools, strictest);
-            f.offered += found.tools.len();
-            f.with_tool.push(found);
-        }
-    }
-    let label = |s: &(Option<f32>, Option<f32>)| {
-        let twins = s.0.map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"));
-        match s.1 {
+    let report = eval.run(&lines, &tasks)?;
+    let each = |r: &TaskRetrieval| {
+        json!({"query": r.query, "expected": r.expected,
+            "tools": r.tools, "confidence": r.confidence})
+    };
+    let label = |s: &SettingFigures| {
+        let twins = s
+            .twin_similarity
+            .map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"));
+        match s.margin {
             Some(m) => format!("{twins}, margin {m:.2}"),
             None => twins,
         }
     };
-    let share = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
-    // The confidence table is the default setting's (the agent's).
-    let default_at = settings
-        .iter()
-        .position(|s| *s == (agent_twins, None))
-        .unwrap_or(0);
-    let conf = &figures[default_at];
-    let floors: Vec<(f32, f64, f64)> = args
-        .floors
-        .iter()
-        .map(|&floor| {
-            // As the agent decides: a call is required when something was found and its
-            // confidence is not measured below the floor.
-            let required = |r: &Retrieval| !r.tools.is_empty() && !r.is_below(floor);
-            let required_n = conf.with_tool.iter().filter(|r| required(r)).count();
-            let free = conf.without.iter().filter(|r| !required(r)).count();
-            (
-                floor,
-                share(required_n, conf.with_tool.len()),
-                share(free, conf.without.len()),
-            )
-        })
-        .collect();
     let activation_json = |a: &Activation| {
-        json!({"tasks": a.tasks, "recall": share_f(a.recall, a.tasks),
-            "all_found": share(a.all, a.tasks), "mean_tools": share(a.tools, a.tasks),
-            "mean_needs": share(a.needs, a.tasks)})
+        json!({"tasks": a.tasks, "recall": a.mean_recall(),
+            "all_found": a.all_found_rate(), "mean_tools": a.mean_tools(),
+            "mean_needs": a.mean_needs()})
     };
     if json_out {
-        let row = |(s, f): (&(Option<f32>, Option<f32>), &Twins)| {
-            let mut v = json!({"twin_similarity": s.0, "tool_tasks": f.tool_tasks,
-                "hit": share(f.hit, f.tool_tasks), "twin_pairs": f.twin_pairs,
-                "mean_tools": share(f.offered, f.tool_tasks)});
-            if let Some(m) = s.1 {
+        let row = |f: &SettingFigures| {
+            let mut v = json!({"twin_similarity": f.twin_similarity, "tool_tasks": f.tool_tasks,
+                "hit": f.hit_rate(), "twin_pairs": f.twin_pairs,
+                "mean_tools": f.mean_tools()});
+            if let Some(m) = f.margin {
                 v["margin"] = json!(m);
             }
             v
         };
-        let rows = || settings.iter().zip(&figures);
-        let twins: Vec<_> = rows().filter(|(s, _)| s.1.is_none()).map(row).collect();
-        let margins: Vec<_> = rows().filter(|(s, _)| s.1.is_some()).map(row).collect();
-        let floors: Vec<_> = floors
+        let settings = &report.settings;
+        let twins: Vec<_> = settings
             .iter()
-            .map(|(floor, r, free)| json!({"floor": floor, "tool_tasks_required": r, "no_tool_tasks_free": free}))
+            .filter(|s| s.margin.is_none())
+            .map(row)
             .collect();
+        let margins: Vec<_> = settings
+            .iter()
+            .filter(|s| s.margin.is_some())
+            .map(row)
+            .collect();
+        let floors: Vec<_> = report
+            .floors
+            .iter()
+            .map(|f| json!({"floor": f.floor, "tool_tasks_required": f.tool_tasks_required, "no_tool_tasks_free": f.no_tool_tasks_free}))
+            .collect();
+        let each: Vec<Value> = report.each.iter().map(each).collect();
+        let conf = &report.confidence;
         println!(
             "{}",
-            json!({"top_k": args.top_k, "tasks": tasks.len(), "twins": twins, "margins": margins,
-                "confidence": {"twin_similarity": settings[default_at].0,
-                    "with_tool": quantiles(&conf.with_tool), "without": quantiles(&conf.without)},
+            json!({"top_k": report.top_k, "tasks": report.tasks, "twins": twins, "margins": margins,
+                "confidence": {"twin_similarity": conf.twin_similarity,
+                    "with_tool": conf.with_tool, "without": conf.without},
                 "floors": floors, "each": each,
-                "activation": {"needs_split": activation_json(&activation[0]),
-                    "whole_message": activation_json(&activation[1])}})
+                "activation": {"needs_split": activation_json(&report.activation.needs_split),
+                    "whole_message": activation_json(&report.activation.whole_message)}})
         );
         return Ok(());
     }
-    let no_tool = tasks.iter().filter(|t| t.irrelevant()).count();
+    for r in &report.each {
+        println!("{}", each(r));
+    }
     println!(
         "{} tasks ({} with a right tool, {} without), {} tools, top {}",
-        tasks.len(),
-        tasks.len() - no_tool,
-        no_tool,
-        tools.len(),
-        args.top_k
+        report.tasks,
+        report.tasks - report.no_tool_tasks,
+        report.no_tool_tasks,
+        report.tools,
+        report.top_k
     );
+    let strictest = report.strictest;
     println!(
         "{:<24} {:>8} {:>12} {:>10}",
         "twins dropped at",
@@ -262,22 +164,23 @@ pub(crate) fn run(
         format!("pairs ≥{strictest:.2}"),
         "tools"
     );
-    for (s, f) in settings.iter().zip(&figures) {
+    for s in &report.settings {
         println!(
             "{:<24} {:>8.3} {:>12} {:>10.2}",
             label(s),
-            share(f.hit, f.tool_tasks),
-            f.twin_pairs,
-            share(f.offered, f.tool_tasks)
+            s.hit_rate(),
+            s.twin_pairs,
+            s.mean_tools()
         );
     }
+    let conf = &report.confidence;
     println!(
         "confidence of the best tool (twins at {}), quantiles 10/25/50/75/90:",
-        label(&settings[default_at])
+        conf.twin_similarity
+            .map_or_else(|| "kept".to_owned(), |v| format!("{v:.2}"))
     );
-    let q = |v: &[Retrieval]| {
-        quantiles(v)
-            .iter()
+    let q = |v: &[f32; 5]| {
+        v.iter()
             .map(|x| format!("{x:.2}"))
             .collect::<Vec<_>>()
             .join(" ")
@@ -286,84 +189,37 @@ pub(crate) fn run(
     println!(
         "  without            {}   ({} found nothing)",
         q(&conf.without),
-        conf.without.iter().filter(|r| r.tools.is_empty()).count()
+        conf.found_nothing
     );
     println!(
         "{:<8} {:>26} {:>26}",
         "floor", "with a tool: call required", "without: left to answer"
     );
-    for (floor, required, free) in floors {
-        println!("{floor:<8.2} {required:>26.3} {free:>26.3}");
+    for f in &report.floors {
+        println!(
+            "{:<8.2} {:>26.3} {:>26.3}",
+            f.floor, f.tool_tasks_required, f.no_tool_tasks_free
+        );
     }
     println!(
         "the agent's retrieval before its first request (top {}, its twins and margin): share of each task's tools activated",
-        args.top_k
+        report.top_k
     );
     println!(
         "{:<24} {:>8} {:>10} {:>10} {:>10}",
         "", "recall", "all found", "tools", "needs"
     );
     for (label, a) in [
-        ("needs split", &activation[0]),
-        ("whole message", &activation[1]),
+        ("needs split", &report.activation.needs_split),
+        ("whole message", &report.activation.whole_message),
     ] {
         println!(
             "{label:<24} {:>8.3} {:>10.3} {:>10.2} {:>10.2}",
-            share_f(a.recall, a.tasks),
-            share(a.all, a.tasks),
-            share(a.tools, a.tasks),
-            share(a.needs, a.tasks)
+            a.mean_recall(),
+            a.all_found_rate(),
+            a.mean_tools(),
+            a.mean_needs()
         );
     }
     Ok(())
-}
-
-/// The agent's retrieval over the tasks with a right tool.
-#[derive(Default)]
-struct Activation {
-    tasks: usize,
-    /// The sum of each task's share of its tools activated.
-    recall: f64,
-    /// Tasks with all their tools activated.
-    all: usize,
-    tools: usize,
-    needs: usize,
-}
-
-fn share_f(sum: f64, n: usize) -> f64 {
-    if n == 0 { 0.0 } else { sum / n as f64 }
-}
-
-/// How many pairs of `tools` are at least `at` alike.
-fn twin_pairs(host: &ToolboxHost, tools: &[String], at: f32) -> usize {
-    let toolbox = host.toolbox();
-    let ids: Vec<String> = tools
-        .iter()
-        .filter_map(|n| match toolbox.lookup(n) {
-            toolscout_discover::Lookup::Found(t) => Some(t.id.to_string()),
-            _ => None,
-        })
-        .collect();
-    let mut n = 0;
-    for (i, a) in ids.iter().enumerate() {
-        for b in &ids[i + 1..] {
-            n += usize::from(toolbox.index().similarity(a, b).is_some_and(|s| s >= at));
-        }
-    }
-    n
-}
-
-/// The 10th, 25th, 50th, 75th and 90th percentiles of the retrievals' confidences (0
-/// where nothing was found or none was measured; zeros when there is no retrieval).
-fn quantiles(found: &[Retrieval]) -> [f32; 5] {
-    let mut sorted: Vec<f32> = found.iter().map(|r| r.confidence.unwrap_or(0.0)).collect();
-    sorted.sort_by(f32::total_cmp);
-    let at = |p: f64| {
-        if sorted.is_empty() {
-            return 0.0;
-        }
-        let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-        sorted[i.min(sorted.len() - 1)]
-    };
-    [at(0.1), at(0.25), at(0.5), at(0.75), at(0.9)]
 }

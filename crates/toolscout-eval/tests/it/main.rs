@@ -1,5 +1,11 @@
-//! `toolscout-eval`: converters over small files in each benchmark's own format.
+//! `toolscout-eval`: the readers over small files, the metrics on known rankings and a
+//! tiny catalog, the agent's figures from hand-built outcomes, and the converters over
+//! small files in each benchmark's own format.
 
 #![allow(clippy::unwrap_used)]
 
+mod agent;
 mod convert;
+mod read;
+mod retrieve;
+mod search;
