@@ -2,6 +2,8 @@
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
+use std::time::Duration;
+
 use futures_util::StreamExt;
 use serde_json::Value;
 
@@ -14,10 +16,27 @@ use crate::wire::{Assembler, Chunk, Completion, Response};
 /// Requests are built as JSON and sent with async-openai's bring-your-own-type calls,
 /// so the wire format is exactly the chat-completions one and responses are read
 /// leniently. Cheap to clone.
+///
+/// A request the endpoint could not take *for now* — 429 (rate limit), 502, 503 (a
+/// llama.cpp server answers 503 "Loading model" for as long as it loads) or 504 — is
+/// sent again after a pause that doubles from one second, up to four more times
+/// ([`ChatClient::with_retries`] changes both); each attempt is itself async-openai's,
+/// which retries these three times within a second. A streamed answer that broke off
+/// after text was shown is not sent again, and an endpoint that cannot be reached at all
+/// is reported without the long pauses (a wrong URL should say so at once).
 #[derive(Debug, Clone)]
 pub struct ChatClient {
     inner: Client<OpenAIConfig>,
+    retries: u32,
+    first_pause: Duration,
 }
+
+/// How many times a transient failure is retried by default.
+const DEFAULT_RETRIES: u32 = 4;
+/// The pause before the first retry; each later one doubles it, up to [`MAX_PAUSE`].
+const DEFAULT_FIRST_PAUSE: Duration = Duration::from_secs(1);
+/// The longest pause between two attempts.
+const MAX_PAUSE: Duration = Duration::from_secs(16);
 
 impl ChatClient {
     /// A client for `base_url` (including the version, e.g. `https://api.openai.com/v1`
@@ -26,14 +45,10 @@ impl ChatClient {
     /// TLS uses rustls with the *ring* provider, installed as the process default
     /// unless another provider already is.
     pub fn new(base_url: &str, api_key: &str) -> Self {
-        // An error means a provider is installed already, which is just as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let config = OpenAIConfig::new()
             .with_api_base(base_url.trim_end_matches('/'))
             .with_api_key(api_key);
-        ChatClient {
-            inner: Client::with_config(config),
-        }
+        Self::from_config(config)
     }
 
     /// A client from an async-openai config, for settings [`ChatClient::new`] does not
@@ -43,12 +58,64 @@ impl ChatClient {
         let _ = rustls::crypto::ring::default_provider().install_default();
         ChatClient {
             inner: Client::with_config(config),
+            retries: DEFAULT_RETRIES,
+            first_pause: DEFAULT_FIRST_PAUSE,
+        }
+    }
+
+    /// How often a transient failure (429, 502, 503, 504) is retried, and the pause before the first retry (each later pause
+    /// doubles, up to 16 s). `with_retries(0, _)` reports the first failure as it is.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let client = toolscout_agent::ChatClient::new("http://127.0.0.1:8080/v1", "")
+    ///     .with_retries(2, Duration::from_millis(250));
+    /// # let _ = client;
+    /// ```
+    #[must_use]
+    pub fn with_retries(mut self, retries: u32, first_pause: Duration) -> Self {
+        self.retries = retries;
+        self.first_pause = first_pause;
+        self
+    }
+
+    /// [`ChatClient::attempt`], again after a pause while the failure is transient and
+    /// nothing was shown yet.
+    pub(crate) async fn complete<F>(
+        &self,
+        body: serde_json::Map<String, Value>,
+        stream: bool,
+        step: u32,
+        mut on_text: F,
+    ) -> Result<Completion>
+    where
+        F: FnMut(&str) + Send,
+    {
+        let mut pause = self.first_pause;
+        let mut attempt = 0;
+        loop {
+            let mut shown = false;
+            let result = self
+                .attempt(body.clone(), stream, step, |t| {
+                    shown = true;
+                    on_text(t);
+                })
+                .await;
+            match result {
+                Err(e) if attempt < self.retries && !shown && transient(&e) => {
+                    tracing::warn!(attempt, error = %e, "the endpoint failed for now; retrying in {pause:?}");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(MAX_PAUSE);
+                    attempt += 1;
+                }
+                other => return other,
+            }
         }
     }
 
     /// Sends one request (`stream` and `stream_options` are set here) and assembles
     /// the answer; `on_text` sees each piece of text as it streams.
-    pub(crate) async fn complete<F>(
+    async fn attempt<F>(
         &self,
         mut body: serde_json::Map<String, Value>,
         stream: bool,
@@ -89,5 +156,32 @@ impl ChatClient {
             return Err(crate::Error::NoChoices);
         }
         Ok(assembler.finish(step))
+    }
+}
+
+/// Whether a failure may pass if the same request is sent again: the endpoint is busy,
+/// starting, or behind a proxy that timed out.
+fn transient(e: &crate::Error) -> bool {
+    matches!(e, crate::Error::Endpoint { status, .. } if matches!(status, 429 | 502 | 503 | 504))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_and_starting_endpoints_are_transient_rejections_are_not() {
+        let endpoint = |status| crate::Error::Endpoint {
+            status,
+            message: "Loading model".to_owned(),
+        };
+        assert!(transient(&endpoint(503)));
+        assert!(transient(&endpoint(429)));
+        assert!(!transient(&endpoint(400)));
+        assert!(!transient(&endpoint(500)));
+        assert!(!transient(&crate::Error::Http(
+            "error sending request for url (http://127.0.0.1:9/v1/chat/completions)".to_owned()
+        )));
+        assert!(!transient(&crate::Error::Decode("bad json".to_owned())));
     }
 }

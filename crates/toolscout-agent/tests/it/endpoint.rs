@@ -31,6 +31,52 @@ async fn a_rejected_request_ends_the_run_with_an_endpoint_error() {
     }
 }
 
+/// An agent whose client retries `retries` times, 10 ms apart.
+fn retrying_agent(server: &Server, stream: bool, retries: u32) -> toolscout_agent::Agent {
+    toolscout_agent::Agent::new(
+        config(Policy::Upfront, stream).build().unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "k")
+            .with_retries(retries, Duration::from_millis(10)),
+        std::sync::Arc::new(crate::host()),
+    )
+}
+
+/// `n` answers of 503 "Loading model" (llama.cpp's while it starts), then `then`.
+fn loading(n: usize, then: Reply) -> Vec<Reply> {
+    let mut script = vec![Reply::Error(503, "Loading model".to_owned()); n];
+    script.push(then);
+    script
+}
+
+#[tokio::test]
+async fn a_starting_endpoint_is_asked_again_until_it_answers() {
+    // More 503s than the HTTP client's own quick retries (three within a second) absorb.
+    for stream in [false, true] {
+        let server = Server::start(loading(6, text("Ready."))).await;
+        let report = retrying_agent(&server, stream, 2)
+            .run("Hello?", RunOptions::default())
+            .await;
+        assert_eq!(report.stop, StopReason::Answer, "stream {stream}");
+        assert_eq!(report.answer.as_deref(), Some("Ready."));
+        assert_eq!(server.remaining(), 0);
+        assert_eq!(report.steps, 1, "a retry is not another step");
+    }
+}
+
+#[tokio::test]
+async fn retries_end_and_the_last_failure_is_reported() {
+    let server = Server::start(loading(6, text("too late"))).await;
+    let report = retrying_agent(&server, false, 0)
+        .run("Hello?", RunOptions::default())
+        .await;
+    let StopReason::EndpointError { status, message } = &report.stop else {
+        panic!("expected an endpoint error, got {:?}", report.stop);
+    };
+    assert_eq!(*status, Some(503));
+    assert!(message.contains("Loading model"), "{message}");
+    assert!(server.remaining() > 0, "gave up before the answer");
+}
+
 #[tokio::test]
 async fn an_unreachable_endpoint_is_an_error_value() {
     let server = Server::start(vec![]).await;
