@@ -33,10 +33,18 @@ pub(crate) struct Args {
 enum What {
     /// Tools from a JSONL file (`.jsonl` or `.jsonl.gz`), one `{name, description,
     /// parameters}` a line, stored as spec-only tools (found and described, not called).
+    ///
+    /// A line's `bundle` (the API or server the tool belongs to) and
+    /// `bundle_description` put it in that bundle (its slug made from the name, created
+    /// when missing, named and described as the line says); lines without one go to the
+    /// bundle named after the file. Each bundle is written all or nothing; after an
+    /// interruption the same command adds what is missing. With `--json`, a file of
+    /// several bundles prints `{"bundles": [...]}` with one object per bundle.
     Jsonl {
         /// The file.
         file: PathBuf,
-        /// The bundle to add them to, created when missing (default: the file's name).
+        /// The bundle to add every tool to, whatever the lines say, created when missing
+        /// (default: each line's `bundle`, else the file's name).
         #[arg(long)]
         bundle: Option<String>,
         /// Store a tool the bundle already has as a new version when the file's differs
@@ -85,19 +93,32 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             bundle,
             replace,
         } => {
-            let puts = super::eval::read_tools(file)?
-                .into_iter()
-                .map(ToolPut::spec_only)
-                .collect();
-            store(
-                file,
-                puts,
-                bundle.as_deref(),
-                on_existing(*replace),
-                global,
-                json_out,
-                "spec only: found and described, not called",
-            )
+            let lines = super::eval::read_tool_lines(file)?;
+            let what = "spec only: found and described, not called";
+            let existing = on_existing(*replace);
+            if bundle.is_some() {
+                let puts = lines.specs.into_iter().map(ToolPut::spec_only).collect();
+                return store(
+                    file,
+                    puts,
+                    bundle.as_deref(),
+                    existing,
+                    global,
+                    json_out,
+                    what,
+                );
+            }
+            let mut groups = line_groups(file, lines);
+            if groups.len() == 1
+                && let Some(group) = groups.pop()
+            {
+                let puts = group.specs.into_iter().map(ToolPut::spec_only).collect();
+                return store_in(file, group.bundle, puts, existing, global, json_out, what);
+            }
+            if groups.is_empty() {
+                bail!("{} holds no tool", file.display());
+            }
+            store_groups(file, groups, existing, global, json_out, what)
         }
         What::Openapi {
             spec,
@@ -241,14 +262,206 @@ fn store(
     json_out: bool,
     what: &str,
 ) -> Result<()> {
-    if puts.is_empty() {
-        bail!("{} holds no tool", file.display());
-    }
     let slug = match bundle {
         Some(b) => b.to_owned(),
         None => default_slug(file),
     };
+    let put =
+        BundlePut::new(slug.as_str()).with_description(format!("Imported from {}", file.display()));
+    store_in(file, put, puts, existing, global, json_out, what)
+}
+
+/// Adds `puts` to the bundle `put` describes (created when missing).
+fn store_in(
+    file: &std::path::Path,
+    put: BundlePut,
+    puts: Vec<ToolPut>,
+    existing: OnExisting,
+    global: &Global,
+    json_out: bool,
+    what: &str,
+) -> Result<()> {
+    if puts.is_empty() {
+        bail!("{} holds no tool", file.display());
+    }
     let ctx = Context::open(global)?;
+    let outcome = add_one(&ctx.catalog, &put, puts, existing)?;
+    if json_out {
+        return super::print_json(&outcome.json());
+    }
+    super::emit(format!(
+        "imported {}{} ({what})",
+        outcome.text(),
+        outcome.also()
+    ))
+}
+
+/// One bundle's tools of a file, and how the bundle is made when missing.
+struct Group {
+    bundle: BundlePut,
+    specs: Vec<toolscout_spec::ToolSpec>,
+}
+
+/// A file's tools grouped by the bundle each line names, in the order the bundles first
+/// appear; lines without one go to the bundle named after the file. Bundle names with
+/// one slug share the bundle (the first name and description win).
+fn line_groups(file: &Path, lines: toolscout_eval::read::ToolLines) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_slug: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (spec, line) in lines.specs.into_iter().zip(lines.bundles) {
+        let slug = match &line {
+            Some(b) => slug_from_name(&b.name),
+            None => default_slug(file),
+        };
+        let i = *by_slug.entry(slug.clone()).or_insert_with(|| {
+            let bundle = match &line {
+                Some(b) => BundlePut::new(slug.as_str())
+                    .with_display_name(&b.name)
+                    .with_description(b.description.clone().unwrap_or_else(|| {
+                        format!("{} (imported from {})", b.name, file.display())
+                    })),
+                None => BundlePut::new(slug.as_str())
+                    .with_description(format!("Imported from {}", file.display())),
+            };
+            groups.push(Group {
+                bundle,
+                specs: Vec::new(),
+            });
+            groups.len() - 1
+        });
+        groups[i].specs.push(spec);
+    }
+    groups
+}
+
+/// Adds each group to its bundle, one write per bundle. A tool name an earlier group
+/// already holds is skipped (a catalog's names are its tools' names).
+fn store_groups(
+    file: &Path,
+    groups: Vec<Group>,
+    existing: OnExisting,
+    global: &Global,
+    json_out: bool,
+    what: &str,
+) -> Result<()> {
+    let ctx = Context::open(global)?;
+    let mut seen = HashSet::new();
+    let mut outcomes = Vec::with_capacity(groups.len());
+    let mut again = 0;
+    for group in groups {
+        let puts: Vec<ToolPut> = group
+            .specs
+            .into_iter()
+            .filter(|s| {
+                let new = seen.insert(s.name.to_string());
+                again += usize::from(!new);
+                new
+            })
+            .map(ToolPut::spec_only)
+            .collect();
+        if puts.is_empty() {
+            continue;
+        }
+        let outcome = add_one(&ctx.catalog, &group.bundle, puts, existing).with_context(|| {
+            format!(
+                "importing {} into bundle '{}'",
+                file.display(),
+                group.bundle.slug
+            )
+        })?;
+        if !json_out {
+            eprintln!("imported {}{}", outcome.text(), outcome.also());
+        }
+        outcomes.push(outcome);
+    }
+    let added: usize = outcomes.iter().map(|o| o.added).sum();
+    if json_out {
+        return super::print_json(&json!({
+            "bundles": outcomes.iter().map(Outcome::json).collect::<Vec<_>>(),
+            "added": added,
+            "named_in_two_bundles": again,
+        }));
+    }
+    let also = if again > 0 {
+        format!("; {again} named again in a later bundle, skipped")
+    } else {
+        String::new()
+    };
+    super::emit(format!(
+        "imported {added} tool(s) into {} bundle(s) from {}{also} ({what})",
+        outcomes.len(),
+        file.display()
+    ))
+}
+
+/// What one bundle's import did.
+struct Outcome {
+    slug: String,
+    bundle_id: Uuid,
+    created: bool,
+    added: usize,
+    updated: usize,
+    unchanged: usize,
+    skipped: usize,
+    duplicates: usize,
+}
+
+impl Outcome {
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "bundle": self.slug,
+            "bundle_id": self.bundle_id.to_string(),
+            "created": self.created,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "skipped": self.skipped,
+            "duplicates": self.duplicates,
+        })
+    }
+
+    /// "N tool(s) into bundle 'slug' (new)".
+    fn text(&self) -> String {
+        format!(
+            "{} tool(s) into bundle '{}'{}",
+            self.added,
+            self.slug,
+            if self.created { " (new)" } else { "" }
+        )
+    }
+
+    /// The updated, unchanged, skipped and repeated counts, as "; …" clauses.
+    fn also(&self) -> String {
+        let mut also = String::new();
+        if self.updated > 0 {
+            also.push_str(&format!("; {} updated (a new version each)", self.updated));
+        }
+        if self.unchanged > 0 {
+            also.push_str(&format!("; {} unchanged", self.unchanged));
+        }
+        if self.skipped > 0 {
+            also.push_str(&format!(
+                "; {} already there, skipped (--replace updates them)",
+                self.skipped
+            ));
+        }
+        if self.duplicates > 0 {
+            also.push_str(&format!(
+                "; {} named again further down, skipped",
+                self.duplicates
+            ));
+        }
+        also
+    }
+}
+
+/// Adds `puts` to one bundle, with a spinner on a terminal for large files.
+fn add_one(
+    catalog: &Catalog,
+    put: &BundlePut,
+    puts: Vec<ToolPut>,
+    existing: OnExisting,
+) -> Result<Outcome> {
     let count = puts.len();
     let spinner = (count >= 1000 && std::io::stderr().is_terminal()).then(|| {
         let bar = indicatif::ProgressBar::new_spinner();
@@ -256,17 +469,12 @@ fn store(
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         bar
     });
-    let result = ctx.catalog.add_tools_with(
-        &BundlePut::new(slug.as_str())
-            .with_description(format!("Imported from {}", file.display())),
-        puts,
-        existing,
-    );
+    let result = catalog.add_tools_with(put, puts, existing);
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
     let Added {
-        bundle: bundle_id,
+        bundle,
         created,
         added,
         updated,
@@ -275,36 +483,14 @@ fn store(
         unchanged,
         ..
     } = result?;
-    if json_out {
-        return super::print_json(&json!({
-            "bundle": slug,
-            "bundle_id": bundle_id.to_string(),
-            "created": created,
-            "added": added.len(),
-            "updated": updated.len(),
-            "unchanged": unchanged,
-            "skipped": skipped,
-            "duplicates": duplicates,
-        }));
-    }
-    let mut also = String::new();
-    if !updated.is_empty() {
-        also.push_str(&format!("; {} updated (a new version each)", updated.len()));
-    }
-    if unchanged > 0 {
-        also.push_str(&format!("; {unchanged} unchanged"));
-    }
-    if skipped > 0 {
-        also.push_str(&format!(
-            "; {skipped} already there, skipped (--replace updates them)"
-        ));
-    }
-    if duplicates > 0 {
-        also.push_str(&format!("; {duplicates} named again further down, skipped"));
-    }
-    super::emit(format!(
-        "imported {} tool(s) into bundle '{slug}'{}{also} ({what})",
-        added.len(),
-        if created { " (new)" } else { "" },
-    ))
+    Ok(Outcome {
+        slug: put.slug.clone(),
+        bundle_id: bundle,
+        created,
+        added: added.len(),
+        updated: updated.len(),
+        unchanged,
+        skipped,
+        duplicates,
+    })
 }

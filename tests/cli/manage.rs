@@ -401,3 +401,76 @@ fn imports_and_puts_refuse_built_in_names() {
     );
     assert!(!env.check(&["bundle", "list"]).contains("shadow"));
 }
+
+#[test]
+fn import_jsonl_puts_each_tool_in_the_bundle_its_line_names() {
+    let env = Env::new();
+    let file = env.path().join("apis.jsonl");
+    let line = |name: &str, bundle: Option<(&str, &str)>| {
+        let mut v =
+            serde_json::json!({"name": name, "description": format!("{name} does a thing.")});
+        if let Some((b, d)) = bundle {
+            v["bundle"] = b.into();
+            v["bundle_description"] = d.into();
+        }
+        v.to_string()
+    };
+    let numbers = Some(("Numbers API", "Facts about numbers and dates."));
+    let hotels = Some(("Hotel Reviews Scraper", "Reviews of hotels, by hotel."));
+    std::fs::write(
+        &file,
+        [
+            line("get_trivia", numbers),
+            line("get_reviews", hotels),
+            line("get_date_fact", numbers),
+            line("loose_tool", None),
+            // Named again under another bundle: the first line wins.
+            line("get_trivia", hotels),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let out = env.check(&["import", "jsonl", path]);
+    assert_snapshot!(out.replace(path, "[FILE]"), @"imported 4 tool(s) into 3 bundle(s) from [FILE]; 1 named again in a later bundle, skipped (spec only: found and described, not called)");
+    assert_snapshot!(env.check(&["list", "--bundle", "Numbers-API"]));
+    assert_snapshot!(
+        env.check(&["bundle", "list"])
+            .replace(env.path().to_str().unwrap(), "[TMP]")
+    );
+    // Again: everything is there already, one object per bundle.
+    let again: serde_json::Value =
+        serde_json::from_str(&env.check(&["--json", "import", "jsonl", path])).unwrap();
+    let skipped: Vec<(String, u64, u64)> = again["bundles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["bundle"].as_str().unwrap().to_owned(),
+                b["added"].as_u64().unwrap(),
+                b["skipped"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            ("Numbers-API".to_owned(), 0, 2),
+            ("Hotel-Reviews-Scraper".to_owned(), 0, 1),
+            ("apis".to_owned(), 0, 1)
+        ]
+    );
+    // --bundle puts every tool in one bundle, whatever the lines say.
+    let one = env.path().join("one.jsonl");
+    std::fs::write(
+        &one,
+        [line("count_words", numbers), line("count_lines", hotels)].join("\n"),
+    )
+    .unwrap();
+    let out = env.check(&["import", "jsonl", one.to_str().unwrap(), "--bundle", "text"]);
+    assert!(
+        out.starts_with("imported 2 tool(s) into bundle 'text' (new)"),
+        "{out}"
+    );
+}
