@@ -79,6 +79,43 @@ impl ToolboxHost {
         &self.toolbox
     }
 
+    /// The siblings [`ToolHost::retrieve`] adds to the tools it kept: hits of the same
+    /// search past the limit (within the margin, not twins of a kept tool) that belong to
+    /// the bundle of a kept tool — the API or server it is part of — when that bundle is
+    /// small (at most [`SIBLING_BUNDLE`] tools: an API's, not a catalog's worth of loose
+    /// functions); at most [`SIBLINGS`], in rank order.
+    ///
+    /// A request served by two tools of one API (find the id, then the details) finds
+    /// the one whose words it shares; the other often ranks just behind.
+    fn siblings(&self, kept: &[uuid::Uuid], passed: Vec<(String, uuid::Uuid)>) -> Vec<String> {
+        let candidates: Vec<(String, uuid::Uuid)> = passed
+            .into_iter()
+            .filter(|(_, bundle)| kept.contains(bundle))
+            .collect();
+        if candidates.is_empty() {
+            return Vec::new();
+        }
+        // The size of each bundle a candidate is in, counted only now that one is.
+        let mut sizes: std::collections::HashMap<uuid::Uuid, usize> =
+            candidates.iter().map(|(_, bundle)| (*bundle, 0)).collect();
+        self.toolbox.catalog().for_each_head(|h, _| {
+            if let Some(n) = sizes.get_mut(&h.bundle_id) {
+                *n += 1;
+            }
+        });
+        let mut out: Vec<String> = Vec::new();
+        for (name, bundle) in candidates {
+            if out.len() == SIBLINGS {
+                break;
+            }
+            let small = sizes.get(&bundle).is_some_and(|n| *n <= SIBLING_BUNDLE);
+            if small && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+        out
+    }
+
     fn discover_tool(&self, name: &str) -> Option<&DiscoverTools> {
         self.discover.iter().find(|d| d.name() == name)
     }
@@ -114,6 +151,13 @@ pub use toolscout_search::DEFAULT_TWIN_SIMILARITY;
 /// task from 2,373 to 2,132; on 50 BFCL irrelevance tasks abstention stayed at 0.56
 /// (tokens 1,488 to 1,419), and the no-tool prompts were left free as often (0.60).
 pub const DEFAULT_MARGIN: f32 = 0.1;
+
+/// The most siblings one [`ToolHost::retrieve`] adds (see [`ToolboxHost::siblings`]).
+const SIBLINGS: usize = 2;
+
+/// The largest bundle whose tools are siblings: an API's or a server's tools, not a
+/// catalog of loose functions kept in one bundle.
+const SIBLING_BUNDLE: usize = 24;
 
 /// How many tools an `unknown_tool` error suggests.
 const SUGGESTIONS: usize = 3;
@@ -215,11 +259,9 @@ impl ToolHost for ToolboxHost {
         if text.trim().is_empty() {
             return Retrieval::default();
         }
-        // Twins dropped leave room for the next tools: look a little further.
-        let depth = match self.twin_similarity {
-            Some(_) => limit.saturating_mul(3),
-            None => limit,
-        };
+        // Twins dropped leave room for the next tools, and a kept tool's siblings may be
+        // further down: look a little further.
+        let depth = limit.saturating_mul(3);
         let query = SearchQuery::new(text.as_str()).with_limit(depth);
         let Ok(found) = self.toolbox.search(&query) else {
             return Retrieval::default();
@@ -230,10 +272,12 @@ impl ToolHost for ToolboxHost {
         let mut confidence = None;
         // The first tool's meaning, when it was found by meaning.
         let mut first_meaning: Option<f32> = None;
+        // The bundles of the tools kept.
+        let mut kept_bundles: Vec<uuid::Uuid> = Vec::with_capacity(limit);
+        // The hits past the limit that the margin would keep, in rank order: a kept
+        // tool's sibling may be among them.
+        let mut passed: Vec<(String, uuid::Uuid)> = Vec::new();
         for (tool, hit) in found.hits {
-            if kept.len() == limit {
-                break;
-            }
             if hit.tier == Tier::Fuzzy || !tool.is_callable() {
                 continue;
             }
@@ -249,6 +293,21 @@ impl ToolHost for ToolboxHost {
                 _ => false,
             };
             if behind {
+                continue;
+            }
+            if kept.len() == limit {
+                // A sibling must be as near as the margin asks, and never further than
+                // the default margin: a wide margin widens the top-k, not the siblings.
+                let bar = self
+                    .margin
+                    .map_or(DEFAULT_MARGIN, |m| m.min(DEFAULT_MARGIN));
+                let near = match (first_meaning, hit.meaning) {
+                    (Some(first), Some(m)) => m >= first - bar,
+                    _ => true,
+                };
+                if near {
+                    passed.push((tool.spec.name.to_string(), tool.bundle_id));
+                }
                 continue;
             }
             if kept.is_empty() {
@@ -268,12 +327,12 @@ impl ToolHost for ToolboxHost {
                         .map(|m| m.clamp(0.0, 1.0)),
                 };
             }
+            kept_bundles.push(tool.bundle_id);
             kept.push((tool.spec.name.to_string(), hit.id));
         }
-        Retrieval {
-            tools: kept.into_iter().map(|(name, _)| name).collect(),
-            confidence,
-        }
+        let mut tools: Vec<String> = kept.into_iter().map(|(name, _)| name).collect();
+        tools.extend(self.siblings(&kept_bundles, passed));
+        Retrieval { tools, confidence }
     }
 
     fn call<'a>(

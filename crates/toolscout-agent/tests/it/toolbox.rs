@@ -555,7 +555,8 @@ fn the_margin_needs_a_first_tool_found_by_meaning_and_is_never_negative() {
     assert_eq!(nan.tools, all.tools);
 
     // Named: the first tool is certain, not near, and the email tool, far behind in
-    // meaning, is still offered.
+    // meaning, is still offered; so is the forecast past the top 3, a tool of the same
+    // small bundle (a sibling).
     let named = host
         .clone()
         .with_margin(Some(0.0))
@@ -563,7 +564,12 @@ fn the_margin_needs_a_first_tool_found_by_meaning_and_is_never_negative() {
     assert_eq!(named.confidence, Some(1.0));
     assert_eq!(
         named.tools,
-        ["get_weather", "weather.current", "send_email"],
+        [
+            "get_weather",
+            "weather.current",
+            "send_email",
+            "rain_forecast"
+        ],
         "{named:?}"
     );
 }
@@ -589,4 +595,163 @@ fn a_search_lists_near_twins_under_the_better_hit() {
     let dir = tempfile::tempdir().unwrap();
     let words = toolscout_discover::DiscoverTools::new(twins_toolbox(dir.path(), false));
     assert!(!reply(&words).contains("\"similar\""));
+}
+
+/// A catalog of one small API (two tools: find a number, then its details) and a large
+/// bundle of loose functions, one of which also speaks of phone numbers.
+fn siblings_toolbox(dir: &std::path::Path) -> Toolbox {
+    let catalog = Catalog::open_with(
+        dir,
+        toolscout_catalog::CatalogOptions::default()
+            .with_natives(&["clock"])
+            .with_builtins(false),
+    )
+    .unwrap();
+    let put = |bundle: uuid::Uuid, slug: &str, name: &str, summary: &str| {
+        let spec = toolscout_spec::ToolSpec::builder(name, summary)
+            .build()
+            .unwrap();
+        catalog
+            .put_tool(
+                bundle,
+                slug,
+                "1",
+                &toolscout_catalog::ToolPut::native(spec, "clock"),
+            )
+            .unwrap();
+    };
+    let api = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(
+            api,
+            &toolscout_catalog::BundlePut::new("acme-voice")
+                .with_description("Phone numbers to rent, by country"),
+        )
+        .unwrap();
+    put(
+        api,
+        "list",
+        "list_numbers_for_a_country_for_acme_voice",
+        "List the phone numbers available to rent in a country",
+    );
+    put(
+        api,
+        "details",
+        "number_details_for_acme_voice",
+        "The price, features and region of one phone number",
+    );
+    let loose = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(loose, &toolscout_catalog::BundlePut::new("loose"))
+        .unwrap();
+    put(
+        loose,
+        "phone-book",
+        "phone_book_lookup",
+        "Look up the phone number of a person in a phone book",
+    );
+    for i in 0..30 {
+        put(
+            loose,
+            &format!("garden-{i}"),
+            &format!("garden_tip_{i}"),
+            &format!("Gardening tip number {i} for a season"),
+        );
+    }
+    Toolbox::new(
+        catalog,
+        SearchIndex::in_memory().unwrap(),
+        Invoker::default(),
+    )
+    .unwrap()
+}
+
+/// A request the first tool of a small API serves, whose second tool it also matches
+/// (#41 item 2): the sibling comes with the hit, beyond the top-k; a tool of a large
+/// bundle that the request matches as well does not.
+#[tokio::test]
+async fn a_hit_brings_its_sibling_from_a_small_bundle() {
+    use toolscout_agent::host::ToolHost as _;
+    let dir = tempfile::tempdir().unwrap();
+    let host = ToolboxHost::new(siblings_toolbox(dir.path()));
+    let message = "Which phone numbers can I rent in a country like Japan, and at what price?";
+    // The search finds all three.
+    let wide = host.retrieve(message, 3).tools;
+    for name in [
+        "list_numbers_for_a_country_for_acme_voice",
+        "number_details_for_acme_voice",
+        "phone_book_lookup",
+    ] {
+        assert!(wide.contains(&name.to_owned()), "{wide:?}");
+    }
+    let server = Server::start(vec![text("Done.")]).await;
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .split_needs(false)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(host),
+    );
+    agent.run(message, RunOptions::default()).await;
+    insta::assert_snapshot!(server.tool_arrays()[0].join(", "), @r#"discover_tools, list_numbers_for_a_country_for_acme_voice, number_details_for_acme_voice"#);
+}
+
+/// A request that names the API, not a tool (#41 item 2): the retrieval ranks the API's
+/// tools by its name, and `discover_tools` asked for the API by name lists its tools
+/// rather than answering `unknown_tool`. What the model sees, request by request.
+#[tokio::test]
+async fn a_request_naming_a_bundle_finds_the_bundles_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = ToolboxHost::new(siblings_toolbox(dir.path()));
+    let server = Server::start(vec![
+        call("c1", "discover_tools", r#"{"tool": "Acme Voice"}"#),
+        text("Done."),
+    ])
+    .await;
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(host),
+    );
+    let report = agent
+        .run("What can I do with Acme Voice?", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer, "{}", render(&report));
+    let arrays = server.tool_arrays();
+    let seen = format!(
+        "request 1 tools: {}\ndiscover_tools {{\"tool\": \"Acme Voice\"}} answered:\n{}\nrequest 2 tools: {}",
+        arrays[0].join(", "),
+        serde_json::to_string_pretty(&tool_results(&report)[0]).unwrap(),
+        arrays[1].join(", "),
+    );
+    insta::assert_snapshot!(seen, @r#"
+request 1 tools: discover_tools, number_details_for_acme_voice, list_numbers_for_a_country_for_acme_voice
+discover_tools {"tool": "Acme Voice"} answered:
+{
+  "ok": true,
+  "value": {
+    "kind": "tools",
+    "total": 2,
+    "tools": [
+      {
+        "name": "list_numbers_for_a_country_for_acme_voice",
+        "summary": "List the phone numbers available to rent in a country"
+      },
+      {
+        "name": "number_details_for_acme_voice",
+        "summary": "The price, features and region of one phone number"
+      }
+    ],
+    "bundle": "acme-voice",
+    "bundle_description": "Phone numbers to rent, by country",
+    "message": "'Acme Voice' is not a tool but the API its tools belong to; these are its tools: describe one with `tool`"
+  }
+}
+request 2 tools: discover_tools, number_details_for_acme_voice, list_numbers_for_a_country_for_acme_voice
+"#);
 }
