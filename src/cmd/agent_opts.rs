@@ -81,12 +81,6 @@ pub(crate) struct ActivationArgs {
     /// Retrieval confidence (0–1) below which no call is required after retrieving.
     #[arg(long, default_value_t = DEFAULT_CONFIDENCE_FLOOR, value_parser = unit_interval)]
     pub(crate) confidence_floor: f32,
-    /// Before tools retrieved at or above the confidence floor are offered, ask the model
-    /// in a short request of its own whether one does what the message asks; on "no"
-    /// they are not offered (discover_tools still is). Off by default: with a small
-    /// model it turned down fitting tools too.
-    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
-    pub(crate) fit_check: bool,
     /// Refuse a call of a catalog tool whose required arguments the conversation did not
     /// give (the model invented them), telling the model to ask the user instead; the
     /// same call made again runs.
@@ -127,7 +121,6 @@ impl ActivationArgs {
             .tool_choice(self.tool_choice.into())
             .activation_order(self.activation_order.into())
             .confidence_floor(self.confidence_floor)
-            .fit_check(self.fit_check)
             .ground_arguments(self.ground_arguments)
             .follow_needs(self.follow_needs)
     }

@@ -112,15 +112,6 @@ fn trace(event: &AgentEvent) {
         AgentEvent::ToolCallFinished { result, .. } => {
             eprintln!("    ← {}", cut(&result.to_string()));
         }
-        AgentEvent::FitChecked { reply, fits, .. } => eprintln!(
-            "    ? fit check: {:?} ({})",
-            cut(reply),
-            if *fits {
-                "call required"
-            } else {
-                "not required"
-            }
-        ),
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
         AgentEvent::NeedFollowedUp { need, tools, .. } => {
             eprintln!("    ↻ followed up: {} [{}]", cut(need), tools.join(", "));
@@ -263,8 +254,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "tool_choice": format!("{:?}", args.activation.tool_choice),
         "activation_order": format!("{:?}", args.activation.activation_order),
         "confidence_floor": args.activation.confidence_floor,
-        "fit_check": args.activation.fit_check,
         "ground_arguments": args.activation.ground_arguments,
+        "follow_needs": args.activation.follow_needs,
         "twin_similarity": args.activation.twin_similarity,
         "margin": args.activation.margin,
         "tools": tools.len(),
@@ -288,7 +279,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, fit-check {}, ground-arguments {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, ground-arguments {}, follow-needs {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -298,8 +289,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.tool_choice,
         args.activation.activation_order,
         args.activation.confidence_floor,
-        args.activation.fit_check,
         args.activation.ground_arguments,
+        args.activation.follow_needs,
         args.activation.twin_similarity,
         args.activation.margin,
     );

@@ -56,8 +56,6 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
     )
     .unwrap();
     let (url, server) = scripted(vec![
-        // The fit check (asked for below) of the weather task's sure retrieval.
-        answer("Yes"),
         call("get_weather", json!({"city": "Paris"})),
         answer("It is sunny in Paris."),
         answer("Why did the cat sit on the computer? To keep an eye on the mouse."),
@@ -81,14 +79,14 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
         .arg(&tools)
         .arg("--tasks")
         .arg(&tasks)
-        .args(["--fit-check", "true", "--ground-arguments", "true"])
+        .args(["--ground-arguments", "true"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(figures["policy"], "retrieve", "{figures}");
-    assert_eq!(figures["fit_check"], true, "{figures}");
+    assert_eq!(figures["follow_needs"], true, "{figures}");
     assert_eq!(figures["relevant"]["tasks"], 1, "{figures}");
     assert_eq!(figures["relevant"]["success_rate"], 1.0, "{figures}");
     assert_eq!(figures["relevant"]["retrieved_hit_rate"], 1.0, "{figures}");
@@ -97,14 +95,13 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
     assert_eq!(figures["irrelevance"]["abstention_rate"], 0.5, "{figures}");
     assert_eq!(figures["irrelevance"]["no_tool_ran_rate"], 1.0, "{figures}");
     let requests = server.join().unwrap();
-    assert_eq!(requests.len(), 6);
-    let refusal = requests[5]["messages"]
+    assert_eq!(requests.len(), 5);
+    let refusal = requests[4]["messages"]
         .as_array()
         .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
         .map(|m| m["content"].to_string())
         .unwrap_or_default();
     assert!(refusal.contains("ungrounded_arguments"), "{refusal}");
-    assert_eq!(requests[0].get("tools"), None, "{:#}", requests[0]);
     let names = |request: &Value| -> Vec<String> {
         request["tools"]
             .as_array()
@@ -115,8 +112,8 @@ fn eval_agent_runs_relevant_and_irrelevance_tasks() {
     };
     // The weather task's catalog is the whole file; the irrelevance task's is its own
     // offered tool only.
-    assert!(names(&requests[1]).contains(&"get_weather".to_owned()));
-    let own = names(&requests[3]);
+    assert!(names(&requests[0]).contains(&"get_weather".to_owned()));
+    let own = names(&requests[2]);
     assert!(!own.contains(&"get_weather".to_owned()), "{own:?}");
     assert!(!own.contains(&"send_email".to_owned()), "{own:?}");
 }

@@ -161,31 +161,6 @@ pub struct AgentConfig {
     /// text ("What is 2+2?" retrieves a calculator it need not call). 0 always requires.
     #[serde(default = "default_confidence_floor")]
     pub confidence_floor: f32,
-    /// Under [`Policy::Retrieve`], before the tools retrieved for the last user message
-    /// at or above [`confidence_floor`](Self::confidence_floor) are activated, ask the
-    /// model in a short request of its own (no tools, three completion tokens) whether
-    /// one of them does what the message asks. On "no" they are not activated and no call
-    /// is required; `discover_tools` stays the way to find others. A failed check counts
-    /// as "yes", as if there were none. Its tokens count in the run's usage.
-    ///
-    /// Off by default.
-    ///
-    /// **Rationale:** retrieval confidence cannot tell a fitting tool from one that is
-    /// only on the same subject ("the area of a triangle" against a body-mass-index
-    /// calculator), and a small model calls whatever related tool it is offered, with
-    /// invented arguments, whether or not a call is required; asked directly, and told to
-    /// be strict, it turns some of those down, but fitting ones too. With
-    /// Qwen2.5-Coder-1.5B over the BFCL catalog (`toolscout eval agent --fit-check true
-    /// --limit 50`), abstention on 50 irrelevance tasks rose from 0.56 to 0.70, while
-    /// the right tool was called in 0.78 of 50 tool tasks instead of 0.86 and prompt
-    /// tokens per task rose from 2,132 to 2,372. Put to the same model alone, the
-    /// question was answered "no" for 6 of 18 irrelevance tasks whose retrieval was sure
-    /// and for 11 of 44 tool tasks whose right tool was retrieved; asked less strictly,
-    /// whether each required argument is given (with or without reasoning first), or to
-    /// name the fitting tool or "none", it turned down at most 2 of the 18. A larger model
-    /// may weigh the question better: measure before turning it on.
-    #[serde(default)]
-    pub fit_check: bool,
     /// Refuse a call of a catalog tool when a required argument's value is nowhere in
     /// what the user said or a tool returned (the model made it up), with an
     /// `ungrounded_arguments` error that tells the model to ask the user instead. The
@@ -201,7 +176,7 @@ pub struct AgentConfig {
     /// **Rationale:** a small model offered a tool that is only on the subject of a
     /// request calls it anyway and makes up what the request does not say ("find me a
     /// train" → from New York to Boston on some date); no question put to it beforehand
-    /// told those apart (see [`fit_check`](Self::fit_check)), but the made-up values are
+    /// told those apart (asking it whether a tool fits turned fitting ones down too), but the made-up values are
     /// rarely anywhere in the conversation. With Qwen2.5-Coder-1.5B over the BFCL catalog
     /// (`toolscout eval agent --limit 50`, one run each): without the check the right tool
     /// was called in 0.86 of 50 tool tasks (2,362 prompt tokens per task) and no tool ran
@@ -319,7 +294,6 @@ impl AgentConfig {
                 activate_hits: DEFAULT_ACTIVATE_HITS,
                 tool_choice: ToolChoice::default(),
                 confidence_floor: DEFAULT_CONFIDENCE_FLOOR,
-                fit_check: false,
                 ground_arguments: default_ground_arguments(),
                 split_needs: default_split_needs(),
                 follow_needs: default_follow_needs(),
@@ -399,12 +373,6 @@ impl AgentConfigBuilder {
     /// Sets whether the model must call a tool after activations.
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
         self.config.tool_choice = choice;
-        self
-    }
-    /// Sets whether a retrieval that would require a call is checked with the model
-    /// first (see [`AgentConfig::fit_check`]).
-    pub fn fit_check(mut self, check: bool) -> Self {
-        self.config.fit_check = check;
         self
     }
     /// Sets whether a call whose required arguments the conversation did not give is

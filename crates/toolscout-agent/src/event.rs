@@ -125,20 +125,6 @@ pub enum AgentEvent {
         /// The tools found for it (activated again if they had left the array).
         tools: Vec<String>,
     },
-    /// The model was asked whether a retrieved tool does what the message asks (see
-    /// [`AgentConfig::fit_check`](crate::AgentConfig::fit_check)).
-    FitChecked {
-        /// Agent name.
-        agent: String,
-        /// Nesting depth.
-        depth: u32,
-        /// The tools asked about.
-        tools: Vec<String>,
-        /// The model's reply, as it wrote it.
-        reply: String,
-        /// Whether a call is required next: the reply was not "no", or the check failed.
-        fits: bool,
-    },
     /// A tool's schema was appended to the tools array.
     Activated {
         /// Agent name.

@@ -13,8 +13,7 @@
 //!   `Retrieve` (the default) is `Browse` without `call_tool` plus, before the first
 //!   request, the [`AgentConfig::retrieve_top_k`] tools the host's search ranks best for
 //!   each user message ([`ToolHost::retrieve`], near-twins dropped and tools well
-//!   behind the first in meaning left out), activated up front (or, with
-//!   [`AgentConfig::fit_check`], once the model agrees one of them fits).
+//!   behind the first in meaning left out), activated up front.
 //!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
 //!   aliases, since OpenAI names allow no dots.
 //! * **Making the model act** ([`ToolChoice`]): with `RequiredAfterActivation`, the

@@ -15,11 +15,6 @@ pub const STATIC_DISCOVER_SEARCH: &str = include_str!("../prompts/static_discove
 pub const STATIC_DISCOVER_DESCRIBE: &str = include_str!("../prompts/static_discover_describe.md");
 /// The description of a sub-agent tool's `task` parameter.
 pub const SUBAGENT_TASK: &str = include_str!("../prompts/agent_subagent_task.txt");
-/// The system prompt of the [fit check](crate::AgentConfig::fit_check).
-pub const FIT_CHECK: &str = include_str!("../prompts/agent_fit_check.md");
-/// The question of the [fit check](crate::AgentConfig::fit_check): `{request}` is the
-/// user's message, `{tools}` one line per retrieved tool.
-pub const FIT_QUESTION: &str = include_str!("../prompts/agent_fit_question.md");
 /// Put to the model when it answers a request of several needs after serving only some
 /// (see [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)): `{need}` is the
 /// first need left, as the request states it.

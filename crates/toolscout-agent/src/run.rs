@@ -94,22 +94,29 @@ struct Forcing {
     forced: u32,
     /// The endpoint refused a request that said `required`: no more are made.
     refused: bool,
-    /// A need left unserved was just put to the model (see
-    /// [`AgentConfig::follow_needs`]): its tools are sure, so the next request requires
-    /// a call even after earlier calls (the answer tool still declines).
-    follow_up: bool,
+    /// The tools of a need left unserved that was just put to the model (see
+    /// [`AgentConfig::follow_needs`]): they are sure, so the next request requires a
+    /// call even after earlier calls, and shows only them (and the answer tool, which
+    /// still declines).
+    follow_up: Option<Vec<String>>,
 }
 
 impl Forcing {
-    /// Whether the next request says `tool_choice: "required"`; counts it if so.
-    fn next_request(&mut self, config: &AgentConfig) -> bool {
+    /// Whether the next request says `tool_choice: "required"` (counted if so), and
+    /// when it follows a need up, the only tools it shows.
+    fn next_request(&mut self, config: &AgentConfig) -> (bool, Option<Vec<String>>) {
+        let follow_up = self.follow_up.take();
         let force = config.tool_choice == ToolChoice::RequiredAfterActivation
+            && !self.refused
             && ((self.activated && !self.acted && self.forced < MAX_FORCED_REQUESTS)
-                || self.follow_up);
+                || follow_up.is_some());
         self.activated = false;
-        self.follow_up = false;
         self.forced += u32::from(force);
-        force
+        let shown = follow_up.filter(|_| force).map(|mut tools| {
+            tools.push(ANSWER_TOOL.to_owned());
+            tools
+        });
+        (force, shown)
     }
 }
 
@@ -143,10 +150,7 @@ pub(crate) fn run_loop<'a>(
         // The needs of a request of several that no call has served yet.
         let mut pending: Vec<Need> = Vec::new();
         if config.policy == Policy::Retrieve {
-            (forcing.activated, pending) = retrieve(
-                rt, config, depth, &mut tools, &messages, &mut usage, &cancel,
-            )
-            .await;
+            (forcing.activated, pending) = retrieve(rt, config, depth, &mut tools, &messages);
             if !config.follow_needs {
                 pending.clear();
             }
@@ -182,8 +186,14 @@ pub(crate) fn run_loop<'a>(
                 depth,
                 step: steps,
             });
-            let force = forcing.next_request(config) && !forcing.refused;
-            let mut body = request_body(config, &messages, &tools, force.then_some(&finders[..]));
+            let (force, shown) = forcing.next_request(config);
+            let mut body = request_body(
+                config,
+                &messages,
+                &tools,
+                force.then_some(&finders[..]),
+                shown.as_deref(),
+            );
             let emitter = rt.emitter.clone();
             let on_text = |text: &str| {
                 emitter.emit(AgentEvent::TextDelta {
@@ -208,7 +218,7 @@ pub(crate) fn run_loop<'a>(
             {
                 tracing::warn!(parent: &span, error = %e, "the endpoint refused a required tool call; asking again without");
                 forcing.refused = true;
-                body = request_body(config, &messages, &tools, None);
+                body = request_body(config, &messages, &tools, None, None);
                 result = tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
@@ -258,7 +268,7 @@ pub(crate) fn run_loop<'a>(
                     && let Some(need) = (!pending.is_empty()).then(|| pending.remove(0))
                 {
                     follow_ups += 1;
-                    forcing.follow_up = true;
+                    forcing.follow_up = Some(need.tools.clone());
                     activate(rt, config, depth, &mut tools, &need.tools);
                     rt.emitter.emit(AgentEvent::NeedFollowedUp {
                         agent: agent.clone(),
@@ -268,7 +278,7 @@ pub(crate) fn run_loop<'a>(
                     });
                     messages.push(Message::system(fill(
                         crate::prompts::FOLLOW_NEED.trim_end(),
-                        &[("{need}", need.text.trim())],
+                        &[("{need}", need.text.trim().trim_end_matches(['.', ',', ';']))],
                     )));
                     continue;
                 }
@@ -365,24 +375,16 @@ fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[St
 
 /// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
 /// activates what each finds. Earlier messages are searched again so that a continued
-/// conversation rebuilds the same tools array, then appends. The last user message's
-/// tools, when its retrieval reached [`AgentConfig::confidence_floor`], are activated
-/// only if the [fit check](AgentConfig::fit_check) (when on) does not say no. Whether
-/// the next request must call a tool: anything was activated and the last message's
-/// retrieval reached the floor and passed the check (an earlier message's sure tools do
-/// not force a call on a later, unsure turn).
-///
-/// A message the check turned down is not checked again when a later turn replays it,
-/// so its tools then join the array: the prefix differs from that turn's, but every
-/// tool in it was retrieved for the conversation.
-async fn retrieve(
+/// conversation rebuilds the same tools array, then appends. Whether the next request
+/// must call a tool: anything was activated and the last message's retrieval reached
+/// [`AgentConfig::confidence_floor`] (an earlier message's sure tools do not force a
+/// call on a later, unsure turn).
+fn retrieve(
     rt: &Runtime<'_>,
     config: &AgentConfig,
     depth: u32,
     tools: &mut ToolSet,
     messages: &[Message],
-    usage: &mut TokenUsage,
-    cancel: &CancellationToken,
 ) -> (bool, Vec<Need>) {
     let last_user = messages
         .iter()
@@ -405,15 +407,8 @@ async fn retrieve(
         if Some(i) == last_user {
             pending = sure_needs;
         }
-        let sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
         if Some(i) == last_user {
-            last_sure = sure
-                && (!config.fit_check
-                    || fit_check(rt, config, depth, content, &found.tools, usage, cancel).await);
-            if sure && !last_sure {
-                // The model says none of them fits: offering them only invites a call.
-                continue;
-            }
+            last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
         }
         activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
     }
@@ -529,101 +524,6 @@ pub(crate) struct Need {
 /// The most follow-ups one run makes (see [`AgentConfig::follow_needs`]).
 const MAX_FOLLOW_UPS: u32 = 4;
 
-/// The longest user message the fit check quotes, in characters.
-const FIT_REQUEST_CHARS: usize = 2_000;
-/// The longest tool summary the fit check quotes, in characters.
-const FIT_SUMMARY_CHARS: usize = 200;
-/// Completion tokens of the fit check: one word is read.
-const FIT_TOKENS: u32 = 3;
-
-/// [`AgentConfig::fit_check`]: asks the model, in a request of its own without tools,
-/// whether one of `found` does what `message` asks. True unless the reply starts with
-/// "no"; a failed or cancelled check is true too (as if there were no check).
-async fn fit_check(
-    rt: &Runtime<'_>,
-    config: &AgentConfig,
-    depth: u32,
-    message: &str,
-    found: &[String],
-    usage: &mut TokenUsage,
-    cancel: &CancellationToken,
-) -> bool {
-    let lines: Vec<String> = found
-        .iter()
-        .filter_map(|name| rt.host.spec(name))
-        .map(|spec| {
-            let summary: String = spec.summary.chars().take(FIT_SUMMARY_CHARS).collect();
-            format!(
-                "- {}({}): {}",
-                spec.name,
-                spec.parameter_names().join(", "),
-                summary.trim()
-            )
-        })
-        .collect();
-    if lines.is_empty() {
-        return true;
-    }
-    let request: String = message.chars().take(FIT_REQUEST_CHARS).collect();
-    let question = fill(
-        crate::prompts::FIT_QUESTION.trim_end(),
-        &[
-            ("{request}", request.trim()),
-            ("{tools}", &lines.join("\n")),
-        ],
-    );
-    let mut body = Map::new();
-    body.insert("model".to_owned(), json!(config.model));
-    body.insert(
-        "messages".to_owned(),
-        json!([
-            {"role": "system", "content": crate::prompts::FIT_CHECK.trim_end()},
-            {"role": "user", "content": question},
-        ]),
-    );
-    // Reasoning models take `max_completion_tokens`; follow what the config sends.
-    let limit_key = if config.request_params.contains_key("max_completion_tokens") {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    };
-    body.insert(limit_key.to_owned(), json!(FIT_TOKENS));
-    body.insert("temperature".to_owned(), json!(0));
-    let request = rt.client.complete(body.clone(), false, 0, |_| {});
-    let result = tokio::select! {
-        biased;
-        () = cancel.cancelled() => return true,
-        r = request => r,
-    };
-    let (reply, fits) = match result {
-        Ok(completion) => {
-            usage.add(
-                completion
-                    .usage
-                    .unwrap_or_else(|| estimate(&body, &completion)),
-            );
-            let no = completion
-                .content
-                .split(|c: char| !c.is_alphabetic())
-                .find(|w| !w.is_empty())
-                .is_some_and(|w| w.eq_ignore_ascii_case("no"));
-            (completion.content, !no)
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "the fit check failed; a call stays required");
-            (String::new(), true)
-        }
-    };
-    rt.emitter.emit(AgentEvent::FitChecked {
-        agent: config.name.clone(),
-        depth,
-        tools: found.to_vec(),
-        reply,
-        fits,
-    });
-    fits
-}
-
 /// `template` with each placeholder replaced by its value, in one pass: a value that
 /// holds a placeholder is not expanded again.
 fn fill(template: &str, values: &[(&str, &str)]) -> String {
@@ -693,11 +593,15 @@ fn activate(
     added
 }
 
+/// The request: `force` (the finders to leave out) says `tool_choice: "required"`;
+/// `shown`, when some of them are in the array, is all of the array a forced request
+/// shows (a need followed up: its tools and the answer tool).
 fn request_body(
     config: &AgentConfig,
     messages: &[Message],
     tools: &ToolSet,
     force: Option<&[String]>,
+    shown: Option<&[String]>,
 ) -> Map<String, Value> {
     let mut body = config.request_params.clone();
     for key in ["stream", "stream_options", "tools"] {
@@ -707,7 +611,12 @@ fn request_body(
     body.insert("messages".to_owned(), json!(messages));
     // Forced, without the finders: unless nothing else would be left.
     let forced = force
-        .map(|hidden| tools.to_openai_without(hidden))
+        .map(|hidden| match shown {
+            Some(only) => Some(tools.to_openai_only(only))
+                .filter(|o| !o.is_empty())
+                .unwrap_or_else(|| tools.to_openai_without(hidden)),
+            None => tools.to_openai_without(hidden),
+        })
         .filter(|left| !left.is_empty());
     let required = forced.is_some();
     let tools = forced.unwrap_or_else(|| tools.to_openai());

@@ -83,6 +83,15 @@ impl ToolSet {
             .collect()
     }
 
+    /// The array holding only the tools named in `shown`, in array order.
+    pub(crate) fn to_openai_only(&self, shown: &[String]) -> Vec<Value> {
+        self.entries
+            .iter()
+            .filter(|e| shown.iter().any(|h| h == e.spec.name.as_str()))
+            .map(|e| to_openai_named(&e.spec, &e.alias, false))
+            .collect()
+    }
+
     /// Tool names in array order.
     pub(crate) fn names(&self) -> Vec<String> {
         self.entries

@@ -79,7 +79,6 @@ pub(crate) fn config(policy: Policy, stream: bool) -> AgentConfigBuilder {
         .tool_timeout(Duration::from_millis(400))
         .tool_choice(toolscout_agent::ToolChoice::Auto)
         .retrieve_top_k(5)
-        .fit_check(false)
         .ground_arguments(false)
 }
 

@@ -512,9 +512,8 @@ async fn best_last_puts_the_best_match_nearest_the_conversation() {
     ");
 }
 
-/// The defaults are the measured best (see `ToolChoice`, `DEFAULT_RETRIEVE_TOP_K` and
-/// `AgentConfig::fit_check`): retrieve 3 tools, then require a call, with the answer
-/// tool to decline; the model is not asked first whether one fits.
+/// The defaults are the measured best (see `ToolChoice` and `DEFAULT_RETRIEVE_TOP_K`):
+/// retrieve 3 tools, then require a call, with the answer tool to decline.
 #[tokio::test]
 async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
     let server = Server::start(vec![
@@ -529,7 +528,6 @@ async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
     assert_eq!(config.policy, Policy::Retrieve);
     assert_eq!(config.retrieve_top_k, 3);
     assert_eq!(config.tool_choice, ToolChoice::RequiredAfterActivation);
-    assert!(!config.fit_check);
     assert!(config.ground_arguments);
     let agent = toolscout_agent::Agent::new(
         config,
@@ -544,172 +542,6 @@ async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
     request 1: tool_choice=required tools=[answer, get_weather, weather_forecast]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
     "#);
-}
-
-/// A config with the fit check on, one retrieved tool, and a call required after it.
-fn checked() -> toolscout_agent::AgentConfigBuilder {
-    config(Policy::Retrieve, false)
-        .retrieve_top_k(1)
-        .tool_choice(ToolChoice::RequiredAfterActivation)
-        .fit_check(true)
-}
-
-/// The `FitChecked` events of a run: (tools, reply, fits).
-fn fit_checks(
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
-) -> Vec<(Vec<String>, String, bool)> {
-    let mut out = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        if let AgentEvent::FitChecked {
-            tools, reply, fits, ..
-        } = event
-        {
-            out.push((tools, reply, fits));
-        }
-    }
-    out
-}
-
-#[tokio::test]
-async fn the_fit_check_asks_the_model_alone_in_a_short_request() {
-    let server = Server::start(vec![
-        text("Yes."),
-        call("c1", "get_weather", r#"{"city":"Oslo"}"#),
-        text("Sunny."),
-    ])
-    .await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let report = agent(&server, checked())
-        .run(
-            "What's the weather in Oslo?",
-            RunOptions::default().with_events(tx),
-        )
-        .await;
-    assert_eq!(report.answer.as_deref(), Some("Sunny."));
-    let check = &server.requests()[0];
-    // No tools, no stream, one word's worth of tokens, no sampling.
-    assert!(check.get("tools").is_none(), "{check}");
-    assert!(check.get("tool_choice").is_none(), "{check}");
-    assert_eq!(check["max_tokens"], 3, "{check}");
-    assert_eq!(check["temperature"], 0, "{check}");
-    assert_eq!(check["stream"], false, "{check}");
-    insta::assert_snapshot!(
-        format!(
-            "system: {}\nuser: {}",
-            check["messages"][0]["content"].as_str().unwrap(),
-            check["messages"][1]["content"].as_str().unwrap()
-        ),
-        @r"
-    system: You are a strict reviewer. Most tools do not fit most requests.
-    user: Request: What's the weather in Oslo?
-
-    Tools:
-    - get_weather(city, units): Current weather conditions for a city
-
-    Does one of these tools do exactly what the request asks (not something merely related)? Answer no or yes.
-    "
-    );
-    assert_eq!(
-        fit_checks(&mut rx),
-        [(vec!["get_weather".to_owned()], "Yes.".to_owned(), true)]
-    );
-    insta::assert_snapshot!(requests_seen(&server), @r#"
-    request 1: tool_choice=auto tools=[]
-    request 2: tool_choice=required tools=[answer, get_weather]
-    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
-    "#);
-    // The check's tokens are the run's too: three requests of 110.
-    assert_eq!(report.usage.total(), 3 * 110);
-}
-
-#[tokio::test]
-async fn a_fit_check_that_says_no_offers_nothing_and_requires_nothing() {
-    for reply in ["No", "no.", " NO, none of them"] {
-        let server = Server::start(vec![text(reply), text("I cannot look that up.")]).await;
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let report = agent(&server, checked())
-            .run(
-                "What's the weather in Oslo?",
-                RunOptions::default().with_events(tx),
-            )
-            .await;
-        assert_eq!(report.stop, StopReason::Answer, "{reply}");
-        assert_eq!(
-            requests_seen(&server),
-            "request 1: tool_choice=auto tools=[]\n\
-             request 2: tool_choice=auto tools=[discover_search, discover_describe, answer]\n",
-            "{reply}"
-        );
-        assert_eq!(
-            fit_checks(&mut rx),
-            [(vec!["get_weather".to_owned()], reply.to_owned(), false)]
-        );
-    }
-}
-
-#[tokio::test]
-async fn a_reply_that_does_not_start_with_no_keeps_the_call_required() {
-    // "Not sure" and "None" are not "no"; neither is an empty or failed check.
-    for reply in [
-        text("Not sure"),
-        text("None"),
-        text(""),
-        crate::server::Reply::Error(400, "the check was refused".to_owned()),
-    ] {
-        let server = Server::start(vec![
-            reply.clone(),
-            call("c1", "get_weather", r#"{"city":"Oslo"}"#),
-            text("Sunny."),
-        ])
-        .await;
-        let report = agent(&server, checked())
-            .run("What's the weather in Oslo?", RunOptions::default())
-            .await;
-        assert_eq!(report.answer.as_deref(), Some("Sunny."), "{reply:?}");
-        assert!(
-            requests_seen(&server)
-                .contains("request 2: tool_choice=required tools=[answer, get_weather]"),
-            "{reply:?}: {}",
-            requests_seen(&server)
-        );
-    }
-}
-
-#[tokio::test]
-async fn the_fit_check_follows_max_completion_tokens() {
-    let server = Server::start(vec![text("no"), text("I cannot.")]).await;
-    let config = checked().request_param("max_completion_tokens", serde_json::json!(256));
-    let report = agent(&server, config)
-        .run("What's the weather in Oslo?", RunOptions::default())
-        .await;
-    assert_eq!(report.stop, StopReason::Answer);
-    let check = &server.requests()[0];
-    assert_eq!(check["max_completion_tokens"], 3, "{check}");
-    assert!(check.get("max_tokens").is_none(), "{check}");
-    // The run's own requests keep what the config sends.
-    assert_eq!(server.requests()[1]["max_completion_tokens"], 256);
-}
-
-#[tokio::test]
-async fn an_unsure_retrieval_is_not_checked() {
-    let server = Server::start(vec![text("Once upon a rainy day…")]).await;
-    let agent = toolscout_agent::Agent::new(
-        checked().build().unwrap(),
-        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-        std::sync::Arc::new(Sure {
-            inner: crate::host(),
-            confidence: |_| Some(0.0),
-        }),
-    );
-    let report = agent
-        .run("Tell me a story about the weather", RunOptions::default())
-        .await;
-    assert_eq!(report.stop, StopReason::Answer);
-    // One request, the run's own: the tools are offered, nothing is required or asked.
-    assert_eq!(
-        requests_seen(&server),
-        "request 1: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]\n"
-    );
 }
 
 #[tokio::test]
@@ -827,8 +659,9 @@ async fn a_request_of_several_needs_retrieves_a_tool_for_each() {
 }
 
 /// The model answers a request of two needs after one call (#41): the need it left is
-/// put to it once more, and its call for that need follows; without `follow_needs` the
-/// first answer ends the run.
+/// put to it once more, in a forced request that shows only that need's tools (and
+/// `answer`), and its call for that need follows; without `follow_needs` the first
+/// answer ends the run.
 #[tokio::test]
 async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
     let message =
@@ -845,6 +678,7 @@ async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
         let agent = toolscout_agent::Agent::new(
             config(Policy::Retrieve, false)
                 .retrieve_top_k(1)
+                .tool_choice(ToolChoice::RequiredAfterActivation)
                 .follow_needs(follow)
                 .build()
                 .unwrap(),
@@ -896,25 +730,25 @@ async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
         ));
     }
     insta::assert_snapshot!(seen, @r#"
-    follow_needs=true: answer "Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
-    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
-    request 3: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
-    request 4: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
-    last request's messages:
-      user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
-      assistant:  calls ["get_timber_resources"]
-      tool: {"ok":true,"value":"done"}
-      assistant: The area has oak and pine.
-      system: The request also asks: "tell me the current price of Bitcoin.". If a tool in your list does that and you have not called it yet, call it now with the values from the request. If it is done already, or no tool fits, give the user your final answer.
-      assistant:  calls ["get_crypto_price"]
-      tool: {"ok":true,"value":"done"}
-    follow_needs=false: answer "The area has oak and pine.", followed up []
-    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_crypto_price]
-    last request's messages:
-      user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
-      assistant:  calls ["get_timber_resources"]
-      tool: {"ok":true,"value":"done"}
-    "#);
+follow_needs=true: answer "Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
+request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+request 3: tool_choice=required tools=[answer, get_crypto_price]
+request 4: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+last request's messages:
+  user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
+  assistant:  calls ["get_timber_resources"]
+  tool: {"ok":true,"value":"done"}
+  assistant: The area has oak and pine.
+  system: The request also asks: "tell me the current price of Bitcoin". If a tool in your list does that and you have not called it yet, call it now with the values from the request. If it is done already, or no tool fits, give the user your final answer.
+  assistant:  calls ["get_crypto_price"]
+  tool: {"ok":true,"value":"done"}
+follow_needs=false: answer "The area has oak and pine.", followed up []
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
+request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+last request's messages:
+  user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
+  assistant:  calls ["get_timber_resources"]
+  tool: {"ok":true,"value":"done"}
+"#);
 }
