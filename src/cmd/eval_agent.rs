@@ -236,12 +236,13 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             String::new()
         };
         eprintln!(
-            "[{}/{}] {} {:.1}s steps={} calls=[{}] expected={expected}{retrieved} stop={stop}",
+            "[{}/{}] {} {:.1}s steps={} prompt_tokens={} calls=[{}] expected={expected}{retrieved} stop={stop}",
             i + 1,
             tasks.len(),
             if success { "ok  " } else { "FAIL" },
             seen.seconds,
             run.report.steps,
+            run.report.usage.prompt_tokens,
             seen.calls.join(", "),
         );
     }

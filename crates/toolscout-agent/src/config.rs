@@ -195,16 +195,18 @@ pub struct AgentConfig {
     /// gets a tool for each. On by default.
     #[serde(default = "default_split_needs")]
     pub split_needs: bool,
-    /// Under [`Policy::Retrieve`], when the model answers a request of several needs
-    /// (see [`split_needs`](Self::split_needs)) after a successful call, and a need
-    /// whose own search was sure has had none of its tools called, the answer is not
-    /// final: the need is put to the model once more, in a system message ("The request
-    /// also asks: …"), and the run goes on (at most four times a run); under
-    /// [`ToolChoice::RequiredAfterActivation`] that request requires a call (the answer
-    /// tool declines). Its answer is final once no such need is left.
+    /// Under [`Policy::Retrieve`], a request of several needs (see
+    /// [`split_needs`](Self::split_needs)) is followed through: after a step whose
+    /// calls served a need, and after an answer that follows a successful call, the
+    /// first need whose own search was sure and none of whose tools was called yet is put
+    /// to the model, in a system message ("The request also asks: …"), and the run goes
+    /// on (at most four times a run); under [`ToolChoice::RequiredAfterActivation`] the
+    /// next request requires a call and shows only that need's tools and the answer tool
+    /// (which declines). The answer is final once no such need is left.
     ///
     /// **Rationale:** a small model given a request of three things calls the tool for
-    /// the first and answers; the tools for the others are in its array, unused.
+    /// the first and answers; the tools for the others are in its array, unused. Asked
+    /// only after it answered, each need costs two requests.
     #[serde(default = "default_follow_needs")]
     pub follow_needs: bool,
     /// In which order a batch of retrieved or found tools is appended.

@@ -268,18 +268,15 @@ pub(crate) fn run_loop<'a>(
                     && let Some(need) = (!pending.is_empty()).then(|| pending.remove(0))
                 {
                     follow_ups += 1;
-                    forcing.follow_up = Some(need.tools.clone());
-                    activate(rt, config, depth, &mut tools, &need.tools);
-                    rt.emitter.emit(AgentEvent::NeedFollowedUp {
-                        agent: agent.clone(),
+                    follow_up(
+                        rt,
+                        config,
                         depth,
-                        need: need.text.clone(),
-                        tools: need.tools.clone(),
-                    });
-                    messages.push(Message::system(fill(
-                        crate::prompts::FOLLOW_NEED.trim_end(),
-                        &[("{need}", need.text.trim().trim_end_matches(['.', ',', ';']))],
-                    )));
+                        &mut tools,
+                        &mut messages,
+                        &mut forcing,
+                        need,
+                    );
                     continue;
                 }
                 let text = content.unwrap_or_default();
@@ -310,6 +307,8 @@ pub(crate) fn run_loop<'a>(
                 });
             }
             let mut final_text = None;
+            // A real call made now: progress, after which the next need left is asked for.
+            let mut progressed = false;
             for done in executed {
                 usage.add(done.usage);
                 if done.tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() {
@@ -321,6 +320,7 @@ pub(crate) fn run_loop<'a>(
                 forcing.acted |= real;
                 if real {
                     pending.retain(|need| !need.tools.contains(&done.tool));
+                    progressed = true;
                 }
                 let found = done.outcome.found.iter().take(config.activate_hits);
                 let names: Vec<String> = done
@@ -347,6 +347,24 @@ pub(crate) fn run_loop<'a>(
                 });
                 answer = Some(text);
                 break StopReason::Answer;
+            }
+            // A request of several needs: once a call has served one, the next need left
+            // is asked for at once, rather than after the model answers having served
+            // one (a small model calls one tool a turn, then answers).
+            if progressed
+                && follow_ups < MAX_FOLLOW_UPS
+                && let Some(need) = (!pending.is_empty()).then(|| pending.remove(0))
+            {
+                follow_ups += 1;
+                follow_up(
+                    rt,
+                    config,
+                    depth,
+                    &mut tools,
+                    &mut messages,
+                    &mut forcing,
+                    need,
+                );
             }
         };
         RunReport {
@@ -519,6 +537,32 @@ pub(crate) struct Need {
     text: String,
     /// Its best tools.
     tools: Vec<String>,
+}
+
+/// Puts `need` to the model (see [`AgentConfig::follow_needs`]): its tools activated
+/// again if they had left the array, a system message naming it, and a next request
+/// that requires a call of one of them (or `answer`).
+fn follow_up(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &mut ToolSet,
+    messages: &mut Vec<Message>,
+    forcing: &mut Forcing,
+    need: Need,
+) {
+    forcing.follow_up = Some(need.tools.clone());
+    activate(rt, config, depth, tools, &need.tools);
+    messages.push(Message::system(fill(
+        crate::prompts::FOLLOW_NEED.trim_end(),
+        &[("{need}", need.text.trim().trim_end_matches(['.', ',', ';']))],
+    )));
+    rt.emitter.emit(AgentEvent::NeedFollowedUp {
+        agent: config.name.clone(),
+        depth,
+        need: need.text,
+        tools: need.tools,
+    });
 }
 
 /// The most follow-ups one run makes (see [`AgentConfig::follow_needs`]).

@@ -658,23 +658,29 @@ async fn a_request_of_several_needs_retrieves_a_tool_for_each() {
     "#);
 }
 
-/// The model answers a request of two needs after one call (#41): the need it left is
-/// put to it once more, in a forced request that shows only that need's tools (and
-/// `answer`), and its call for that need follows; without `follow_needs` the first
-/// answer ends the run.
+/// A request of two needs, the model calling one tool a turn (#41): once its first call
+/// has served one need, the need left is put to it at once, in a forced request that
+/// shows only that need's tools (and `answer`), and its call for that need follows;
+/// without `follow_needs` it answers after the first call.
 #[tokio::test]
 async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
     let message =
         "Check the timber resources of the area, and then tell me the current price of Bitcoin.";
     let mut seen = String::new();
     for follow in [true, false] {
-        let server = Server::start(vec![
-            call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
-            text("The area has oak and pine."),
-            call("c2", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
-            text("Bitcoin is at 1 dollar."),
-        ])
-        .await;
+        let script = if follow {
+            vec![
+                call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+                call("c2", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
+                text("Oak and pine; Bitcoin is at 1 dollar."),
+            ]
+        } else {
+            vec![
+                call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+                text("The area has oak and pine."),
+            ]
+        };
+        let server = Server::start(script).await;
         let agent = toolscout_agent::Agent::new(
             config(Policy::Retrieve, false)
                 .retrieve_top_k(1)
@@ -730,16 +736,14 @@ async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
         ));
     }
     insta::assert_snapshot!(seen, @r#"
-follow_needs=true: answer "Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
+follow_needs=true: answer "Oak and pine; Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
-request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
-request 3: tool_choice=required tools=[answer, get_crypto_price]
-request 4: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+request 2: tool_choice=required tools=[answer, get_crypto_price]
+request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
 last request's messages:
   user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
   assistant:  calls ["get_timber_resources"]
   tool: {"ok":true,"value":"done"}
-  assistant: The area has oak and pine.
   system: The request also asks: "tell me the current price of Bitcoin". If a tool in your list does that and you have not called it yet, call it now with the values from the request. If it is done already, or no tool fits, give the user your final answer.
   assistant:  calls ["get_crypto_price"]
   tool: {"ok":true,"value":"done"}
