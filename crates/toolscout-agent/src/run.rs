@@ -264,10 +264,8 @@ pub(crate) fn run_loop<'a>(
                 // A request of several needs answered after serving only some: the
                 // first need left is put to the model once more.
                 if forcing.acted
-                    && follow_ups < MAX_FOLLOW_UPS
-                    && let Some(need) = (!pending.is_empty()).then(|| pending.remove(0))
+                    && let Some(need) = next_need(&mut pending, &mut follow_ups)
                 {
-                    follow_ups += 1;
                     follow_up(
                         rt,
                         config,
@@ -351,11 +349,7 @@ pub(crate) fn run_loop<'a>(
             // A request of several needs: once a call has served one, the next need left
             // is asked for at once, rather than after the model answers having served
             // one (a small model calls one tool a turn, then answers).
-            if progressed
-                && follow_ups < MAX_FOLLOW_UPS
-                && let Some(need) = (!pending.is_empty()).then(|| pending.remove(0))
-            {
-                follow_ups += 1;
+            if progressed && let Some(need) = next_need(&mut pending, &mut follow_ups) {
                 follow_up(
                     rt,
                     config,
@@ -563,6 +557,16 @@ fn follow_up(
         need: need.text,
         tools: need.tools,
     });
+}
+
+/// The first need left, if the run may still follow one up ([`MAX_FOLLOW_UPS`]);
+/// counts it.
+fn next_need(pending: &mut Vec<Need>, made: &mut u32) -> Option<Need> {
+    if *made >= MAX_FOLLOW_UPS || pending.is_empty() {
+        return None;
+    }
+    *made += 1;
+    Some(pending.remove(0))
 }
 
 /// The most follow-ups one run makes (see [`AgentConfig::follow_needs`]).
