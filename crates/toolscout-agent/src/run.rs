@@ -19,6 +19,7 @@ use crate::{
     StopReason, TokenUsage, ToolChoice, ToolHost, ToolScope,
 };
 use crate::{Approver, Validators};
+use toolscout_invoke::ErrorKind;
 
 /// How many requests of one run may say `tool_choice: "required"`.
 ///
@@ -148,14 +149,14 @@ pub(crate) fn run_loop<'a>(
         let mut forcing = Forcing::default();
         let mut usage = TokenUsage::default();
         // The needs of a request of several that no call has served yet.
-        let mut pending: Vec<Need> = Vec::new();
+        let mut needs = Needs::default();
         if config.policy == Policy::Retrieve {
+            let pending;
             (forcing.activated, pending) = retrieve(rt, config, depth, &mut tools, &messages);
-            if !config.follow_needs {
-                pending.clear();
+            if config.follow_needs {
+                needs.pending = pending;
             }
         }
-        let mut follow_ups = 0u32;
         // Calls `ground_arguments` refused: made again unchanged, they run.
         let refused = std::sync::Mutex::new(std::collections::HashSet::new());
         let mut steps = 0u32;
@@ -264,7 +265,7 @@ pub(crate) fn run_loop<'a>(
                 // A request of several needs answered after serving only some: the
                 // first need left is put to the model once more.
                 if forcing.acted
-                    && let Some(need) = next_need(&mut pending, &mut follow_ups)
+                    && let Some(need) = needs.next()
                 {
                     follow_up(
                         rt,
@@ -273,7 +274,7 @@ pub(crate) fn run_loop<'a>(
                         &mut tools,
                         &mut messages,
                         &mut forcing,
-                        need,
+                        &need,
                     );
                     continue;
                 }
@@ -307,6 +308,9 @@ pub(crate) fn run_loop<'a>(
             let mut final_text = None;
             // A real call made now: progress, after which the next need left is asked for.
             let mut progressed = false;
+            // A call of the need just asked for was refused for arguments the request
+            // does not give: its other tools are offered at once.
+            let mut asked_again = false;
             for done in executed {
                 usage.add(done.usage);
                 if done.tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() {
@@ -317,8 +321,10 @@ pub(crate) fn run_loop<'a>(
                 let real = done.outcome.is_ok() && !meta.contains(&done.tool);
                 forcing.acted |= real;
                 if real {
-                    pending.retain(|need| !need.tools.contains(&done.tool));
+                    needs.served(&done.tool);
                     progressed = true;
+                } else if done.outcome.error_kind() == Some(ErrorKind::UngroundedArguments) {
+                    asked_again |= needs.refused(&done.tool);
                 }
                 let found = done.outcome.found.iter().take(config.activate_hits);
                 let names: Vec<String> = done
@@ -349,7 +355,9 @@ pub(crate) fn run_loop<'a>(
             // A request of several needs: once a call has served one, the next need left
             // is asked for at once, rather than after the model answers having served
             // one (a small model calls one tool a turn, then answers).
-            if progressed && let Some(need) = next_need(&mut pending, &mut follow_ups) {
+            if (progressed || asked_again)
+                && let Some(need) = needs.next()
+            {
                 follow_up(
                     rt,
                     config,
@@ -357,7 +365,7 @@ pub(crate) fn run_loop<'a>(
                     &mut tools,
                     &mut messages,
                     &mut forcing,
-                    need,
+                    &need,
                 );
             }
         };
@@ -510,6 +518,7 @@ fn retrieve_needs(
     let sure = parts
         .iter()
         .map(|(need, r)| Need {
+            again: false,
             text: (*need).clone(),
             tools: r
                 .tools
@@ -531,6 +540,8 @@ pub(crate) struct Need {
     text: String,
     /// Its best tools.
     tools: Vec<String>,
+    /// It was asked for once and the call refused: these are its other tools.
+    again: bool,
 }
 
 /// Puts `need` to the model (see [`AgentConfig::follow_needs`]): its tools activated
@@ -543,7 +554,7 @@ fn follow_up(
     tools: &mut ToolSet,
     messages: &mut Vec<Message>,
     forcing: &mut Forcing,
-    need: Need,
+    need: &Need,
 ) {
     forcing.follow_up = Some(need.tools.clone());
     activate(rt, config, depth, tools, &need.tools);
@@ -554,22 +565,84 @@ fn follow_up(
     rt.emitter.emit(AgentEvent::NeedFollowedUp {
         agent: config.name.clone(),
         depth,
-        need: need.text,
-        tools: need.tools,
+        need: need.text.clone(),
+        tools: need.tools.clone(),
     });
 }
 
-/// The first need left, if the run may still follow one up ([`MAX_FOLLOW_UPS`]);
-/// counts it.
-fn next_need(pending: &mut Vec<Need>, made: &mut u32) -> Option<Need> {
-    if *made >= MAX_FOLLOW_UPS || pending.is_empty() {
-        return None;
-    }
-    *made += 1;
-    Some(pending.remove(0))
+/// The needs of a request of several that the run follows up (see
+/// [`AgentConfig::follow_needs`]).
+#[derive(Debug, Default)]
+struct Needs {
+    /// The needs no call has served yet, in the request's order.
+    pending: Vec<Need>,
+    /// The need last put to the model, until a call serves it.
+    asked: Option<Need>,
+    /// Follow-ups made, at most [`MAX_FOLLOW_UPS`].
+    made: u32,
 }
 
-/// The most follow-ups one run makes (see [`AgentConfig::follow_needs`]).
+impl Needs {
+    /// A successful call of `tool` serves one need: the one just asked for when `tool` is
+    /// one of its tools, else the pending need `tool` ranks highest for (the first on a
+    /// tie). One call never serves two needs: "the weather in Oslo, and also in Rome"
+    /// needs two calls of one tool, and a tool found second for the next need ("once I
+    /// have the cooking time, the food waste figures") was found for its words.
+    fn served(&mut self, tool: &str) {
+        if self
+            .asked
+            .as_ref()
+            .is_some_and(|need| need.tools.iter().any(|t| t == tool))
+        {
+            self.asked = None;
+            return;
+        }
+        let best = self
+            .pending
+            .iter()
+            .enumerate()
+            .filter_map(|(i, need)| need.tools.iter().position(|t| t == tool).map(|r| (r, i)))
+            .min();
+        if let Some((_, i)) = best {
+            self.pending.remove(i);
+        }
+    }
+
+    /// A call of `tool` was refused for arguments the request does not give. When it
+    /// was a tool of the need just asked for, the model most likely picked the wrong
+    /// one of its tools: the need goes back first in line with its other tools, and
+    /// `true` says to ask for it again at once (a need with no other tool is not).
+    fn refused(&mut self, tool: &str) -> bool {
+        let Some(mut need) = self.asked.take() else {
+            return false;
+        };
+        if !need.tools.iter().any(|t| t == tool) {
+            self.asked = Some(need);
+            return false;
+        }
+        need.tools.retain(|t| t != tool);
+        if need.tools.is_empty() {
+            return false;
+        }
+        need.again = true;
+        self.pending.insert(0, need);
+        true
+    }
+
+    /// The next need to put to the model, if the run may still follow one up
+    /// ([`MAX_FOLLOW_UPS`]; a need asked again with its other tools does not count).
+    fn next(&mut self) -> Option<Need> {
+        let again = self.pending.first().is_some_and(|need| need.again);
+        if self.pending.is_empty() || (!again && self.made >= MAX_FOLLOW_UPS) {
+            return None;
+        }
+        self.made += u32::from(!again);
+        let need = self.pending.remove(0);
+        self.asked = Some(need.clone());
+        Some(need)
+    }
+}
+
 const MAX_FOLLOW_UPS: u32 = 4;
 
 /// `template` with each placeholder replaced by its value, in one pass: a value that

@@ -756,3 +756,144 @@ last request's messages:
   tool: {"ok":true,"value":"done"}
 "#);
 }
+
+/// The needs a run followed up, as "need -> tools", and the tools each call ran with
+/// whether it ran.
+fn followed_and_ran(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+) -> (Vec<String>, Vec<String>) {
+    let (mut followed, mut ran) = (Vec::new(), Vec::new());
+    while let Ok(event) = rx.try_recv() {
+        match event {
+            AgentEvent::NeedFollowedUp { need, tools, .. } => {
+                followed.push(format!("{need} -> {tools:?}"));
+            }
+            AgentEvent::ToolCallFinished { tool, ok, .. } => {
+                ran.push(format!("{tool} {}", if ok { "ran" } else { "failed" }));
+            }
+            _ => {}
+        }
+    }
+    (followed, ran)
+}
+
+/// Two needs served by one tool ("the price of Bitcoin, and then of Ethereum"): the
+/// first call serves the first need only, so the second is followed up and called for.
+#[tokio::test]
+async fn one_call_serves_one_need() {
+    let server = Server::start(vec![
+        call("c1", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
+        call("c2", "get_crypto_price", r#"{"what":"Ethereum"}"#),
+        text("Bitcoin is at 1 dollar, Ethereum at 2."),
+    ])
+    .await;
+    let agent = toolscout_agent::Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation)
+            .build()
+            .unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(needs_host()),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run(
+            "Tell me the current price of Bitcoin, and then the current price of Ethereum.",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    let (followed, ran) = followed_and_ran(&mut rx);
+    insta::assert_snapshot!(
+        format!("followed up {followed:?}\nran {ran:?}\n{}", requests_seen(&server)),
+        @r#"
+    followed up ["the current price of Ethereum. -> [\"get_crypto_price\"]"]
+    ran ["get_crypto_price ran", "get_crypto_price ran"]
+    request 1: tool_choice=required tools=[answer, get_crypto_price]
+    request 2: tool_choice=required tools=[answer, get_crypto_price]
+    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_crypto_price]
+    "#
+    );
+}
+
+/// A need followed up whose call is refused for a value the request does not give (the
+/// model picked the need's wrong tool and made the value up): the need is asked for
+/// again at once with its other tools only, and the right one runs.
+#[tokio::test]
+async fn a_need_whose_call_was_refused_is_asked_again_with_its_other_tools() {
+    let tool = |name: &str, summary: &str, param: &str| {
+        toolscout_spec::ToolSpec::builder(name, summary)
+            .parameters(serde_json::json!({
+                "type": "object",
+                "properties": {param: {"type": "string"}},
+                "required": [param]
+            }))
+            .build()
+            .unwrap()
+    };
+    let ok = |_: Value| async move { Ok(serde_json::json!("done")) };
+    let host = toolscout_agent::StaticHost::default()
+        .tool(
+            tool(
+                "get_timber_resources",
+                "Timber resources available in an area",
+                "what",
+            ),
+            ok,
+        )
+        .tool(
+            tool(
+                "get_planting_instructions",
+                "Planting instructions for a crop in a soil",
+                "crop",
+            ),
+            ok,
+        )
+        .tool(
+            tool("get_soil_report", "A report on a soil sample", "sample_id"),
+            ok,
+        );
+    let server = Server::start(vec![
+        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+        call("c2", "get_soil_report", r#"{"sample_id":"S-99"}"#),
+        call("c3", "get_planting_instructions", r#"{"crop":"tomatoes"}"#),
+        text("Oak; plant them deep."),
+    ])
+    .await;
+    let agent = toolscout_agent::Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation)
+            .ground_arguments(true)
+            .build()
+            .unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(host),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run(
+            "Check the timber resources of the area, and then tell me how to plant tomatoes in this soil.",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    let (followed, ran) = followed_and_ran(&mut rx);
+    insta::assert_snapshot!(
+        format!("followed up {followed:#?}\nran {ran:?}\n{}", requests_seen(&server)),
+        @r#"
+followed up [
+    "tell me how to plant tomatoes in this soil. -> [\"get_planting_instructions\", \"get_soil_report\"]",
+    "tell me how to plant tomatoes in this soil. -> [\"get_planting_instructions\"]",
+]
+ran ["get_timber_resources ran", "get_soil_report failed", "get_planting_instructions ran"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions, get_soil_report]
+request 2: tool_choice=required tools=[answer, get_planting_instructions, get_soil_report]
+request 3: tool_choice=required tools=[answer, get_planting_instructions]
+request 4: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_planting_instructions, get_soil_report]
+"#
+    );
+}
