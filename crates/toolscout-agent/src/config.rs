@@ -204,7 +204,8 @@ pub struct AgentConfig {
     /// next request requires a call and shows only that need's tools and the answer tool
     /// (which declines). The answer is final once no such need is left. One successful
     /// call serves one need: the one just put to the model if it is one of its tools,
-    /// else the need it ranks highest for. A need put to the model whose call is refused
+    /// else the need it ranks highest for; a need is put to the model with only the tools
+    /// that have not run yet, or not at all when every one has. A need put to the model whose call is refused
     /// for arguments the request does not give (see
     /// [`ground_arguments`](Self::ground_arguments)) is put again at once with its other
     /// tools, when it has any.

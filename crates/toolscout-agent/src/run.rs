@@ -580,6 +580,8 @@ struct Needs {
     asked: Option<Need>,
     /// Follow-ups made, at most [`MAX_FOLLOW_UPS`].
     made: u32,
+    /// The tools that have run successfully.
+    ran: Vec<String>,
 }
 
 impl Needs {
@@ -589,6 +591,9 @@ impl Needs {
     /// needs two calls of one tool, and a tool found second for the next need ("once I
     /// have the cooking time, the food waste figures") was found for its words.
     fn served(&mut self, tool: &str) {
+        if !self.ran.iter().any(|t| t == tool) {
+            self.ran.push(tool.to_owned());
+        }
         if self
             .asked
             .as_ref()
@@ -630,16 +635,26 @@ impl Needs {
     }
 
     /// The next need to put to the model, if the run may still follow one up
-    /// ([`MAX_FOLLOW_UPS`]; a need asked again with its other tools does not count).
+    /// ([`MAX_FOLLOW_UPS`]; a need asked again with its other tools does not count),
+    /// with only the tools no call has run yet: a tool that ran for another need is not
+    /// offered again ("create the asset. The asset is a raw material named Chainlink" is
+    /// one asset, not two), and a need left without tools is dropped.
     fn next(&mut self) -> Option<Need> {
-        let again = self.pending.first().is_some_and(|need| need.again);
-        if self.pending.is_empty() || (!again && self.made >= MAX_FOLLOW_UPS) {
-            return None;
+        while !self.pending.is_empty() {
+            let mut need = self.pending.remove(0);
+            need.tools.retain(|t| !self.ran.contains(t));
+            if need.tools.is_empty() {
+                continue;
+            }
+            if !need.again && self.made >= MAX_FOLLOW_UPS {
+                self.pending.insert(0, need);
+                return None;
+            }
+            self.made += u32::from(!need.again);
+            self.asked = Some(need.clone());
+            return Some(need);
         }
-        self.made += u32::from(!again);
-        let need = self.pending.remove(0);
-        self.asked = Some(need.clone());
-        Some(need)
+        None
     }
 }
 

@@ -777,14 +777,15 @@ fn followed_and_ran(
     (followed, ran)
 }
 
-/// Two needs served by one tool ("the price of Bitcoin, and then of Ethereum"): the
-/// first call serves the first need only, so the second is followed up and called for.
+/// A tool found for two needs ("the price of Bitcoin, and then once I have the
+/// cryptocurrency price, the timber resources"): its call serves the need it ranks
+/// highest for, the other is followed up, and only with the tool that has not run.
 #[tokio::test]
-async fn one_call_serves_one_need() {
+async fn a_call_serves_one_need_and_a_tool_that_ran_is_not_offered_again() {
     let server = Server::start(vec![
         call("c1", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
-        call("c2", "get_crypto_price", r#"{"what":"Ethereum"}"#),
-        text("Bitcoin is at 1 dollar, Ethereum at 2."),
+        call("c2", "get_timber_resources", r#"{"what":"the area"}"#),
+        text("Bitcoin is at 1 dollar; the area has oak."),
     ])
     .await;
     let agent = toolscout_agent::Agent::new(
@@ -799,7 +800,7 @@ async fn one_call_serves_one_need() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let report = agent
         .run(
-            "Tell me the current price of Bitcoin, and then the current price of Ethereum.",
+            "Tell me the current price of Bitcoin, and then once I have the current cryptocurrency price, check the timber resources.",
             RunOptions::default().with_events(tx),
         )
         .await;
@@ -807,14 +808,16 @@ async fn one_call_serves_one_need() {
     assert_paired(&report.messages);
     let (followed, ran) = followed_and_ran(&mut rx);
     insta::assert_snapshot!(
-        format!("followed up {followed:?}\nran {ran:?}\n{}", requests_seen(&server)),
+        format!("followed up {followed:#?}\nran {ran:?}\n{}", requests_seen(&server)),
         @r#"
-    followed up ["the current price of Ethereum. -> [\"get_crypto_price\"]"]
-    ran ["get_crypto_price ran", "get_crypto_price ran"]
-    request 1: tool_choice=required tools=[answer, get_crypto_price]
-    request 2: tool_choice=required tools=[answer, get_crypto_price]
-    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_crypto_price]
-    "#
+followed up [
+    "once I have the current cryptocurrency price, check the timber resources. -> [\"get_timber_resources\"]",
+]
+ran ["get_crypto_price ran", "get_timber_resources ran"]
+request 1: tool_choice=required tools=[answer, get_crypto_price, get_timber_resources]
+request 2: tool_choice=required tools=[answer, get_timber_resources]
+request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_crypto_price, get_timber_resources]
+"#
     );
 }
 
