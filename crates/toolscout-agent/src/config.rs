@@ -201,22 +201,23 @@ pub struct AgentConfig {
     /// first need whose own search was sure and that no call has served yet is put
     /// to the model, in a system message ("The request also asks: …"), and the run goes
     /// on (at most four times a run); under [`ToolChoice::RequiredAfterActivation`] the
-    /// next request requires a call and shows only that need's tools and the answer tool
-    /// (which declines). The answer is final once no such need is left. One successful
-    /// call serves one need: the one just put to the model if it is one of its tools,
-    /// else the need it ranks highest for; a need is put to the model with only the tools
-    /// that have not run yet, or not at all when every one has. A need put to the model whose call is refused
-    /// for arguments the request does not give (see
-    /// [`ground_arguments`](Self::ground_arguments)) is put again at once with its other
-    /// tools, when it has any.
+    /// next request requires a call and shows only that need's best tool and the answer
+    /// tool (which declines). The answer is final once no such need is left. One
+    /// successful call serves one need: the one just put to the model if it is one of
+    /// its tools, else the need it ranks highest for. A need is put with its best tool
+    /// that has not run yet (not at all when every one has); if that call is refused for
+    /// arguments the request does not give (see
+    /// [`ground_arguments`](Self::ground_arguments)), the need is put again at once with
+    /// its next tool.
     ///
     /// **Rationale:** a small model given a request of three things calls the tool for
     /// the first and answers; the tools for the others are in its array, unused. Asked
     /// only after it answered, each need costs two requests. A tool found second for a
     /// need ("once I have the cooking time, the food waste figures") was found for the
     /// words it shares with another need, and one tool may serve two needs with two
-    /// calls. A refused follow-up call was, in every such call of 21 traced Seal-Tools
-    /// tasks, the need's wrong tool with a value made up for it.
+    /// calls. Shown two or three tools for a need, the model picks a weaker one more
+    /// often than it is right to, and a call refused for a made-up value was the wrong
+    /// tool in every such call of 21 traced Seal-Tools tasks.
     #[serde(default = "default_follow_needs")]
     pub follow_needs: bool,
     /// In which order a batch of retrieved or found tools is appended.

@@ -49,6 +49,13 @@ pub fn split_needs(message: &str) -> Vec<String> {
             pieces.extend(at_connectives(sentence));
         }
     }
+    // What comes before the enumeration's opener sets it up: one need with the first item.
+    if let Some(k) = pieces.iter().position(|p| opens_enumeration(p))
+        && k > 0
+    {
+        let first = pieces[..=k].join(" ");
+        pieces.splice(..=k, [first]);
+    }
     // Short pieces join the one before (or after, for the first).
     let mut needs: Vec<String> = Vec::new();
     for piece in pieces {
@@ -72,6 +79,28 @@ pub fn split_needs(message: &str) -> Vec<String> {
         return vec![message.trim().to_owned()];
     }
     needs
+}
+
+/// Words that open an enumeration of requests, lower case, with what must follow them
+/// ("First, …" but not "First class seats…").
+const OPENERS: [(&str, &[char]); 5] = [
+    ("first of all", &[',', ' ']),
+    ("firstly", &[',', ' ']),
+    ("first", &[',']),
+    ("to start", &[',']),
+    ("to begin", &[',']),
+];
+
+/// Whether `piece` opens an enumeration: what is said before it ("I need your help with
+/// a few things. First, …", "I have two points, A and B. First, …") introduces the
+/// requests and gives their values, and is not one of them.
+fn opens_enumeration(piece: &str) -> bool {
+    let lower = piece.trim_start().to_lowercase();
+    OPENERS.iter().any(|(opener, then)| {
+        lower
+            .strip_prefix(opener)
+            .is_some_and(|rest| rest.starts_with(*then))
+    })
 }
 
 fn words(text: &str) -> usize {
@@ -230,6 +259,36 @@ mod tests {
                 "Please do: look up the ISBN of Dune",
                 "find its reviews",
                 "and the author's age"
+            ]
+        );
+    }
+
+    #[test]
+    fn what_comes_before_first_joins_the_first_need() {
+        assert_eq!(
+            split_needs(
+                "I need your help with multiple tasks. Firstly, analyze the audio file a.mp3. Then, compare the fingerprint in b.bmp."
+            ),
+            [
+                "I need your help with multiple tasks. Firstly, analyze the audio file a.mp3.",
+                "compare the fingerprint in b.bmp."
+            ]
+        );
+        assert_eq!(
+            split_needs(
+                "I have two points, A at [3, 2] and B at [7, 5]. First, give their Euclidean distance. Then, the angle between them."
+            ),
+            [
+                "I have two points, A at [3, 2] and B at [7, 5]. First, give their Euclidean distance.",
+                "the angle between them."
+            ]
+        );
+        // Only an opener at the start of a sentence: "first-class" and "at first" do not.
+        assert_eq!(
+            split_needs("Book a first class seat to Rome. Then, rent a car at first light."),
+            [
+                "Book a first class seat to Rome.",
+                "rent a car at first light."
             ]
         );
     }

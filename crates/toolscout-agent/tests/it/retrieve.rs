@@ -821,11 +821,11 @@ request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, g
     );
 }
 
-/// A need followed up whose call is refused for a value the request does not give (the
-/// model picked the need's wrong tool and made the value up): the need is asked for
-/// again at once with its other tools only, and the right one runs.
+/// A need is followed up with its best tool; when that call is refused for a value the
+/// request does not give (the tool did not fit and the model made the value up), the
+/// need is asked for again at once with its next tool, and that one runs.
 #[tokio::test]
-async fn a_need_whose_call_was_refused_is_asked_again_with_its_other_tools() {
+async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
     let tool = |name: &str, summary: &str, param: &str| {
         toolscout_spec::ToolSpec::builder(name, summary)
             .parameters(serde_json::json!({
@@ -860,9 +860,9 @@ async fn a_need_whose_call_was_refused_is_asked_again_with_its_other_tools() {
         );
     let server = Server::start(vec![
         call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
-        call("c2", "get_soil_report", r#"{"sample_id":"S-99"}"#),
-        call("c3", "get_planting_instructions", r#"{"crop":"tomatoes"}"#),
-        text("Oak; plant them deep."),
+        call("c2", "get_planting_instructions", r#"{"crop":"potatoes"}"#),
+        call("c3", "get_soil_report", r#"{"sample_id":"this soil"}"#),
+        text("Oak; the soil is loam."),
     ])
     .await;
     let agent = toolscout_agent::Agent::new(
@@ -889,13 +889,13 @@ async fn a_need_whose_call_was_refused_is_asked_again_with_its_other_tools() {
         format!("followed up {followed:#?}\nran {ran:?}\n{}", requests_seen(&server)),
         @r#"
 followed up [
-    "tell me how to plant tomatoes in this soil. -> [\"get_planting_instructions\", \"get_soil_report\"]",
     "tell me how to plant tomatoes in this soil. -> [\"get_planting_instructions\"]",
+    "tell me how to plant tomatoes in this soil. -> [\"get_soil_report\"]",
 ]
-ran ["get_timber_resources ran", "get_soil_report failed", "get_planting_instructions ran"]
+ran ["get_timber_resources ran", "get_planting_instructions failed", "get_soil_report ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions, get_soil_report]
-request 2: tool_choice=required tools=[answer, get_planting_instructions, get_soil_report]
-request 3: tool_choice=required tools=[answer, get_planting_instructions]
+request 2: tool_choice=required tools=[answer, get_planting_instructions]
+request 3: tool_choice=required tools=[answer, get_soil_report]
 request 4: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_planting_instructions, get_soil_report]
 "#
     );
