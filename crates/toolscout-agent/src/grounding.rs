@@ -146,7 +146,10 @@ impl Grounds {
         let mut budget = MAX_GROUND_BYTES;
         for message in messages.iter().rev() {
             let text = match message {
-                Message::User { content } | Message::Tool { content, .. } => content,
+                Message::User { content } => content,
+                // A failed call's result is the model's own arguments coming back (a
+                // refusal quotes the made-up value), not something the world returned.
+                Message::Tool { content, .. } if !failed(content) => content,
                 _ => continue,
             };
             let end = floor_char_boundary(text, budget.min(text.len()));
@@ -450,6 +453,15 @@ fn floor_char_boundary(text: &str, mut at: usize) -> usize {
         at -= 1;
     }
     at
+}
+
+/// Whether a tool message is a failed call's result (`{"ok": false, …}`).
+fn failed(content: &str) -> bool {
+    content.contains("\"ok\":false")
+        && serde_json::from_str::<serde_json::Value>(content)
+            .ok()
+            .and_then(|v| v.get("ok").and_then(serde_json::Value::as_bool))
+            == Some(false)
 }
 
 #[cfg(test)]

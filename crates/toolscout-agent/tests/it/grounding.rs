@@ -255,3 +255,25 @@ async fn a_converted_value_and_a_code_for_a_named_thing_run_at_once() {
     stop: {"reason":"answer"} · steps: 2 · answer: Some("Your timer rings in 2 minutes.")
     "#);
 }
+
+/// A refusal quotes the made-up value; a failed call's result is no ground, so the same
+/// value sent to another tool is refused too (it ran before: the quote grounded it).
+#[tokio::test]
+async fn a_value_a_refusal_quoted_does_not_ground_another_tool() {
+    let server = Server::start(vec![
+        call("c1", "get_weather", r#"{"city":"Paris"}"#),
+        call("c2", "weather.forecast", r#"{"city":"Paris"}"#),
+        text("Which city?"),
+    ])
+    .await;
+    let (report, calls) = run(&server, grounded(), "What's the weather like right now?").await;
+    assert_eq!(report.stop, StopReason::Answer);
+    let ungrounded = Some(ErrorKind::UngroundedArguments.as_str().to_owned());
+    assert_eq!(
+        calls,
+        [
+            ("get_weather".to_owned(), false, ungrounded.clone()),
+            ("weather.forecast".to_owned(), false, ungrounded),
+        ]
+    );
+}
