@@ -265,17 +265,16 @@ pub(crate) fn run_loop<'a>(
                 // A request of several needs answered after serving only some: the
                 // first need left is put to the model once more.
                 if forcing.acted
-                    && let Some(need) = needs.next()
-                {
-                    follow_up(
+                    && follow_up(
                         rt,
                         config,
                         depth,
                         &mut tools,
                         &mut messages,
                         &mut forcing,
-                        &need,
-                    );
+                        &mut needs,
+                    )
+                {
                     continue;
                 }
                 let text = content.unwrap_or_default();
@@ -355,9 +354,7 @@ pub(crate) fn run_loop<'a>(
             // A request of several needs: once a call has served one, the next need left
             // is asked for at once, rather than after the model answers having served
             // one (a small model calls one tool a turn, then answers).
-            if (progressed || asked_again)
-                && let Some(need) = needs.next()
-            {
+            if progressed || asked_again {
                 follow_up(
                     rt,
                     config,
@@ -365,7 +362,7 @@ pub(crate) fn run_loop<'a>(
                     &mut tools,
                     &mut messages,
                     &mut forcing,
-                    &need,
+                    &mut needs,
                 );
             }
         };
@@ -544,9 +541,10 @@ pub(crate) struct Need {
     again: bool,
 }
 
-/// Puts `need` to the model (see [`AgentConfig::follow_needs`]): its tools activated
-/// again if they had left the array, a system message naming it, and a next request
-/// that requires a call of one of them (or `answer`).
+/// Puts the next need left (see [`Needs::next`]) to the model, if there is one
+/// ([`AgentConfig::follow_needs`]): its tools activated again if they had left the
+/// array, a system message naming it, and a next request that requires a call of one of
+/// them (or `answer`). Whether it did.
 fn follow_up(
     rt: &Runtime<'_>,
     config: &AgentConfig,
@@ -554,8 +552,11 @@ fn follow_up(
     tools: &mut ToolSet,
     messages: &mut Vec<Message>,
     forcing: &mut Forcing,
-    need: &Need,
-) {
+    needs: &mut Needs,
+) -> bool {
+    let Some(need) = needs.next() else {
+        return false;
+    };
     forcing.follow_up = Some(need.tools.clone());
     activate(rt, config, depth, tools, &need.tools);
     messages.push(Message::system(fill(
@@ -565,9 +566,10 @@ fn follow_up(
     rt.emitter.emit(AgentEvent::NeedFollowedUp {
         agent: config.name.clone(),
         depth,
-        need: need.text.clone(),
-        tools: need.tools.clone(),
+        need: need.text,
+        tools: need.tools,
     });
+    true
 }
 
 /// The needs of a request of several that the run follows up (see

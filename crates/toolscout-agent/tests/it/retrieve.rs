@@ -757,11 +757,32 @@ last request's messages:
 "#);
 }
 
-/// The needs a run followed up, as "need -> tools", and the tools each call ran with
-/// whether it ran.
-fn followed_and_ran(
-    rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
-) -> (Vec<String>, Vec<String>) {
+/// Runs `message` over `host` against `server` (one tool retrieved for the whole
+/// message, a call required after activation, arguments checked when `ground`); the run
+/// must end in an answer with its calls paired. What it shows: the needs followed up, as
+/// "need -> tools", each call and whether it ran, and the requests.
+async fn run_followed(
+    server: &Server,
+    host: toolscout_agent::StaticHost,
+    ground: bool,
+    message: &str,
+) -> String {
+    let agent = toolscout_agent::Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation)
+            .ground_arguments(ground)
+            .build()
+            .unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(host),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run(message, RunOptions::default().with_events(tx))
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
     let (mut followed, mut ran) = (Vec::new(), Vec::new());
     while let Ok(event) = rx.try_recv() {
         match event {
@@ -774,7 +795,10 @@ fn followed_and_ran(
             _ => {}
         }
     }
-    (followed, ran)
+    format!(
+        "followed up {followed:#?}\nran {ran:?}\n{}",
+        requests_seen(server)
+    )
 }
 
 /// A tool found for two needs ("the price of Bitcoin, and then once I have the
@@ -788,27 +812,15 @@ async fn a_call_serves_one_need_and_a_tool_that_ran_is_not_offered_again() {
         text("Bitcoin is at 1 dollar; the area has oak."),
     ])
     .await;
-    let agent = toolscout_agent::Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation)
-            .build()
-            .unwrap(),
-        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-        std::sync::Arc::new(needs_host()),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let report = agent
-        .run(
-            "Tell me the current price of Bitcoin, and then once I have the current cryptocurrency price, check the timber resources.",
-            RunOptions::default().with_events(tx),
-        )
-        .await;
-    assert_eq!(report.stop, StopReason::Answer);
-    assert_paired(&report.messages);
-    let (followed, ran) = followed_and_ran(&mut rx);
+    let seen = run_followed(
+        &server,
+        needs_host(),
+        false,
+        "Tell me the current price of Bitcoin, and then once I have the current cryptocurrency price, check the timber resources.",
+    )
+    .await;
     insta::assert_snapshot!(
-        format!("followed up {followed:#?}\nran {ran:?}\n{}", requests_seen(&server)),
+        seen,
         @r#"
 followed up [
     "once I have the current cryptocurrency price, check the timber resources. -> [\"get_timber_resources\"]",
@@ -865,28 +877,15 @@ async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
         text("Oak; the soil is loam."),
     ])
     .await;
-    let agent = toolscout_agent::Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation)
-            .ground_arguments(true)
-            .build()
-            .unwrap(),
-        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-        std::sync::Arc::new(host),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let report = agent
-        .run(
-            "Check the timber resources of the area, and then tell me how to plant tomatoes in this soil.",
-            RunOptions::default().with_events(tx),
-        )
-        .await;
-    assert_eq!(report.stop, StopReason::Answer);
-    assert_paired(&report.messages);
-    let (followed, ran) = followed_and_ran(&mut rx);
+    let seen = run_followed(
+        &server,
+        host,
+        true,
+        "Check the timber resources of the area, and then tell me how to plant tomatoes in this soil.",
+    )
+    .await;
     insta::assert_snapshot!(
-        format!("followed up {followed:#?}\nran {ran:?}\n{}", requests_seen(&server)),
+        seen,
         @r#"
 followed up [
     "tell me how to plant tomatoes in this soil. -> [\"get_planting_instructions\"]",
