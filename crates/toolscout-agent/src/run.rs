@@ -100,23 +100,31 @@ struct Forcing {
     /// call even after earlier calls, and shows only them (and the answer tool, which
     /// still declines).
     follow_up: Option<Vec<String>>,
+    /// Every need of a request of several has been served by a call that succeeded:
+    /// the next request closes the run, and shows only the answer tool (see
+    /// [`AgentConfig::follow_needs`]).
+    closing: bool,
 }
 
 impl Forcing {
     /// Whether the next request says `tool_choice: "required"` (counted if so), and
-    /// when it follows a need up, the only tools it shows.
+    /// when it follows a need up or closes the run, the only tools it shows.
     fn next_request(&mut self, config: &AgentConfig) -> (bool, Option<Vec<String>>) {
         let follow_up = self.follow_up.take();
+        let closing = std::mem::take(&mut self.closing);
         let force = config.tool_choice == ToolChoice::RequiredAfterActivation
             && !self.refused
             && ((self.activated && !self.acted && self.forced < MAX_FORCED_REQUESTS)
                 || follow_up.is_some());
         self.activated = false;
         self.forced += u32::from(force);
-        let shown = follow_up.filter(|_| force).map(|mut tools| {
-            tools.push(ANSWER_TOOL.to_owned());
-            tools
-        });
+        let shown = match follow_up.filter(|_| force) {
+            Some(mut tools) => {
+                tools.push(ANSWER_TOOL.to_owned());
+                Some(tools)
+            }
+            None => (closing && !force).then(|| vec![ANSWER_TOOL.to_owned()]),
+        };
         (force, shown)
     }
 }
@@ -310,6 +318,8 @@ pub(crate) fn run_loop<'a>(
             // A call of the need just asked for was refused for arguments the request
             // does not give: its other tools are offered at once.
             let mut asked_again = false;
+            // A call (not the answer tool's) failed now: the model may make it again.
+            let mut failed = false;
             for done in executed {
                 usage.add(done.usage);
                 if done.tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() {
@@ -317,6 +327,7 @@ pub(crate) fn run_loop<'a>(
                     continue;
                 }
                 tools.touch(&done.tool);
+                failed |= !done.outcome.is_ok();
                 let real = done.outcome.is_ok() && !meta.contains(&done.tool);
                 forcing.acted |= real;
                 if real {
@@ -355,7 +366,7 @@ pub(crate) fn run_loop<'a>(
             // is asked for at once, rather than after the model answers having served
             // one (a small model calls one tool a turn, then answers).
             if progressed || asked_again {
-                follow_up(
+                let followed = follow_up(
                     rt,
                     config,
                     depth,
@@ -364,6 +375,8 @@ pub(crate) fn run_loop<'a>(
                     &mut forcing,
                     &mut needs,
                 );
+                // The last need served and nothing failed: what is left is the answer.
+                forcing.closing = !followed && progressed && !failed && needs.all_served();
             }
         };
         RunReport {
@@ -671,6 +684,14 @@ impl Needs {
     }
 }
 
+impl Needs {
+    /// Whether the run followed needs up and every one has been served (or dropped,
+    /// its tools having run for another): none is pending, none is waiting for its call.
+    fn all_served(&self) -> bool {
+        self.made > 0 && self.pending.is_empty() && self.asked.is_none()
+    }
+}
+
 const MAX_FOLLOW_UPS: u32 = 4;
 
 /// `template` with each placeholder replaced by its value, in one pass: a value that
@@ -743,8 +764,9 @@ fn activate(
 }
 
 /// The request: `force` (the finders to leave out) says `tool_choice: "required"`;
-/// `shown`, when some of them are in the array, is all of the array a forced request
-/// shows (a need followed up: its tools and the answer tool).
+/// `shown`, when some of them are in the array, is all of the array the request shows
+/// (a need followed up: its tools and the answer tool; the request that closes a run
+/// of several needs: the answer tool).
 fn request_body(
     config: &AgentConfig,
     messages: &[Message],
@@ -768,7 +790,12 @@ fn request_body(
         })
         .filter(|left| !left.is_empty());
     let required = forced.is_some();
-    let tools = forced.unwrap_or_else(|| tools.to_openai());
+    let tools = forced.unwrap_or_else(|| {
+        shown
+            .map(|only| tools.to_openai_only(only))
+            .filter(|o| !o.is_empty())
+            .unwrap_or_else(|| tools.to_openai())
+    });
     if tools.is_empty() {
         body.remove("tool_choice");
     } else {

@@ -8,7 +8,7 @@ use toolscout_agent::{
     AgentEvent, Message, Policy, Retrieval, RunOptions, StopReason, ToolChoice, ToolScope,
 };
 
-use crate::server::{Reply, Server, call, text};
+use crate::server::{Reply, Server, call, calls, text};
 use crate::{agent, assert_paired, config, render};
 
 /// Each request as the model sees it: `tool_choice`, then the tools array by name.
@@ -739,7 +739,7 @@ async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
 follow_needs=true: answer "Oak and pine; Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
 request 2: tool_choice=required tools=[answer, get_crypto_price]
-request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+request 3: tool_choice=auto tools=[answer]
 last request's messages:
   user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
   assistant:  calls ["get_timber_resources"]
@@ -828,7 +828,7 @@ followed up [
 ran ["get_crypto_price ran", "get_timber_resources ran"]
 request 1: tool_choice=required tools=[answer, get_crypto_price, get_timber_resources]
 request 2: tool_choice=required tools=[answer, get_timber_resources]
-request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_crypto_price, get_timber_resources]
+request 3: tool_choice=auto tools=[answer]
 "#
     );
 }
@@ -895,7 +895,49 @@ ran ["get_timber_resources ran", "get_planting_instructions failed", "get_soil_r
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions, get_soil_report]
 request 2: tool_choice=required tools=[answer, get_planting_instructions]
 request 3: tool_choice=required tools=[answer, get_soil_report]
-request 4: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_planting_instructions, get_soil_report]
+request 4: tool_choice=auto tools=[answer]
 "#
     );
+}
+
+/// Once the last need is served, the request that closes the run shows only the answer
+/// tool; not when a call of that step failed, which the model may make again.
+#[tokio::test]
+async fn the_request_after_the_last_need_shows_only_the_answer_unless_a_call_failed() {
+    let message =
+        "Check the timber resources of the area, and then tell me the current price of Bitcoin.";
+    let mut seen = Vec::new();
+    for fail in [false, true] {
+        let mut second = vec![("c2", "get_crypto_price", r#"{"what":"Bitcoin"}"#)];
+        if fail {
+            second.push(("c3", "get_bitcoin_prize", r#"{"what":"Bitcoin"}"#));
+        }
+        let server = Server::start(vec![
+            call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+            calls(&second),
+            text("Oak; Bitcoin is at 1 dollar."),
+        ])
+        .await;
+        let run = run_followed(&server, needs_host(), false, message).await;
+        seen.push(format!("a call failed: {fail}\n{run}"));
+    }
+    insta::assert_snapshot!(seen.join("\n"), @r#"
+a call failed: false
+followed up [
+    "tell me the current price of Bitcoin. -> [\"get_crypto_price\"]",
+]
+ran ["get_timber_resources ran", "get_crypto_price ran"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
+request 2: tool_choice=required tools=[answer, get_crypto_price]
+request 3: tool_choice=auto tools=[answer]
+
+a call failed: true
+followed up [
+    "tell me the current price of Bitcoin. -> [\"get_crypto_price\"]",
+]
+ran ["get_timber_resources ran", "get_crypto_price ran", "get_bitcoin_prize failed"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
+request 2: tool_choice=required tools=[answer, get_crypto_price]
+request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+"#);
 }
