@@ -208,7 +208,8 @@ pub struct AgentConfig {
     /// that has not run yet (not at all when every one has); if that call is refused for
     /// arguments the request does not give (see
     /// [`ground_arguments`](Self::ground_arguments)), the need is put again at once with
-    /// its next tool. Once every need followed up has been served and the last calls
+    /// its next tool; so is the need a refused call of the first request ranks its tool
+    /// highest for. Once every need followed up has been served and the last calls
     /// succeeded, the request that closes the run shows only the answer tool.
     ///
     /// **Rationale:** a small model given a request of three things calls the tool for

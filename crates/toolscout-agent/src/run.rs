@@ -354,6 +354,21 @@ pub(crate) fn run_loop<'a>(
                     content: Some(text.clone()),
                     tool_calls: Vec::new(),
                 });
+                // As after a text answer: a need left after a real call is asked for (the
+                // model declines a need it was asked for, "no tool fits", with this tool).
+                if forcing.acted
+                    && follow_up(
+                        rt,
+                        config,
+                        depth,
+                        &mut tools,
+                        &mut messages,
+                        &mut forcing,
+                        &mut needs,
+                    )
+                {
+                    continue;
+                }
                 rt.emitter.emit(AgentEvent::FinalAnswer {
                     agent: agent.clone(),
                     depth,
@@ -617,29 +632,39 @@ impl Needs {
             self.asked = None;
             return;
         }
-        let best = self
-            .pending
-            .iter()
-            .enumerate()
-            .filter_map(|(i, need)| need.tools.iter().position(|t| t == tool).map(|r| (r, i)))
-            .min();
-        if let Some((_, i)) = best {
+        if let Some(i) = self.ranked_highest(tool) {
             self.pending.remove(i);
         }
     }
 
-    /// A call of `tool` was refused for arguments the request does not give. When it
-    /// was a tool of the need just asked for, it most likely was the wrong tool for it:
-    /// the need goes back first in line with its other tools, and `true` says to ask for
-    /// it again at once (a need with no other tool is not).
+    /// The pending need `tool` ranks highest for, the first on a tie.
+    fn ranked_highest(&self, tool: &str) -> Option<usize> {
+        self.pending
+            .iter()
+            .enumerate()
+            .filter_map(|(i, need)| need.tools.iter().position(|t| t == tool).map(|r| (r, i)))
+            .min()
+            .map(|(_, i)| i)
+    }
+
+    /// A call of `tool` was refused for arguments the request does not give: it most
+    /// likely was the wrong tool for the need it was made for — the need just asked for
+    /// when `tool` is one of its tools, else (a call of the first request, which shows
+    /// every need's tools) the pending need `tool` ranks highest for. That need goes
+    /// back first in line with its other tools, and `true` says to ask for it again at
+    /// once (a need with no other tool is not).
     fn refused(&mut self, tool: &str) -> bool {
-        let Some(mut need) = self.asked.take() else {
-            return false;
+        let mut need = match self.asked.take() {
+            Some(need) if need.tools.iter().any(|t| t == tool) => need,
+            Some(need) => {
+                self.asked = Some(need);
+                return false;
+            }
+            None => match self.ranked_highest(tool) {
+                Some(i) => self.pending.remove(i),
+                None => return false,
+            },
         };
-        if !need.tools.iter().any(|t| t == tool) {
-            self.asked = Some(need);
-            return false;
-        }
         need.tools.retain(|t| t != tool);
         if need.tools.is_empty() {
             return false;

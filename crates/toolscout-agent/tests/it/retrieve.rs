@@ -833,11 +833,9 @@ request 3: tool_choice=auto tools=[answer]
     );
 }
 
-/// A need is followed up with its best tool; when that call is refused for a value the
-/// request does not give (the tool did not fit and the model made the value up), the
-/// need is asked for again at once with its next tool, and that one runs.
-#[tokio::test]
-async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
+/// Timber (any `what`), planting instructions (a `crop`) and a soil report (a
+/// `sample_id`), each argument required: a made-up crop or sample is refused.
+fn refusing_host() -> toolscout_agent::StaticHost {
     let tool = |name: &str, summary: &str, param: &str| {
         toolscout_spec::ToolSpec::builder(name, summary)
             .parameters(serde_json::json!({
@@ -849,7 +847,7 @@ async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
             .unwrap()
     };
     let ok = |_: Value| async move { Ok(serde_json::json!("done")) };
-    let host = toolscout_agent::StaticHost::default()
+    toolscout_agent::StaticHost::default()
         .tool(
             tool(
                 "get_timber_resources",
@@ -869,7 +867,15 @@ async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
         .tool(
             tool("get_soil_report", "A report on a soil sample", "sample_id"),
             ok,
-        );
+        )
+}
+
+/// A need is followed up with its best tool; when that call is refused for a value the
+/// request does not give (the tool did not fit and the model made the value up), the
+/// need is asked for again at once with its next tool, and that one runs.
+#[tokio::test]
+async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
+    let host = refusing_host();
     let server = Server::start(vec![
         call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
         call("c2", "get_planting_instructions", r#"{"crop":"potatoes"}"#),
@@ -939,5 +945,70 @@ ran ["get_timber_resources ran", "get_crypto_price ran", "get_bitcoin_prize fail
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
 request 2: tool_choice=required tools=[answer, get_crypto_price]
 request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
+"#);
+}
+
+/// A call of the first request refused for a value the request does not give: the need
+/// its tool ranks highest for is asked for at once with its next tool, and the run goes
+/// on to the other needs (before, the model asked for the value and the run ended with
+/// no need served).
+#[tokio::test]
+async fn a_refused_first_call_brings_its_need_next_tool() {
+    let server = Server::start(vec![
+        call("c1", "get_planting_instructions", r#"{"crop":"potatoes"}"#),
+        call("c2", "get_soil_report", r#"{"sample_id":"this soil"}"#),
+        call("c3", "get_timber_resources", r#"{"what":"the area"}"#),
+        text("The soil is loam; oak."),
+    ])
+    .await;
+    let seen = run_followed(
+        &server,
+        refusing_host(),
+        true,
+        "Tell me how to plant tomatoes in this soil, and then check the timber resources of the area.",
+    )
+    .await;
+    insta::assert_snapshot!(seen, @r#"
+followed up [
+    "Tell me how to plant tomatoes in this soil -> [\"get_soil_report\"]",
+    "check the timber resources of the area. -> [\"get_timber_resources\"]",
+]
+ran ["get_planting_instructions failed", "get_soil_report ran", "get_timber_resources ran"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions, get_soil_report]
+request 2: tool_choice=required tools=[answer, get_soil_report]
+request 3: tool_choice=required tools=[answer, get_timber_resources]
+request 4: tool_choice=auto tools=[answer]
+"#);
+}
+
+/// A need followed up that the model declines with the answer tool ("no tool fits"):
+/// the run goes on to the next need, as after a declining text, rather than ending on
+/// the decline.
+#[tokio::test]
+async fn a_need_declined_with_the_answer_tool_moves_on_to_the_next() {
+    let server = Server::start(vec![
+        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+        call("c2", "answer", r#"{"text":"No tool gives prices."}"#),
+        call("c3", "get_soil_report", r#"{"what":"a soil sample"}"#),
+        text("Oak; the soil is loam."),
+    ])
+    .await;
+    let seen = run_followed(
+        &server,
+        needs_host(),
+        false,
+        "Check the timber resources of the area, then tell me the current price of Bitcoin, and finally give me a report on a soil sample.",
+    )
+    .await;
+    insta::assert_snapshot!(seen, @r#"
+followed up [
+    "tell me the current price of Bitcoin -> [\"get_crypto_price\"]",
+    "give me a report on a soil sample. -> [\"get_soil_report\"]",
+]
+ran ["get_timber_resources ran", "answer ran", "get_soil_report ran"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price, get_soil_report, get_planting_instructions]
+request 2: tool_choice=required tools=[answer, get_crypto_price]
+request 3: tool_choice=required tools=[answer, get_soil_report]
+request 4: tool_choice=auto tools=[answer]
 "#);
 }
