@@ -637,6 +637,12 @@ impl Needs {
         }
     }
 
+    /// Whether the run followed needs up and every one has been served (or dropped,
+    /// its tools having run for another): none is pending, none is waiting for its call.
+    fn all_served(&self) -> bool {
+        self.made > 0 && self.pending.is_empty() && self.asked.is_none()
+    }
+
     /// The pending need `tool` ranks highest for, the first on a tie.
     fn ranked_highest(&self, tool: &str) -> Option<usize> {
         self.pending
@@ -706,14 +712,6 @@ impl Needs {
             return Some(shown);
         }
         None
-    }
-}
-
-impl Needs {
-    /// Whether the run followed needs up and every one has been served (or dropped,
-    /// its tools having run for another): none is pending, none is waiting for its call.
-    fn all_served(&self) -> bool {
-        self.made > 0 && self.pending.is_empty() && self.asked.is_none()
     }
 }
 
