@@ -221,8 +221,8 @@ pub struct AgentConfig {
     /// often than it is right to, and a call refused for a made-up value was the wrong
     /// tool in every such call of 21 traced Seal-Tools tasks. In those tasks, and in 23
     /// BFCL and MetaTool requests of several needs, the request after the last need
-    /// was served never made a call, and its full tools array was about a fifth of a
-    /// run's prompt tokens.
+    /// was served never made a call; paired on 8 Seal-Tools tasks, showing only the
+    /// answer tool there left every call as it was and cut prompt tokens by 17 %.
     #[serde(default = "default_follow_needs")]
     pub follow_needs: bool,
     /// In which order a batch of retrieved or found tools is appended.
