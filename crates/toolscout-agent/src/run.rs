@@ -270,29 +270,23 @@ pub(crate) fn run_loop<'a>(
                 tool_calls: completion.tool_calls.clone(),
             });
             if completion.tool_calls.is_empty() {
-                // A request of several needs answered after serving only some: the
-                // first need left is put to the model once more.
-                if forcing.acted
-                    && follow_up(
-                        rt,
-                        config,
-                        depth,
-                        &mut tools,
-                        &mut messages,
-                        &mut forcing,
-                        &mut needs,
-                    )
-                {
-                    continue;
-                }
                 let text = content.unwrap_or_default();
-                rt.emitter.emit(AgentEvent::FinalAnswer {
-                    agent: agent.clone(),
+                match answered(
+                    rt,
+                    config,
                     depth,
-                    text: text.clone(),
-                });
-                answer = Some(text);
-                break StopReason::Answer;
+                    &mut tools,
+                    &mut messages,
+                    &mut forcing,
+                    &mut needs,
+                    text,
+                ) {
+                    None => continue,
+                    Some(text) => {
+                        answer = Some(text);
+                        break StopReason::Answer;
+                    }
+                }
             }
             // What the conversation gave so far: a call's required arguments must be in it.
             let grounds = config.ground_arguments.then(|| Grounding {
@@ -354,28 +348,23 @@ pub(crate) fn run_loop<'a>(
                     content: Some(text.clone()),
                     tool_calls: Vec::new(),
                 });
-                // As after a text answer: a need left after a real call is asked for (the
-                // model declines a need it was asked for, "no tool fits", with this tool).
-                if forcing.acted
-                    && follow_up(
-                        rt,
-                        config,
-                        depth,
-                        &mut tools,
-                        &mut messages,
-                        &mut forcing,
-                        &mut needs,
-                    )
-                {
-                    continue;
-                }
-                rt.emitter.emit(AgentEvent::FinalAnswer {
-                    agent: agent.clone(),
+                // The model also declines a need it was asked for ("no tool fits") so.
+                match answered(
+                    rt,
+                    config,
                     depth,
-                    text: text.clone(),
-                });
-                answer = Some(text);
-                break StopReason::Answer;
+                    &mut tools,
+                    &mut messages,
+                    &mut forcing,
+                    &mut needs,
+                    text,
+                ) {
+                    None => continue,
+                    Some(text) => {
+                        answer = Some(text);
+                        break StopReason::Answer;
+                    }
+                }
             }
             // A request of several needs: once a call has served one, the next need left
             // is asked for at once, rather than after the model answers having served
@@ -404,6 +393,31 @@ pub(crate) fn run_loop<'a>(
             tools: tools.names(),
         }
     })
+}
+
+/// The model answered, in text or with the answer tool. After a real call, a need of
+/// several left unserved is put to the model (see [`follow_up`]): `None`, the run goes
+/// on. Else the answer is final: reported, and returned.
+#[allow(clippy::too_many_arguments)]
+fn answered(
+    rt: &Runtime<'_>,
+    config: &AgentConfig,
+    depth: u32,
+    tools: &mut ToolSet,
+    messages: &mut Vec<Message>,
+    forcing: &mut Forcing,
+    needs: &mut Needs,
+    text: String,
+) -> Option<String> {
+    if forcing.acted && follow_up(rt, config, depth, tools, messages, forcing, needs) {
+        return None;
+    }
+    rt.emitter.emit(AgentEvent::FinalAnswer {
+        agent: config.name.clone(),
+        depth,
+        text: text.clone(),
+    });
+    Some(text)
 }
 
 /// Reports the tools a call disclosed at level 2 or 3.
