@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use uuid::Uuid;
 
@@ -15,7 +15,7 @@ use crate::model::{
 };
 use crate::snapshot::Snapshot;
 use crate::state::State;
-use crate::store::Store;
+use crate::store::{CatalogStore, FileStore, Known, StoreRead, StoreWrite};
 use crate::{Error, Result};
 
 /// How to open a [`Catalog`].
@@ -60,10 +60,13 @@ impl CatalogOptions {
 /// [`Catalog::reload`] picks up other processes' writes.
 #[derive(Debug)]
 pub struct Catalog {
-    pub(crate) store: Store,
+    pub(crate) store: Arc<dyn CatalogStore>,
     pub(crate) options: CatalogOptions,
     pub(crate) state: Mutex<State>,
     pub(crate) subscribers: Subscribers,
+    /// Held while recorded calls are added to the store, so that two flushes never
+    /// count the same calls.
+    pub(crate) flushing: Mutex<()>,
     /// The directory of a [`Catalog::temporary`] catalog, removed on drop (last, after
     /// the usage counts are flushed).
     scratch: Option<tempfile::TempDir>,
@@ -71,7 +74,7 @@ pub struct Catalog {
 
 /// One write in progress: the state under both locks, and the events it produced.
 pub(crate) struct Tx<'a> {
-    pub(crate) store: &'a Store,
+    pub(crate) store: &'a mut dyn StoreWrite,
     pub(crate) state: &'a mut State,
     pub(crate) events: Vec<CatalogEvent>,
     bumped: bool,
@@ -82,7 +85,7 @@ impl Tx<'_> {
     /// half-way still makes every other process read the directory again.
     pub(crate) fn begin(&mut self) -> Result<()> {
         if !self.bumped {
-            let (stamp, counter) = self.store.bump_stamp(self.state.stamp.as_deref())?;
+            let (stamp, counter) = self.store.bump(self.state.stamp.as_deref())?;
             self.state.stamp = Some(stamp);
             self.state.generation = counter;
             self.bumped = true;
@@ -102,32 +105,30 @@ impl Catalog {
     ///
     /// Files that cannot be used are skipped and reported by [`Catalog::issues`].
     pub fn open_with(root: impl AsRef<Path>, options: CatalogOptions) -> Result<Catalog> {
-        let store = Store::open(root.as_ref())?;
+        let store: Arc<dyn CatalogStore> = Arc::new(FileStore::open(root.as_ref())?);
         let state = {
-            let _lock = store.lock_shared()?;
-            let snapshot = Snapshot::read(store.root());
-            let stamp = store.stamp()?;
+            let mut read = store.read()?;
+            let snapshot = Snapshot::read(store.local_dir());
+            let stamp = read.stamp()?;
             match snapshot {
-                // The heads of the current generation: no tool file is looked at.
-                Some(snap) if snap.is_current(store.root(), stamp.as_ref()) => {
-                    let meta = store.load_with(&HashMap::new(), Some(BTreeMap::new()))?;
-                    State::from_snapshot(meta, snap, &options.natives, options.builtins)
+                // The heads of the current generation: no tool is looked at.
+                Some(snap) if snap.is_current(&*store, stamp.as_ref()) => {
+                    let meta = read.load(&Known::default(), Some(BTreeMap::new()))?;
+                    State::from_snapshot(&store, meta, snap, &options.natives, options.builtins)
                 }
                 snapshot => {
-                    // Only the files that changed since the snapshot are read.
-                    let previous = snapshot.map(|snap| State::of_snapshot(store.root(), snap));
-                    let known = previous
-                        .as_ref()
-                        .map(State::known_files)
-                        .unwrap_or_default();
-                    let loaded = store.load(&known)?;
+                    // Only the tools that changed since the snapshot are read.
+                    let previous = snapshot.map(|snap| State::of_snapshot(&store, snap));
+                    let known = previous.as_ref().map(State::known).unwrap_or_default();
+                    let loaded = read.load(&known, None)?;
                     let mut state = State::build(
+                        &store,
                         loaded,
                         &options.natives,
                         options.builtins,
                         previous.as_ref(),
                     );
-                    write_snapshot(&store, &mut state);
+                    write_snapshot(&*store, &mut state);
                     state
                 }
             }
@@ -137,6 +138,7 @@ impl Catalog {
             options,
             state: Mutex::new(state),
             subscribers: Subscribers::default(),
+            flushing: Mutex::new(()),
             scratch: None,
         })
     }
@@ -173,7 +175,7 @@ impl Catalog {
 
     /// The catalog directory.
     pub fn root(&self) -> &Path {
-        self.store.root()
+        self.store.local_dir()
     }
 
     pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
@@ -247,12 +249,12 @@ impl Catalog {
     }
 
     fn reload_inner(&self, force: bool) -> Result<bool> {
-        // The file lock first, then the in-memory state: a process that waits for
+        // The store's lock first, then the in-memory state: a process that waits for
         // another's write must not hold the state, or every read here waits with it.
-        let lock = self.store.lock_shared()?;
+        let mut read = self.store.read()?;
         let mut state = self.lock_state();
-        let events = self.refresh(&mut state, force)?;
-        drop(lock);
+        let events = self.refresh(&mut *read, &mut state, force)?;
+        drop(read);
         let changed = !events.is_empty();
         let change = self.change(&mut state, events);
         drop(state);
@@ -262,20 +264,26 @@ impl Catalog {
         Ok(changed)
     }
 
-    /// Re-reads the directory if its generation moved (or `force`); returns the events
-    /// that bring this process up to date. Call with a file lock held.
-    fn refresh(&self, state: &mut State, force: bool) -> Result<Vec<CatalogEvent>> {
-        let stamp = self.store.stamp()?;
+    /// Reads the store again if its generation moved (or `force`); returns the events
+    /// that bring this process up to date. Call within a read or a write of the store.
+    fn refresh<R: StoreRead + ?Sized>(
+        &self,
+        read: &mut R,
+        state: &mut State,
+        force: bool,
+    ) -> Result<Vec<CatalogEvent>> {
+        let stamp = read.stamp()?;
         if !force && stamp == state.stamp {
             return Ok(Vec::new());
         }
         let known = if force {
-            HashMap::new()
+            Known::default()
         } else {
-            state.known_files()
+            state.known()
         };
-        let loaded = self.store.load(&known)?;
+        let loaded = read.load(&known, None)?;
         let mut new = State::build(
+            &self.store,
             loaded,
             &self.options.natives,
             self.options.builtins,
@@ -285,40 +293,50 @@ impl Catalog {
         new.pending_since = state.pending_since.take();
         let events = state.diff(&new);
         *state = new;
-        write_snapshot(&self.store, state);
+        write_snapshot(&*self.store, state);
         Ok(events)
     }
 
     /// Runs one write under both locks, after catching up with other processes, and
     /// tells the subscribers once it is committed.
     pub(crate) fn write<R>(&self, op: impl FnOnce(&mut Tx<'_>) -> Result<R>) -> Result<R> {
-        // The file lock first (see `reload_inner`): the locks are always taken in this
-        // order, and no one waits for the file lock while holding the state.
-        let lock = self.store.lock_exclusive()?;
+        // The store's lock first (see `reload_inner`): the locks are always taken in this
+        // order, and no one waits for the store's lock while holding the state.
+        let mut write = self.store.write()?;
         let mut state = self.lock_state();
-        let mut events = self.refresh(&mut state, false)?;
+        let mut events = self.refresh(&mut *write, &mut state, false)?;
         // Until the write is known to have left the state as a snapshot holds it.
         let token = state.token.take();
         let mut tx = Tx {
-            store: &self.store,
+            store: &mut *write,
             state: &mut state,
             events: Vec::new(),
             bumped: false,
         };
-        let result = op(&mut tx);
+        let mut result = op(&mut tx);
         let (bumped, tx_events) = (tx.bumped, tx.events);
+        if result.is_ok() {
+            if bumped {
+                // Still under the store's lock, as every snapshot is written.
+                write_snapshot(&*self.store, &mut state);
+            }
+            let generation = bumped.then_some(state.generation);
+            if let Err(e) = write.commit(generation, &tx_events) {
+                result = Err(e);
+            }
+        } else {
+            drop(write);
+        }
         if result.is_err() && bumped {
-            // The files may be half changed: read them again next time.
+            // The store may be half changed: read it again next time.
             state.stamp = None;
-        } else if bumped {
-            write_snapshot(&self.store, &mut state);
-        } else if result.is_ok() {
+            state.token = None;
+        } else if result.is_ok() && !bumped {
             // Nothing was written.
             state.token = token;
         }
         events.extend(tx_events);
         let change = self.change(&mut state, events);
-        drop(lock);
         drop(state);
         if let Some(change) = change {
             self.subscribers.notify(&change);
@@ -570,17 +588,18 @@ pub(crate) fn claim_of(state: &State, raw: &crate::state::RawTool) -> NameClaim 
     )
 }
 
-/// Writes the heads snapshot of `state`; call with a file lock held. Best effort: without
-/// it the next open looks at every tool file again (and reads only the changed ones).
+/// Writes the heads snapshot of `state` into the store's local directory; call within a
+/// read or a write of the store. Best effort: without it the next open looks at every
+/// stored tool again (and reads only the changed ones).
 ///
 /// Sets the state's [`token`](State::token): a state that could not be written has none.
-fn write_snapshot(store: &Store, state: &mut State) {
+fn write_snapshot(store: &dyn CatalogStore, state: &mut State) {
     state.token = None;
-    if let Some(snap) = Snapshot::of(state) {
-        match snap.write(store.root()) {
+    if let Some(snap) = Snapshot::of(state, store) {
+        match snap.write(store.local_dir()) {
             Ok(sum) => state.token = state.token_at(sum),
             Err(_) => {
-                let _ = std::fs::remove_file(store.root().join(crate::snapshot::FILE));
+                let _ = std::fs::remove_file(store.local_dir().join(crate::snapshot::FILE));
             }
         }
     }

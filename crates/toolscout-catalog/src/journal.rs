@@ -1,4 +1,4 @@
-//! The redo journal of a [`crate::store::Batch`]: which temporary file becomes which file.
+//! The redo journal of a [`crate::store::files::Batch`]: which temporary file becomes which file.
 //!
 //! ```text
 //! <root>/batch-journal.json
@@ -9,7 +9,7 @@
 //! Directories are relative to the catalog root, `/`-separated (`""` is the root itself);
 //! a rename never leaves its directory. The journal is written only once every temporary
 //! file it names is durable, and removed once every rename is; in between, whoever takes
-//! the file lock completes it ([`crate::store::Store::roll_forward`]).
+//! the file lock completes it ([`crate::store::files::FileStore::roll_forward`]).
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -158,7 +158,7 @@ fn is_plain_name(part: &str) -> bool {
     )
 }
 
-/// Where a test makes [`crate::store::Batch::commit`] stop as if its process were
+/// Where a test makes [`crate::store::files::Batch::commit`] stop as if its process were
 /// killed: the files are left as they are at that point and the commit fails.
 #[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

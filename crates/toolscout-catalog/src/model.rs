@@ -189,7 +189,7 @@ impl Tool {
         id: Uuid,
         file: &ToolFile,
         spec: ToolSpec,
-        path: PathBuf,
+        path: Option<PathBuf>,
         disabled_reason: Option<DisabledReason>,
     ) -> Tool {
         Tool {
@@ -206,7 +206,7 @@ impl Tool {
             modified_at: file.modified_at,
             usage: Usage::default(),
             disabled_reason,
-            path: Some(path),
+            path,
         }
     }
 

@@ -1,6 +1,5 @@
 //! The writes of [`Catalog`]: bundles, tools, the reaper and usage counts.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +11,7 @@ use crate::catalog::{Catalog, Tx};
 use crate::events::CatalogEvent;
 use crate::model::{Bundle, BundlePut, Tool, ToolHead, ToolPut};
 use crate::state::{RawTool, State};
-use crate::store::{BUNDLE_SCHEMA, BundleFile, FileKey};
+use crate::store::{BUNDLE_SCHEMA, BundleFile};
 use crate::validate::{
     Claim, check_id, check_slug, check_tool_file, check_unreserved, check_version,
 };
@@ -135,10 +134,10 @@ impl Tx<'_> {
         spec: toolscout_spec::ToolSpec,
     ) -> Result<Tool> {
         self.begin()?;
-        let path = self.store.tool_path(file.bundle_id, id);
-        self.store.write_json(&path, &file)?;
-        let tool = Tool::from_file(id, &file, spec, path.clone(), None);
-        let raw = RawTool::stored(&tool, FileKey::of(&path));
+        let key = self.store.put_tool(id, &file)?;
+        let path = self.state.store.tool_path(file.bundle_id, id);
+        let tool = Tool::from_file(id, &file, spec, path, None);
+        let raw = RawTool::stored(&tool, key);
         self.state.bodies.put(Arc::new(tool));
         let tool = self.state.view(&raw)?;
         self.events.push(CatalogEvent::ToolPut {
@@ -163,23 +162,24 @@ impl Tx<'_> {
             return Ok(Vec::new());
         }
         self.begin()?;
-        let mut batch = self.store.batch();
-        if let Some(b) = &bundle {
-            batch.write_json(&self.store.bundle_path(b.id), &bundle_file(b))?;
+        let mut served = Vec::with_capacity(tools.len());
+        let mut files = Vec::with_capacity(tools.len());
+        for (id, file, spec) in tools {
+            let path = self.state.store.tool_path(bundle_id, id);
+            served.push(Tool::from_file(id, &file, spec, path, None));
+            files.push((id, file));
         }
-        for (id, file, _) in &tools {
-            batch.write_json(&self.store.tool_path(bundle_id, *id), file)?;
-        }
-        batch.commit()?;
+        let keys =
+            self.store
+                .put_tools(bundle.as_ref().map(bundle_file).as_ref(), bundle_id, files)?;
         if let Some(b) = bundle {
             self.events.push(CatalogEvent::BundlePut { bundle: b.id });
             self.state.bundles.insert(b.id, b);
         }
-        let mut added = Vec::with_capacity(tools.len());
-        for (id, file, spec) in tools {
-            let path = self.store.tool_path(bundle_id, id);
-            let tool = Tool::from_file(id, &file, spec, path.clone(), None);
-            let raw = RawTool::stored(&tool, FileKey::of(&path));
+        let mut added = Vec::with_capacity(served.len());
+        for (tool, key) in served.into_iter().zip(keys) {
+            let id = tool.id;
+            let raw = RawTool::stored(&tool, key);
             self.state.bodies.put(Arc::new(tool));
             added.push(self.state.view(&raw)?);
             self.events.push(CatalogEvent::ToolPut {
@@ -194,8 +194,7 @@ impl Tx<'_> {
     /// Writes a bundle's file and keeps it in memory.
     pub(crate) fn save_bundle(&mut self, bundle: Bundle) -> Result<()> {
         self.begin()?;
-        let path = self.store.bundle_path(bundle.id);
-        self.store.write_json(&path, &bundle_file(&bundle))?;
+        self.store.put_bundle(&bundle_file(&bundle))?;
         self.state.bundles.insert(bundle.id, bundle);
         Ok(())
     }
@@ -308,7 +307,7 @@ impl Catalog {
                 tx.begin()?;
                 let mut overlay = tx.state.overlay.clone();
                 overlay.bundles.insert(id, is_enabled);
-                tx.store.write_overlay(&overlay)?;
+                tx.store.put_overlay(&overlay)?;
                 tx.state.overlay = overlay;
                 tx.state.bundles.insert(id, bundle.clone());
             } else {
@@ -374,8 +373,7 @@ impl Catalog {
     /// start-up and daily.
     pub fn reap(&self, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
         self.write(|tx| {
-            tx.store.remove_temp_files()?;
-            tx.store.remove_unfinished_bundles()?;
+            tx.store.clean_up()?;
             let due: Vec<Uuid> = tx
                 .state
                 .bundles
@@ -513,7 +511,7 @@ impl Catalog {
                 now,
             )?;
             drop(put);
-            let head = ToolHead::of(&Tool::from_file(id, &file, spec, PathBuf::new(), None));
+            let head = ToolHead::of(&Tool::from_file(id, &file, spec, None, None));
             checked.push((file, head));
         }
         self.write(|tx| {
@@ -564,23 +562,21 @@ impl Catalog {
             }
             tx.begin()?;
             // The bundle and its tools in one batch: a crash leaves all of them or none.
-            let mut batch = tx.store.batch();
-            if let Some(b) = &made {
-                batch.write_json(&tx.store.bundle_path(bundle), &bundle_file(b))?;
-            }
             let mut heads = Vec::with_capacity(checked.len());
+            let mut files = Vec::with_capacity(checked.len());
             for (file, head) in checked {
-                batch.write_json(&tx.store.tool_path(bundle, head.id), &file)?;
+                files.push((head.id, file));
                 heads.push(head);
             }
-            batch.commit()?;
+            let keys =
+                tx.store
+                    .put_tools(made.as_ref().map(bundle_file).as_ref(), bundle, files)?;
             if let Some(b) = made {
                 tx.state.bundles.insert(bundle, b);
                 tx.events.push(CatalogEvent::BundlePut { bundle });
             }
             let mut added = Vec::with_capacity(heads.len());
-            for head in heads {
-                let key = FileKey::of(&tx.store.tool_path(bundle, head.id));
+            for (head, key) in heads.into_iter().zip(keys) {
                 let raw = RawTool {
                     head,
                     builtin: None,
@@ -620,16 +616,14 @@ impl Catalog {
                 tx.begin()?;
                 let mut overlay = tx.state.overlay.clone();
                 overlay.tools.insert(id, is_enabled);
-                tx.store.write_overlay(&overlay)?;
+                tx.store.put_overlay(&overlay)?;
                 tx.state.overlay = overlay;
             } else {
                 // The file as it is now, so that nothing else in it is lost.
                 let mut file = tx.state.read_file(&raw.head)?;
                 file.is_enabled = is_enabled;
                 tx.begin()?;
-                let path = tx.store.tool_path(bundle, id);
-                tx.store.write_json(&path, &file)?;
-                raw.key = FileKey::of(&path);
+                raw.key = tx.store.put_tool(id, &file)?;
                 tx.state.bodies.forget(id);
             }
             raw.head.is_enabled = is_enabled;
@@ -668,8 +662,7 @@ impl Catalog {
             // Read before the file goes: the caller gets what was deleted.
             let tool = tx.state.view(raw)?;
             tx.begin()?;
-            tx.store.remove_file(&tx.store.tool_path(bundle, id))?;
-            tx.store.remove_file(&tx.store.usage_path(id))?;
+            tx.store.remove_tool(bundle, id)?;
             tx.state.remove_tool(id);
             tx.state.usage.remove(&id);
             tx.state.pending.remove(&id);
@@ -697,24 +690,38 @@ impl Catalog {
         if due { self.flush_usage() } else { Ok(()) }
     }
 
-    /// Writes the recorded calls: each tool's usage file is read, added to and replaced
-    /// under the write lock, so that counts from several processes add up.
+    /// Writes the recorded calls: each tool's stored counts are added to under the
+    /// store's write lock, so that counts from several processes add up.
     pub fn flush_usage(&self) -> Result<()> {
-        if self.lock_state().pending.is_empty() {
-            return Ok(());
-        }
-        // The file lock before the state (see `Catalog::write`).
-        let _lock = self.store.lock_exclusive()?;
+        // One flush at a time, so that no call is counted twice; the calls being written
+        // stay pending (and counted in what is served) until they are.
+        let _flushing = self.flushing.lock().unwrap_or_else(|e| e.into_inner());
+        let deltas = {
+            let state = self.lock_state();
+            if state.pending.is_empty() {
+                return Ok(());
+            }
+            state.pending.clone()
+        };
+        // The store's lock is taken without the state held (see `Catalog::write`).
+        let totals = self.store.add_usage(&deltas)?;
         let mut state = self.lock_state();
-        let pending = std::mem::take(&mut state.pending);
-        state.pending_since = None;
-        for (id, delta) in pending {
-            // A usage file that cannot be read starts again from zero.
-            let mut u = self.store.read_usage(id).unwrap_or_default();
-            u.call_count += delta.call_count;
-            u.last_called_at = u.last_called_at.max(delta.last_called_at);
-            self.store.write_json(&self.store.usage_path(id), &u)?;
-            state.usage.insert(id, u);
+        for (id, delta) in deltas {
+            if let Some(p) = state.pending.get_mut(&id) {
+                p.call_count = p.call_count.saturating_sub(delta.call_count);
+                if p.call_count == 0 {
+                    state.pending.remove(&id);
+                }
+            }
+        }
+        if state.pending.is_empty() {
+            state.pending_since = None;
+        }
+        for (id, total) in totals {
+            // A tool deleted meanwhile keeps no count.
+            if state.tools.contains_key(&id) {
+                state.usage.insert(id, total);
+            }
         }
         Ok(())
     }

@@ -14,7 +14,6 @@
 //! to parse, most of the time of every command; binary, they are a third of the size and
 //! decode several times faster. Any flaw in the file only means it is not used.
 
-use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -27,7 +26,7 @@ use uuid::Uuid;
 
 use crate::model::{DisabledReason, LoadIssue, ToolHead};
 use crate::state::{RawTool, State};
-use crate::store::FileKey;
+use crate::store::{CatalogStore, FileKey, Marks, StoreKey};
 
 /// The snapshot's file name in the catalog directory.
 pub(crate) const FILE: &str = "heads.bin";
@@ -55,9 +54,11 @@ struct Header {
     stamp: String,
     /// What could not be used at that read.
     issues: Vec<LoadIssue>,
-    /// The modification times of the `bundles` directory and of each bundle's `tools`
-    /// directory (relative paths): a file added, removed or replaced by hand changes one.
-    dirs: BTreeMap<String, Option<SystemTime>>,
+    /// What else tells whether the snapshot still describes the store ([`Marks`]): for
+    /// the flat files, the modification times of the `bundles` directory and of each
+    /// bundle's `tools` directory (relative paths): a file added, removed or replaced by
+    /// hand changes one.
+    dirs: Marks,
 }
 
 impl Snapshot {
@@ -78,23 +79,16 @@ impl Snapshot {
         &self.header.issues
     }
 
-    /// The stored tools of `state` (built-ins are compiled in), at its stamp.
-    pub(crate) fn of(state: &State) -> Option<Snapshot> {
-        let mut dirs = vec!["bundles".to_owned()];
-        dirs.extend(
-            state
+    /// The stored tools of `state` (built-ins are compiled in), at its stamp, with the
+    /// marks of `store` now.
+    pub(crate) fn of(state: &State, store: &dyn CatalogStore) -> Option<Snapshot> {
+        let dirs = store.marks(
+            &mut state
                 .bundles
                 .values()
                 .filter(|b| !b.is_built_in)
-                .map(|b| format!("bundles/{}/tools", b.id)),
+                .map(|b| b.id),
         );
-        let dirs = dirs
-            .into_iter()
-            .map(|d| {
-                let t = modified(&state.root.join(&d));
-                (d, t)
-            })
-            .collect();
         Some(Snapshot {
             header: Header {
                 dirs,
@@ -132,30 +126,20 @@ impl Snapshot {
         result
     }
 
-    /// Whether this snapshot still describes `root` at generation `stamp`: the stamp is
-    /// the directory's, and no directory it read was changed since (by hand: every
-    /// write of a catalog moves the stamp on).
+    /// Whether this snapshot still describes `store` at generation `stamp`: the stamp is
+    /// the store's, and its marks still hold (for the flat files: no directory it read was
+    /// changed since by hand; every write of a catalog moves the stamp on).
     ///
     /// A tool file edited in place by hand (not replaced) changes no directory: it is
     /// seen at the next [`crate::Catalog::rescan`].
-    pub(crate) fn is_current(&self, root: &Path, stamp: Option<&String>) -> bool {
-        stamp == Some(&self.header.stamp)
-            && self
-                .header
-                .dirs
-                .iter()
-                .all(|(dir, t)| modified(&root.join(dir)) == *t)
+    pub(crate) fn is_current(&self, store: &dyn CatalogStore, stamp: Option<&String>) -> bool {
+        stamp == Some(&self.header.stamp) && store.marks_hold(&self.header.dirs)
     }
 
     /// The tools, in the order they were written (by id).
     pub(crate) fn into_raws(self) -> Vec<(Uuid, Box<RawTool>)> {
         self.tools
     }
-}
-
-/// A directory's modification time, `None` when it is missing.
-fn modified(dir: &Path) -> Option<SystemTime> {
-    fs::metadata(dir).and_then(|m| m.modified()).ok()
 }
 
 /// The snapshot's bytes: [`MAGIC`], the header's length and JSON, the entries' count and
@@ -331,11 +315,15 @@ fn put_entry(out: &mut Out, e: &RawTool) {
     }
     match &e.key {
         None => out.u8(0),
-        Some(k) => {
+        Some(StoreKey::File(k)) => {
             out.u8(1);
             out.u64(k.len);
             out.u64(k.inode);
             out.system_time(k.modified);
+        }
+        Some(StoreKey::Row { generation }) => {
+            out.u8(2);
+            out.u64(*generation);
         }
     }
 }
@@ -370,10 +358,13 @@ fn get_entry(r: &mut In<'_>) -> Option<(Uuid, Box<RawTool>)> {
     };
     let key = match r.u8()? {
         0 => None,
-        1 => Some(FileKey {
+        1 => Some(StoreKey::File(FileKey {
             len: r.u64()?,
             inode: r.u64()?,
             modified: r.system_time()?,
+        })),
+        2 => Some(StoreKey::Row {
+            generation: r.u64()?,
         }),
         _ => return None,
     };

@@ -17,7 +17,7 @@ use crate::builtin;
 use crate::events::CatalogEvent;
 use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, ToolHead, Usage};
 use crate::snapshot::Snapshot;
-use crate::store::{BundleFile, FileKey, Loaded, Overlay};
+use crate::store::{BundleFile, CatalogStore, Known, Loaded, Overlay, StoreKey};
 use crate::validate::{check_tool_file, placeholder_spec};
 use crate::{Error, Result};
 
@@ -30,14 +30,14 @@ pub(crate) struct RawTool {
     pub(crate) head: ToolHead,
     /// The compiled-in tool of a built-in; `None` for stored tools.
     pub(crate) builtin: Option<Arc<Tool>>,
-    /// The stored file's key when it was read or written; `None` for built-ins (and when
-    /// the file could not be looked at: it is read again at the next rescan).
-    pub(crate) key: Option<FileKey>,
+    /// The stored version's key when it was read or written; `None` for built-ins (and
+    /// when it could not be looked at: it is read again at the next rescan).
+    pub(crate) key: Option<StoreKey>,
 }
 
 impl RawTool {
     /// A stored tool, from its file and its checked spec.
-    pub(crate) fn stored(tool: &Tool, key: Option<FileKey>) -> RawTool {
+    pub(crate) fn stored(tool: &Tool, key: Option<StoreKey>) -> RawTool {
         RawTool {
             head: ToolHead::of(tool),
             builtin: None,
@@ -78,8 +78,8 @@ impl Bodies {
 /// What the catalog knows.
 #[derive(Debug)]
 pub(crate) struct State {
-    /// The catalog directory, where stored tools are read from.
-    pub(crate) root: PathBuf,
+    /// Where stored tools are read from.
+    pub(crate) store: Arc<dyn CatalogStore>,
     /// The generation stamp this state was read at (or written with).
     pub(crate) stamp: Option<String>,
     pub(crate) generation: u64,
@@ -122,7 +122,7 @@ pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
 
 /// The tool of a stored file; a definition that does not check out becomes a disabled
 /// placeholder. `None` when not even a placeholder can be made.
-pub(crate) fn tool_from_file(id: Uuid, path: &Path, file: &ToolFile) -> Option<Tool> {
+pub(crate) fn tool_from_file(id: Uuid, path: Option<&Path>, file: &ToolFile) -> Option<Tool> {
     let (spec, invalid) = match check_tool_file(file) {
         Ok(spec) => (spec, None),
         Err(e) => (
@@ -132,13 +132,20 @@ pub(crate) fn tool_from_file(id: Uuid, path: &Path, file: &ToolFile) -> Option<T
             }),
         ),
     };
-    Some(Tool::from_file(id, file, spec, path.to_owned(), invalid))
+    Some(Tool::from_file(
+        id,
+        file,
+        spec,
+        path.map(Path::to_owned),
+        invalid,
+    ))
 }
 
 impl State {
     /// The catalog from what was read, plus the built-ins when `builtins` is set. Tools
     /// that were not read again (unchanged files) come from `previous`.
     pub(crate) fn build(
+        store: &Arc<dyn CatalogStore>,
         loaded: Loaded,
         natives: &BTreeSet<String>,
         builtins: bool,
@@ -146,7 +153,7 @@ impl State {
     ) -> State {
         let generation = counter(loaded.stamp.as_deref());
         let mut state = State {
-            root: loaded.root,
+            store: Arc::clone(store),
             stamp: loaded.stamp,
             generation,
             natives: natives.clone(),
@@ -170,7 +177,7 @@ impl State {
             let id = found.file.bundle_id;
             if state.bundles.contains_key(&id) {
                 state.issues.push(LoadIssue {
-                    path: found.path.clone(),
+                    path: found.place(),
                     reason: format!("bundle {id} has the id of a built-in bundle; skipped"),
                 });
                 continue;
@@ -183,7 +190,7 @@ impl State {
         found_tools.sort_by_key(|t| t.id);
         for found in found_tools {
             let raw = match &found.file {
-                Some(file) => tool_from_file(found.id, &found.path, file)
+                Some(file) => tool_from_file(found.id, found.path.as_deref(), file)
                     .map(|t| RawTool::stored(&t, found.key.clone())),
                 None => previous
                     .and_then(|p| p.tools.get(&found.id))
@@ -191,14 +198,14 @@ impl State {
             };
             let Some(raw) = raw else {
                 state.issues.push(LoadIssue {
-                    path: found.path.clone(),
+                    path: found.place(),
                     reason: "the tool has no usable name or summary".to_owned(),
                 });
                 continue;
             };
             if let Some(other) = state.find(raw.head.bundle_id, &raw.head.slug, &raw.head.version) {
                 state.issues.push(LoadIssue {
-                    path: found.path.clone(),
+                    path: found.place(),
                     reason: format!(
                         "duplicate {}@{}: tool {other} already holds it; skipped",
                         raw.head.slug, raw.head.version
@@ -214,12 +221,13 @@ impl State {
     /// The state of a snapshot that is current: the bundles, overlay and usage of `meta`
     /// (read without listing tool directories), and the snapshot's tools.
     pub(crate) fn from_snapshot(
+        store: &Arc<dyn CatalogStore>,
         meta: Loaded,
         snap: Snapshot,
         natives: &BTreeSet<String>,
         builtins: bool,
     ) -> State {
-        let mut state = State::build(meta, natives, builtins, None);
+        let mut state = State::build(store, meta, natives, builtins, None);
         state.issues = snap.issues().to_vec();
         state.token = state.token_at(snap.checksum());
         // Built in one go: inserting 92k large values one at a time moved them about, and
@@ -247,12 +255,8 @@ impl State {
 
     /// The stored tools of a snapshot, as a previous state whose unchanged files need
     /// not be read again.
-    pub(crate) fn of_snapshot(root: &Path, snap: Snapshot) -> State {
-        let loaded = Loaded {
-            root: root.to_owned(),
-            ..Loaded::default()
-        };
-        let mut state = State::build(loaded, &BTreeSet::new(), false, None);
+    pub(crate) fn of_snapshot(store: &Arc<dyn CatalogStore>, snap: Snapshot) -> State {
+        let mut state = State::build(store, Loaded::default(), &BTreeSet::new(), false, None);
         for (_, raw) in snap.into_raws() {
             state.insert_tool(*raw);
         }
@@ -305,27 +309,21 @@ impl State {
         }
     }
 
-    /// The keys of the stored tool files this state read: files to skip at a rescan.
-    pub(crate) fn known_files(&self) -> HashMap<PathBuf, FileKey> {
-        self.tools
+    /// The keys of the stored tools this state read: versions not to read again.
+    pub(crate) fn known(&self) -> Known {
+        let tools = self
+            .tools
             .values()
             .filter(|raw| raw.builtin.is_none())
-            .filter_map(|raw| {
-                let h = &raw.head;
-                Some((self.tool_path(h.bundle_id, h.id), raw.key.clone()?))
-            })
-            .collect()
+            .filter_map(|raw| Some((raw.head.id, (raw.head.bundle_id, raw.key.clone()?))))
+            .collect();
+        Known { tools }
     }
 
     pub(crate) fn find(&self, bundle: Uuid, slug: &str, version: &str) -> Option<Uuid> {
         self.keys()
             .get(&(bundle, slug.to_owned(), version.to_owned()))
             .copied()
-    }
-
-    /// Where a stored tool's file is.
-    pub(crate) fn tool_path(&self, bundle: Uuid, tool: Uuid) -> PathBuf {
-        crate::store::tool_path(&self.root, bundle, tool)
     }
 
     /// Each tool's `<bundle, slug, version>`, made now if it was not yet.
@@ -424,18 +422,16 @@ impl State {
         Ok(t)
     }
 
-    /// A stored tool's file as it is on disk now.
+    /// A stored tool's definition as it is stored now.
     pub(crate) fn read_file(&self, head: &ToolHead) -> Result<ToolFile> {
-        let path = self.tool_path(head.bundle_id, head.id);
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        serde_json::from_slice(&bytes).map_err(|source| Error::Json { path, source })
+        self.store.read_tool(head.bundle_id, head.id)
     }
 
     fn read_tool(&self, head: &ToolHead) -> Result<Tool> {
-        let path = self.tool_path(head.bundle_id, head.id);
+        let path = self.store.tool_path(head.bundle_id, head.id);
         let file = self.read_file(head)?;
-        tool_from_file(head.id, &path, &file).ok_or_else(|| Error::Json {
-            path: path.clone(),
+        tool_from_file(head.id, path.as_deref(), &file).ok_or_else(|| Error::Json {
+            path: path.unwrap_or_else(|| PathBuf::from(format!("tool {}", head.id))),
             source: serde_json::Error::custom("the tool has no usable name or summary"),
         })
     }

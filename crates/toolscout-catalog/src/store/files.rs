@@ -1,4 +1,5 @@
-//! The flat-file layout, atomic writes and the cross-process lock.
+//! The flat-file store ([`FileStore`]): the layout, atomic writes and the cross-process
+//! lock.
 //!
 //! ```text
 //! <root>/
@@ -19,66 +20,29 @@
 //! files are durable, it writes a redo journal (`batch-journal.json`, each temporary
 //! file's rename, relative to the root) atomically, then renames, syncs the directories
 //! and removes the journal. Whoever next takes the file lock, to read or to write, first
-//! rolls a journal it finds forward ([`Store::lock_shared`], [`Store::lock_exclusive`]):
+//! rolls a journal it finds forward ([`FileStore::lock_shared`], [`FileStore::lock_exclusive`]):
 //! no load ever sees half a batch. A crash before the journal leaves only temporary files
 //! (and maybe an empty new bundle directory), which loading ignores and the reaper
-//! removes ([`Store::remove_temp_files`], [`Store::remove_unfinished_bundles`]).
+//! removes ([`FileStore::remove_temp_files`], [`FileStore::remove_unfinished_bundles`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 
+use super::{
+    BundleFile, CatalogStore, FoundBundle, FoundTool, Known, Loaded, Marks, Overlay, StoreKey,
+    StoreRead, StoreWrite,
+};
+use crate::events::CatalogEvent;
 use crate::journal::{JOURNAL, Journal};
 use crate::model::{LoadIssue, Usage};
 use crate::{Error, Result};
-
-/// The `schemaVersion` of `bundle.json`.
-pub(crate) const BUNDLE_SCHEMA: &str = "toolscout.bundle/1";
-
-/// One `bundle.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct BundleFile {
-    #[serde(default = "bundle_schema")]
-    pub(crate) schema_version: String,
-    #[serde(rename = "bundleID")]
-    pub(crate) bundle_id: Uuid,
-    pub(crate) slug: String,
-    #[serde(default)]
-    pub(crate) display_name: String,
-    #[serde(default)]
-    pub(crate) description: String,
-    #[serde(default = "yes")]
-    pub(crate) is_enabled: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) soft_deleted_at: Option<DateTime<Utc>>,
-    pub(crate) created_at: DateTime<Utc>,
-    pub(crate) modified_at: DateTime<Utc>,
-}
-
-fn bundle_schema() -> String {
-    BUNDLE_SCHEMA.to_owned()
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// Enabled flags of built-in bundles and tools, the only part of them that changes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Overlay {
-    #[serde(default)]
-    pub(crate) bundles: BTreeMap<Uuid, bool>,
-    #[serde(default)]
-    pub(crate) tools: BTreeMap<Uuid, bool>,
-}
 
 /// What tells one version of a file from another without reading it. Files are
 /// replaced by rename, so a changed file is a new inode with a new time.
@@ -104,39 +68,9 @@ impl FileKey {
     }
 }
 
-/// A tool file as found on disk.
-#[derive(Debug, Clone)]
-pub(crate) struct FoundTool {
-    pub(crate) id: Uuid,
-    pub(crate) path: PathBuf,
-    pub(crate) key: Option<FileKey>,
-    /// `None` when the file is the one the caller already knows (same [`FileKey`]).
-    pub(crate) file: Option<ToolFile>,
-}
-
-/// A bundle directory as found on disk.
-#[derive(Debug, Clone)]
-pub(crate) struct FoundBundle {
-    pub(crate) path: PathBuf,
-    pub(crate) file: BundleFile,
-    pub(crate) tools: Vec<FoundTool>,
-}
-
-/// Everything read from disk.
-#[derive(Debug, Default)]
-pub(crate) struct Loaded {
-    /// The catalog directory.
-    pub(crate) root: PathBuf,
-    pub(crate) stamp: Option<String>,
-    pub(crate) bundles: Vec<FoundBundle>,
-    pub(crate) overlay: Overlay,
-    pub(crate) usage: BTreeMap<Uuid, Usage>,
-    pub(crate) issues: Vec<LoadIssue>,
-}
-
 /// The catalog directory.
 #[derive(Debug)]
-pub(crate) struct Store {
+pub(crate) struct FileStore {
     root: PathBuf,
 }
 
@@ -146,20 +80,16 @@ pub(crate) struct LockGuard {
     _file: File,
 }
 
-impl Store {
+impl FileStore {
     /// Opens `root`, creating it and its subdirectories when missing.
-    pub(crate) fn open(root: &Path) -> Result<Store> {
-        let store = Store {
+    pub(crate) fn open(root: &Path) -> Result<FileStore> {
+        let store = FileStore {
             root: root.to_owned(),
         };
         for dir in [root.to_owned(), store.bundles_dir(), store.usage_dir()] {
             fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         }
         Ok(store)
-    }
-
-    pub(crate) fn root(&self) -> &Path {
-        &self.root
     }
 
     fn bundles_dir(&self) -> PathBuf {
@@ -409,7 +339,7 @@ impl Store {
 
     /// Removes the bundle directories that batches killed before their journal made and
     /// left without `bundle.json` or any tool file. Call with the exclusive lock held, after
-    /// [`Store::remove_temp_files`]. Returns how many it removed.
+    /// [`FileStore::remove_temp_files`]. Returns how many it removed.
     pub(crate) fn remove_unfinished_bundles(&self) -> Result<usize> {
         let mut removed = 0;
         for name in read_dir_names(&self.bundles_dir())? {
@@ -449,21 +379,15 @@ impl Store {
     }
 
     /// Reads the whole catalog. Files that cannot be used become [`LoadIssue`]s; only a
-    /// directory that cannot be listed is an error. Tool files whose key is in `known`
-    /// are not read again.
-    pub(crate) fn load(&self, known: &HashMap<PathBuf, FileKey>) -> Result<Loaded> {
-        self.load_with(known, None)
-    }
-
-    /// [`Store::load`]; with `tools`, the tool directories are not listed: each bundle's
-    /// tools are these (from a snapshot taken at the current generation).
-    pub(crate) fn load_with(
+    /// directory that cannot be listed is an error. Tool files whose key `known` holds
+    /// are not read again. With `tools`, the tool directories are not listed: each
+    /// bundle's tools are these (from a snapshot taken at the current generation).
+    fn load_with(
         &self,
-        known: &HashMap<PathBuf, FileKey>,
+        known: &Known,
         mut tools: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
     ) -> Result<Loaded> {
         let mut loaded = Loaded {
-            root: self.root.clone(),
             stamp: self.stamp()?,
             ..Loaded::default()
         };
@@ -508,7 +432,7 @@ impl Store {
         &self,
         name: &str,
         path: &Path,
-        known: &HashMap<PathBuf, FileKey>,
+        known: &Known,
         listed: Option<Vec<FoundTool>>,
         issues: &mut Vec<LoadIssue>,
     ) -> Result<Option<FoundBundle>> {
@@ -542,7 +466,7 @@ impl Store {
         };
         if let Some(tools) = listed {
             return Ok(Some(FoundBundle {
-                path: path.to_owned(),
+                path: Some(path.to_owned()),
                 file,
                 tools,
             }));
@@ -556,11 +480,11 @@ impl Store {
                     issues.push(issue(&tool_path, "not a tool file (<tool-id>.json)"));
                     continue;
                 };
-                let key = FileKey::of(&tool_path);
-                if key.is_some() && known.get(&tool_path) == key.as_ref() {
+                let key = FileKey::of(&tool_path).map(StoreKey::File);
+                if known.holds(tool_id, id, key.as_ref()) {
                     tools.push(FoundTool {
                         id: tool_id,
-                        path: tool_path,
+                        path: Some(tool_path),
                         key,
                         file: None,
                     });
@@ -577,7 +501,7 @@ impl Store {
                     )),
                     Ok(f) => tools.push(FoundTool {
                         id: tool_id,
-                        path: tool_path,
+                        path: Some(tool_path),
                         key,
                         file: Some(f),
                     }),
@@ -586,10 +510,183 @@ impl Store {
             }
         }
         Ok(Some(FoundBundle {
-            path: path.to_owned(),
+            path: Some(path.to_owned()),
             file,
             tools,
         }))
+    }
+}
+
+/// A view of the directory under the shared file lock.
+#[derive(Debug)]
+struct FileRead<'a> {
+    store: &'a FileStore,
+    _lock: LockGuard,
+}
+
+/// A write under the exclusive file lock. Every step is durable when it returns (a file
+/// renamed into place, a batch under its journal), so committing only releases the lock.
+#[derive(Debug)]
+struct FileWrite<'a> {
+    store: &'a FileStore,
+    _lock: LockGuard,
+}
+
+impl CatalogStore for FileStore {
+    fn local_dir(&self) -> &Path {
+        &self.root
+    }
+
+    fn read(&self) -> Result<Box<dyn StoreRead + '_>> {
+        Ok(Box::new(FileRead {
+            store: self,
+            _lock: self.lock_shared()?,
+        }))
+    }
+
+    fn write(&self) -> Result<Box<dyn StoreWrite + '_>> {
+        Ok(Box::new(FileWrite {
+            store: self,
+            _lock: self.lock_exclusive()?,
+        }))
+    }
+
+    fn read_tool(&self, bundle: Uuid, tool: Uuid) -> Result<ToolFile> {
+        let path = self.tool_path(bundle, tool);
+        let bytes = fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        serde_json::from_slice(&bytes).map_err(|source| Error::Json { path, source })
+    }
+
+    fn tool_path(&self, bundle: Uuid, tool: Uuid) -> Option<PathBuf> {
+        Some(FileStore::tool_path(self, bundle, tool))
+    }
+
+    fn add_usage(&self, deltas: &BTreeMap<Uuid, Usage>) -> Result<BTreeMap<Uuid, Usage>> {
+        let _lock = self.lock_exclusive()?;
+        let mut totals = BTreeMap::new();
+        for (id, delta) in deltas {
+            // A usage file that cannot be read starts again from zero.
+            let mut u = self.read_usage(*id).unwrap_or_default();
+            u.call_count += delta.call_count;
+            u.last_called_at = u.last_called_at.max(delta.last_called_at);
+            self.write_json(&self.usage_path(*id), &u)?;
+            totals.insert(*id, u);
+        }
+        Ok(totals)
+    }
+
+    fn marks(&self, bundles: &mut dyn Iterator<Item = Uuid>) -> Marks {
+        let mut dirs = vec!["bundles".to_owned()];
+        dirs.extend(bundles.map(|b| format!("bundles/{b}/tools")));
+        dirs.into_iter()
+            .map(|d| {
+                let t = modified(&self.root.join(&d));
+                (d, t)
+            })
+            .collect()
+    }
+
+    fn marks_hold(&self, marks: &Marks) -> bool {
+        marks
+            .iter()
+            .all(|(dir, t)| modified(&self.root.join(dir)) == *t)
+    }
+}
+
+/// A directory's modification time, `None` when it is missing.
+fn modified(dir: &Path) -> Option<std::time::SystemTime> {
+    fs::metadata(dir).and_then(|m| m.modified()).ok()
+}
+
+impl StoreRead for FileRead<'_> {
+    fn stamp(&mut self) -> Result<Option<String>> {
+        self.store.stamp()
+    }
+
+    fn load(
+        &mut self,
+        known: &Known,
+        listed: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
+    ) -> Result<Loaded> {
+        self.store.load_with(known, listed)
+    }
+}
+
+impl StoreRead for FileWrite<'_> {
+    fn stamp(&mut self) -> Result<Option<String>> {
+        self.store.stamp()
+    }
+
+    fn load(
+        &mut self,
+        known: &Known,
+        listed: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
+    ) -> Result<Loaded> {
+        self.store.load_with(known, listed)
+    }
+}
+
+impl StoreWrite for FileWrite<'_> {
+    fn bump(&mut self, previous: Option<&str>) -> Result<(String, u64)> {
+        self.store.bump_stamp(previous)
+    }
+
+    fn put_bundle(&mut self, bundle: &BundleFile) -> Result<()> {
+        self.store
+            .write_json(&self.store.bundle_path(bundle.bundle_id), bundle)
+    }
+
+    fn put_tool(&mut self, tool: Uuid, file: &ToolFile) -> Result<Option<StoreKey>> {
+        let path = FileStore::tool_path(self.store, file.bundle_id, tool);
+        self.store.write_json(&path, file)?;
+        Ok(FileKey::of(&path).map(StoreKey::File))
+    }
+
+    fn put_tools(
+        &mut self,
+        bundle: Option<&BundleFile>,
+        bundle_id: Uuid,
+        tools: Vec<(Uuid, ToolFile)>,
+    ) -> Result<Vec<Option<StoreKey>>> {
+        let mut batch = self.store.batch();
+        if let Some(b) = bundle {
+            batch.write_json(&self.store.bundle_path(b.bundle_id), b)?;
+        }
+        let mut ids = Vec::with_capacity(tools.len());
+        for (id, file) in tools {
+            batch.write_json(&FileStore::tool_path(self.store, bundle_id, id), &file)?;
+            ids.push(id);
+        }
+        batch.commit()?;
+        Ok(ids
+            .into_iter()
+            .map(|id| FileKey::of(&FileStore::tool_path(self.store, bundle_id, id)))
+            .map(|key| key.map(StoreKey::File))
+            .collect())
+    }
+
+    fn put_overlay(&mut self, overlay: &Overlay) -> Result<()> {
+        self.store.write_overlay(overlay)
+    }
+
+    fn remove_tool(&mut self, bundle: Uuid, tool: Uuid) -> Result<()> {
+        self.store
+            .remove_file(&FileStore::tool_path(self.store, bundle, tool))?;
+        self.store.remove_file(&self.store.usage_path(tool))
+    }
+
+    fn remove_empty_bundle(&mut self, bundle: Uuid) -> Result<bool> {
+        self.store.remove_empty_bundle(bundle)
+    }
+
+    fn clean_up(&mut self) -> Result<()> {
+        self.store.remove_temp_files()?;
+        self.store.remove_unfinished_bundles()?;
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>, _generation: Option<u64>, _events: &[CatalogEvent]) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -608,7 +705,7 @@ fn unfinished_bundle(dir: &Path) -> Result<bool> {
 }
 
 /// Where the tool `tool` of `bundle` is stored in the catalog directory `root`.
-pub(crate) fn tool_path(root: &Path, bundle: Uuid, tool: Uuid) -> PathBuf {
+fn tool_path(root: &Path, bundle: Uuid, tool: Uuid) -> PathBuf {
     root.join("bundles")
         .join(bundle.to_string())
         .join("tools")
@@ -660,7 +757,7 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>> {
 ///
 /// Dropped without [`Batch::commit`], it removes its temporary files.
 pub(crate) struct Batch<'a> {
-    store: &'a Store,
+    store: &'a FileStore,
     /// (temporary file, final path)
     pending: Vec<(PathBuf, PathBuf)>,
     dirs: BTreeSet<PathBuf>,
