@@ -224,6 +224,9 @@ impl Catalog {
                     .map_err(|e| Error::archive(name, e))?;
             file.bundle_id = mb.bundle_id;
             file.is_built_in = false;
+            // As every store keeps them.
+            file.created_at = crate::ops::to_micros(file.created_at);
+            file.modified_at = crate::ops::to_micros(file.modified_at);
             let spec = check_tool_file(&file)?;
             if !seen.insert((file.slug.clone(), file.version.clone())) {
                 return Err(Error::archive(
@@ -233,7 +236,7 @@ impl Catalog {
             }
             tools.push((file, spec));
         }
-        let now = Utc::now();
+        let now = crate::ops::now();
         self.write(|tx| {
             let created = match tx.state.bundles.get(&mb.bundle_id) {
                 Some(b) if b.is_built_in => {

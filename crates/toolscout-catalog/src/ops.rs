@@ -23,6 +23,21 @@ pub const REAP_AFTER: TimeDelta = TimeDelta::days(2);
 /// How long recorded calls may wait in memory before [`Catalog::record_call`] writes them.
 pub const USAGE_FLUSH_INTERVAL: Duration = Duration::from_secs(2);
 
+/// The time a write records, to the microsecond: what every store keeps (PostgreSQL's
+/// `timestamptz` has no finer unit), so that a tool or bundle read back from any store is
+/// the one written, and a head (whose `modified_at` decides a name) is the same in every
+/// process that reads it.
+pub(crate) fn now() -> DateTime<Utc> {
+    to_micros(Utc::now())
+}
+
+/// `t` to the microsecond (see [`now`]): for times that come in from outside, as an
+/// archive's.
+pub(crate) fn to_micros(t: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::SubsecRound;
+    t.trunc_subsecs(6)
+}
+
 pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
     BundleFile {
         schema_version: BUNDLE_SCHEMA.to_owned(),
@@ -259,7 +274,7 @@ impl Catalog {
     pub fn put_bundle(&self, id: Uuid, put: &BundlePut) -> Result<Bundle> {
         check_id("bundle", id)?;
         check_slug(&put.slug)?;
-        let now = Utc::now();
+        let now = now();
         self.write(|tx| {
             let created_at = match tx.state.bundles.get(&id) {
                 Some(b) if b.is_built_in => {
@@ -325,7 +340,7 @@ impl Catalog {
     /// [`Catalog::reap`] removes it once it is empty and [`REAP_AFTER`] has passed.
     /// Deleting a deleted bundle changes nothing.
     pub fn delete_bundle(&self, id: Uuid) -> Result<Bundle> {
-        let now = Utc::now();
+        let now = now();
         self.write(|tx| {
             let mut bundle = bundle_copy(tx.state, id)?;
             if bundle.is_built_in {
@@ -435,7 +450,7 @@ impl Catalog {
         put: &ToolPut,
     ) -> Result<Tool> {
         let id = Uuid::now_v7();
-        let (file, spec) = new_tool_file(bundle, id, slug, version, put, Utc::now())?;
+        let (file, spec) = new_tool_file(bundle, id, slug, version, put, now())?;
         self.write(|tx| {
             let b = writable_bundle(tx.state, bundle)?;
             if b.is_built_in {
@@ -492,7 +507,7 @@ impl Catalog {
         V: AsRef<str>,
         P: std::borrow::Borrow<ToolPut>,
     {
-        let now = Utc::now();
+        let now = now();
         if let Some(put) = create {
             check_id("bundle", bundle)?;
             check_slug(&put.slug)?;

@@ -469,3 +469,35 @@ fn replace(c: &Catalog, puts: Vec<ToolPut>) -> toolscout_catalog::Added {
     c.add_tools_with(&BundlePut::new("weather"), puts, OnExisting::NewVersion)
         .unwrap()
 }
+
+/// Every time a write records is a whole microsecond, what every store keeps: a tool read
+/// back (here by another process's catalog, from the files) is the one written, head and
+/// all.
+#[test]
+fn recorded_times_are_whole_microseconds_and_read_back_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let b = bundle(&c, 1, "weather");
+    let put = c
+        .put_tool(b, "forecast", "v1", &http_put("forecast"))
+        .unwrap();
+    let many = c
+        .put_tools(b, [("radar", "v1", http_put("radar"))])
+        .unwrap();
+    let patched = c.patch_tool(b, "radar", "v1", false).unwrap();
+    let bundle = c.bundle(b).unwrap();
+    for t in [
+        put.created_at,
+        put.modified_at,
+        many[0].created_at,
+        patched.modified_at,
+    ]
+    .into_iter()
+    .chain([bundle.created_at, bundle.modified_at])
+    {
+        assert_eq!(t.timestamp_subsec_nanos() % 1_000, 0, "{t:?}");
+    }
+    let again = open_bare(dir.path());
+    assert_eq!(again.tool(put.id).unwrap(), put);
+    assert_eq!(again.head(patched.id).unwrap(), c.head(patched.id).unwrap());
+}
