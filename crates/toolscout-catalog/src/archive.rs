@@ -14,7 +14,6 @@
 use std::collections::HashSet;
 use std::io::{Read, Seek, Write};
 
-use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolFile;

@@ -24,6 +24,9 @@ use crate::{Error, Result};
 pub struct CatalogOptions {
     natives: BTreeSet<String>,
     pub(crate) builtins: bool,
+    /// The database of a PostgreSQL store; `None` for the flat files.
+    #[cfg(feature = "postgres")]
+    postgres: Option<crate::store::postgres::DatabaseUrl>,
 }
 
 impl Default for CatalogOptions {
@@ -31,6 +34,8 @@ impl Default for CatalogOptions {
         CatalogOptions {
             natives: BTreeSet::new(),
             builtins: true,
+            #[cfg(feature = "postgres")]
+            postgres: None,
         }
     }
 }
@@ -47,6 +52,19 @@ impl CatalogOptions {
     /// or bundle slug is reserved for them (see [`Catalog::check_tool_name`]).
     pub fn with_builtins(mut self, builtins: bool) -> Self {
         self.builtins = builtins;
+        self
+    }
+
+    /// Keeps the catalog in the PostgreSQL database at `url`
+    /// (`postgres://user:password@host:port/database`) instead of flat files: every
+    /// process that opens the same database shares one catalog. The directory given to
+    /// [`Catalog::open_with`] then holds only what stays with this process (the heads
+    /// snapshot). The schema is created or brought up to date at open.
+    ///
+    /// The URL is never shown: `Debug` and errors name the database without its password.
+    #[cfg(feature = "postgres")]
+    pub fn with_postgres(mut self, url: impl Into<String>) -> Self {
+        self.postgres = Some(crate::store::postgres::DatabaseUrl(url.into()));
         self
     }
 }
@@ -105,7 +123,7 @@ impl Catalog {
     ///
     /// Files that cannot be used are skipped and reported by [`Catalog::issues`].
     pub fn open_with(root: impl AsRef<Path>, options: CatalogOptions) -> Result<Catalog> {
-        let store: Arc<dyn CatalogStore> = Arc::new(FileStore::open(root.as_ref())?);
+        let store = open_store(root.as_ref(), &options)?;
         let state = {
             let mut read = store.read()?;
             let snapshot = Snapshot::read(store.local_dir());
@@ -307,6 +325,7 @@ impl Catalog {
         let mut events = self.refresh(&mut *write, &mut state, false)?;
         // Until the write is known to have left the state as a snapshot holds it.
         let token = state.token.take();
+        let generation_before = state.generation;
         let mut tx = Tx {
             store: &mut *write,
             state: &mut state,
@@ -331,6 +350,12 @@ impl Catalog {
             // The store may be half changed: read it again next time.
             state.stamp = None;
             state.token = None;
+            if !self.store.steps_are_durable() {
+                // Nothing was written, but the state took in what the write did: read
+                // every tool again (a rolled-back generation is used again).
+                state.forget_keys();
+                state.generation = generation_before;
+            }
         } else if result.is_ok() && !bumped {
             // Nothing was written.
             state.token = token;
@@ -603,6 +628,18 @@ fn write_snapshot(store: &dyn CatalogStore, state: &mut State) {
             }
         }
     }
+}
+
+/// The store `options` name, with `root` as its directory (or its local one).
+fn open_store(root: &Path, options: &CatalogOptions) -> Result<Arc<dyn CatalogStore>> {
+    #[cfg(feature = "postgres")]
+    if let Some(url) = &options.postgres {
+        return Ok(Arc::new(crate::store::postgres::PgStore::open(
+            &url.0, root,
+        )?));
+    }
+    let _ = options;
+    Ok(Arc::new(FileStore::open(root)?))
 }
 
 fn bound(after: Option<Uuid>) -> Bound<Uuid> {

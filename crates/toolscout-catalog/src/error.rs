@@ -12,6 +12,27 @@ use uuid::Uuid;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The database of a PostgreSQL store could not be reached, or refused or did not
+    /// answer a statement. `target` is the database without its password.
+    #[error("PostgreSQL at {target}: {reason}")]
+    Database {
+        /// `postgres://user@host:port/database`.
+        target: String,
+        /// What failed, and why.
+        reason: String,
+    },
+    /// The database holds a catalog schema newer than this binary knows.
+    #[error(
+        "PostgreSQL at {target}: the database holds catalog schema version {database}, this toolscout knows up to {binary}: upgrade toolscout"
+    )]
+    SchemaTooNew {
+        /// `postgres://user@host:port/database`.
+        target: String,
+        /// The newest migration applied to the database.
+        database: i64,
+        /// The newest migration this binary has.
+        binary: i64,
+    },
     /// A file or directory of the catalog could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -1,4 +1,5 @@
-//! `toolscout-catalog`: the tool catalog, stored as flat-file JSON.
+//! `toolscout-catalog`: the tool catalog, stored as flat-file JSON (or, with the
+//! `postgres` feature, in a PostgreSQL database shared by many processes).
 //!
 //! A [`Catalog`] holds [`Bundle`]s, named groups of tools with one on/off switch, and
 //! [`Tool`]s, one per `<slug, version>` of a bundle, each with its full
@@ -45,7 +46,19 @@
 //! nothing the same way: its renames are journalled (`batch-journal.json`), and the next
 //! process to take the lock completes a journal a killed writer left. A malformed or
 //! foreign file is skipped and reported by [`Catalog::issues`] with its path. The crate
-//! is synchronous and does no network IO.
+//! is synchronous, and without the `postgres` feature it does no network IO.
+//!
+//! # PostgreSQL (feature `postgres`)
+//!
+//! [`CatalogOptions::with_postgres`] keeps the catalog in a database instead: every
+//! process, on any machine, that opens the same database shares one catalog, with the
+//! same guarantees (a write is one transaction under an advisory lock, so
+//! `<bundle, slug, version>` has one holder; a write is seen whole or not at all; usage
+//! counts add up; the reaper removes a bundle once), and the same identity at the same
+//! generation. The directory given to [`Catalog::open_with`] then holds only the heads
+//! snapshot. The schema is created and migrated at open; the catalog stays synchronous
+//! (the client runs on a thread of its own, so any thread may call it). Errors
+//! ([`Error::Database`]) name the database without its password.
 //!
 //! The built-in tools' names and bundles' slugs are reserved, in any case: every write
 //! that adds a tool or a bundle refuses them ([`Catalog::check_tool_name`],

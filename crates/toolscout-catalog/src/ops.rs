@@ -149,10 +149,10 @@ impl Tx<'_> {
         spec: toolscout_spec::ToolSpec,
     ) -> Result<Tool> {
         self.begin()?;
-        let key = self.store.put_tool(id, &file)?;
         let path = self.state.store.tool_path(file.bundle_id, id);
         let tool = Tool::from_file(id, &file, spec, path, None);
-        let raw = RawTool::stored(&tool, key);
+        let mut raw = RawTool::stored(&tool, None);
+        raw.key = self.store.put_tool(&raw.head, &file)?;
         self.state.bodies.put(Arc::new(tool));
         let tool = self.state.view(&raw)?;
         self.events.push(CatalogEvent::ToolPut {
@@ -181,20 +181,27 @@ impl Tx<'_> {
         let mut files = Vec::with_capacity(tools.len());
         for (id, file, spec) in tools {
             let path = self.state.store.tool_path(bundle_id, id);
-            served.push(Tool::from_file(id, &file, spec, path, None));
-            files.push((id, file));
+            let tool = Tool::from_file(id, &file, spec, path, None);
+            served.push((ToolHead::of(&tool), tool));
+            files.push(file);
         }
-        let keys =
-            self.store
-                .put_tools(bundle.as_ref().map(bundle_file).as_ref(), bundle_id, files)?;
+        let keys = self.store.put_tools(
+            bundle.as_ref().map(bundle_file).as_ref(),
+            bundle_id,
+            served.iter().map(|(head, _)| head).zip(files).collect(),
+        )?;
         if let Some(b) = bundle {
             self.events.push(CatalogEvent::BundlePut { bundle: b.id });
             self.state.bundles.insert(b.id, b);
         }
         let mut added = Vec::with_capacity(served.len());
-        for (tool, key) in served.into_iter().zip(keys) {
+        for ((head, tool), key) in served.into_iter().zip(keys) {
             let id = tool.id;
-            let raw = RawTool::stored(&tool, key);
+            let raw = RawTool {
+                head,
+                builtin: None,
+                key,
+            };
             self.state.bodies.put(Arc::new(tool));
             added.push(self.state.view(&raw)?);
             self.events.push(CatalogEvent::ToolPut {
@@ -580,12 +587,14 @@ impl Catalog {
             let mut heads = Vec::with_capacity(checked.len());
             let mut files = Vec::with_capacity(checked.len());
             for (file, head) in checked {
-                files.push((head.id, file));
+                files.push(file);
                 heads.push(head);
             }
-            let keys =
-                tx.store
-                    .put_tools(made.as_ref().map(bundle_file).as_ref(), bundle, files)?;
+            let keys = tx.store.put_tools(
+                made.as_ref().map(bundle_file).as_ref(),
+                bundle,
+                heads.iter().zip(files).collect(),
+            )?;
             if let Some(b) = made {
                 tx.state.bundles.insert(bundle, b);
                 tx.events.push(CatalogEvent::BundlePut { bundle });
@@ -638,7 +647,8 @@ impl Catalog {
                 let mut file = tx.state.read_file(&raw.head)?;
                 file.is_enabled = is_enabled;
                 tx.begin()?;
-                raw.key = tx.store.put_tool(id, &file)?;
+                raw.head.is_enabled = is_enabled;
+                raw.key = tx.store.put_tool(&raw.head, &file)?;
                 tx.state.bodies.forget(id);
             }
             raw.head.is_enabled = is_enabled;
@@ -687,7 +697,7 @@ impl Catalog {
         })
     }
 
-    /// Counts one call of a tool made at `at`. Counts are kept in memory and written at
+    /// Counts one call of a tool made at `at` (kept to the microsecond). Counts are kept in memory and written at
     /// most every [`USAGE_FLUSH_INTERVAL`], by [`Catalog::flush_usage`], or when the
     /// catalog is dropped; the tool's own file is never rewritten for them.
     pub fn record_call(&self, tool: Uuid, at: DateTime<Utc>) -> Result<()> {
@@ -698,7 +708,8 @@ impl Catalog {
             }
             let p = state.pending.entry(tool).or_default();
             p.call_count += 1;
-            p.last_called_at = p.last_called_at.max(Some(at));
+            // To the microsecond, as every store keeps it.
+            p.last_called_at = p.last_called_at.max(Some(to_micros(at)));
             let since = *state.pending_since.get_or_insert_with(Instant::now);
             since.elapsed() >= USAGE_FLUSH_INTERVAL
         };

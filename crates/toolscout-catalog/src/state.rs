@@ -189,10 +189,15 @@ impl State {
         // written keeps it.
         found_tools.sort_by_key(|t| t.id);
         for found in found_tools {
-            let raw = match &found.file {
-                Some(file) => tool_from_file(found.id, found.path.as_deref(), file)
+            let raw = match (&found.file, &found.head) {
+                (Some(file), _) => tool_from_file(found.id, found.path.as_deref(), file)
                     .map(|t| RawTool::stored(&t, found.key.clone())),
-                None => previous
+                (None, Some(head)) => Some(RawTool {
+                    head: (**head).clone(),
+                    builtin: None,
+                    key: found.key.clone(),
+                }),
+                (None, None) => previous
                     .and_then(|p| p.tools.get(&found.id))
                     .map(|raw| (**raw).clone()),
             };
@@ -318,6 +323,13 @@ impl State {
             .filter_map(|raw| Some((raw.head.id, (raw.head.bundle_id, raw.key.clone()?))))
             .collect();
         Known { tools }
+    }
+
+    /// Forgets which stored version each tool is, so that the next load reads them all.
+    pub(crate) fn forget_keys(&mut self) {
+        for raw in self.tools.values_mut() {
+            raw.key = None;
+        }
     }
 
     pub(crate) fn find(&self, bundle: Uuid, slug: &str, version: &str) -> Option<Uuid> {

@@ -166,9 +166,11 @@ impl From<toolscout_catalog::Error> for AppError {
             E::BundleDeleted { .. } => (StatusCode::CONFLICT, "bundle_deleted"),
             // Temporary: enabling the bundle lifts it, which is what 423 Locked means.
             E::BundleDisabled { .. } => (StatusCode::LOCKED, "bundle_disabled"),
-            E::Io { .. } | E::Json { .. } | E::Journal { .. } => {
-                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
-            }
+            E::Io { .. }
+            | E::Json { .. }
+            | E::Journal { .. }
+            | E::Database { .. }
+            | E::SchemaTooNew { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         let error = AppError::new(status, code, message);

@@ -41,7 +41,7 @@ use super::{
 };
 use crate::events::CatalogEvent;
 use crate::journal::{JOURNAL, Journal};
-use crate::model::{LoadIssue, Usage};
+use crate::model::{LoadIssue, ToolHead, Usage};
 use crate::{Error, Result};
 
 /// What tells one version of a file from another without reading it. Files are
@@ -487,6 +487,7 @@ impl FileStore {
                         path: Some(tool_path),
                         key,
                         file: None,
+                        head: None,
                     });
                     continue;
                 }
@@ -504,6 +505,7 @@ impl FileStore {
                         path: Some(tool_path),
                         key,
                         file: Some(f),
+                        head: None,
                     }),
                     Err(reason) => issues.push(issue(&tool_path, reason)),
                 }
@@ -636,8 +638,8 @@ impl StoreWrite for FileWrite<'_> {
             .write_json(&self.store.bundle_path(bundle.bundle_id), bundle)
     }
 
-    fn put_tool(&mut self, tool: Uuid, file: &ToolFile) -> Result<Option<StoreKey>> {
-        let path = FileStore::tool_path(self.store, file.bundle_id, tool);
+    fn put_tool(&mut self, head: &ToolHead, file: &ToolFile) -> Result<Option<StoreKey>> {
+        let path = FileStore::tool_path(self.store, file.bundle_id, head.id);
         self.store.write_json(&path, file)?;
         Ok(FileKey::of(&path).map(StoreKey::File))
     }
@@ -646,16 +648,16 @@ impl StoreWrite for FileWrite<'_> {
         &mut self,
         bundle: Option<&BundleFile>,
         bundle_id: Uuid,
-        tools: Vec<(Uuid, ToolFile)>,
+        tools: Vec<(&ToolHead, ToolFile)>,
     ) -> Result<Vec<Option<StoreKey>>> {
         let mut batch = self.store.batch();
         if let Some(b) = bundle {
             batch.write_json(&self.store.bundle_path(b.bundle_id), b)?;
         }
         let mut ids = Vec::with_capacity(tools.len());
-        for (id, file) in tools {
-            batch.write_json(&FileStore::tool_path(self.store, bundle_id, id), &file)?;
-            ids.push(id);
+        for (head, file) in tools {
+            batch.write_json(&FileStore::tool_path(self.store, bundle_id, head.id), &file)?;
+            ids.push(head.id);
         }
         batch.commit()?;
         Ok(ids

@@ -13,6 +13,8 @@
 //! types it carries can still change.
 
 pub(crate) mod files;
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
@@ -26,7 +28,7 @@ use uuid::Uuid;
 
 use crate::Result;
 use crate::events::CatalogEvent;
-use crate::model::{LoadIssue, Usage};
+use crate::model::{LoadIssue, ToolHead, Usage};
 
 pub(crate) use files::{FileKey, FileStore};
 
@@ -109,8 +111,11 @@ pub(crate) struct FoundTool {
     /// Its file, for a store of files.
     pub(crate) path: Option<PathBuf>,
     pub(crate) key: Option<StoreKey>,
-    /// `None` when the version is the one the caller already knows ([`Known`]).
+    /// The definition read, to check and make the head from (a store of files); `None`
+    /// with `head`, or when the version is the one the caller already knows ([`Known`]).
     pub(crate) file: Option<ToolFile>,
+    /// The head, as checked when it was written (a store of rows).
+    pub(crate) head: Option<Box<ToolHead>>,
 }
 
 impl FoundTool {
@@ -185,6 +190,14 @@ pub(crate) trait CatalogStore: Send + Sync + Debug {
 
     /// Whether `marks`, taken with a snapshot, still hold.
     fn marks_hold(&self, marks: &Marks) -> bool;
+
+    /// Whether each step of a write is durable when it returns (the flat files), rather
+    /// than only at [`StoreWrite::commit`] (a database transaction). A write that fails
+    /// half-way on a store whose steps are not durable left nothing, so what the catalog
+    /// changed in memory meanwhile is read again whole.
+    fn steps_are_durable(&self) -> bool {
+        true
+    }
 }
 
 /// A consistent view of the store, under its read lock.
@@ -213,17 +226,18 @@ pub(crate) trait StoreWrite: StoreRead {
     /// Creates or replaces one bundle.
     fn put_bundle(&mut self, bundle: &BundleFile) -> Result<()>;
 
-    /// Creates or replaces one tool version; returns the key of the version written.
-    fn put_tool(&mut self, tool: Uuid, file: &ToolFile) -> Result<Option<StoreKey>>;
+    /// Creates or replaces one tool version, whose head is `head`; returns the key of the
+    /// version written.
+    fn put_tool(&mut self, head: &ToolHead, file: &ToolFile) -> Result<Option<StoreKey>>;
 
-    /// Writes a new bundle (when given) and many tools of `bundle_id`, all or nothing
-    /// even if the process dies half-way; each tool is dropped once written. Returns the
-    /// tools' keys, in order.
+    /// Writes a new bundle (when given) and many new tools of `bundle_id` (with their
+    /// heads), all or nothing even if the process dies half-way; each tool's definition is
+    /// dropped once written. Returns the tools' keys, in order.
     fn put_tools(
         &mut self,
         bundle: Option<&BundleFile>,
         bundle_id: Uuid,
-        tools: Vec<(Uuid, ToolFile)>,
+        tools: Vec<(&ToolHead, ToolFile)>,
     ) -> Result<Vec<Option<StoreKey>>>;
 
     /// Replaces the enabled flags of the built-in bundles and tools.

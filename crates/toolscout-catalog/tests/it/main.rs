@@ -15,6 +15,8 @@ mod events;
 mod heads;
 mod interrupted;
 mod lint;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod race;
 mod reserved;
 mod tools;
