@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result, bail};
-use toolscout_catalog::{Catalog, Tool, ToolHead};
+use toolscout_catalog::{Catalog, CatalogOptions, Tool, ToolHead};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::builtin::BuiltinConfig;
 use toolscout_invoke::{AllowedHosts, HttpConfig, Invoker, SecretStore};
@@ -25,6 +25,20 @@ pub(crate) struct Global {
     /// else ~/.local/share/toolscout). The built-in tools are always there.
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) catalog: Option<PathBuf>,
+    /// Keep the catalog in this PostgreSQL database instead
+    /// (`postgres://user:password@host:port/database`): every process that opens the same
+    /// database shares one catalog. The catalog directory then holds only this process's
+    /// own files (the heads snapshot, the search index, `mcp-servers.json`).
+    #[cfg(feature = "postgres")]
+    #[arg(
+        long,
+        global = true,
+        env = "TOOLSCOUT_DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL",
+        value_parser = StoreUrl::parse
+    )]
+    pub(crate) store: Option<StoreUrl>,
     /// The directory the file tools may touch (default: the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) workspace: Option<PathBuf>,
@@ -49,6 +63,29 @@ pub(crate) struct Global {
     pub(crate) meaning: MeaningArgs,
     #[command(flatten)]
     pub(crate) secrets: SecretArgs,
+}
+
+/// The `--store` URL; its `Debug` leaves the password out (the URL is never printed).
+#[cfg(feature = "postgres")]
+#[derive(Clone)]
+pub(crate) struct StoreUrl(pub(crate) String);
+
+#[cfg(feature = "postgres")]
+impl StoreUrl {
+    fn parse(s: &str) -> std::result::Result<StoreUrl, String> {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Ok(StoreUrl(s.to_owned()))
+        } else {
+            Err("expected a PostgreSQL URL, postgres://user:password@host:port/database".to_owned())
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl std::fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreUrl(<hidden>)")
+    }
 }
 
 /// The prefix of the environment variables that hold secrets: `TOOLSCOUT_SECRET_API_KEY`
@@ -247,6 +284,15 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 impl Global {
     /// The catalog directory, created when missing.
+    /// Where the catalog is, for messages: the database (no password) or the directory.
+    pub(crate) fn store_name(&self, dir: &Path) -> String {
+        #[cfg(feature = "postgres")]
+        if self.store.is_some() {
+            return format!("PostgreSQL (local files in {})", dir.display());
+        }
+        dir.display().to_string()
+    }
+
     pub(crate) fn catalog_dir(&self) -> Result<PathBuf> {
         let dir = match &self.catalog {
             Some(d) => d.clone(),
@@ -486,8 +532,14 @@ impl Context {
         let dir = global.catalog_dir()?;
         super::mcp::register(&mut invoker, &super::mcp::load(&dir)?)
             .context("registering the tools of imported MCP servers")?;
-        let catalog = Catalog::open(&dir, &invoker.native_names())
-            .with_context(|| format!("opening the catalog in {}", dir.display()))?;
+        let options = CatalogOptions::default().with_natives(&invoker.native_names());
+        #[cfg(feature = "postgres")]
+        let options = match &global.store {
+            Some(url) => options.with_postgres(url.0.clone()),
+            None => options,
+        };
+        let catalog = Catalog::open_with(&dir, options)
+            .with_context(|| format!("opening the catalog in {}", global.store_name(&dir)))?;
         for issue in catalog.issues() {
             eprintln!("warning: skipped {issue}");
         }

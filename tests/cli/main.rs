@@ -22,6 +22,8 @@ mod scripted;
 mod secrets;
 mod serve;
 mod spec_only;
+#[cfg(feature = "postgres")]
+mod store;
 
 /// A temporary catalog and workspace; `run` uses both.
 struct Env {
@@ -43,16 +45,24 @@ impl Env {
         self.path().join("ws")
     }
 
-    /// Runs `toolscout ARGS` on this catalog and workspace.
-    fn output(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_toolscout"))
-            // Hermetic: rank by words, whatever model this machine has fetched.
-            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+    /// `toolscout ARGS` on this catalog and workspace, to run.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolscout"));
+        // Hermetic: rank by words, whatever model this machine has fetched, and the
+        // catalog of this directory, whatever database the environment names.
+        cmd.env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
             .env("TOOLSCOUT_HOME", self.path().join("catalog"))
             .env_remove("XDG_DATA_HOME")
+            .env_remove("TOOLSCOUT_DATABASE_URL")
             .arg("--workspace")
             .arg(self.workspace())
-            .args(args)
+            .args(args);
+        cmd
+    }
+
+    /// Runs `toolscout ARGS` on this catalog and workspace.
+    fn output(&self, args: &[&str]) -> Output {
+        self.command(args)
             .output()
             .expect("the toolscout binary runs")
     }

@@ -1,0 +1,73 @@
+//! `--store postgres://…`: two processes with their own directories (two machines, as
+//! far as the catalog knows) share one catalog in a real PostgreSQL server.
+
+use crate::Env;
+
+const TOOLS: &str = r#"{"name": "tide_times", "description": "High and low tide times for a harbour.", "parameters": {"type": "object", "properties": {"harbour": {"type": "string"}}, "required": ["harbour"]}}
+{"name": "wave_height", "description": "Forecast wave height off a beach.", "parameters": {"type": "object", "properties": {"beach": {"type": "string"}}, "required": ["beach"]}}
+"#;
+
+#[test]
+fn two_directories_on_one_database_share_the_catalog() {
+    let Some(db) = toolscout_pgtest::database("two_directories_on_one_database_share_the_catalog")
+    else {
+        return;
+    };
+    let (a, b) = (Env::new(), Env::new());
+    let file = a.path().join("tools.jsonl");
+    std::fs::write(&file, TOOLS).unwrap();
+    let out = a.check(&[
+        "--store",
+        db.url(),
+        "import",
+        "jsonl",
+        file.to_str().unwrap(),
+        "--bundle",
+        "sea",
+    ]);
+    assert!(
+        out.starts_with("imported 2 tool(s) into bundle 'sea' (new)"),
+        "{out}"
+    );
+    // The other directory has no files of the catalog, and sees it all, through the
+    // variable as well as the flag.
+    let listed = b.check(&["--store", db.url(), "list", "--bundle", "sea"]);
+    assert!(
+        listed.contains("tide_times") && listed.contains("wave_height"),
+        "{listed}"
+    );
+    let out = b
+        .command(&["search", "tide"])
+        .env("TOOLSCOUT_DATABASE_URL", db.url())
+        .output()
+        .unwrap();
+    let found = String::from_utf8(out.stdout).unwrap();
+    assert!(found.starts_with("tide_times"), "{found}");
+    assert!(!b.path().join("catalog").join("bundles").exists());
+    // A change made through one is seen by the other.
+    b.check(&["--store", db.url(), "bundle", "disable", "sea"]);
+    let listed = a.check(&["--store", db.url(), "list", "--bundle", "sea"]);
+    assert!(!listed.contains("tide_times"), "{listed}");
+}
+
+#[test]
+fn an_unreachable_database_is_a_clear_error_without_the_password() {
+    let env = Env::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://ops:hunter2-secret@127.0.0.1:{port}/catalog");
+    let out = env.check(&["--store", &url, "list"]);
+    assert!(out.starts_with("exit 1\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "PostgreSQL at postgres://ops@127.0.0.1:{port}/catalog: connecting"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("hunter2"), "{out}");
+    let out = env.check(&["--store", "mysql://x", "list"]);
+    assert!(out.contains("expected a PostgreSQL URL"), "{out}");
+}
