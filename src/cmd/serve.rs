@@ -199,11 +199,15 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         });
         let console = Console::default().with_chat(chat);
         let reaper = tokio::spawn(reap_every(state.toolbox().clone(), REAP_INTERVAL));
+        // Other processes' writes reach the index, the MCP sessions and the event feed
+        // as soon as the store announces them, not at the next request.
+        let follower = state.toolbox().follow();
         let served =
             toolscout_server::console::serve_until(listener, state, console, shutdown_signal())
                 .await
                 .context("serving");
         reaper.abort();
+        drop(follower);
         if served.is_ok() {
             note("stopped; usage counts written");
         }

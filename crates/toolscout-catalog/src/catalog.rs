@@ -18,6 +18,10 @@ use crate::state::State;
 use crate::store::{CatalogStore, FileStore, Known, StoreRead, StoreWrite};
 use crate::{Error, Result};
 
+/// How often [`Catalog::follow_once`] asks the store for its generation even without a
+/// sign of a change.
+pub const FOLLOW_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How to open a [`Catalog`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[must_use]
@@ -82,6 +86,8 @@ pub struct Catalog {
     pub(crate) options: CatalogOptions,
     pub(crate) state: Mutex<State>,
     pub(crate) subscribers: Subscribers,
+    /// When [`Catalog::follow_once`] last asked the store itself.
+    checked: Mutex<std::time::Instant>,
     /// Held while recorded calls are added to the store, so that two flushes never
     /// count the same calls.
     pub(crate) flushing: Mutex<()>,
@@ -157,6 +163,7 @@ impl Catalog {
             state: Mutex::new(state),
             subscribers: Subscribers::default(),
             flushing: Mutex::new(()),
+            checked: Mutex::new(std::time::Instant::now()),
             scratch: None,
         })
     }
@@ -258,6 +265,63 @@ impl Catalog {
     /// anything changed.
     pub fn reload(&self) -> Result<bool> {
         self.reload_inner(false)
+    }
+
+    /// [`Catalog::reload`], unless the store tells cheaply that nothing moved: on
+    /// PostgreSQL, while the store's `LISTEN` connection is up and has heard of no later
+    /// generation, this costs no round trip (other processes' writes then arrive within
+    /// milliseconds, as their notices do); on flat files it is `reload`. For a server
+    /// that catches up before every request.
+    pub fn catch_up(&self) -> Result<bool> {
+        {
+            let state = self.lock_state();
+            if state.stamp.is_some() && !self.store.may_have_moved(state.generation) {
+                return Ok(false);
+            }
+        }
+        self.reload_inner(false)
+    }
+
+    /// Waits up to `timeout` for another process's write and reads it in (subscribers
+    /// hear of it); at least every [`FOLLOW_CHECK`] it asks the store itself, so that a
+    /// notice missed (a dropped connection, a restarted database) is caught. Returns
+    /// whether anything changed. A thread that calls it in a loop keeps the catalog in
+    /// step with every other process without waiting for a request.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use toolscout_catalog::{BundlePut, Catalog, CatalogOptions};
+    /// let options = || CatalogOptions::default().with_builtins(false);
+    /// let a = Catalog::open_with(dir.path(), options())?;
+    /// let b = Catalog::open_with(dir.path(), options())?;
+    /// let id = uuid::Uuid::now_v7();
+    /// a.put_bundle(id, &BundlePut::new("sea"))?;
+    /// assert!(b.follow_once(std::time::Duration::from_secs(5))?);
+    /// assert!(b.bundle(id).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn follow_once(&self, timeout: std::time::Duration) -> Result<bool> {
+        let (stamp, generation) = {
+            let state = self.lock_state();
+            (state.stamp.clone(), state.generation)
+        };
+        let signalled = self
+            .store
+            .wait_for_change(stamp.as_deref(), generation, timeout);
+        let due = {
+            let mut last = self.checked.lock().unwrap_or_else(|e| e.into_inner());
+            if signalled || last.elapsed() >= FOLLOW_CHECK {
+                *last = std::time::Instant::now();
+                true
+            } else {
+                false
+            }
+        };
+        if due {
+            self.reload_inner(false)
+        } else {
+            Ok(false)
+        }
     }
 
     /// Reads the whole directory again, even if no writer announced a change (for files

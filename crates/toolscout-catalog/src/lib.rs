@@ -115,7 +115,7 @@ mod validate;
 pub use add::{Added, OnExisting};
 pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
 pub use authoring::AuthoredTool;
-pub use catalog::{Catalog, CatalogOptions};
+pub use catalog::{Catalog, CatalogOptions, FOLLOW_CHECK};
 pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};
 pub use model::{

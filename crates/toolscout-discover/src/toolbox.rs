@@ -149,6 +149,21 @@ impl Lookup {
     }
 }
 
+/// The thread of [`Toolbox::follow`]; dropping it stops the thread.
+#[derive(Debug)]
+pub struct Follower {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Not joined: it ends within one short wait, and a drop must not block.
+        drop(self.thread.take());
+    }
+}
+
 /// One page of search results, resolved to catalog tools.
 #[derive(Debug, Clone)]
 pub struct ToolHits {
@@ -207,6 +222,38 @@ impl Toolbox {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.inner.catalog
+    }
+
+    /// Keeps this toolbox in step with other processes' writes from a thread of its own,
+    /// without waiting for a request: [`Catalog::follow_once`] in a loop (a change reaches
+    /// the search index as soon as the store announces it, and the store is asked itself
+    /// at least every [`toolscout_catalog::FOLLOW_CHECK`]). The thread ends when the
+    /// [`Follower`] is dropped, or the toolbox is.
+    pub fn follow(&self) -> Follower {
+        let weak = Arc::downgrade(&self.inner);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("toolscout-follow".to_owned())
+            .spawn(move || {
+                while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Some(inner) = weak.upgrade() else {
+                        break;
+                    };
+                    // Short waits: a drop is noticed within one.
+                    if inner
+                        .catalog
+                        .follow_once(std::time::Duration::from_millis(250))
+                        .is_err()
+                    {
+                        drop(inner);
+                        // The store is away (a restarting database): try again soon.
+                        std::thread::sleep(std::time::Duration::from_millis(500));
+                    }
+                }
+            })
+            .ok();
+        Follower { stop, thread }
     }
 
     /// The search index.

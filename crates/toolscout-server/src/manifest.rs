@@ -157,7 +157,7 @@ pub(crate) async fn ready(state: &AppState) -> Result<(), AppError> {
         ));
     }
     let toolbox = state.toolbox().clone();
-    match tokio::task::spawn_blocking(move || toolbox.catalog().reload()).await {
+    match tokio::task::spawn_blocking(move || toolbox.catalog().catch_up()).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => Err(AppError::unavailable(format!(
             "the catalog cannot be read: {e}"

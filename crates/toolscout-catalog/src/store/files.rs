@@ -29,6 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -586,6 +587,21 @@ impl CatalogStore for FileStore {
                 (d, t)
             })
             .collect()
+    }
+
+    fn wait_for_change(&self, stamp: Option<&str>, _generation: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            // Without the lock: a stamp read half-written only means a look too many.
+            if self.stamp().ok().flatten().as_deref() != stamp {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            std::thread::sleep((deadline - now).min(Duration::from_millis(200)));
+        }
     }
 
     fn marks_hold(&self, marks: &Marks) -> bool {

@@ -19,7 +19,7 @@ pub(crate) mod postgres;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -190,6 +190,21 @@ pub(crate) trait CatalogStore: Send + Sync + Debug {
 
     /// Whether `marks`, taken with a snapshot, still hold.
     fn marks_hold(&self, marks: &Marks) -> bool;
+
+    /// A cheap hint for [`crate::Catalog::reload`]: `false` only when the store is known
+    /// not to have moved past `generation` (PostgreSQL: its listener has been up since
+    /// before `generation` and heard of nothing newer). The flat files always say `true`:
+    /// reading the `generation` file is the cheap check.
+    fn may_have_moved(&self, generation: u64) -> bool {
+        let _ = generation;
+        true
+    }
+
+    /// Blocks up to `timeout` for a sign that another process wrote since the state at
+    /// `stamp` (`generation`): the `generation` file moved (files, looked at every
+    /// 200 ms without a lock), a notice of a later generation, or the listener
+    /// reconnecting (PostgreSQL). Returns whether to look.
+    fn wait_for_change(&self, stamp: Option<&str>, generation: u64, timeout: Duration) -> bool;
 
     /// Whether each step of a write is durable when it returns (the flat files), rather
     /// than only at [`StoreWrite::commit`] (a database transaction). A write that fails

@@ -37,7 +37,7 @@ use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -106,6 +106,85 @@ pub(crate) struct PgStore {
     runtime: Option<tokio::runtime::Runtime>,
     pool: Mutex<Pool>,
     freed: Condvar,
+    /// What the listener heard.
+    listen: Arc<Listen>,
+}
+
+/// What the `LISTEN` connection knows, shared with the catalog's threads.
+#[derive(Debug, Default)]
+struct Listen {
+    state: Mutex<ListenState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct ListenState {
+    /// Whether the listener is connected and listening.
+    connected: bool,
+    /// The generation read just after `LISTEN`: a state older than it may have missed
+    /// notices.
+    since: u64,
+    /// The latest generation a notice announced.
+    latest: u64,
+    /// How many times the listener (re)connected.
+    epoch: u64,
+}
+
+impl Listen {
+    fn lock(&self) -> MutexGuard<'_, ListenState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut ListenState)) {
+        f(&mut self.lock());
+        self.changed.notify_all();
+    }
+}
+
+/// Listens to [`CHANNEL`] for ever (until the runtime ends), reconnecting with a backoff
+/// of 100 ms doubling to 5 s.
+async fn listen(config: Config, shared: Arc<Listen>) {
+    use futures_util::StreamExt as _;
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        if let Ok((client, mut connection)) = config.connect(NoTls).await {
+            backoff = Duration::from_millis(100);
+            let heard = Arc::clone(&shared);
+            let messages = tokio::spawn(async move {
+                let mut stream =
+                    futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                while let Some(Ok(message)) = stream.next().await {
+                    if let tokio_postgres::AsyncMessage::Notification(n) = message
+                        && n.channel() == CHANNEL
+                        && let Ok(g) = n.payload().parse::<u64>()
+                    {
+                        heard.update(|s| s.latest = s.latest.max(g));
+                    }
+                }
+            });
+            let listening = async {
+                client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+                let row = client
+                    .query_one("SELECT generation FROM catalog_meta", &[])
+                    .await?;
+                row.try_get::<_, i64>(0)
+            }
+            .await;
+            if let Ok(g) = listening {
+                shared.update(|s| {
+                    s.connected = true;
+                    s.since = u64::try_from(g).unwrap_or(0);
+                    s.epoch += 1;
+                });
+            }
+            // Until the server or the network ends the connection.
+            let _ = messages.await;
+            drop(client);
+            shared.update(|s| s.connected = false);
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(5));
+    }
 }
 
 #[derive(Default)]
@@ -187,8 +266,12 @@ impl PgStore {
             runtime: Some(runtime),
             pool: Mutex::new(Pool::default()),
             freed: Condvar::new(),
+            listen: Arc::new(Listen::default()),
         };
         store.migrate()?;
+        store
+            .runtime()
+            .spawn(listen(store.config.clone(), Arc::clone(&store.listen)));
         Ok(store)
     }
 
@@ -607,6 +690,24 @@ impl CatalogStore for PgStore {
 
     fn steps_are_durable(&self) -> bool {
         false
+    }
+
+    fn may_have_moved(&self, generation: u64) -> bool {
+        let s = self.listen.lock();
+        !s.connected || s.latest > generation || s.since > generation
+    }
+
+    fn wait_for_change(&self, _stamp: Option<&str>, generation: u64, timeout: Duration) -> bool {
+        let state = self.listen.lock();
+        let epoch = state.epoch;
+        let (state, _) = self
+            .listen
+            .changed
+            .wait_timeout_while(state, timeout, |s| {
+                s.epoch == epoch && s.latest <= generation && s.since <= generation
+            })
+            .unwrap_or_else(|e| e.into_inner());
+        state.epoch != epoch || state.latest > generation || state.since > generation
     }
 }
 

@@ -325,3 +325,41 @@ fn bad_urls_and_newer_schemas_are_clear_errors_without_the_password() {
     );
     assert!(err.to_string().ends_with("upgrade toolscout"), "{err}");
 }
+
+#[test]
+fn another_process_s_write_is_followed_within_a_second() {
+    let Some(db) = database("another_process_s_write_is_followed_within_a_second") else {
+        return;
+    };
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open_pg(&db, da.path());
+    let b = open_pg(&db, dbb.path());
+    a.put_bundle(id(1), &BundlePut::new("b")).unwrap();
+    let follow = |what: &str| {
+        let started = std::time::Instant::now();
+        while !b
+            .follow_once(std::time::Duration::from_millis(250))
+            .unwrap()
+        {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(10),
+                "{what}: not followed"
+            );
+        }
+        started.elapsed()
+    };
+    let took = follow("a bundle");
+    assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+    same(&a, &b);
+    // Nothing new: catching up is free, and says so.
+    assert!(!b.catch_up().unwrap());
+    // Every connection cut (the listener's too): the next write is still followed.
+    db.admin(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    .unwrap();
+    a.put_tool(id(1), "t", "1", &http_put("t")).unwrap();
+    follow("a tool after the connections were cut");
+    same(&a, &b);
+}
