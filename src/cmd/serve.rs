@@ -67,6 +67,10 @@ pub(crate) struct Args {
     /// between requests), and a request body may stall 30 s at most.
     #[arg(long, default_value_t = toolscout_server::DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_connections: u32,
+    /// Most `GET /api/v1/events` streams open at once (503 with Retry-After past it);
+    /// at most half of --max-connections.
+    #[arg(long, default_value_t = (toolscout_server::DEFAULT_MAX_CONNECTIONS / 2) as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    event_streams: u32,
     #[command(flatten)]
     remotes: Remotes,
     #[command(flatten)]
@@ -154,6 +158,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         .with_connection_limits(
             ConnectionLimits::default().with_max_connections(args.max_connections as usize),
         )
+        .with_event_streams(args.event_streams as usize)
         .with_activation_cap(usize::from(args.activation_cap))
         .with_search_activations(usize::from(args.search_activations))
         .with_base_url(Some(&format!("http://{}", args.addr)));

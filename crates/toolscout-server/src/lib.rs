@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `GET /api/v1/tools`, `GET /api/v1/tools/{name}` | the tool-discovery manifest ([`manifest`]), whole or in pages (`?limit=N&page_token=T`), gzip or br when accepted; `ETag` = catalog identity (a page's: identity, offset, limit), `Cache-Control: public, max-age=60`, 304, 503 |
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
+//! | `GET /api/v1/events` | the catalog's changes as Server-Sent Events ([`feed`]): names added, removed, enabled, disabled, changed; resumable with `Last-Event-ID` |
 //! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
 //! | `/mcp` | MCP over streamable HTTP (`mcp`, with the `mcp` feature, on by default); `serve_stdio` serves it over stdio, `serve_io` over any pipe |
@@ -53,6 +54,7 @@
 mod conn;
 pub mod console;
 mod error;
+pub mod feed;
 pub mod manifest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -100,6 +102,7 @@ pub fn router(state: AppState) -> Router {
             "/api/v1/tools/{name}/invoke",
             post(manifest::invoke_by_name),
         )
+        .route("/api/v1/events", get(feed::events))
         .route(
             "/tools/bundles/{bundle}",
             put(rest::put_bundle)

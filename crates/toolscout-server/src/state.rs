@@ -151,6 +151,9 @@ pub struct ServerOptions {
     /// take (see [`ConnectionLimits`]; used by [`crate::serve_on`] and
     /// [`crate::console::serve_until`]).
     pub connections: ConnectionLimits,
+    /// The most `GET /api/v1/events` streams open at once (503 past it); at most half
+    /// of [`ConnectionLimits::max_connections`], so streams never take every connection.
+    pub event_streams: usize,
 }
 
 impl Default for ServerOptions {
@@ -174,6 +177,7 @@ impl Default for ServerOptions {
             search_activations: 3,
             host_check: HostCheck::Loopback,
             connections: ConnectionLimits::default(),
+            event_streams: crate::DEFAULT_MAX_CONNECTIONS / 2,
         }
     }
 }
@@ -260,6 +264,12 @@ impl ServerOptions {
         self
     }
 
+    /// Sets the most event streams open at once ([`ServerOptions::event_streams`]).
+    pub fn with_event_streams(mut self, streams: usize) -> Self {
+        self.event_streams = streams.max(1);
+        self
+    }
+
     /// Sets the page size of tool listings (1 to 1000).
     pub fn with_page_size(mut self, size: usize) -> Self {
         self.page_size = size.clamp(1, toolscout_catalog::MAX_LISTING_PAGE_SIZE);
@@ -283,6 +293,7 @@ struct Inner {
     serving: AtomicBool,
     changes: broadcast::Sender<Uuid>,
     subscription: Subscription,
+    feed: Arc<crate::feed::ChangeFeed>,
 }
 
 impl Drop for Inner {
@@ -315,9 +326,27 @@ impl AppState {
     fn build(toolbox: Toolbox, options: ServerOptions, remote: Option<RemoteCatalog>) -> Self {
         let (changes, _) = broadcast::channel(64);
         let tx = changes.clone();
+        let streams = options
+            .event_streams
+            .min(options.connections.max_connections / 2)
+            .max(1);
+        let feed = Arc::new(crate::feed::ChangeFeed::new(toolbox.catalog(), streams));
+        // The feed reads the catalog to name what changed: on a thread of its own, fed
+        // by the subscription (which must not hold the toolbox: the catalog holds it).
+        let (feed_tx, feed_rx) = std::sync::mpsc::channel::<toolscout_catalog::CatalogChange>();
+        let (feeder, fed) = (toolbox.clone(), Arc::clone(&feed));
+        let _ = std::thread::Builder::new()
+            .name("toolscout-feed".to_owned())
+            .spawn(move || {
+                // Ends when the subscription (and its sender) goes with the state.
+                for change in feed_rx {
+                    fed.apply(feeder.catalog(), &change);
+                }
+            });
         let subscription = toolbox.catalog().subscribe(move |change| {
             // No receiver (no MCP session) is fine.
             let _ = tx.send(change.identity);
+            let _ = feed_tx.send(change.clone());
         });
         AppState {
             inner: Arc::new(Inner {
@@ -327,6 +356,7 @@ impl AppState {
                 serving: AtomicBool::new(true),
                 changes,
                 subscription,
+                feed,
             }),
         }
     }
@@ -334,6 +364,11 @@ impl AppState {
     /// The toolbox.
     pub fn toolbox(&self) -> &Toolbox {
         &self.inner.toolbox
+    }
+
+    /// The change feed of `GET /api/v1/events`.
+    pub fn feed(&self) -> &crate::feed::ChangeFeed {
+        &self.inner.feed
     }
 
     /// The options.

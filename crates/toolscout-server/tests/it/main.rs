@@ -5,6 +5,7 @@
 
 mod connections;
 mod console;
+mod events;
 mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;

@@ -1,0 +1,299 @@
+//! `GET /api/v1/events` over a real socket: what changed, by name; resuming with
+//! `Last-Event-ID` without a gap or a duplicate; a reset when too much was missed; the
+//! cap on streams; and replicas on one PostgreSQL database hearing each other's writes.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use toolscout_catalog::{Catalog, CatalogOptions, ToolPut, builtin};
+use toolscout_discover::Toolbox;
+use toolscout_invoke::Invoker;
+use toolscout_search::SearchIndex;
+use toolscout_server::{AppState, ServerOptions};
+use toolscout_spec::ToolSpec;
+use uuid::Uuid;
+
+use crate::socket::spawn;
+use crate::{fixture, fixture_with};
+
+/// One server-sent event.
+#[derive(Debug, Clone, PartialEq)]
+struct Sse {
+    id: Option<String>,
+    event: String,
+    data: Value,
+}
+
+/// Reads events off a response, a chunk at a time.
+struct Reader {
+    response: reqwest::Response,
+    buf: String,
+}
+
+impl Reader {
+    async fn open(url: &str, last: Option<&str>) -> Reader {
+        let mut request = reqwest::Client::new().get(format!("{url}/api/v1/events"));
+        if let Some(last) = last {
+            request = request.header("last-event-id", last);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Reader {
+            response,
+            buf: String::new(),
+        }
+    }
+
+    /// The next event that is not a heartbeat, within 5 s; `None` when the stream ended.
+    async fn next(&mut self) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                let (mut id, mut event, mut data) = (None, String::new(), String::new());
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        id = Some(v.trim().to_owned());
+                    } else if let Some(v) = line.strip_prefix("event:") {
+                        event = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim());
+                    }
+                }
+                if event.is_empty() || event == "heartbeat" {
+                    continue;
+                }
+                let data = serde_json::from_str(&data).unwrap();
+                return Some(Sse { id, event, data });
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(5), self.response.chunk())
+                .await
+                .expect("an event within 5 s")
+                .unwrap()?;
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+fn names(e: &Sse, key: &str) -> Vec<String> {
+    e.data[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn sea_put() -> ToolPut {
+    let spec = ToolSpec::builder("sea_temperature", "Water temperature at a beach")
+        .parameters(json!({"type": "object", "properties": {"beach": {"type": "string"}}}))
+        .build()
+        .unwrap();
+    ToolPut::http(
+        spec,
+        json!({"method": "GET", "urlTemplate": "https://api.example.com/s"}),
+    )
+}
+
+#[tokio::test]
+async fn events_name_what_changed_and_resume_without_a_gap() {
+    let f = fixture();
+    let url = spawn(f.state.clone()).await;
+    let catalog = || f.state.toolbox().catalog();
+    let mut stream = Reader::open(&url, None).await;
+    let ready = stream.next().await.unwrap();
+    assert_eq!(ready.event, "ready");
+    assert_eq!(ready.data["generation"], json!(catalog().generation()));
+    assert_eq!(ready.data["identity"], json!(catalog().identity()));
+
+    catalog()
+        .put_tool(f.weather, "sea", "1", &sea_put())
+        .unwrap();
+    let added = stream.next().await.unwrap();
+    assert_eq!(added.event, "change");
+    assert_eq!(names(&added, "added"), ["sea_temperature"]);
+    assert_eq!(
+        added.id.as_deref(),
+        Some(catalog().generation().to_string().as_str())
+    );
+    assert_eq!(added.data["identity"], json!(catalog().identity()));
+
+    catalog().patch_bundle(f.weather, false).unwrap();
+    let disabled = stream.next().await.unwrap();
+    assert_eq!(
+        names(&disabled, "disabled"),
+        ["get_forecast", "sea_temperature", "spawn_agent"]
+    );
+    let last = disabled.id.clone().unwrap();
+    drop(stream);
+
+    // Missed while away, then sent on resuming, in order, once.
+    catalog().patch_bundle(f.weather, true).unwrap();
+    catalog().delete_tool(f.weather, "sea", "1").unwrap();
+    let mut stream = Reader::open(&url, Some(&last)).await;
+    // (Each event names what moved as the feed read the catalog after that change: in
+    // order, they bring a client to the catalog as it is.)
+    let (first, second) = (stream.next().await.unwrap(), stream.next().await.unwrap());
+    let id = |e: &Sse| e.id.as_deref().unwrap().parse::<u64>().unwrap();
+    assert!(id(&first) > last.parse().unwrap() && id(&second) > id(&first));
+    assert_eq!(id(&second), catalog().generation());
+    let all = |key: &str| {
+        let mut v = names(&first, key);
+        v.extend(names(&second, key));
+        v
+    };
+    assert!(
+        all("enabled").contains(&"get_forecast".to_owned()),
+        "{first:?} {second:?}"
+    );
+    assert!(all("enabled").contains(&"spawn_agent".to_owned()));
+    assert_eq!(all("removed"), ["sea_temperature"]);
+    // And live again after the backlog.
+    let spec = ToolSpec::builder("get_forecast", "Weather forecast, now with wind")
+        .build()
+        .unwrap();
+    catalog()
+        .put_tool(
+            f.weather,
+            "get-forecast",
+            "2",
+            &ToolPut::http(
+                spec,
+                json!({"method": "GET", "urlTemplate": "https://api.example.com/x"}),
+            ),
+        )
+        .unwrap();
+    let changed = stream.next().await.unwrap();
+    assert_eq!(names(&changed, "changed"), ["get_forecast"]);
+    assert_eq!(names(&changed, "added"), Vec::<String>::new());
+
+    // From before what the server holds: start again.
+    let mut stream = Reader::open(&url, Some("0")).await;
+    let reset = stream.next().await.unwrap();
+    assert_eq!(reset.event, "reset");
+    assert_eq!(reset.data["generation"], json!(catalog().generation()));
+}
+
+#[tokio::test]
+async fn past_the_cap_a_stream_is_refused_with_retry_after() {
+    let f = fixture_with(ServerOptions::default().with_event_streams(1), false);
+    let url = spawn(f.state.clone()).await;
+    let mut first = Reader::open(&url, None).await;
+    assert_eq!(first.next().await.unwrap().event, "ready");
+    let second = reqwest::get(format!("{url}/api/v1/events")).await.unwrap();
+    assert_eq!(second.status(), 503);
+    assert_eq!(second.headers()["retry-after"], "5");
+    drop(first);
+    // The permit goes with the stream (once the server notices the client left).
+    let started = std::time::Instant::now();
+    loop {
+        let again = reqwest::get(format!("{url}/api/v1/events")).await.unwrap();
+        if again.status() == 200 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the slot was not freed"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A server over the catalog in `db`, following other processes' writes.
+fn replica(
+    db: &toolscout_pgtest::TestDatabase,
+    dir: &std::path::Path,
+) -> (AppState, toolscout_discover::Follower) {
+    let catalog = Catalog::open_with(
+        dir,
+        CatalogOptions::default()
+            .with_natives(&builtin::NATIVE_FUNCTIONS)
+            .with_postgres(db.url()),
+    )
+    .unwrap();
+    let toolbox = Toolbox::new(
+        catalog,
+        SearchIndex::in_memory().unwrap(),
+        Invoker::default(),
+    )
+    .unwrap();
+    let follower = toolbox.follow();
+    (AppState::new(toolbox, ServerOptions::default()), follower)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_on_one_replica_is_an_event_and_a_search_hit_on_another() {
+    let Some(db) = toolscout_pgtest::database(
+        "a_write_on_one_replica_is_an_event_and_a_search_hit_on_another",
+    ) else {
+        return;
+    };
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, _fa) = replica(&db, da.path());
+    let (b, _fb) = replica(&db, dbb.path());
+    let (url_a, url_b) = (spawn(a.clone()).await, spawn(b.clone()).await);
+    let mut stream = Reader::open(&url_b, None).await;
+    assert_eq!(stream.next().await.unwrap().event, "ready");
+    let bundle = Uuid::now_v7();
+    let client = reqwest::Client::new();
+    let put = client
+        .put(format!("{url_a}/tools/bundles/{bundle}"))
+        .json(&json!({"slug": "sea"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200);
+    let started = std::time::Instant::now();
+    let put = client
+        .put(format!(
+            "{url_a}/tools/bundles/{bundle}/tools/sea/version/1"
+        ))
+        .json(&json!({
+            "name": "sea_temperature",
+            "description": "Water temperature at a beach.",
+            "type": "http",
+            "argSchema": {"type": "object", "properties": {"beach": {"type": "string"}}},
+            "impl": {"method": "GET", "urlTemplate": "https://api.example.com/s"}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200, "{}", put.text().await.unwrap());
+    let event = loop {
+        let e = stream.next().await.unwrap();
+        if !names(&e, "added").is_empty() {
+            break e;
+        }
+    };
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(names(&event, "added"), ["sea_temperature"]);
+    // Found by search on the other replica, with the same identity and manifest ETag.
+    let hits: Value = client
+        .get(format!("{url_b}/tools/tools/search?q=sea%20temperature"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(hits["items"][0]["displayName"], "sea_temperature", "{hits}");
+    let etag = |url: String| {
+        let client = client.clone();
+        async move {
+            client
+                .get(format!("{url}/api/v1/tools?limit=1"))
+                .send()
+                .await
+                .unwrap()
+                .headers()["etag"]
+                .to_str()
+                .unwrap()
+                .to_owned()
+        }
+    };
+    assert_eq!(etag(url_a.clone()).await, etag(url_b.clone()).await);
+}
