@@ -15,8 +15,11 @@
 //!
 //! In [`Expose::All`] mode the server lists every callable tool, a page at a time (cursor
 //! pagination). Results carry the value as `structuredContent` and as JSON text; failed
-//! calls have `isError: true`. Every catalog change sends
-//! `notifications/tools/list_changed` to each initialized session.
+//! calls have `isError: true`. A catalog change (this process's, or another replica's) sends
+//! `notifications/tools/list_changed` to each initialized session whose list it moves:
+//! in [`Expose::All`] mode any tool name added, removed, enabled, disabled or changed; in
+//! [`Expose::Discover`] mode only one of the session's activated tools (the change feed
+//! of [`crate::feed`] names them).
 //!
 //! A tool that requires approval, called in a session whose client declared the
 //! elicitation capability, is first approved by the server's own approver (`--approve
@@ -487,20 +490,31 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let mut changes = self.state.changes();
+        let mut changes = self.state.feed().subscribe();
         let peer = context.peer;
+        let activated = Arc::clone(&self.activated);
+        let all = self.state.options().expose == Expose::All;
         tokio::spawn(async move {
             let mut check = tokio::time::interval(Duration::from_secs(30));
             loop {
                 tokio::select! {
                     change = changes.recv() => {
-                        if let Err(RecvError::Closed) = change {
-                            break;
-                        }
+                        let mut moved = match change {
+                            Ok(event) => touches(&event, all, &activated),
+                            Err(RecvError::Closed) => break,
+                            // Fallen behind: something may have moved.
+                            Err(RecvError::Lagged(_)) => true,
+                        };
                         // One notification for a burst of changes (an import, a refresh).
                         tokio::time::sleep(Duration::from_millis(100)).await;
-                        while changes.try_recv().is_ok() {}
-                        if peer.notify_tool_list_changed().await.is_err() {
+                        loop {
+                            match changes.try_recv() {
+                                Ok(event) => moved |= touches(&event, all, &activated),
+                                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => moved = true,
+                                Err(_) => break,
+                            }
+                        }
+                        if moved && peer.notify_tool_list_changed().await.is_err() {
                             break;
                         }
                     }
@@ -513,6 +527,24 @@ impl ServerHandler for McpServer {
             }
         });
     }
+}
+
+/// Whether `event` changes what a session lists: in [`Expose::All`] mode any name that
+/// moved; in [`Expose::Discover`] mode only one of the session's activated tools (the two
+/// meta tools never change).
+fn touches(event: &crate::feed::FeedEvent, all: bool, activated: &Mutex<Activated>) -> bool {
+    let mut names = event
+        .added
+        .iter()
+        .chain(&event.removed)
+        .chain(&event.enabled)
+        .chain(&event.disabled)
+        .chain(&event.changed);
+    if all {
+        return names.next().is_some();
+    }
+    let activated = activated.lock().unwrap_or_else(|e| e.into_inner());
+    names.any(|n| activated.contains(n))
 }
 
 /// The streamable HTTP service of `state`, to mount at `/mcp` (see [`crate::router`]).

@@ -200,7 +200,8 @@ async fn all_mode_pages_every_tool_with_annotations() {
 
 #[tokio::test]
 async fn a_catalog_change_notifies_tools_list_changed() {
-    let f = fixture();
+    // Every tool is listed: a change of any of them is a change of the list.
+    let f = fixture_with(ServerOptions::default().with_expose(Expose::All), true);
     let (mcp, _) = Mcp::connect(&f.app).await;
     let stream = mcp.listen().await;
     // Keep changing the catalog until the stream carries a notification: the stream may

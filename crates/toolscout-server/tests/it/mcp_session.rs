@@ -227,3 +227,29 @@ async fn session_less_requests_activate_nothing_and_announce_nothing() {
     assert_eq!(s.settled().await, 0);
     assert_eq!(s.names().await, ["discover_tools", "call_tool"]);
 }
+
+#[tokio::test]
+async fn a_change_notifies_only_the_sessions_whose_tools_it_moves() {
+    let f = fixture_with(ServerOptions::default(), true);
+    let url = spawn(f.state.clone()).await;
+    let mut reader = Session::connect(&url).await;
+    let other = Session::connect(&url).await;
+    reader
+        .call("discover_tools", json!({"tool": "read_file"}))
+        .await;
+    reader.changed(1).await;
+    let catalog = f.state.toolbox().catalog();
+    // Tools no session activated: nobody is told.
+    catalog.patch_bundle(f.weather, false).unwrap();
+    assert_eq!(reader.settled().await, 1);
+    // read_file's bundle: the session that activated it is told, the other is not.
+    let files = toolscout_catalog::builtin::bundles()
+        .into_iter()
+        .find(|b| b.slug == "files")
+        .unwrap()
+        .id;
+    catalog.patch_bundle(files, false).unwrap();
+    reader.changed(2).await;
+    assert!(!reader.names().await.contains(&"read_file".to_owned()));
+    assert_eq!(other.settled().await, 0);
+}
