@@ -174,6 +174,27 @@ $("#filter-tag").addEventListener("input", () => {
 });
 $("#more").addEventListener("click", () => refreshList(true));
 
+// ---- live: the catalog's change feed -----------------------------------------------------
+
+// Another tab, process or replica changed the catalog: the list is read again (once for a
+// burst), unless the user is paging through more than the first page.
+let following = null;
+function followChanges() {
+  if (!window.EventSource) return;
+  const events = new EventSource("/api/v1/events");
+  const reread = () => {
+    clearTimeout(following);
+    following = setTimeout(async () => {
+      if (nextPage !== null && $("#results").children.length > 50) return;
+      await Console.loadBundles();
+      refreshList(false);
+    }, 200);
+  };
+  events.addEventListener("change", reread);
+  events.addEventListener("reset", reread);
+}
+followChanges();
+
 // ---- bundles -------------------------------------------------------------------------
 
 function renderBundles() {

@@ -46,6 +46,9 @@ const FLOWS: &[(&str, Flow)] = &[
     ("tools_create_validate_and_toggle", |e| {
         Box::pin(tools::create_validate_and_toggle(e))
     }),
+    ("tools_list_follows_the_catalog_live", |e| {
+        Box::pin(tools::list_follows_the_catalog_live(e))
+    }),
     ("chat_search_call_answer_and_palette", |e| {
         Box::pin(chat::search_call_answer_and_palette(e))
     }),

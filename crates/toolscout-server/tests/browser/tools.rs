@@ -278,3 +278,55 @@ pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
     s.close().await;
     result
 }
+
+/// A tool written by someone else (another tab, process or replica) appears in the open
+/// list without a reload: the page follows `GET /api/v1/events`.
+pub(crate) async fn list_follows_the_catalog_live(env: Env) -> Result<()> {
+    let server = Server::start(None).await?;
+    let s = Session::open(&env).await?;
+    let result = async {
+        s.client.goto(&server.url).await?;
+        s.wait_text("#result-info", "6 tools").await?;
+        let api = server.url.trim_end_matches('/').to_owned();
+        let bundle = uuid::Uuid::now_v7();
+        let client = reqwest::Client::new();
+        let put = client
+            .put(format!("{api}/tools/bundles/{bundle}"))
+            .json(&serde_json::json!({"slug": "live"}))
+            .send()
+            .await?;
+        ensure!(
+            put.status().is_success(),
+            "creating the bundle: {}",
+            put.status()
+        );
+        let put = client
+            .put(format!("{api}/tools/bundles/{bundle}/tools/tide/version/1"))
+            .json(&serde_json::json!({
+                "name": "tide_times",
+                "description": "High and low tide times for a harbour.",
+                "type": "http",
+                "argSchema": {"type": "object", "properties": {"harbour": {"type": "string"}}},
+                "impl": {"method": "GET", "urlTemplate": "https://api.example.com/t"}
+            }))
+            .send()
+            .await?;
+        ensure!(
+            put.status().is_success(),
+            "creating the tool: {}",
+            put.status()
+        );
+        s.wait_text("#result-info", "7 tools").await?;
+        let listed = s
+            .js("[...document.querySelectorAll('#results li')].map(li => li.dataset.tool)")
+            .await?;
+        ensure!(
+            listed.to_string().contains("tide_times"),
+            "the list did not take the new tool in: {listed}"
+        );
+        Ok(())
+    }
+    .await;
+    s.close().await;
+    result
+}
