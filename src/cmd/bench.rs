@@ -30,6 +30,10 @@ enum What {
     /// What a large catalog costs: import, each CLI command (time and peak memory),
     /// `serve` until it answers, the manifest plain and gzip, a search once it is up.
     Scale(super::bench_scale::ScaleArgs),
+    /// Replicas of `serve` on one PostgreSQL catalog (`--store`): propagation lag of a
+    /// write (p50/p99), requests/s per replica count, a replica's cold start.
+    #[cfg(feature = "postgres")]
+    Replicas(super::bench_replicas::ReplicasArgs),
     /// Runs `toolscout ARGS…` and prints its time and peak memory (used by `bench scale`).
     #[command(hide = true)]
     Peak(super::bench_scale::PeakArgs),
@@ -65,6 +69,8 @@ pub(crate) fn run(args: &Args, global: &super::context::Global, json_out: bool) 
         What::Search(a) => search(a, global, json_out),
         What::Serve(a) => super::bench_serve::run(a, global, json_out),
         What::Scale(a) => super::bench_scale::run(a, global, json_out),
+        #[cfg(feature = "postgres")]
+        What::Replicas(a) => super::bench_replicas::run(a, global, json_out),
         What::Peak(a) => super::bench_scale::peak(a),
     }
 }

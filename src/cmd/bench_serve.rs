@@ -33,6 +33,11 @@ pub(crate) struct ServeArgs {
 pub(crate) struct Server(Child);
 
 impl Server {
+    /// The server of this child process.
+    pub(crate) fn new(child: Child) -> Server {
+        Server(child)
+    }
+
     /// The server's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.0.id()

@@ -509,6 +509,27 @@ impl Catalog {
         state.view(raw)
     }
 
+    /// The tools with these ids, whole, in the order given: [`Catalog::tool`] of each,
+    /// with the stored ones read together (one round trip on PostgreSQL, where reading
+    /// them one at a time costs one each). Ids the catalog does not hold, and tools that
+    /// cannot be read now, are left out.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &[])?;
+    /// let ids: Vec<_> = catalog.heads().iter().map(|h| h.id).collect();
+    /// assert_eq!(catalog.tools_of(&ids), catalog.tools());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tools_of(&self, ids: &[Uuid]) -> Vec<Tool> {
+        let state = self.lock_state();
+        let raws: Vec<&crate::state::RawTool> = ids
+            .iter()
+            .filter_map(|id| state.tools.get(id).map(|b| &**b))
+            .collect();
+        state.view_many(&raws)
+    }
+
     /// The head of the tool with this id: what the catalog keeps in memory of it.
     pub fn head(&self, id: Uuid) -> Result<ToolHead> {
         let state = self.lock_state();

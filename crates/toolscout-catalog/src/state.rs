@@ -434,6 +434,39 @@ impl State {
         Ok(t)
     }
 
+    /// [`State::view`] of many tools, the stored ones read together (one round trip on a
+    /// store of rows) and not kept among the recently read; tools that cannot be read are
+    /// left out.
+    pub(crate) fn view_many(&self, raws: &[&RawTool]) -> Vec<Tool> {
+        let wanted: Vec<(Uuid, Uuid)> = raws
+            .iter()
+            .filter(|raw| raw.builtin.is_none() && self.bodies.get(raw.head.id).is_none())
+            .map(|raw| (raw.head.bundle_id, raw.head.id))
+            .collect();
+        let mut read = if wanted.is_empty() {
+            HashMap::new()
+        } else {
+            self.store.read_tools(&wanted).unwrap_or_default()
+        };
+        raws.iter()
+            .filter_map(|raw| {
+                let whole = match (&raw.builtin, read.remove(&raw.head.id)) {
+                    (Some(t), _) => Arc::clone(t),
+                    (None, Some(file)) => {
+                        let path = self.store.tool_path(raw.head.bundle_id, raw.head.id);
+                        Arc::new(tool_from_file(raw.head.id, path.as_deref(), &file)?)
+                    }
+                    (None, None) => self.bodies.get(raw.head.id)?,
+                };
+                let mut t = (*whole).clone();
+                t.is_enabled = raw.head.is_enabled;
+                t.usage = self.usage_of(t.id);
+                t.disabled_reason = self.disabled_reason(raw);
+                Some(t)
+            })
+            .collect()
+    }
+
     /// A stored tool's definition as it is stored now.
     pub(crate) fn read_file(&self, head: &ToolHead) -> Result<ToolFile> {
         self.store.read_tool(head.bundle_id, head.id)

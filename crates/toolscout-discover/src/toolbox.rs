@@ -421,10 +421,22 @@ impl Toolbox {
 
     fn resolve(&self, hits: Vec<Hit>) -> Vec<(Tool, Hit)> {
         let mut seen = std::collections::HashSet::new();
+        let ids: Vec<Uuid> = hits
+            .iter()
+            .filter_map(|h| Uuid::parse_str(&h.id).ok())
+            .collect();
+        // One read for the page (one round trip on a database).
+        let mut tools: HashMap<Uuid, Tool> = self
+            .inner
+            .catalog
+            .tools_of(&ids)
+            .into_iter()
+            .map(|t| (t.id, t))
+            .collect();
         hits.into_iter()
             .filter_map(|h| {
                 let id = Uuid::parse_str(&h.id).ok()?;
-                let tool = self.inner.catalog.tool(id).ok()?;
+                let tool = tools.remove(&id)?;
                 seen.insert(tool.spec.name.to_string()).then_some((tool, h))
             })
             .collect()
@@ -687,9 +699,17 @@ impl Inner {
         let mut done = 0;
         for batch in plan.todo.chunks(INDEX_BATCH) {
             // A tool another process deleted meanwhile is skipped: its event follows.
-            let tools: Vec<(Tool, u64)> = batch
-                .iter()
-                .filter_map(|(id, fp)| Some((self.catalog.tool(*id).ok()?, *fp)))
+            let ids: Vec<Uuid> = batch.iter().map(|(id, _)| *id).collect();
+            let fingerprints: HashMap<Uuid, u64> = batch.iter().copied().collect();
+            // Read together: one round trip on a database, not one a tool.
+            let tools: Vec<(Tool, u64)> = self
+                .catalog
+                .tools_of(&ids)
+                .into_iter()
+                .filter_map(|t| {
+                    let fp = *fingerprints.get(&t.id)?;
+                    Some((t, fp))
+                })
                 .collect();
             let ids: Vec<String> = tools.iter().map(|(t, _)| t.id.to_string()).collect();
             self.index.add(

@@ -178,6 +178,16 @@ pub(crate) trait CatalogStore: Send + Sync + Debug {
     /// replaced whole).
     fn read_tool(&self, bundle: Uuid, tool: Uuid) -> Result<ToolFile>;
 
+    /// The definitions of many stored tools (bundle, tool), as [`CatalogStore::read_tool`]
+    /// reads one; those that cannot be read are left out. A store of rows reads them in
+    /// one round trip.
+    fn read_tools(&self, tools: &[(Uuid, Uuid)]) -> Result<HashMap<Uuid, ToolFile>> {
+        Ok(tools
+            .iter()
+            .filter_map(|(bundle, tool)| Some((*tool, self.read_tool(*bundle, *tool).ok()?)))
+            .collect())
+    }
+
     /// Where a stored tool's file is ([`crate::Tool::path`]), for a store of files.
     fn tool_path(&self, bundle: Uuid, tool: Uuid) -> Option<PathBuf>;
 

@@ -32,7 +32,7 @@
 //! than this binary knows is refused ([`Error::SchemaTooNew`]).
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -640,6 +640,29 @@ impl CatalogStore for PgStore {
             path: PathBuf::from(format!("tool {tool}")),
             source,
         })
+    }
+
+    fn read_tools(&self, tools: &[(Uuid, Uuid)]) -> Result<HashMap<Uuid, ToolFile>> {
+        let ids: Vec<Uuid> = tools.iter().map(|(_, t)| *t).collect();
+        let (_conn, rows) = self.once_more(|conn| {
+            let client = conn.client();
+            self.wait(
+                conn,
+                "reading tools",
+                client.query(
+                    "SELECT id, file::text FROM tools WHERE id = ANY($1)",
+                    &[&ids],
+                ),
+            )
+        })?;
+        Ok(rows
+            .iter()
+            .filter_map(|row| {
+                let id: Uuid = row.try_get(0).ok()?;
+                let text: String = row.try_get(1).ok()?;
+                Some((id, serde_json::from_str(&text).ok()?))
+            })
+            .collect())
     }
 
     fn tool_path(&self, _bundle: Uuid, _tool: Uuid) -> Option<PathBuf> {
