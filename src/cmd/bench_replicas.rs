@@ -249,6 +249,15 @@ async fn put_tool(
     }
 }
 
+/// A GET that must answer 2xx.
+async fn get_ok(client: &reqwest::Client, url: String) -> Result<(), String> {
+    match client.get(&url).send().await {
+        Ok(r) if r.status().is_success() => Ok(()),
+        Ok(r) => Err(format!("GET {url}: {}", r.status())),
+        Err(e) => Err(format!("GET {url}: {e}")),
+    }
+}
+
 fn pct(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -383,7 +392,7 @@ async fn mixed_load(
         .map(|c| {
             let (client, addrs) = (client.clone(), addrs.to_vec());
             tokio::spawn(async move {
-                let (mut lat, mut errors) = (Vec::new(), 0u64);
+                let (mut lat, mut errors, mut first) = (Vec::new(), 0u64, None::<String>);
                 let mut i = 0usize;
                 let queries = [
                     "tide height",
@@ -395,37 +404,43 @@ async fn mixed_load(
                 while Instant::now() < deadline {
                     let addr = &addrs[(c + i) % addrs.len()];
                     let t = Instant::now();
-                    let ok = match i % 50 {
+                    let got: Result<(), String> = match i % 50 {
                         0 => put_tool(&client, addr, bundle, &format!("load_k{k}_c{c}_i{i}"))
                             .await
-                            .is_ok(),
-                        1..=4 => client
-                            .get(format!("http://{addr}/api/v1/tools?limit=20"))
-                            .send()
+                            .map_err(|e| format!("PUT a tool: {e}")),
+                        1..=4 => {
+                            get_ok(&client, format!("http://{addr}/api/v1/tools?limit=20")).await
+                        }
+                        _ => {
+                            get_ok(
+                                &client,
+                                format!(
+                                    "http://{addr}/tools/tools/search?q={}",
+                                    queries[i % queries.len()]
+                                ),
+                            )
                             .await
-                            .is_ok_and(|r| r.status().is_success()),
-                        _ => client
-                            .get(format!(
-                                "http://{addr}/tools/tools/search?q={}",
-                                queries[i % queries.len()]
-                            ))
-                            .send()
-                            .await
-                            .is_ok_and(|r| r.status().is_success()),
+                        }
                     };
                     lat.push(t.elapsed().as_secs_f64() * 1000.0);
-                    errors += u64::from(!ok);
+                    if let Err(e) = got {
+                        errors += 1;
+                        first.get_or_insert(e);
+                    }
                     i += 1;
                 }
-                (lat, errors)
+                (lat, errors, first)
             })
         })
         .collect();
     let (mut all, mut errors) = (Vec::new(), 0);
     for t in tasks {
-        if let Ok((lat, e)) = t.await {
+        if let Ok((lat, e, first)) = t.await {
             all.extend(lat);
             errors += e;
+            if let Some(first) = first {
+                eprintln!("a request of the mixed load failed: {first}");
+            }
         }
     }
     let secs = started.elapsed().as_secs_f64().max(1e-9);

@@ -166,7 +166,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         Some(remote) => {
             let _guard = runtime.enter();
             // The task lives as long as the runtime, that is as long as the server.
-            drop(remote.spawn_refresh(REMOTE_REFRESH));
+            drop(remote.spawn_follow(REMOTE_REFRESH));
             AppState::with_remote(toolbox, options, remote)
         }
         None => AppState::new(toolbox, options),

@@ -202,6 +202,17 @@ pub enum SourceStatus {
     },
 }
 
+/// Tasks aborted when dropped.
+struct AbortAll(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortAll {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
 /// One source's result of [`RemoteCatalog::refresh`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceReport {
@@ -397,6 +408,86 @@ impl RemoteCatalog {
                 this.refresh().await;
             }
         })
+    }
+
+    /// [`RemoteCatalog::spawn_refresh`], and for each source a subscription to its change
+    /// feed (`GET {endpoint}/api/v1/events`): a change (or a `reset`, or the stream's
+    /// start after a reconnection) revalidates that source at once instead of at its
+    /// `max-age`. A source without the feed (404: an older server) is left to the
+    /// periodic refresh; a stream that drops, or is quiet past twice its heartbeat, is
+    /// opened again after a backoff of 1 s doubling to 30 s, resuming with
+    /// `Last-Event-ID`. The tasks end when the returned one is aborted.
+    pub fn spawn_follow(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let mut tasks = vec![this.spawn_refresh(every)];
+            for i in 0..this.inner.sources.len() {
+                let this = this.clone();
+                tasks.push(tokio::spawn(async move { this.follow_source(i).await }));
+            }
+            // Aborting this task drops the guard, which aborts the others.
+            let _guard = AbortAll(tasks);
+            std::future::pending::<()>().await;
+        })
+    }
+
+    /// Follows source `i`'s change feed until it has none (see [`Self::spawn_follow`]).
+    async fn follow_source(&self, i: usize) {
+        let source = &self.inner.sources[i];
+        let url = format!("{}/api/v1/events", source.endpoint.trim_end_matches('/'));
+        let mut last: Option<String> = None;
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            let mut request = self.inner.client.get(&url);
+            if let Some(id) = &last {
+                request = request.header("last-event-id", id);
+            }
+            match request.send().await {
+                Ok(r) if r.status() == reqwest::StatusCode::NOT_FOUND => {
+                    tracing::info!(endpoint = %source.endpoint, "no change feed: refreshed at its max-age");
+                    return;
+                }
+                Ok(mut r) if r.status().is_success() => {
+                    backoff = Duration::from_secs(1);
+                    let mut buf = String::new();
+                    // Quiet past twice the heartbeat: the stream is dead.
+                    while let Ok(Ok(Some(chunk))) =
+                        tokio::time::timeout(Duration::from_secs(45), r.chunk()).await
+                    {
+                        buf.push_str(&String::from_utf8_lossy(&chunk));
+                        if buf.len() > 1 << 20 {
+                            break;
+                        }
+                        while let Some(end) = buf.find("\n\n") {
+                            let block: String = buf.drain(..end + 2).collect();
+                            let (mut event, mut id) = ("", None);
+                            for line in block.lines() {
+                                if let Some(v) = line.strip_prefix("event:") {
+                                    event = match v.trim() {
+                                        "change" => "change",
+                                        "reset" => "reset",
+                                        "ready" => "ready",
+                                        _ => "",
+                                    };
+                                } else if let Some(v) = line.strip_prefix("id:") {
+                                    id = Some(v.trim().to_owned());
+                                }
+                            }
+                            if id.is_some() {
+                                last = id;
+                            }
+                            if !event.is_empty() {
+                                let mut cache = self.inner.caches[i].lock().await;
+                                self.refresh_one(source, &mut cache, true).await;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(30));
+        }
     }
 
     /// Like [`RemoteCatalog::refresh`], asking every source now (with `If-None-Match`).

@@ -655,3 +655,46 @@ async fn a_compressed_manifest_is_limited_by_its_decompressed_size() {
         other => panic!("expected unavailable, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_followed_source_s_change_arrives_without_waiting_for_its_max_age() {
+    let remote = fixture();
+    let url = spawn(remote.state.clone()).await;
+    let local = fixture_with(ServerOptions::default(), false);
+    let source = RemoteSource::new(format!("{url}/"));
+    let rc = RemoteCatalog::new(local.state.toolbox().clone(), vec![source.clone()]).unwrap();
+    assert_eq!(
+        status(&rc.refresh().await),
+        SourceStatus::Fetched { tools: 8 }
+    );
+    let callable = || {
+        local
+            .state
+            .toolbox()
+            .catalog()
+            .heads()
+            .iter()
+            .filter(|h| h.bundle_id == source.bundle_id() && h.is_callable())
+            .count()
+    };
+    assert_eq!(callable(), 8);
+    // The periodic refresh would not come for an hour (and the manifest is fresh for a
+    // minute): only the change feed can bring what follows.
+    let follower = rc.spawn_follow(std::time::Duration::from_secs(3600));
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    remote
+        .state
+        .toolbox()
+        .catalog()
+        .patch_bundle(remote.weather, false)
+        .unwrap();
+    let started = std::time::Instant::now();
+    while callable() != 6 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the change did not arrive"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    follower.abort();
+}
