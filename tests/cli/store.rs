@@ -71,3 +71,91 @@ fn an_unreachable_database_is_a_clear_error_without_the_password() {
     let out = env.check(&["--store", "mysql://x", "list"]);
     assert!(out.contains("expected a PostgreSQL URL"), "{out}");
 }
+
+/// How many tools `list --bundle big` prints on the database (0 when there is no such
+/// bundle).
+fn count_big(url: &str) -> usize {
+    let env = Env::new();
+    let out = env
+        .command(&[
+            "--store",
+            url,
+            "list",
+            "--bundle",
+            "big",
+            "--include-disabled",
+        ])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return 0;
+    }
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("big_"))
+        .count()
+}
+
+#[test]
+fn an_import_killed_half_way_leaves_all_or_nothing_and_runs_again() {
+    let Some(db) = toolscout_pgtest::database(
+        "an_import_killed_half_way_leaves_all_or_nothing_and_runs_again",
+    ) else {
+        return;
+    };
+    const TOOLS: usize = 5_000;
+    let env = Env::new();
+    let file = env.path().join("big.jsonl");
+    let mut lines = String::new();
+    for i in 0..TOOLS {
+        lines.push_str(&format!(
+            r#"{{"name": "big_{i}", "description": "Tool number {i} of a large import.", "parameters": {{"type": "object", "properties": {{"x": {{"type": "string"}}}}}}}}"#
+        ));
+        lines.push('\n');
+    }
+    std::fs::write(&file, lines).unwrap();
+    let import = |env: &Env| {
+        env.command(&[
+            "--store",
+            db.url(),
+            "import",
+            "jsonl",
+            file.to_str().unwrap(),
+            "--bundle",
+            "big",
+        ])
+    };
+    let mut killed_mid_way = 0;
+    for delay_ms in [300, 900, 1_500, 2_500] {
+        let mut child = import(&env)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let finished = child.try_wait().unwrap().is_some();
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let n = count_big(db.url());
+        assert!(
+            n == 0 || n == TOOLS,
+            "killed after {delay_ms} ms: {n} of {TOOLS} tools"
+        );
+        if !finished && n == 0 {
+            killed_mid_way += 1;
+        }
+        if n == TOOLS {
+            break;
+        }
+    }
+    eprintln!("{killed_mid_way} import(s) killed before they committed");
+    // Run again (or once more): it completes.
+    let out = import(&env).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(count_big(db.url()), TOOLS);
+}

@@ -297,3 +297,80 @@ async fn a_write_on_one_replica_is_an_event_and_a_search_hit_on_another() {
     };
     assert_eq!(etag(url_a.clone()).await, etag(url_b.clone()).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_one_from_one_replica_and_page_two_from_another() {
+    let Some(db) =
+        toolscout_pgtest::database("page_one_from_one_replica_and_page_two_from_another")
+    else {
+        return;
+    };
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, _fa) = replica(&db, da.path());
+    let (b, _fb) = replica(&db, dbb.path());
+    let bundle = Uuid::now_v7();
+    let catalog = a.toolbox().catalog();
+    catalog
+        .put_bundle(bundle, &toolscout_catalog::BundlePut::new("sea"))
+        .unwrap();
+    for name in [
+        "tide_times",
+        "wave_height",
+        "water_temperature",
+        "sunset_time",
+    ] {
+        let spec = ToolSpec::builder(name, format!("The {name} at a beach"))
+            .build()
+            .unwrap();
+        let put = ToolPut::http(
+            spec,
+            json!({"method": "GET", "urlTemplate": "https://api.example.com/x"}),
+        );
+        catalog
+            .put_tool(bundle, &name.replace('_', "-"), "1", &put)
+            .unwrap();
+    }
+    let (url_a, url_b) = (spawn(a.clone()).await, spawn(b.clone()).await);
+    // B has followed A's writes: the same identity.
+    let started = std::time::Instant::now();
+    while b.toolbox().catalog().identity() != a.toolbox().catalog().identity() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "B did not follow A"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let client = reqwest::Client::new();
+    let page = |url: String| {
+        let client = client.clone();
+        async move {
+            let r = client.get(url).send().await.unwrap();
+            let etag = r.headers()["etag"].to_str().unwrap().to_owned();
+            (etag, r.json::<Value>().await.unwrap())
+        }
+    };
+    let (etag_a1, first) = page(format!("{url_a}/api/v1/tools?limit=3")).await;
+    let (etag_b1, first_b) = page(format!("{url_b}/api/v1/tools?limit=3")).await;
+    assert_eq!((&etag_a1, &first), (&etag_b1, &first_b));
+    let token = first["next_page_token"].as_str().unwrap().to_owned();
+    let (etag_b2, second) = page(format!("{url_b}/api/v1/tools?limit=3&page_token={token}")).await;
+    let (etag_a2, second_a) =
+        page(format!("{url_a}/api/v1/tools?limit=3&page_token={token}")).await;
+    assert_eq!((&etag_b2, &second), (&etag_a2, &second_a));
+    let names = |v: &Value| -> Vec<String> {
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut all = names(&first);
+    all.extend(names(&second));
+    // Page 2 (from B) goes on where page 1 (from A) stopped, in name order.
+    let mut sorted = all.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(all, sorted, "the pages overlap or are out of order");
+    assert_eq!(all.len(), 6);
+}
