@@ -52,6 +52,12 @@ impl TestDatabase {
         &self.url
     }
 
+    /// The server's administrator URL (to its `postgres` database): for a child process
+    /// that should make its databases on the same server ([`URL_VAR`]).
+    pub fn admin_url(&self) -> &str {
+        &self.server.admin
+    }
+
     /// Restarts the server (a fast shutdown and a start), as an operator or a crash
     /// would: every connection is cut. `Err` for a server this process did not start.
     pub fn restart_server(&self) -> Result<(), String> {

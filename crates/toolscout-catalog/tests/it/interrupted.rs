@@ -90,6 +90,7 @@ enum KillAt {
 #[cfg(unix)]
 #[test]
 fn an_import_killed_mid_write_leaves_all_or_nothing_and_runs_again() {
+    crate::files_only!();
     let work = tempfile::tempdir().unwrap();
     let zip_path = work.path().join("big.zip");
     let zip = archive(TOOLS);
@@ -177,6 +178,7 @@ fn an_import_killed_mid_write_leaves_all_or_nothing_and_runs_again() {
 #[test]
 #[ignore = "a measurement, not a check: run by hand"]
 fn import_timing() {
+    crate::files_only!();
     let zip = archive(TOOLS);
     for _ in 0..3 {
         let dir = tempfile::tempdir().unwrap();
@@ -194,6 +196,7 @@ fn import_timing() {
 #[cfg(unix)]
 #[test]
 fn a_journal_that_leads_out_of_the_catalog_is_refused_whole() {
+    crate::files_only!();
     // Regression guard: the journal is read back from disk, so its paths are hostile
     // input; a rename it names must never reach a file outside the catalog.
     let root = tempfile::tempdir().unwrap();

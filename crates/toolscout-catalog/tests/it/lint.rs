@@ -3,7 +3,7 @@
 use insta::assert_snapshot;
 use serde_json::{Value, json};
 use toolscout_catalog::lint::{Report, Severity, lint};
-use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, ToolPut};
+use toolscout_catalog::{BundlePut, CatalogOptions, ToolPut};
 use toolscout_spec::ToolSpec;
 use uuid::Uuid;
 
@@ -50,7 +50,7 @@ fn builtin_tools_are_clean() {
 fn lint_reports_clashes_duplicates_and_bad_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let catalog =
-        Catalog::open_with(dir.path(), CatalogOptions::default().with_builtins(false)).unwrap();
+        crate::open_with(dir.path(), CatalogOptions::default().with_builtins(false)).unwrap();
     let city =
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
     let tools = [

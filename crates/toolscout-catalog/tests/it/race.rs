@@ -61,6 +61,7 @@ fn wins(dir: &Path) -> Vec<(String, String)> {
 
 #[test]
 fn eight_processes_put_the_same_pairs_exactly_one_wins_each() {
+    crate::files_only!();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("catalog");
     {
