@@ -227,7 +227,8 @@ impl Toolbox {
     /// Keeps this toolbox in step with other processes' writes from a thread of its own,
     /// without waiting for a request: [`Catalog::follow_once`] in a loop (a change reaches
     /// the search index as soon as the store announces it, and the store is asked itself
-    /// at least every [`toolscout_catalog::FOLLOW_CHECK`]). The thread ends when the
+    /// at least every [`toolscout_catalog::FOLLOW_CHECK`]; an index update that failed is
+    /// tried again every 2 s, see [`Toolbox::sync_error`]). The thread ends when the
     /// [`Follower`] is dropped, or the toolbox is.
     pub fn follow(&self) -> Follower {
         let weak = Arc::downgrade(&self.inner);
@@ -236,10 +237,24 @@ impl Toolbox {
         let thread = std::thread::Builder::new()
             .name("toolscout-follow".to_owned())
             .spawn(move || {
+                let mut healed = std::time::Instant::now();
                 while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
                     let Some(inner) = weak.upgrade() else {
                         break;
                     };
+                    // An index update that failed (a store that did not answer) is not
+                    // left for the next change to mend: every 2 s it is tried again.
+                    let failed = inner
+                        .sync_error
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .is_some();
+                    if failed && healed.elapsed() >= std::time::Duration::from_secs(2) {
+                        healed = std::time::Instant::now();
+                        if inner.index_all(false, &mut |_, _| {}).is_ok() {
+                            *inner.sync_error.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                        }
+                    }
                     // Short waits: a drop is noticed within one.
                     if inner
                         .catalog
@@ -858,10 +873,14 @@ impl Inner {
                 self.index
                     .upsert(&doc(&tool, &key, bundles).with_fingerprint(fp))?;
             }
-            Err(_) => {
+            // Gone from the catalog (or its file just deleted by another process).
+            Err(_) if self.catalog.head(id).is_err() => {
                 self.write_names().remove(id);
                 self.index.delete(&id.to_string())?;
             }
+            // Held but not readable now (a database that does not answer): the change is
+            // applied again later, not taken for a deletion.
+            Err(e) => return Err(e.into()),
         }
         Ok(())
     }

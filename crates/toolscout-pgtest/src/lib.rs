@@ -85,10 +85,74 @@ impl TestDatabase {
         )
     }
 
+    /// Holds the advisory lock `(class, key)` from a session of its own until the
+    /// returned guard is dropped: another party that makes a writer wait.
+    pub fn hold_lock(&self, class: i32, key: i32) -> Result<HeldLock, String> {
+        let url = self.url.clone();
+        let (locked_tx, locked_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = locked_tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            rt.block_on(async {
+                let (client, connection) =
+                    match tokio_postgres::connect(&url, tokio_postgres::NoTls).await {
+                        Ok(c) => c,
+                        Err(e) => {
+                            let _ = locked_tx.send(Err(e.to_string()));
+                            return;
+                        }
+                    };
+                let task = tokio::spawn(connection);
+                let locked = client
+                    .execute("SELECT pg_advisory_lock($1, $2)", &[&class, &key])
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string());
+                let _ = locked_tx.send(locked);
+                // Held until the guard says otherwise (or goes).
+                let _ = tokio::task::spawn_blocking(move || stopped.recv()).await;
+                drop(client);
+                let _ = task.await;
+            });
+        });
+        locked_rx
+            .recv()
+            .map_err(|_| "the lock's thread ended".to_owned())??;
+        Ok(HeldLock {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
     /// Runs `sql` on this database as the administrator (for a test that plays another
     /// party: ends connections, damages a table).
     pub fn admin(&self, sql: &str) -> Result<(), String> {
         execute(&self.url, sql)
+    }
+}
+
+/// An advisory lock held by [`TestDatabase::hold_lock`]; released when dropped.
+#[derive(Debug)]
+pub struct HeldLock {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 

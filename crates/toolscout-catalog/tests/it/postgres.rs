@@ -363,3 +363,107 @@ fn another_process_s_write_is_followed_within_a_second() {
     follow("a tool after the connections were cut");
     same(&a, &b);
 }
+
+#[test]
+fn a_connection_dropped_mid_transaction_fails_the_write_and_leaves_nothing() {
+    let Some(db) =
+        database("a_connection_dropped_mid_transaction_fails_the_write_and_leaves_nothing")
+    else {
+        return;
+    };
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open_pg(&db, da.path());
+    a.put_bundle(id(1), &BundlePut::new("b")).unwrap();
+    let before = a.generation();
+    // Another party holds the write lock: the write begins its transaction and waits.
+    let held = db.hold_lock(0x7473, 1).unwrap();
+    let err = std::thread::scope(|s| {
+        let writer = s.spawn(|| a.put_tool(id(1), "t", "1", &http_put("t")));
+        // Its connection is ended while it waits inside its transaction.
+        let started = std::time::Instant::now();
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            db.admin(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock' \
+                 AND pid <> pg_backend_pid()",
+            )
+            .unwrap();
+            if writer.is_finished() || started.elapsed() > std::time::Duration::from_secs(20) {
+                break;
+            }
+        }
+        writer.join().unwrap().unwrap_err()
+    });
+    drop(held);
+    assert!(
+        matches!(&err, Error::Database { reason, .. } if reason.contains("terminat")),
+        "{err}"
+    );
+    // Nothing of it anywhere, and the next write goes through on a new connection.
+    assert!(a.heads().iter().all(|h| h.slug != "t"));
+    let b = open_pg(&db, dbb.path());
+    assert_eq!(b.generation(), before);
+    assert!(b.heads().iter().all(|h| h.slug != "t"));
+    a.put_tool(id(1), "t", "1", &http_put("t")).unwrap();
+    b.reload().unwrap();
+    same(&a, &b);
+}
+
+#[test]
+fn a_database_restarted_during_a_burst_keeps_every_acknowledged_write() {
+    let Some(db) = database_on_own_server(
+        "a_database_restarted_during_a_burst_keeps_every_acknowledged_write",
+    ) else {
+        return;
+    };
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open_pg(&db, da.path());
+    let b = open_pg(&db, dbb.path());
+    a.put_bundle(id(1), &BundlePut::new("burst")).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (acked, failed) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let (mut acked, mut failed) = (Vec::new(), 0);
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let slug = format!("t{n}");
+                match a.put_tool(id(1), &slug, "1", &http_put(&format!("t_{n}"))) {
+                    Ok(t) => acked.push(t.id),
+                    Err(_) => failed += 1,
+                }
+                n += 1;
+            }
+            (acked, failed)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        if let Err(e) = db.restart_server() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            panic!("restarting the server: {e}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().unwrap()
+    });
+    assert!(acked.len() > 10, "{} writes acknowledged", acked.len());
+    eprintln!(
+        "{} writes acknowledged, {failed} refused while the server restarted",
+        acked.len()
+    );
+    // Every acknowledged write is there, for a new process and for the writer.
+    let c = open_pg(&db, tempfile::tempdir().unwrap().path());
+    for t in &acked {
+        assert!(c.head(*t).is_ok(), "acknowledged tool {t} is missing");
+    }
+    same(&a, &c);
+    // The other process catches up without a restart of its own.
+    let started = std::time::Instant::now();
+    while b.generation() != c.generation() {
+        let _ = b.follow_once(std::time::Duration::from_millis(250));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the other process did not catch up"
+        );
+    }
+    same(&b, &c);
+}

@@ -92,7 +92,7 @@ async fn half_sent_heads_bodies_and_idle_connections_are_closed() {
 
 /// Raises this process's soft limit of open files to what the test needs, where the
 /// hard limit allows; returns whether it could.
-fn raise_open_files(to: u64) -> bool {
+pub(crate) fn raise_open_files(to: u64) -> bool {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let mut limit = getrlimit(Resource::Nofile);
     if limit.current.is_some_and(|c| c >= to) || limit.current.is_none() {
