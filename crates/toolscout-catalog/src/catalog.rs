@@ -88,6 +88,12 @@ pub struct Catalog {
     pub(crate) subscribers: Subscribers,
     /// When [`Catalog::follow_once`] last asked the store itself.
     checked: Mutex<std::time::Instant>,
+    /// Held by a reload from before it opens its read of the store, and by a write from
+    /// before it takes the store's write lock: one of each at a time in this process,
+    /// so that they hold one database connection each, and never every connection of
+    /// the pool while a tool is read under the state's lock.
+    reloading: Mutex<()>,
+    writing: Mutex<()>,
     /// Held while recorded calls are added to the store, so that two flushes never
     /// count the same calls.
     pub(crate) flushing: Mutex<()>,
@@ -164,6 +170,8 @@ impl Catalog {
             subscribers: Subscribers::default(),
             flushing: Mutex::new(()),
             checked: Mutex::new(std::time::Instant::now()),
+            reloading: Mutex::new(()),
+            writing: Mutex::new(()),
             scratch: None,
         })
     }
@@ -331,6 +339,7 @@ impl Catalog {
     }
 
     fn reload_inner(&self, force: bool) -> Result<bool> {
+        let _one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         // The store's lock first, then the in-memory state: a process that waits for
         // another's write must not hold the state, or every read here waits with it.
         let mut read = self.store.read()?;
@@ -382,6 +391,7 @@ impl Catalog {
     /// Runs one write under both locks, after catching up with other processes, and
     /// tells the subscribers once it is committed.
     pub(crate) fn write<R>(&self, op: impl FnOnce(&mut Tx<'_>) -> Result<R>) -> Result<R> {
+        let _one = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         // The store's lock first (see `reload_inner`): the locks are always taken in this
         // order, and no one waits for the store's lock while holding the state.
         let mut write = self.store.write()?;

@@ -9,7 +9,11 @@ const Console = {
   bundles: new Map(), // bundleID -> bundle
   token: () => sessionStorage.getItem("toolscout-token") || "",
 
+  // When this page last changed the catalog: its own changes re-read what they need.
+  ownWrite: 0,
+
   async api(method, path, body) {
+    if (method !== "GET") Console.ownWrite = Date.now();
     const headers = { Accept: "application/json" };
     const token = Console.token();
     if (token) headers.Authorization = "Bearer " + token;
@@ -177,7 +181,9 @@ $("#more").addEventListener("click", () => refreshList(true));
 // ---- live: the catalog's change feed -----------------------------------------------------
 
 // Another tab, process or replica changed the catalog: the list is read again (once for a
-// burst), unless the user is paging through more than the first page.
+// burst), unless the user is paging through more than the first page, or this page made
+// the change itself (it re-reads what it changed, and a redraw under the user's hand
+// would move what they are about to click).
 let following = null;
 function followChanges() {
   if (!window.EventSource) return;
@@ -185,6 +191,7 @@ function followChanges() {
   const reread = () => {
     clearTimeout(following);
     following = setTimeout(async () => {
+      if (Date.now() - Console.ownWrite < 2000) return;
       if (nextPage !== null && $("#results").children.length > 50) return;
       await Console.loadBundles();
       refreshList(false);
@@ -231,6 +238,7 @@ $("#import").addEventListener("click", async () => {
   if (Console.token()) headers.Authorization = "Bearer " + Console.token();
   let reply;
   try {
+    Console.ownWrite = Date.now();
     const response = await fetch("/console/api/bundles/import", { method: "POST", headers, body: await file.arrayBuffer() });
     reply = { ok: response.ok, status: response.status, body: await response.json().catch(() => null) };
   } catch (e) { reply = { ok: false, status: 0, body: { error: { message: e.message } } }; }
