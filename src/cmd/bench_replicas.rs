@@ -17,9 +17,8 @@
 //! costs, not what K machines would serve.
 
 use std::collections::HashMap;
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -146,36 +145,8 @@ fn start(url: &str, dir: &Path, global: &Global) -> Result<(Server, String)> {
     if global.meaning.words_only {
         cmd.arg("--words-only");
     }
-    let mut child = cmd
-        .args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("starting toolscout serve")?;
-    let stderr = child.stderr.take().context("reading the server's output")?;
-    let server = Server::new(child);
-    let mut lines = BufReader::new(stderr);
-    loop {
-        let mut line = String::new();
-        if lines.read_line(&mut line)? == 0 {
-            bail!("a replica ended before it was ready");
-        }
-        if let Some(rest) = line.strip_prefix("serving ")
-            && let Some(addr) = rest
-                .split("http://")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next())
-        {
-            let addr = addr.to_owned();
-            std::thread::spawn(move || {
-                let mut sink = String::new();
-                while lines.read_line(&mut sink).is_ok_and(|n| n > 0) {
-                    sink.clear();
-                }
-            });
-            return Ok((server, addr));
-        }
-    }
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN]);
+    super::bench_serve::spawn_serving(cmd)
 }
 
 /// Reads replica `index`'s event feed, sending each name announced as added with when.

@@ -33,11 +33,6 @@ pub(crate) struct ServeArgs {
 pub(crate) struct Server(Child);
 
 impl Server {
-    /// The server of this child process.
-    pub(crate) fn new(child: Child) -> Server {
-        Server(child)
-    }
-
     /// The server's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.0.id()
@@ -413,8 +408,15 @@ pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
     for e in &global.meaning.encoder {
         cmd.arg("--encoder").arg(e);
     }
+    cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", token]);
+    spawn_serving(cmd)
+}
+
+/// Spawns `cmd`, a `toolscout … serve --addr 127.0.0.1:0 …`, and waits until it says
+/// where it serves; returns it and its address. Its output is read on, so that it never
+/// blocks on a full pipe.
+pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
     let mut child = cmd
-        .args(["serve", "--addr", "127.0.0.1:0", "--token", token])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

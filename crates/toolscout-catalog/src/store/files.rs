@@ -520,17 +520,11 @@ impl FileStore {
     }
 }
 
-/// A view of the directory under the shared file lock.
+/// The directory under the file lock: shared for a read, exclusive for a write. Every
+/// step of a write is durable when it returns (a file renamed into place, a batch under
+/// its journal), so committing only releases the lock.
 #[derive(Debug)]
-struct FileRead<'a> {
-    store: &'a FileStore,
-    _lock: LockGuard,
-}
-
-/// A write under the exclusive file lock. Every step is durable when it returns (a file
-/// renamed into place, a batch under its journal), so committing only releases the lock.
-#[derive(Debug)]
-struct FileWrite<'a> {
+struct Locked<'a> {
     store: &'a FileStore,
     _lock: LockGuard,
 }
@@ -541,14 +535,14 @@ impl CatalogStore for FileStore {
     }
 
     fn read(&self) -> Result<Box<dyn StoreRead + '_>> {
-        Ok(Box::new(FileRead {
+        Ok(Box::new(Locked {
             store: self,
             _lock: self.lock_shared()?,
         }))
     }
 
     fn write(&self) -> Result<Box<dyn StoreWrite + '_>> {
-        Ok(Box::new(FileWrite {
+        Ok(Box::new(Locked {
             store: self,
             _lock: self.lock_exclusive()?,
         }))
@@ -616,7 +610,7 @@ fn modified(dir: &Path) -> Option<std::time::SystemTime> {
     fs::metadata(dir).and_then(|m| m.modified()).ok()
 }
 
-impl StoreRead for FileRead<'_> {
+impl StoreRead for Locked<'_> {
     fn stamp(&mut self) -> Result<Option<String>> {
         self.store.stamp()
     }
@@ -630,21 +624,7 @@ impl StoreRead for FileRead<'_> {
     }
 }
 
-impl StoreRead for FileWrite<'_> {
-    fn stamp(&mut self) -> Result<Option<String>> {
-        self.store.stamp()
-    }
-
-    fn load(
-        &mut self,
-        known: &Known,
-        listed: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
-    ) -> Result<Loaded> {
-        self.store.load_with(known, listed)
-    }
-}
-
-impl StoreWrite for FileWrite<'_> {
+impl StoreWrite for Locked<'_> {
     fn bump(&mut self, previous: Option<&str>) -> Result<(String, u64)> {
         self.store.bump_stamp(previous)
     }

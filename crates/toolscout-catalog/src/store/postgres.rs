@@ -1030,19 +1030,27 @@ impl Drop for PgRead<'_> {
     }
 }
 
-impl StoreRead for PgRead<'_> {
-    fn stamp(&mut self) -> Result<Option<String>> {
-        self.tx.stamp()
-    }
+/// [`StoreRead`] of a guard that holds its transaction in `tx` (reads and writes alike).
+macro_rules! store_read_through_tx {
+    ($guard:ident) => {
+        impl StoreRead for $guard<'_> {
+            fn stamp(&mut self) -> Result<Option<String>> {
+                self.tx.stamp()
+            }
 
-    fn load(
-        &mut self,
-        known: &Known,
-        listed: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
-    ) -> Result<Loaded> {
-        self.tx.load(known, listed)
-    }
+            fn load(
+                &mut self,
+                known: &Known,
+                listed: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
+            ) -> Result<Loaded> {
+                self.tx.load(known, listed)
+            }
+        }
+    };
 }
+
+store_read_through_tx!(PgRead);
+store_read_through_tx!(PgWrite);
 
 /// A write: a transaction holding the write lock; rolled back unless committed.
 struct PgWrite<'a> {
@@ -1144,20 +1152,6 @@ impl<'a> ToolRow<'a> {
             },
             generation,
         })
-    }
-}
-
-impl StoreRead for PgWrite<'_> {
-    fn stamp(&mut self) -> Result<Option<String>> {
-        self.tx.stamp()
-    }
-
-    fn load(
-        &mut self,
-        known: &Known,
-        listed: Option<BTreeMap<Uuid, Vec<FoundTool>>>,
-    ) -> Result<Loaded> {
-        self.tx.load(known, listed)
     }
 }
 
