@@ -521,17 +521,24 @@ impl Catalog {
 
     /// The tools with these ids, whole, in the order given: [`Catalog::tool`] of each,
     /// with the stored ones read together (one round trip on PostgreSQL, where reading
-    /// them one at a time costs one each). Ids the catalog does not hold, and tools that
-    /// cannot be read now, are left out.
+    /// them one at a time costs one each). Ids the catalog does not hold, and tools whose
+    /// definition is gone from the store (another process deleted them: its change
+    /// follows), are left out.
+    ///
+    /// # Errors
+    ///
+    /// The store could not be read (a database that does not answer): nothing is
+    /// returned rather than a part, so that a caller never takes a failed read for tools
+    /// that do not exist.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
     /// let catalog = toolscout_catalog::Catalog::open(dir.path(), &[])?;
     /// let ids: Vec<_> = catalog.heads().iter().map(|h| h.id).collect();
-    /// assert_eq!(catalog.tools_of(&ids), catalog.tools());
+    /// assert_eq!(catalog.tools_of(&ids)?, catalog.tools());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn tools_of(&self, ids: &[Uuid]) -> Vec<Tool> {
+    pub fn tools_of(&self, ids: &[Uuid]) -> Result<Vec<Tool>> {
         let state = self.lock_state();
         let raws: Vec<&crate::state::RawTool> = ids
             .iter()

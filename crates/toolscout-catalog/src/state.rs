@@ -437,7 +437,7 @@ impl State {
     /// [`State::view`] of many tools, the stored ones read together (one round trip on a
     /// store of rows) and not kept among the recently read; tools that cannot be read are
     /// left out.
-    pub(crate) fn view_many(&self, raws: &[&RawTool]) -> Vec<Tool> {
+    pub(crate) fn view_many(&self, raws: &[&RawTool]) -> Result<Vec<Tool>> {
         let wanted: Vec<(Uuid, Uuid)> = raws
             .iter()
             .filter(|raw| raw.builtin.is_none() && self.bodies.get(raw.head.id).is_none())
@@ -446,9 +446,10 @@ impl State {
         let mut read = if wanted.is_empty() {
             HashMap::new()
         } else {
-            self.store.read_tools(&wanted).unwrap_or_default()
+            self.store.read_tools(&wanted)?
         };
-        raws.iter()
+        Ok(raws
+            .iter()
             .filter_map(|raw| {
                 let whole = match (&raw.builtin, read.remove(&raw.head.id)) {
                     (Some(t), _) => Arc::clone(t),
@@ -464,7 +465,7 @@ impl State {
                 t.disabled_reason = self.disabled_reason(raw);
                 Some(t)
             })
-            .collect()
+            .collect())
     }
 
     /// A stored tool's definition as it is stored now.

@@ -359,7 +359,8 @@ impl Toolbox {
         let Ok(r) = self.inner.index.search(&q) else {
             return Vec::new();
         };
-        let hits = self.resolve(r.hits);
+        // Suggestions are a courtesy: a store that cannot be read now gives none.
+        let hits = self.resolve(r.hits).unwrap_or_default();
         // A name cut short (a small model writes `list_numbers_for_a_country` for
         // `list_numbers_for_a_country_for_acme_voice_api`) is the start of the tool it
         // meant: when exactly one tool's name starts with it, that tool comes first.
@@ -427,14 +428,16 @@ impl Toolbox {
     pub fn search(&self, query: &SearchQuery) -> Result<ToolHits> {
         let r = self.inner.index.search(query)?;
         Ok(ToolHits {
-            hits: self.resolve(r.hits),
+            hits: self.resolve(r.hits)?,
             next_page: r.next_page,
             did_you_mean: r.did_you_mean,
             name_status: r.name_status,
         })
     }
 
-    fn resolve(&self, hits: Vec<Hit>) -> Vec<(Tool, Hit)> {
+    /// The hits' tools, one per name, in the hits' order; a hit whose tool is gone is
+    /// left out, and a store that cannot be read is an error, not an empty page.
+    fn resolve(&self, hits: Vec<Hit>) -> Result<Vec<(Tool, Hit)>> {
         let mut seen = std::collections::HashSet::new();
         let ids: Vec<Uuid> = hits
             .iter()
@@ -444,17 +447,18 @@ impl Toolbox {
         let mut tools: HashMap<Uuid, Tool> = self
             .inner
             .catalog
-            .tools_of(&ids)
+            .tools_of(&ids)?
             .into_iter()
             .map(|t| (t.id, t))
             .collect();
-        hits.into_iter()
+        Ok(hits
+            .into_iter()
             .filter_map(|h| {
                 let id = Uuid::parse_str(&h.id).ok()?;
                 let tool = tools.remove(&id)?;
                 seen.insert(tool.spec.name.to_string()).then_some((tool, h))
             })
-            .collect()
+            .collect())
     }
 
     /// The specs of every callable tool, one per name, in catalog order, as a list of
@@ -719,7 +723,7 @@ impl Inner {
             // Read together: one round trip on a database, not one a tool.
             let tools: Vec<(Tool, u64)> = self
                 .catalog
-                .tools_of(&ids)
+                .tools_of(&ids)?
                 .into_iter()
                 .filter_map(|t| {
                     let fp = *fingerprints.get(&t.id)?;

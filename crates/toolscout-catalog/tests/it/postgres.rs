@@ -467,3 +467,32 @@ fn a_database_restarted_during_a_burst_keeps_every_acknowledged_write() {
     }
     same(&b, &c);
 }
+
+#[test]
+fn a_read_that_fails_is_an_error_not_a_shorter_list() {
+    let Some(db) = database("a_read_that_fails_is_an_error_not_a_shorter_list") else {
+        return;
+    };
+    let (da, dbb) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = open_pg(&db, da.path());
+    a.put_bundle(id(1), &BundlePut::new("b")).unwrap();
+    a.put_tool(id(1), "t", "1", &http_put("t")).unwrap();
+    // A second process, which has read the heads but no definition yet.
+    let b = open_pg(&db, dbb.path());
+    let ids: Vec<_> = b
+        .heads()
+        .iter()
+        .filter(|h| h.bundle_id == id(1))
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(ids.len(), 1);
+    // The definitions cannot be read now (another party moved the table away): the
+    // page is an error, not a page without the tool, which a search would show as no hit.
+    db.admin("ALTER TABLE tools RENAME TO tools_away").unwrap();
+    let err = b.tools_of(&ids).unwrap_err();
+    assert!(matches!(err, Error::Database { .. }), "{err}");
+    db.admin("ALTER TABLE tools_away RENAME TO tools").unwrap();
+    let tools = b.tools_of(&ids).unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].spec.name.as_str(), "t");
+}
