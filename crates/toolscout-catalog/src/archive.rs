@@ -250,6 +250,7 @@ impl Catalog {
                 }
                 None => {
                     self.check_bundle_slug(&mb.slug)?;
+                    crate::ops::check_slug_free(tx.state, mb.bundle_id, None, &mb.slug)?;
                     true
                 }
             };

@@ -206,6 +206,47 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// Another live bundle of the same owner has this slug.
+    #[error("bundle slug '{slug}' is taken by bundle {bundle}: choose another slug")]
+    SlugTaken {
+        /// The slug.
+        slug: String,
+        /// The bundle that has it (one of the writer's own).
+        bundle: Uuid,
+    },
+    /// A tenant name (or a token label) that breaks the rule of
+    /// [`crate::check_tenant_name`]; nothing was written.
+    #[error("invalid tenant name {name:?}: {reason}")]
+    TenantName {
+        /// The name refused (its first 80 characters).
+        name: String,
+        /// The rule it breaks.
+        reason: String,
+    },
+    /// A live tenant already has this name.
+    #[error("a tenant named '{name}' exists: choose another name, or remove it first")]
+    TenantExists {
+        /// The name.
+        name: String,
+    },
+    /// No live tenant has this name or id.
+    #[error("tenant {tenant} not found")]
+    TenantNotFound {
+        /// The name or id asked for (its first 80 characters).
+        tenant: String,
+    },
+    /// No tenant has a token with this id.
+    #[error("token {token} not found")]
+    TokenNotFound {
+        /// The token id asked for.
+        token: Uuid,
+    },
+    /// The system's random source failed, so no token could be made.
+    #[error("no random bytes for a token: {reason}")]
+    Random {
+        /// The system's error.
+        reason: String,
+    },
     /// A bundle archive that cannot be imported.
     #[error("bundle archive{}: {reason}", entry.as_deref().map(|e| format!(" entry {e}")).unwrap_or_default())]
     Archive {

@@ -54,6 +54,23 @@ pub enum CatalogEvent {
         /// The new flag.
         enabled: bool,
     },
+    /// A tenant was made, or its limits or tokens changed.
+    TenantPut {
+        /// The tenant.
+        tenant: Uuid,
+    },
+    /// A tenant was removed (every token of it is revoked with it).
+    TenantRemoved {
+        /// The tenant.
+        tenant: Uuid,
+    },
+    /// A token was revoked.
+    TokenRevoked {
+        /// Its tenant.
+        tenant: Uuid,
+        /// The token.
+        token: Uuid,
+    },
     /// A tool was deleted.
     ToolDeleted {
         /// The tool.

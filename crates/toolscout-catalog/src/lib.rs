@@ -110,6 +110,7 @@ mod ops;
 mod snapshot;
 mod state;
 mod store;
+mod tenant;
 mod validate;
 
 pub use add::{Added, OnExisting};
@@ -123,5 +124,9 @@ pub use model::{
     MAX_LISTING_PAGE_SIZE, NameClaim, Page, Tool, ToolHead, ToolPut, ToolQuery, Usage,
 };
 pub use ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
+pub use tenant::{
+    Authenticated, MAX_TENANT_NAME, NewToken, TOKEN_PREFIX, Tenant, TenantId, TenantLimits,
+    TokenInfo, check_tenant_name,
+};
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].
 pub use toolscout_spec::adapters::tool_file::ToolType;

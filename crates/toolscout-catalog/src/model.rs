@@ -33,6 +33,12 @@ pub struct Bundle {
     pub created_at: DateTime<Utc>,
     /// Last change.
     pub modified_at: DateTime<Utc>,
+    /// The tenant that owns the bundle; `None`: the operator's (and the built-ins').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<crate::TenantId>,
+    /// Whether every tenant may read and call its tools (only its owner writes it).
+    #[serde(default)]
+    pub shared: bool,
 }
 
 impl Bundle {

@@ -49,6 +49,8 @@ pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
         soft_deleted_at: b.soft_deleted_at,
         created_at: b.created_at,
         modified_at: b.modified_at,
+        owner: b.owner,
+        shared: b.shared,
     }
 }
 
@@ -73,6 +75,8 @@ pub(crate) fn new_bundle(
         soft_deleted_at: None,
         created_at,
         modified_at: now,
+        owner: None,
+        shared: false,
     }
 }
 
@@ -220,6 +224,54 @@ impl Tx<'_> {
         self.state.bundles.insert(bundle.id, bundle);
         Ok(())
     }
+
+    /// Writes one tenant (new or changed) and takes it into the state.
+    pub(crate) fn save_tenant(&mut self, tenant: crate::tenant::TenantRecord) -> Result<()> {
+        self.begin()?;
+        let all: Vec<&crate::tenant::TenantRecord> = self
+            .state
+            .tenants
+            .values()
+            .filter(|t| t.id != tenant.id)
+            .chain(std::iter::once(&tenant))
+            .collect();
+        self.store.put_tenant(&tenant, &all)?;
+        self.state.tenants.insert(tenant.id, tenant);
+        self.state.tokens = crate::tenant::token_map(&self.state.tenants);
+        Ok(())
+    }
+}
+
+/// Whether bundle `id` of `owner` may have `slug`: no other live bundle of the same owner
+/// has it (two tenants may each have a `crm`). A bundle that keeps the slug it has passes,
+/// so that catalogs written before the rule, which may hold duplicates, can still be
+/// written.
+pub(crate) fn check_slug_free(
+    state: &State,
+    id: Uuid,
+    owner: Option<crate::TenantId>,
+    slug: &str,
+) -> Result<()> {
+    if state
+        .bundles
+        .get(&id)
+        .is_some_and(|b| b.slug == slug && b.soft_deleted_at.is_none())
+    {
+        return Ok(());
+    }
+    match state.bundles.values().find(|b| {
+        b.id != id
+            && !b.is_built_in
+            && b.owner == owner
+            && b.slug == slug
+            && b.soft_deleted_at.is_none()
+    }) {
+        Some(holder) => Err(Error::SlugTaken {
+            slug: slug.to_owned(),
+            bundle: holder.id,
+        }),
+        None => Ok(()),
+    }
 }
 
 fn conflict(state: &State, bundle: &Bundle, slug: &str, version: &str) -> Result<()> {
@@ -303,7 +355,14 @@ impl Catalog {
                 None => now,
             };
             self.check_bundle_slug(&put.slug)?;
-            let bundle = new_bundle(id, put, created_at, now);
+            let (owner, shared) = tx
+                .state
+                .bundles
+                .get(&id)
+                .map_or((None, false), |b| (b.owner, b.shared));
+            check_slug_free(tx.state, id, owner, &put.slug)?;
+            let mut bundle = new_bundle(id, put, created_at, now);
+            (bundle.owner, bundle.shared) = (owner, shared);
             tx.save_bundle(bundle.clone())?;
             tx.events.push(CatalogEvent::BundlePut { bundle: id });
             Ok(bundle)
@@ -376,6 +435,7 @@ impl Catalog {
             if bundle.soft_deleted_at.is_none() {
                 return Ok(bundle);
             }
+            check_slug_free(tx.state, id, bundle.owner, &bundle.slug)?;
             bundle.soft_deleted_at = None;
             tx.save_bundle(bundle.clone())?;
             tx.events.push(CatalogEvent::BundleRestored { bundle: id });

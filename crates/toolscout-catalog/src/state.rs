@@ -18,6 +18,7 @@ use crate::events::CatalogEvent;
 use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, ToolHead, Usage};
 use crate::snapshot::Snapshot;
 use crate::store::{BundleFile, CatalogStore, Known, Loaded, Overlay, StoreKey};
+use crate::tenant::{TenantId, TenantRecord, TokenMap};
 use crate::validate::{check_tool_file, placeholder_spec};
 use crate::{Error, Result};
 
@@ -91,6 +92,10 @@ pub(crate) struct State {
     /// command that only reads never pays for it.
     keys: OnceLock<HashMap<(Uuid, String, String), Uuid>>,
     pub(crate) overlay: Overlay,
+    /// Every tenant, removed ones too, by id.
+    pub(crate) tenants: BTreeMap<TenantId, TenantRecord>,
+    /// The live tokens of live tenants, by digest (made from `tenants`).
+    pub(crate) tokens: TokenMap,
     pub(crate) usage: BTreeMap<Uuid, Usage>,
     /// Calls recorded but not yet written: deltas.
     pub(crate) pending: BTreeMap<Uuid, Usage>,
@@ -117,6 +122,8 @@ pub(crate) fn bundle_from_file(file: &BundleFile) -> Bundle {
         soft_deleted_at: file.soft_deleted_at,
         created_at: file.created_at,
         modified_at: file.modified_at,
+        owner: file.owner,
+        shared: file.shared,
     }
 }
 
@@ -152,6 +159,9 @@ impl State {
         previous: Option<&State>,
     ) -> State {
         let generation = counter(loaded.stamp.as_deref());
+        let tenants: BTreeMap<TenantId, TenantRecord> =
+            loaded.tenants.into_iter().map(|t| (t.id, t)).collect();
+        let tokens = crate::tenant::token_map(&tenants);
         let mut state = State {
             store: Arc::clone(store),
             stamp: loaded.stamp,
@@ -161,6 +171,8 @@ impl State {
             tools: BTreeMap::new(),
             keys: OnceLock::new(),
             overlay: loaded.overlay,
+            tenants,
+            tokens,
             usage: loaded.usage,
             pending: BTreeMap::new(),
             pending_since: None,
@@ -284,6 +296,8 @@ impl State {
                     soft_deleted_at: None,
                     created_at: at,
                     modified_at: at,
+                    owner: None,
+                    shared: false,
                 },
             );
             for t in b.tools {
@@ -516,7 +530,7 @@ impl State {
 
     /// The events that turn `self` into `new`: what another process changed.
     pub(crate) fn diff(&self, new: &State) -> Vec<CatalogEvent> {
-        let mut events = Vec::new();
+        let mut events = crate::tenant::diff(&self.tenants, &new.tenants);
         for (id, b) in &new.bundles {
             match self.bundles.get(id) {
                 None => events.push(CatalogEvent::BundlePut { bundle: *id }),

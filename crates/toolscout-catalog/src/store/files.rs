@@ -7,6 +7,7 @@
 //!   generation                        "<counter> <uuid>": changes before every write
 //!   batch-journal.json                the renames of a batch being committed (see below)
 //!   builtin-overlay.json              enabled flags of built-in bundles and tools
+//!   tenants.json                      tenants, their limits and token digests (mode 0600)
 //!   bundles/<bundle-id>/bundle.json   one bundle
 //!   bundles/<bundle-id>/tools/<tool-id>.json   one tool version (the spec's tool.json)
 //!   usage/<tool-id>.json              call count and latest call of one tool
@@ -35,6 +36,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
+
+use crate::tenant::{TENANTS_SCHEMA, TenantRecord, TenantsFile};
 
 use super::{
     BundleFile, CatalogStore, FoundBundle, FoundTool, Known, Loaded, Marks, Overlay, StoreKey,
@@ -119,6 +122,10 @@ impl FileStore {
 
     fn overlay_path(&self) -> PathBuf {
         self.root.join("builtin-overlay.json")
+    }
+
+    fn tenants_path(&self) -> PathBuf {
+        self.root.join("tenants.json")
     }
 
     fn generation_path(&self) -> PathBuf {
@@ -399,6 +406,23 @@ impl FileStore {
                 Err(reason) => loaded.issues.push(issue(&overlay_path, reason)),
             }
         }
+        let tenants_path = self.tenants_path();
+        if tenants_path.exists() {
+            match read_json::<TenantsFile>(&tenants_path) {
+                Ok(f) if f.schema_version == TENANTS_SCHEMA => loaded.tenants = f.tenants,
+                Ok(f) => loaded.issues.push(issue(
+                    &tenants_path,
+                    format!(
+                        "schema {:?}, not {TENANTS_SCHEMA:?}: no tenant can sign in",
+                        f.schema_version
+                    ),
+                )),
+                Err(reason) => loaded.issues.push(issue(
+                    &tenants_path,
+                    format!("{reason}: no tenant can sign in"),
+                )),
+            }
+        }
         for name in read_dir_names(&self.bundles_dir())? {
             let path = self.bundles_dir().join(&name);
             let listed = tools.as_mut().map(|by_bundle| {
@@ -667,6 +691,21 @@ impl StoreWrite for Locked<'_> {
         self.store.write_overlay(overlay)
     }
 
+    fn put_tenant(&mut self, _tenant: &TenantRecord, all: &[&TenantRecord]) -> Result<()> {
+        let file = TenantsFile {
+            schema_version: TENANTS_SCHEMA.to_owned(),
+            tenants: all.iter().map(|t| (*t).clone()).collect(),
+        };
+        let path = self.store.tenants_path();
+        let mut bytes = serde_json::to_vec_pretty(&file).map_err(|e| Error::Json {
+            path: path.clone(),
+            source: e,
+        })?;
+        bytes.push(b'\n');
+        // Only the owner reads the token digests.
+        write_atomic_with(&path, &bytes, true)
+    }
+
     fn remove_tool(&mut self, bundle: Uuid, tool: Uuid) -> Result<()> {
         self.store
             .remove_file(&FileStore::tool_path(self.store, bundle, tool))?;
@@ -880,6 +919,12 @@ fn sync_files<'a>(root: &Path, files: impl Iterator<Item = &'a Path>) -> Result<
 
 /// Temporary file, write, fsync, rename, directory fsync.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, bytes, false)
+}
+
+/// [`write_atomic`]; with `private`, the file is readable by its owner only (mode 0600
+/// on Unix) from the moment it is made.
+fn write_atomic_with(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -887,11 +932,16 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", Uuid::now_v7().simple()));
     let result = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Error::io(&tmp, e))?;
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        if private {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        #[cfg(not(unix))]
+        let _ = private;
+        let mut f = options.open(&tmp).map_err(|e| Error::io(&tmp, e))?;
         f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
         f.sync_all().map_err(|e| Error::io(&tmp, e))?;
         drop(f);

@@ -29,6 +29,7 @@ use uuid::Uuid;
 use crate::Result;
 use crate::events::CatalogEvent;
 use crate::model::{LoadIssue, ToolHead, Usage};
+use crate::tenant::TenantRecord;
 
 pub(crate) use files::{FileKey, FileStore};
 
@@ -54,6 +55,21 @@ pub(crate) struct BundleFile {
     pub(crate) soft_deleted_at: Option<DateTime<Utc>>,
     pub(crate) created_at: DateTime<Utc>,
     pub(crate) modified_at: DateTime<Utc>,
+    /// The tenant that owns the bundle; `None`: the operator (every bundle written
+    /// before tenants existed).
+    #[serde(
+        rename = "ownerTenantID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub(crate) owner: Option<Uuid>,
+    /// Whether every tenant may read and call its tools.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub(crate) shared: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn bundle_schema() -> String {
@@ -152,6 +168,7 @@ pub(crate) struct Loaded {
     pub(crate) bundles: Vec<FoundBundle>,
     pub(crate) overlay: Overlay,
     pub(crate) usage: BTreeMap<Uuid, Usage>,
+    pub(crate) tenants: Vec<TenantRecord>,
     pub(crate) issues: Vec<LoadIssue>,
 }
 
@@ -267,6 +284,10 @@ pub(crate) trait StoreWrite: StoreRead {
 
     /// Replaces the enabled flags of the built-in bundles and tools.
     fn put_overlay(&mut self, overlay: &Overlay) -> Result<()>;
+
+    /// Creates or replaces one tenant; `all` is every tenant once it is in (a store that
+    /// keeps them in one file writes them all).
+    fn put_tenant(&mut self, tenant: &TenantRecord, all: &[&TenantRecord]) -> Result<()>;
 
     /// Deletes one tool version and its usage counts for good; a missing one is not an
     /// error.

@@ -7,6 +7,7 @@
 //! tools          one row a tool version: its tool.json (`json`, kept as written) and
 //!                its head's columns, and the generation that last wrote it
 //! usage          call counts, summed across processes
+//! tenants        one row a tenant: its record (limits, token digests) as `json`
 //! toolscout_schema_history   the migrations applied (refinery)
 //! ```
 //!
@@ -54,6 +55,7 @@ use super::{
 };
 use crate::events::CatalogEvent;
 use crate::model::{DisabledReason, LoadIssue, ToolHead, Usage};
+use crate::tenant::TenantRecord;
 use crate::{Error, Result};
 
 mod embedded {
@@ -817,9 +819,29 @@ impl Tx<'_> {
             }),
         }
         let rows = self.query(
+            "reading the tenants",
+            "SELECT id, record::text FROM tenants ORDER BY id",
+            &[],
+        )?;
+        for row in &rows {
+            let tenant = row
+                .try_get::<_, String>(1)
+                .map_err(|e| e.to_string())
+                .and_then(|text| {
+                    serde_json::from_str::<TenantRecord>(&text).map_err(|e| e.to_string())
+                });
+            match tenant {
+                Ok(t) => loaded.tenants.push(t),
+                Err(reason) => loaded.issues.push(LoadIssue {
+                    path: PathBuf::from("tenants"),
+                    reason: format!("a tenant that cannot be read ({reason}): it cannot sign in"),
+                }),
+            }
+        }
+        let rows = self.query(
             "reading the bundles",
             "SELECT id, slug, display_name, description, is_enabled, soft_deleted_at, \
-             created_at, modified_at FROM bundles ORDER BY id",
+             created_at, modified_at, owner_tenant_id, shared FROM bundles ORDER BY id",
             &[],
         )?;
         let mut bundles: BTreeMap<Uuid, FoundBundle> = BTreeMap::new();
@@ -1003,6 +1025,8 @@ fn bundle_of(row: &Row) -> std::result::Result<BundleFile, String> {
         soft_deleted_at: col(row, 5)?,
         created_at: col(row, 6)?,
         modified_at: col(row, 7)?,
+        owner: col(row, 8)?,
+        shared: col(row, 9)?,
     })
 }
 
@@ -1184,13 +1208,14 @@ impl StoreWrite for PgWrite<'_> {
         self.tx.execute(
             "writing a bundle",
             "INSERT INTO bundles (id, slug, display_name, description, is_enabled, \
-             soft_deleted_at, created_at, modified_at, generation) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             soft_deleted_at, created_at, modified_at, generation, owner_tenant_id, shared) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
              ON CONFLICT (id) DO UPDATE SET slug = excluded.slug, \
              display_name = excluded.display_name, description = excluded.description, \
              is_enabled = excluded.is_enabled, soft_deleted_at = excluded.soft_deleted_at, \
              created_at = excluded.created_at, modified_at = excluded.modified_at, \
-             generation = excluded.generation",
+             generation = excluded.generation, owner_tenant_id = excluded.owner_tenant_id, \
+             shared = excluded.shared",
             &[
                 &b.bundle_id,
                 &b.slug,
@@ -1201,6 +1226,8 @@ impl StoreWrite for PgWrite<'_> {
                 &b.created_at,
                 &b.modified_at,
                 &generation,
+                &b.owner,
+                &b.shared,
             ],
         )?;
         Ok(())
@@ -1246,6 +1273,30 @@ impl StoreWrite for PgWrite<'_> {
             "writing the built-ins' flags",
             "UPDATE catalog_meta SET overlay = $1::text::json",
             &[&text],
+        )?;
+        Ok(())
+    }
+
+    fn put_tenant(&mut self, tenant: &TenantRecord, _all: &[&TenantRecord]) -> Result<()> {
+        let generation = self.generation()?;
+        let text = serde_json::to_string(tenant).map_err(|source| Error::Json {
+            path: PathBuf::from("tenants"),
+            source,
+        })?;
+        self.tx.execute(
+            "writing a tenant",
+            "INSERT INTO tenants (id, name, removed_at, record, generation) \
+             VALUES ($1, $2, $3, $4::text::json, $5) \
+             ON CONFLICT (id) DO UPDATE SET name = excluded.name, \
+             removed_at = excluded.removed_at, record = excluded.record, \
+             generation = excluded.generation",
+            &[
+                &tenant.id,
+                &tenant.name,
+                &tenant.removed_at,
+                &text,
+                &generation,
+            ],
         )?;
         Ok(())
     }

@@ -19,6 +19,7 @@ mod lint;
 mod postgres;
 mod race;
 mod reserved;
+mod tenants;
 mod tools;
 mod usage;
 

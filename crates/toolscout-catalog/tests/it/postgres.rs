@@ -317,7 +317,7 @@ fn bad_urls_and_newer_schemas_are_clear_errors_without_the_password() {
             err,
             Error::SchemaTooNew {
                 database: 999,
-                binary: 1,
+                binary: 2,
                 ..
             }
         ),
