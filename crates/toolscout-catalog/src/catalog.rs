@@ -470,12 +470,22 @@ impl Catalog {
 
     /// One page of bundles, ordered by id.
     pub fn list_bundles(&self, query: &BundleQuery) -> Result<Page<Bundle>> {
+        self.list_bundles_where(query, |_| true)
+    }
+
+    /// [`Catalog::list_bundles`] among the bundles `keep` keeps.
+    pub(crate) fn list_bundles_where(
+        &self,
+        query: &BundleQuery,
+        keep: impl Fn(&Bundle) -> bool,
+    ) -> Result<Page<Bundle>> {
         let after = parse_token(query.page_token.as_deref())?;
         let state = self.lock_state();
         let items = state
             .bundles
             .range((bound(after), Bound::Unbounded))
             .map(|(_, b)| b)
+            .filter(|b| keep(b))
             .filter(|b| query.bundle_ids.is_empty() || query.bundle_ids.contains(&b.id))
             .filter(|b| {
                 if b.soft_deleted_at.is_some() {
@@ -650,12 +660,22 @@ impl Catalog {
     /// `query.bundle_ids` (when given), and can be called, unless
     /// `query.include_disabled`.
     pub fn list_tools(&self, query: &ToolQuery) -> Result<Page<Tool>> {
+        self.list_tools_where(query, |_| true)
+    }
+
+    /// [`Catalog::list_tools`] among the tools of the bundles `keep` keeps.
+    pub(crate) fn list_tools_where(
+        &self,
+        query: &ToolQuery,
+        keep: impl Fn(&Bundle) -> bool,
+    ) -> Result<Page<Tool>> {
         let after = parse_token(query.page_token.as_deref())?;
         let state = self.lock_state();
         let items = state
             .tools
             .range((bound(after), Bound::Unbounded))
             .map(|(_, raw)| raw)
+            .filter(|raw| state.bundles.get(&raw.head.bundle_id).is_some_and(&keep))
             .filter(|raw| {
                 query.bundle_ids.is_empty() || query.bundle_ids.contains(&raw.head.bundle_id)
             })
@@ -696,7 +716,7 @@ pub(crate) fn holders_where(
 }
 
 /// The holders' ids, with whether each can be called, in id order.
-fn sorted_holders(best: HashMap<&str, (NameClaim, Uuid)>) -> Vec<(Uuid, bool)> {
+pub(crate) fn sorted_holders(best: HashMap<&str, (NameClaim, Uuid)>) -> Vec<(Uuid, bool)> {
     let mut out: Vec<(Uuid, bool)> = best
         .into_values()
         .map(|(claim, id)| (id, claim.callable()))

@@ -112,6 +112,7 @@ mod state;
 mod store;
 mod tenant;
 mod validate;
+mod view;
 
 pub use add::{Added, OnExisting};
 pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
@@ -130,3 +131,4 @@ pub use tenant::{
 };
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].
 pub use toolscout_spec::adapters::tool_file::ToolType;
+pub use view::{CatalogView, SCOPE_OPERATOR, SCOPE_SHARED, Viewer, scope_of};

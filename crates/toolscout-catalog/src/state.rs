@@ -104,6 +104,9 @@ pub(crate) struct State {
     /// The identity, once computed; `None` after a change (it is computed on demand,
     /// so that a bulk load without subscribers does not hash the catalog at every PUT).
     identity: Option<Uuid>,
+    /// The identities of other views ([`crate::CatalogView::identity`]), once computed;
+    /// emptied with `identity`.
+    view_identities: HashMap<crate::Viewer, Uuid>,
     pub(crate) bodies: Bodies,
     /// What this state is, as a string that names no other: set when it is known to be
     /// exactly what a heads snapshot holds (read, or just written), `None` otherwise.
@@ -178,6 +181,7 @@ impl State {
             pending_since: None,
             issues: loaded.issues,
             identity: None,
+            view_identities: HashMap::new(),
             bodies: Bodies::default(),
             token: None,
         };
@@ -511,6 +515,24 @@ impl State {
     /// Forgets the identity after a change.
     pub(crate) fn changed(&mut self) {
         self.identity = None;
+        self.view_identities.clear();
+    }
+
+    /// The identity of what `viewer` can call (see [`State::identity`]).
+    pub(crate) fn view_identity(&mut self, viewer: &crate::Viewer) -> Uuid {
+        if let Some(id) = self.view_identities.get(viewer) {
+            return *id;
+        }
+        let visible = crate::view::visible_bundles(self, viewer);
+        let callable = self
+            .tools
+            .values()
+            .filter(|raw| crate::view::in_view(visible.as_ref(), raw.head.bundle_id))
+            .filter(|raw| self.disabled_reason(raw).is_none())
+            .map(|raw| raw.head.digest);
+        let id = toolset_id_of_digests(callable);
+        self.view_identities.insert(viewer.clone(), id);
+        id
     }
 
     /// The identity: the tool-set id of the tools that can be called.

@@ -22,6 +22,7 @@ mod reserved;
 mod tenants;
 mod tools;
 mod usage;
+mod views;
 
 use std::path::Path;
 

@@ -1,0 +1,267 @@
+//! Who reads the catalog, and the catalog as they see it.
+//!
+//! A [`Viewer`] is the operator (every bundle), a tenant (its own bundles, the shared ones
+//! and the built-ins) or the public (the shared bundles and the built-ins).
+//! [`Catalog::view`] gives the catalog as a viewer sees it: a bundle or tool outside the
+//! view is answered exactly as one that does not exist (same error, same message), so a
+//! tenant cannot tell "another tenant has it" from "nobody has it".
+//!
+//! ```
+//! use toolscout_catalog::{BundlePut, Catalog, TenantLimits, Viewer};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let catalog = Catalog::open(dir.path(), &[])?;
+//! let (acme, _token) = catalog.add_tenant("acme", TenantLimits::default())?;
+//! let crm = uuid::Uuid::now_v7();
+//! catalog.put_bundle(crm, &BundlePut::new("crm"))?;
+//! catalog.set_bundle_owner(crm, Some(acme.id))?;
+//!
+//! assert!(catalog.view(&Viewer::Tenant(acme.id)).bundle(crm).is_ok());
+//! let other = Viewer::Public;
+//! assert_eq!(
+//!     catalog.view(&other).bundle(crm).unwrap_err().to_string(),
+//!     format!("bundle {crm} not found"),
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashSet;
+
+use uuid::Uuid;
+
+use crate::catalog::{Catalog, holders_where, sorted_holders};
+use crate::model::{Bundle, BundleQuery, Page, Tool, ToolHead, ToolQuery};
+use crate::state::State;
+use crate::tenant::TenantId;
+use crate::{Error, Result};
+
+/// Who is reading or writing: decides which bundles, and so which tools, they see.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Viewer {
+    /// The server's own token, the CLI, a program on the catalog: every bundle.
+    Operator,
+    /// A tenant: its own bundles, the shared ones and the built-ins.
+    Tenant(TenantId),
+    /// Anyone without a token: the shared bundles and the built-ins.
+    Public,
+}
+
+/// The search scope of the built-in and shared bundles' tools.
+pub const SCOPE_SHARED: &str = "*";
+/// The search scope of the operator's own (unshared) bundles' tools.
+pub const SCOPE_OPERATOR: &str = "-";
+
+impl Viewer {
+    /// Whether the viewer sees the bundle (and its tools).
+    pub fn sees(&self, bundle: &Bundle) -> bool {
+        match self {
+            Viewer::Operator => true,
+            Viewer::Tenant(t) => bundle.is_built_in || bundle.shared || bundle.owner == Some(*t),
+            Viewer::Public => bundle.is_built_in || bundle.shared,
+        }
+    }
+
+    /// Whether the viewer may write the bundle: the operator every stored bundle, a
+    /// tenant its own.
+    pub fn owns(&self, bundle: &Bundle) -> bool {
+        match self {
+            Viewer::Operator => !bundle.is_built_in,
+            Viewer::Tenant(t) => bundle.owner == Some(*t),
+            Viewer::Public => false,
+        }
+    }
+
+    /// The tenant, for a tenant's view.
+    pub fn tenant(&self) -> Option<TenantId> {
+        match self {
+            Viewer::Tenant(t) => Some(*t),
+            _ => None,
+        }
+    }
+
+    /// The search scopes ([`scope_of`]) the viewer sees; `None`: every one.
+    pub fn scopes(&self) -> Option<Vec<String>> {
+        match self {
+            Viewer::Operator => None,
+            Viewer::Tenant(t) => Some(vec![SCOPE_SHARED.to_owned(), t.simple().to_string()]),
+            Viewer::Public => Some(vec![SCOPE_SHARED.to_owned()]),
+        }
+    }
+}
+
+/// The search scope of a bundle's tools: [`SCOPE_SHARED`] for the built-in and shared
+/// bundles, the owner's id (32 hex digits) for a tenant's, [`SCOPE_OPERATOR`] for the
+/// operator's own. A viewer sees a tool exactly when [`Viewer::scopes`] holds its scope.
+pub fn scope_of(bundle: &Bundle) -> String {
+    if bundle.is_built_in || bundle.shared {
+        SCOPE_SHARED.to_owned()
+    } else {
+        match bundle.owner {
+            Some(t) => t.simple().to_string(),
+            None => SCOPE_OPERATOR.to_owned(),
+        }
+    }
+}
+
+/// The catalog as one [`Viewer`] sees it ([`Catalog::view`]).
+#[derive(Debug, Clone)]
+pub struct CatalogView<'a> {
+    catalog: &'a Catalog,
+    viewer: Viewer,
+}
+
+impl Catalog {
+    /// The catalog as `viewer` sees it.
+    pub fn view(&self, viewer: &Viewer) -> CatalogView<'_> {
+        CatalogView {
+            catalog: self,
+            viewer: viewer.clone(),
+        }
+    }
+}
+
+impl CatalogView<'_> {
+    /// Who sees.
+    pub fn viewer(&self) -> &Viewer {
+        &self.viewer
+    }
+
+    /// Whether the viewer sees the bundle with this id (`false` when there is none).
+    pub fn sees(&self, bundle: Uuid) -> bool {
+        let state = self.catalog.lock_state();
+        sees_id(&state, &self.viewer, bundle)
+    }
+
+    /// The bundle with this id; [`Error::BundleNotFound`] also when it is outside the
+    /// view.
+    pub fn bundle(&self, id: Uuid) -> Result<Bundle> {
+        let state = self.catalog.lock_state();
+        state
+            .bundles
+            .get(&id)
+            .filter(|b| self.viewer.sees(b))
+            .cloned()
+            .ok_or(Error::BundleNotFound { bundle: id })
+    }
+
+    /// One page of the bundles in view, ordered by id ([`Catalog::list_bundles`]).
+    pub fn list_bundles(&self, query: &BundleQuery) -> Result<Page<Bundle>> {
+        self.catalog
+            .list_bundles_where(query, |b| self.viewer.sees(b))
+    }
+
+    /// One page of the tools in view ([`Catalog::list_tools`]).
+    pub fn list_tools(&self, query: &ToolQuery) -> Result<Page<Tool>> {
+        self.catalog
+            .list_tools_where(query, |b| self.viewer.sees(b))
+    }
+
+    /// [`Catalog::get_tool`]; a bundle outside the view is [`Error::BundleNotFound`].
+    pub fn get_tool(&self, bundle: Uuid, slug: &str, version: &str) -> Result<Tool> {
+        if !self.sees(bundle) {
+            return Err(Error::BundleNotFound { bundle });
+        }
+        self.catalog.get_tool(bundle, slug, version)
+    }
+
+    /// [`Catalog::tool`]; a tool outside the view is [`Error::ToolIdNotFound`].
+    pub fn tool(&self, id: Uuid) -> Result<Tool> {
+        self.head(id)?;
+        self.catalog.tool(id)
+    }
+
+    /// [`Catalog::head`]; a tool outside the view is [`Error::ToolIdNotFound`].
+    pub fn head(&self, id: Uuid) -> Result<ToolHead> {
+        let state = self.catalog.lock_state();
+        state
+            .tools
+            .get(&id)
+            .filter(|raw| sees_id(&state, &self.viewer, raw.head.bundle_id))
+            .map(|raw| state.head(raw))
+            .ok_or(Error::ToolIdNotFound { tool: id })
+    }
+
+    /// [`Catalog::tools_of`] among the tools in view.
+    pub fn tools_of(&self, ids: &[Uuid]) -> Result<Vec<Tool>> {
+        let ids: Vec<Uuid> = {
+            let state = self.catalog.lock_state();
+            let visible = visible_bundles(&state, &self.viewer);
+            ids.iter()
+                .copied()
+                .filter(|id| {
+                    state
+                        .tools
+                        .get(id)
+                        .is_some_and(|raw| in_view(visible.as_ref(), raw.head.bundle_id))
+                })
+                .collect()
+        };
+        self.catalog.tools_of(&ids)
+    }
+
+    /// The heads of the tools in view, ordered by id ([`Catalog::heads`]).
+    pub fn heads(&self) -> Vec<ToolHead> {
+        let state = self.catalog.lock_state();
+        let visible = visible_bundles(&state, &self.viewer);
+        state
+            .tools
+            .values()
+            .filter(|raw| in_view(visible.as_ref(), raw.head.bundle_id))
+            .map(|raw| state.head(raw))
+            .collect()
+    }
+
+    /// [`Catalog::name_holders`] among the tools in view: which tool each name stands
+    /// for, as the viewer sees the catalog.
+    pub fn name_holders(&self) -> Vec<(Uuid, bool)> {
+        let state = self.catalog.lock_state();
+        let visible = visible_bundles(&state, &self.viewer);
+        sorted_holders(holders_where(&state, |raw| {
+            in_view(visible.as_ref(), raw.head.bundle_id)
+        }))
+    }
+
+    /// [`Catalog::name_holder`] among the tools in view.
+    pub fn name_holder(&self, name: &str) -> Option<(Uuid, bool)> {
+        let state = self.catalog.lock_state();
+        let visible = visible_bundles(&state, &self.viewer);
+        sorted_holders(holders_where(&state, |raw| {
+            raw.head.name == name && in_view(visible.as_ref(), raw.head.bundle_id)
+        }))
+        .pop()
+    }
+
+    /// The identity of the tools the viewer can call: [`Catalog::identity`] over the view.
+    /// Two views that can call the same tools share it; two that cannot, never do.
+    pub fn identity(&self) -> Uuid {
+        if self.viewer == Viewer::Operator {
+            return self.catalog.identity();
+        }
+        let mut state = self.catalog.lock_state();
+        state.view_identity(&self.viewer)
+    }
+}
+
+/// The ids of the bundles `viewer` sees; `None`: every one (the operator).
+pub(crate) fn visible_bundles(state: &State, viewer: &Viewer) -> Option<HashSet<Uuid>> {
+    if *viewer == Viewer::Operator {
+        return None;
+    }
+    Some(
+        state
+            .bundles
+            .values()
+            .filter(|b| viewer.sees(b))
+            .map(|b| b.id)
+            .collect(),
+    )
+}
+
+/// Whether `bundle` is among `visible` (see [`visible_bundles`]).
+pub(crate) fn in_view(visible: Option<&HashSet<Uuid>>, bundle: Uuid) -> bool {
+    visible.is_none_or(|v| v.contains(&bundle))
+}
+
+fn sees_id(state: &State, viewer: &Viewer, bundle: Uuid) -> bool {
+    state.bundles.get(&bundle).is_some_and(|b| viewer.sees(b))
+}
