@@ -12,7 +12,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, TantivyError};
 
 use crate::analyzer::{ANALYZER, ANALYZER_EXACT, analyzer, exact_analyzer};
-use crate::schema::{FINGERPRINT, Fields, ID, IndexDoc, VECTOR, schema};
+use crate::schema::{FINGERPRINT, Fields, ID, IndexDoc, SCOPE, VECTOR, schema};
 use crate::semantic::{Semantic, tool_text};
 use crate::{Embedder, Error, Result};
 
@@ -36,7 +36,7 @@ const INDEXING_THREADS: usize = 1;
 /// previous one; **bump the number** whenever the schema, an analyzer or what a document
 /// is made of changes between releases: an index of the old format would answer, but
 /// differently from a fresh one.
-pub(crate) const FORMAT: &str = concat!("toolscout-search/2 ", env!("CARGO_PKG_VERSION"));
+pub(crate) const FORMAT: &str = concat!("toolscout-search/3 ", env!("CARGO_PKG_VERSION"));
 
 /// How many tools [`SearchIndex::add`] embeds in one call of the embedder.
 const EMBED_CHUNK: usize = 1024;
@@ -333,7 +333,8 @@ impl SearchIndex {
         Ok(source_of(meta.payload.as_deref()).map(str::to_owned))
     }
 
-    /// Hands every vector stored in the current snapshot to `semantic`, with its tool's id.
+    /// Hands every vector stored in the current snapshot to `semantic`, with its tool's id
+    /// and scope.
     fn load_vectors(&self, semantic: &Semantic) -> Result<()> {
         let searcher = self.reader.searcher();
         for segment in searcher.segment_readers() {
@@ -341,6 +342,8 @@ impl SearchIndex {
             let (Some(ids), Some(vectors)) = (fast.str(ID)?, fast.bytes(VECTOR)?) else {
                 continue;
             };
+            // A segment where no tool has a scope may have no scope column.
+            let scopes = fast.str(SCOPE)?;
             // A vector's bytes are decoded once, even when several tools share it.
             let names = terms(&ids, |b| String::from_utf8_lossy(b).into_owned())?;
             let rows = terms(&vectors, |b| {
@@ -348,10 +351,17 @@ impl SearchIndex {
                     .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                     .collect::<Vec<f32>>()
             })?;
+            let scope_names = match &scopes {
+                Some(s) => terms(s, |b| String::from_utf8_lossy(b).into_owned())?,
+                None => Vec::new(),
+            };
             semantic.load(segment.doc_ids_alive().filter_map(|doc| {
                 let name = names.get(first_ord(&ids, doc)?)?;
                 let row = rows.get(first_ord(&vectors, doc)?)?;
-                Some((name.clone(), row.as_slice()))
+                let scope = scopes
+                    .as_ref()
+                    .and_then(|s| scope_names.get(first_ord(s, doc)?));
+                Some((name.clone(), scope.map(String::as_str), row.as_slice()))
             }));
         }
         Ok(())
@@ -507,7 +517,7 @@ impl SearchIndex {
             Ok(())
         })?;
         if let (Some(s), Some(v)) = (&self.semantic, vector) {
-            s.stage(vec![(doc.id.to_owned(), v)]);
+            s.stage(vec![(doc.id.to_owned(), doc.scope.map(str::to_owned), v)]);
         }
         Ok(())
     }
@@ -585,8 +595,11 @@ impl SearchIndex {
                 Ok(())
             })?;
             if let Some(s) = &self.semantic {
-                let ids = chunk.iter().map(|d| d.id.to_owned());
-                s.stage(ids.zip(vectors).collect());
+                let rows = chunk
+                    .iter()
+                    .zip(vectors)
+                    .map(|(d, v)| (d.id.to_owned(), d.scope.map(str::to_owned), v));
+                s.stage(rows.collect());
             }
             n += chunk.len() as u64;
             if n.is_multiple_of(EMBED_CHUNK as u64) {
@@ -728,4 +741,60 @@ fn with_utterances(own: Vec<f32>, asked: &[Vec<f32>]) -> Vec<f32> {
         sum.iter_mut().for_each(|x| *x /= norm);
     }
     sum
+}
+
+#[cfg(test)]
+mod tests {
+    use tantivy::schema::Schema;
+    use tantivy::{Index, TantivyDocument};
+
+    use super::{Opened, SearchIndex};
+    use crate::schema::{ID, SCOPE, schema};
+    use crate::{IndexDoc, SearchQuery};
+
+    #[test]
+    fn an_index_of_the_format_before_scopes_is_rebuilt_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        // The index of format 2: every field of today's schema but the scope.
+        let mut old = Schema::builder();
+        for (_, entry) in schema().fields() {
+            if entry.name() != SCOPE {
+                old.add_field(entry.clone());
+            }
+        }
+        let old = old.build();
+        {
+            let index = Index::create_in_dir(dir.path(), old.clone()).unwrap();
+            let tokenizers = index.tokenizers();
+            tokenizers.register(crate::analyzer::ANALYZER, crate::analyzer::analyzer());
+            let exact = crate::analyzer::exact_analyzer();
+            tokenizers.register(crate::analyzer::ANALYZER_EXACT, exact);
+            let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+            let mut doc = TantivyDocument::default();
+            doc.add_text(old.get_field(ID).unwrap(), "alpha");
+            writer.add_document(doc).unwrap();
+            let mut commit = writer.prepare_commit().unwrap();
+            commit.set_payload("toolscout-search/2 0.1.0");
+            commit.commit().unwrap();
+        }
+        let index = SearchIndex::open_or_rebuild(dir.path()).unwrap();
+        match index.opened() {
+            Opened::Rebuilt(why) => assert!(why.contains("schema"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(index.is_empty());
+        let spec = toolscout_spec::ToolSpec::builder("alpha", "First.")
+            .build()
+            .unwrap();
+        let doc = IndexDoc::new(&spec).with_scope(Some("a"));
+        index.extend([doc], &mut |_| {}).unwrap();
+        drop(index);
+        let index = SearchIndex::open_or_rebuild(dir.path()).unwrap();
+        assert_eq!(index.opened(), &Opened::Reopened);
+        let found = |scope: &str| {
+            let q = SearchQuery::new("alpha").with_scopes([scope]);
+            index.search(&q).unwrap().hits.len()
+        };
+        assert_eq!((found("a"), found("b")), (1, 0));
+    }
 }

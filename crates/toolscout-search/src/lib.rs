@@ -11,6 +11,10 @@
 //! tier, the [`MatchField`] that matched and its score. A name that is not found
 //! gets did-you-mean suggestions, or a [`NameStatus`] when it exists but is hidden.
 //!
+//! Tenants can share one index: each tool carries a scope ([`IndexDoc::with_scope`]) and
+//! each query names the scopes it may see ([`SearchQuery::with_scopes`]); the tools of
+//! other scopes change nothing of which tools it finds.
+//!
 //! With an [`Embedder`] ([`SearchIndex::with_embedder`]), sentence queries are ranked by
 //! meaning too: the word tier fuses BM25 with the cosine of the query's and each tool's
 //! vectors, and finds tools that share no word with the query ([`MatchField::Meaning`]);

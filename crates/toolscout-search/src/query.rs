@@ -47,6 +47,10 @@ pub struct SearchQuery {
     /// [`Embedder`](crate::Embedder), and for a query that looks like a name (ranked by
     /// names, not meaning), nothing is grouped. See [`DEFAULT_TWIN_SIMILARITY`].
     pub twins: Option<f32>,
+    /// Only tools of these scopes ([`IndexDoc::scope`](crate::IndexDoc::scope), exactly as
+    /// written); `None`: any. An empty list finds nothing, and a tool indexed without a
+    /// scope is found only with `None`. See [`SearchQuery::with_scopes`].
+    pub scopes: Option<Vec<String>>,
 }
 
 /// The cosine at or above which two tools count as near-twins, the same job under two
@@ -119,6 +123,27 @@ impl SearchQuery {
         self
     }
 
+    /// Finds only tools of these scopes (see [`SearchQuery::scopes`]): for an index that
+    /// several tenants share, each query names the scopes its tenant may see.
+    ///
+    /// Only tools of these scopes are found (on every tier: by name, words or meaning) or
+    /// offered as did-you-mean, and a name held only in another scope is no tool's: its
+    /// [`NameStatus`] is `None`. Which tools a query finds does not depend on the tools of
+    /// other scopes (a word common only in other scopes is still searched). Scores, and so
+    /// the order of hits and where a page ends, still do a little: BM25 weighs a word by
+    /// how many tools of the whole index hold it. Page tokens of one set of scopes are
+    /// refused for another.
+    ///
+    /// ```
+    /// use toolscout_search::SearchQuery;
+    /// let q = SearchQuery::new("weather").with_scopes(["*", "tenant-a"]);
+    /// assert_eq!(q.scopes, Some(vec!["*".to_owned(), "tenant-a".to_owned()]));
+    /// ```
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
     /// The page size actually used.
     pub(crate) fn page_size(&self) -> usize {
         if self.limit == 0 {
@@ -146,6 +171,15 @@ impl SearchQuery {
         // Grouped pages count other hits: a token of one grouping is not another's.
         if let Some(t) = self.twins {
             eat(&t.to_bits().to_string());
+        }
+        // Other scopes find other tools: a token of one set is not another's (the same set
+        // in another order is the same query).
+        if let Some(scopes) = &self.scopes {
+            let mut scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            scopes.sort_unstable();
+            scopes.dedup();
+            eat("\u{3}");
+            scopes.into_iter().for_each(eat);
         }
         let h = h.finish();
         // Folded to the 32 bits a token carries.

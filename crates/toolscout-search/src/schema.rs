@@ -37,10 +37,16 @@ pub struct IndexDoc<'a> {
     /// reads it back, so that a caller reopening an index on disk re-adds only the tools
     /// whose fingerprint changed since.
     pub fingerprint: u64,
+    /// Who may see the tool: a short opaque string (`"*"`, a tenant's id) that
+    /// [`SearchQuery::scopes`](crate::SearchQuery::scopes) filters by, exactly as written.
+    ///
+    /// `None` indexes no scope: the tool is found only by queries without a scope filter
+    /// (it fails closed, never open). Indexed, not stored.
+    pub scope: Option<&'a str>,
 }
 
 impl<'a> IndexDoc<'a> {
-    /// An enabled tool without bundle, modified at 0, keyed by its name.
+    /// An enabled tool without bundle or scope, modified at 0, keyed by its name.
     pub fn new(spec: &'a ToolSpec) -> Self {
         IndexDoc {
             id: spec.name.as_str(),
@@ -51,6 +57,7 @@ impl<'a> IndexDoc<'a> {
             enabled: true,
             modified_at: 0,
             fingerprint: 0,
+            scope: None,
         }
     }
 
@@ -90,6 +97,25 @@ impl<'a> IndexDoc<'a> {
         self.fingerprint = fingerprint;
         self
     }
+
+    /// Sets the scope (see [`IndexDoc::scope`]).
+    ///
+    /// ```
+    /// use toolscout_search::{IndexDoc, SearchIndex, SearchQuery};
+    ///
+    /// let spec = toolscout_spec::ToolSpec::builder("get_weather", "Weather.").build()?;
+    /// let index = SearchIndex::in_memory()?;
+    /// index.extend([IndexDoc::new(&spec).with_scope(Some("tenant-a"))], &mut |_| {})?;
+    /// let mine = index.search(&SearchQuery::new("weather").with_scopes(["*", "tenant-a"]))?;
+    /// assert_eq!(mine.hits.len(), 1);
+    /// let theirs = index.search(&SearchQuery::new("weather").with_scopes(["*", "tenant-b"]))?;
+    /// assert!(theirs.hits.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_scope(mut self, scope: Option<&'a str>) -> Self {
+        self.scope = scope;
+        self
+    }
 }
 
 /// The short text fields searched by words, each with its own BM25 next to the one over
@@ -118,6 +144,8 @@ pub(crate) struct Fields {
     pub(crate) name_words: Field,
     pub(crate) fingerprint: Field,
     pub(crate) vector: Field,
+    /// The [`IndexDoc::scope`], as written: filtered by, and read back with the vectors.
+    pub(crate) scope: Field,
 }
 
 pub(crate) const MODIFIED_AT: &str = "modified_at";
@@ -134,6 +162,9 @@ pub(crate) const FINGERPRINT: &str = "fingerprint";
 /// The tool's vector (little-endian `f32`s) when an embedder made one, a fast field: an
 /// index reopened with the same embedder ranks by meaning without embedding again.
 pub(crate) const VECTOR: &str = "vector";
+/// The tool's [`IndexDoc::scope`], as written (no term when it has none), a fast field:
+/// vectors read back from disk get their scope from it.
+pub(crate) const SCOPE: &str = "scope";
 
 pub(crate) fn schema() -> Schema {
     let mut b = Schema::builder();
@@ -165,6 +196,7 @@ pub(crate) fn schema() -> Schema {
     b.add_u64_field(NAME_WORDS, FAST);
     b.add_u64_field(FINGERPRINT, FAST);
     b.add_bytes_field(VECTOR, FAST);
+    b.add_text_field(SCOPE, STRING | FAST);
     b.build()
 }
 
@@ -192,6 +224,7 @@ impl Fields {
             name_words: f(NAME_WORDS)?,
             fingerprint: f(FINGERPRINT)?,
             vector: f(VECTOR)?,
+            scope: f(SCOPE)?,
         })
     }
 
@@ -268,6 +301,9 @@ impl Fields {
         if let Some(v) = vector {
             let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
             d.add_bytes(self.vector, &bytes);
+        }
+        if let Some(scope) = doc.scope {
+            d.add_text(self.scope, scope);
         }
         d
     }

@@ -4,11 +4,13 @@
 //! **Rationale:** tiers are strict, so a lower tier is only run when the better ones have
 //! not filled the page; most name-ish queries stop after one or two cheap term lookups.
 
+mod columns;
+mod filters;
+
 use std::collections::HashSet;
 use std::ops::Bound;
 
 use tantivy::collector::{Count, TopDocs};
-use tantivy::columnar::Column;
 use tantivy::postings::SegmentPostings;
 use tantivy::query::{
     BooleanQuery, BoostQuery, ConstScoreQuery, FuzzyTermQuery, InvertedIndexRangeQuery, Occur,
@@ -22,36 +24,21 @@ use crate::query::{
     Hit, MAX_QUERY_CHARS, MatchField, NameStatus, SearchQuery, SearchResults, Tier,
 };
 use crate::ranking::{EXACT_WEIGHT, NAME_COVERAGE};
-use crate::schema::{ENABLED, MODIFIED_AT, NAME_FAST, NAME_WORDS};
 use crate::semantic::{FUSE_DEPTH, MEANING_WEIGHT, MIN_MEANING, Semantic, WORDS_NORM_FLOOR};
 use crate::{Result, SearchIndex};
+use columns::Columns;
+use filters::{Clause, with_filters};
 
 /// Extra candidates fetched per tier so that score ties at the cut are ordered by recency.
 const TIE_MARGIN: usize = 4;
 /// How many of the best BM25 word hits are re-ranked by name coverage.
 const RERANK_DEPTH: usize = 20;
-/// In a large catalog (see [`LARGE_CATALOG`]), query terms found in more than this share
-/// of the tools are not scored (unless all are).
-///
-/// **Rationale:** such a term's BM25 weight is at most ln 4 ≈ 1.4 against 8–11 for a
-/// rare one, so it hardly moves the ranking, but its postings are the longest to walk:
-/// on the 92k OpenAPI tools (`com`, `get`, `api`, `id` …) leaving them out cut query time
-/// by about a fifth, for −0.001 recall@5 on BFCL with the OpenAPI tools as distractors.
-/// A share of 0.1 cost 0.015 there.
-const COMMON_SHARE: f64 = 0.25;
-/// From this many tools on, common query terms are left out (see [`COMMON_SHARE`]).
-///
-/// **Rationale:** the rule is for speed, which only large catalogs need; in a small one a
-/// word shared by a few tools ("weather" among ten) must still make each a word hit.
-const LARGE_CATALOG: u64 = 10_000;
 /// At most this many distinct query terms are searched.
 const MAX_TERMS: usize = 48;
 /// At most this many query words are matched fuzzily.
 const MAX_FUZZY_WORDS: usize = 8;
 /// With near-twins grouped, how many candidates a search gathers per hit it must return.
 const TWIN_DEPTH: usize = 3;
-
-type Clause = (Occur, Box<dyn Query>);
 
 /// One candidate before paging.
 #[derive(Debug, Clone, Copy)]
@@ -107,7 +94,15 @@ impl SearchIndex {
             Some(_) => (offset + size + 1) * TWIN_DEPTH,
             None => offset + size + 1,
         };
-        let scored = self.discriminating(&searcher, &p.terms)?;
+        // Which tools the query may see at all: its scopes, and nothing else of it.
+        let scope: Vec<Clause> = q
+            .scopes
+            .as_deref()
+            .map(|s| (Occur::Must, self.scope_filter(s)))
+            .into_iter()
+            .collect();
+        let scored =
+            self.discriminating(&searcher, &p.terms, scope.first().map(|(_, s)| s.as_ref()))?;
         let filters = self.filters(&searcher, q)?;
         let mut out: Vec<Cand> = Vec::new();
         let mut seen: HashSet<DocAddress> = HashSet::new();
@@ -166,6 +161,7 @@ impl SearchIndex {
                 words: self.word_query(&scored, &p.exact),
                 cover: &p.cover,
                 scored: &scored,
+                scopes: q.scopes.as_deref(),
             };
             self.run_fused_tier(
                 &searcher, fused, &filters, need, &mut seen, &mut out, &mut cols,
@@ -215,7 +211,8 @@ impl SearchIndex {
         let next_page = (rows.len() > offset + size).then(|| q.token_for(offset + size));
         let (mut did_you_mean, mut name_status) = (Vec::new(), None);
         if p.name_like && !exact_found && offset == 0 {
-            name_status = self.name_status(&searcher, &p.lower, q.include_disabled, &mut cols)?;
+            name_status =
+                self.name_status(&searcher, &p.lower, q.include_disabled, &scope, &mut cols)?;
             if name_status.is_none() && !prefix_found {
                 did_you_mean = self.suggest(&searcher, &p, &filters, &out, &mut cols)?;
             }
@@ -271,65 +268,6 @@ impl SearchIndex {
             fuzzy_words,
             name_like,
         }
-    }
-
-    /// The terms worth scoring: in a catalog of at least [`LARGE_CATALOG`] tools, those in
-    /// at most [`COMMON_SHARE`] of the tools (all of them when every term is that common).
-    fn discriminating(&self, searcher: &Searcher, terms: &[String]) -> Result<Vec<String>> {
-        if searcher.num_docs() < LARGE_CATALOG {
-            return Ok(terms.to_vec());
-        }
-        let limit = (searcher.num_docs() as f64 * COMMON_SHARE) as u64;
-        let mut kept = Vec::with_capacity(terms.len());
-        for t in terms {
-            if searcher.doc_freq(&Term::from_field_text(self.fields.all, t))? <= limit {
-                kept.push(t.clone());
-            }
-        }
-        Ok(if kept.is_empty() {
-            terms.to_vec()
-        } else {
-            kept
-        })
-    }
-
-    /// Tag, bundle, category and enabled filters; they never change scores.
-    fn filters(&self, searcher: &Searcher, q: &SearchQuery) -> Result<Vec<Clause>> {
-        let f = &self.fields;
-        let any_of = |field, values: &[String]| -> Box<dyn Query> {
-            let clauses: Vec<Clause> = values
-                .iter()
-                .map(|v| {
-                    let t = Term::from_field_text(field, &v.to_lowercase());
-                    let q: Box<dyn Query> = Box::new(TermQuery::new(t, IndexRecordOption::Basic));
-                    (Occur::Should, q)
-                })
-                .collect();
-            Box::new(ConstScoreQuery::new(
-                Box::new(BooleanQuery::new(clauses)),
-                0.0,
-            ))
-        };
-        let mut out: Vec<Clause> = Vec::new();
-        if !q.tags.is_empty() {
-            out.push((Occur::Must, any_of(f.tag_raw, &q.tags)));
-        }
-        if !q.bundles.is_empty() {
-            out.push((Occur::Must, any_of(f.bundle_raw, &q.bundles)));
-        }
-        if let Some(c) = &q.category {
-            out.push((Occur::Must, any_of(f.category_raw, std::slice::from_ref(c))));
-        }
-        // Most catalogs have no disabled tool; then the filter would only slow scoring down.
-        if !q.include_disabled && searcher.doc_freq(&Term::from_field_u64(f.enabled, 0))? > 0 {
-            let t = Term::from_field_u64(f.enabled, 1);
-            let q = TermQuery::new(t, IndexRecordOption::Basic);
-            out.push((
-                Occur::Must,
-                Box::new(ConstScoreQuery::new(Box::new(q), 0.0)),
-            ));
-        }
-        Ok(out)
     }
 
     fn exact_query(&self, lower: &str) -> Box<dyn Query> {
@@ -531,7 +469,7 @@ impl SearchIndex {
             .map(|c| c.score)
             .fold(0.0f32, f32::max)
             .max(WORDS_NORM_FLOOR * query_weight(searcher, self.fields.all, f.scored)?);
-        let mut near = sem.nearest(&query, depth);
+        let mut near = sem.nearest_in(&query, depth, f.scopes);
         near.retain(|(_, cos)| *cos >= MIN_MEANING);
         if !near.is_empty() {
             // The nearest tools that pass the filters, by id.
@@ -775,16 +713,19 @@ impl SearchIndex {
         Ok(best)
     }
 
-    /// Whether a tool named exactly `lower` exists but is hidden, and why.
+    /// Whether a tool named exactly `lower` exists but is hidden, and why. Only the tools
+    /// of the query's scopes (the `scope` filter) are looked at, not its other filters: a
+    /// tool of another scope is no tool at all, one the other filters hide is reported.
     fn name_status(
         &self,
         searcher: &Searcher,
         lower: &str,
         include_disabled: bool,
+        scope: &[Clause],
         cols: &mut Columns,
     ) -> Result<Option<NameStatus>> {
         let top = searcher.search(
-            &*self.exact_query(lower),
+            &*with_filters(self.exact_query(lower), scope),
             &TopDocs::with_limit(4).order_by_score(),
         )?;
         let Some(&(_, addr)) = top.first() else {
@@ -839,6 +780,8 @@ struct FusedTier<'a> {
     words: Option<Box<dyn Query>>,
     cover: &'a [String],
     scored: &'a [String],
+    /// The query's scopes, for the nearest vectors (see [`Semantic::nearest_in`]).
+    scopes: Option<&'a [String]>,
 }
 
 /// BM25's `k1 + 1` in tantivy (`k1` = 1.2): the limit of a term's score over its IDF as
@@ -857,17 +800,6 @@ fn query_weight(searcher: &Searcher, field: Field, stems: &[String]) -> Result<f
         }
     }
     Ok(weight)
-}
-
-/// `query`, restricted by the filters (unchanged when there are none, so that tantivy can
-/// prune with block-max WAND).
-fn with_filters(query: Box<dyn Query>, filters: &[Clause]) -> Box<dyn Query> {
-    if filters.is_empty() {
-        return query;
-    }
-    let mut clauses: Vec<Clause> = vec![(Occur::Must, query)];
-    clauses.extend(filters.iter().map(|(o, q)| (*o, q.box_clone())));
-    Box::new(BooleanQuery::new(clauses))
 }
 
 /// Calls `hit(i)` for each `(address, i)` of `sorted` (ascending addresses) whose
@@ -903,70 +835,4 @@ fn docs_with_term(
         }
     }
     Ok(())
-}
-
-/// Fast-field columns, opened once per segment per search.
-#[derive(Default)]
-struct Columns {
-    modified: Vec<Option<Column<i64>>>,
-    name_words: Vec<Option<Column<u64>>>,
-    names: Vec<Option<tantivy::columnar::StrColumn>>,
-}
-
-impl Columns {
-    fn modified_at(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<i64> {
-        let seg = addr.segment_ord as usize;
-        if self.modified.len() <= seg {
-            self.modified.resize_with(seg + 1, || None);
-        }
-        if self.modified[seg].is_none() {
-            let reader = searcher.segment_reader(addr.segment_ord);
-            self.modified[seg] = Some(reader.fast_fields().i64(MODIFIED_AT)?);
-        }
-        Ok(self.modified[seg]
-            .as_ref()
-            .and_then(|c| c.first(addr.doc_id))
-            .unwrap_or(0))
-    }
-
-    fn name_words(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<u32> {
-        let seg = addr.segment_ord as usize;
-        if self.name_words.len() <= seg {
-            self.name_words.resize_with(seg + 1, || None);
-        }
-        if self.name_words[seg].is_none() {
-            let reader = searcher.segment_reader(addr.segment_ord);
-            self.name_words[seg] = Some(reader.fast_fields().u64(NAME_WORDS)?);
-        }
-        let n = self.name_words[seg]
-            .as_ref()
-            .and_then(|c| c.first(addr.doc_id))
-            .unwrap_or(0);
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
-    }
-
-    fn name(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<String> {
-        let seg = addr.segment_ord as usize;
-        if self.names.len() <= seg {
-            self.names.resize_with(seg + 1, || None);
-        }
-        if self.names[seg].is_none() {
-            let reader = searcher.segment_reader(addr.segment_ord);
-            self.names[seg] = reader.fast_fields().str(NAME_FAST)?;
-        }
-        let mut out = String::new();
-        if let Some(col) = &self.names[seg]
-            && let Some(ord) = col.term_ords(addr.doc_id).next()
-        {
-            col.ord_to_str(ord, &mut out)
-                .map_err(|e| crate::Error::Index(e.into()))?;
-        }
-        Ok(out)
-    }
-
-    fn enabled(&mut self, searcher: &Searcher, addr: DocAddress) -> Result<bool> {
-        let reader = searcher.segment_reader(addr.segment_ord);
-        let col = reader.fast_fields().u64(ENABLED)?;
-        Ok(col.first(addr.doc_id).unwrap_or(1) == 1)
-    }
 }

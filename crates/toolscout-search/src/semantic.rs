@@ -105,18 +105,39 @@ pub(crate) struct Semantic {
     store: RwLock<Store>,
 }
 
+/// A vector to store: the tool's id, its [`IndexDoc::scope`](crate::IndexDoc::scope) and
+/// the vector.
+pub(crate) type Row = (String, Option<String>, Vec<f32>);
+
+/// A write to the store, applied at the next commit.
+enum Write {
+    /// Sets the row of an id.
+    Put(Row),
+    /// Deletes the row of this id.
+    Delete(String),
+}
+
+/// The scope of a row that has none: no scope filter lets it through.
+const NO_SCOPE: u32 = u32::MAX;
+
 /// Committed vectors (what searches see) and the writes since the last commit.
 #[derive(Default)]
 struct Store {
     ids: Vec<String>,
+    /// The scope of each row, interned in `scope_ids` ([`NO_SCOPE`] for none).
+    scopes: Vec<u32>,
+    /// Every scope a row has had, by its number. Numbers are never reused, so that a scan
+    /// never mistakes one scope for another; a tenant's scope is one string for its life,
+    /// so the map grows with the tenants, not with the writes.
+    scope_ids: HashMap<String, u32>,
     /// `ids.len() × dim` int8 components: row `i` times `scales[i]` is the vector of
     /// `ids[i]` (see [`quantize`]).
     rows: Vec<i8>,
     scales: Vec<f32>,
     by_id: HashMap<String, usize>,
     dim: usize,
-    /// `None` deletes.
-    pending: Vec<(String, Option<Vec<f32>>)>,
+    /// The writes since the last commit.
+    pending: Vec<Write>,
 }
 
 impl Semantic {
@@ -127,33 +148,36 @@ impl Semantic {
         }
     }
 
-    /// Records each vector under its id, visible after [`commit`](Self::commit).
-    pub(crate) fn stage(&self, items: Vec<(String, Vec<f32>)>) {
+    /// Records each vector under its id, with its scope, visible after
+    /// [`commit`](Self::commit).
+    pub(crate) fn stage(&self, items: Vec<Row>) {
         let mut store = self.write();
-        for (id, v) in items {
-            store.pending.push((id, Some(v)));
-        }
+        store.pending.extend(items.into_iter().map(Write::Put));
     }
 
-    /// Sets vectors already committed elsewhere (read back from an index on disk).
-    pub(crate) fn load<'v>(&self, items: impl IntoIterator<Item = (String, &'v [f32])>) {
+    /// Sets vectors already committed elsewhere (read back from an index on disk), each
+    /// with its id and scope.
+    pub(crate) fn load<'v>(
+        &self,
+        items: impl IntoIterator<Item = (String, Option<&'v str>, &'v [f32])>,
+    ) {
         let mut store = self.write();
-        for (id, v) in items {
-            store.put(id, v);
+        for (id, scope, v) in items {
+            store.put(id, scope, v);
         }
     }
 
     pub(crate) fn stage_delete(&self, id: &str) {
-        self.write().pending.push((id.to_owned(), None));
+        self.write().pending.push(Write::Delete(id.to_owned()));
     }
 
     /// Applies the staged writes.
     pub(crate) fn commit(&self) {
         let mut store = self.write();
-        for (id, v) in std::mem::take(&mut store.pending) {
-            match v {
-                Some(v) => store.put(id, &v),
-                None => store.remove(&id),
+        for write in std::mem::take(&mut store.pending) {
+            match write {
+                Write::Put((id, scope, v)) => store.put(id, scope.as_deref(), &v),
+                Write::Delete(id) => store.remove(&id),
             }
         }
     }
@@ -201,14 +225,29 @@ impl Semantic {
     }
 
     /// The `k` ids whose vectors are closest to `query`, best first, with their calibrated
-    /// cosines (the map keeps the order, so only the `k` kept are mapped).
-    pub(crate) fn nearest(&self, query: &[f32], k: usize) -> Vec<(String, f32)> {
+    /// cosines (the map keeps the order, so only the `k` kept are mapped); with `scopes`,
+    /// among the rows of those scopes only (rows without a scope are left out).
+    ///
+    /// **Rationale:** the scopes are skipped inside the scan, not filtered after it: the
+    /// `k` nearest of the whole index could all be other scopes' (a small tenant beside a
+    /// large one would find nothing by meaning), and which of a scope's tools are found
+    /// must not depend on the tools of other scopes.
+    pub(crate) fn nearest_in(
+        &self,
+        query: &[f32],
+        k: usize,
+        scopes: Option<&[String]>,
+    ) -> Vec<(String, f32)> {
         let store = self.read();
         if k == 0 || store.dim == 0 || query.len() != store.dim {
             return Vec::new();
         }
+        let allowed = scopes.map(|s| store.allowed(s));
+        if allowed.as_ref().is_some_and(|a| !a.contains(&true)) {
+            return Vec::new();
+        }
         let query = QueryInts::new(query);
-        let mut scored = store.scan(&query);
+        let mut scored = store.scan(&query, allowed.as_deref());
         // A bounded min-heap would do fewer compares; a partial sort of all scores is as
         // fast at these sizes and simpler.
         let k = k.min(scored.len());
@@ -233,30 +272,71 @@ impl Semantic {
 }
 
 impl Store {
-    /// Sets `id`'s vector in place. A vector of another length than the first one stored
-    /// is left out (the [`Embedder`] contract says they are all alike): that tool is then
-    /// ranked by words alone.
-    fn put(&mut self, id: String, v: &[f32]) {
+    /// Sets `id`'s vector and scope in place. A vector of another length than the first
+    /// one stored is left out (the [`Embedder`] contract says they are all alike): that
+    /// tool is then ranked by words alone.
+    fn put(&mut self, id: String, scope: Option<&str>, v: &[f32]) {
         if self.ids.is_empty() {
             self.dim = v.len();
         }
         if v.len() != self.dim {
+            // Its old row, if any, would keep the old vector and scope: drop it.
+            self.remove(&id);
             return;
         }
         let dim = self.dim;
         let (scale, q) = quantize(v);
+        let scope = self.intern(scope);
         match self.by_id.get(&id) {
             Some(&i) => {
                 self.rows[i * dim..(i + 1) * dim].copy_from_slice(&q);
                 self.scales[i] = scale;
+                self.scopes[i] = scope;
             }
             None => {
                 self.by_id.insert(id.clone(), self.ids.len());
                 self.ids.push(id);
                 self.rows.extend_from_slice(&q);
                 self.scales.push(scale);
+                self.scopes.push(scope);
             }
         }
+    }
+
+    /// The number of `scope` ([`NO_SCOPE`] for none), numbering it if it is new.
+    fn intern(&mut self, scope: Option<&str>) -> u32 {
+        let Some(scope) = scope else {
+            return NO_SCOPE;
+        };
+        if let Some(&n) = self.scope_ids.get(scope) {
+            return n;
+        }
+        // Past four billion scopes (beyond any index's memory) a scope gets no number of
+        // its own: its rows are let through by no filter, rather than by another's.
+        let Some(n) = u32::try_from(self.scope_ids.len())
+            .ok()
+            .filter(|&n| n < NO_SCOPE)
+        else {
+            return NO_SCOPE;
+        };
+        self.scope_ids.insert(scope.to_owned(), n);
+        n
+    }
+
+    /// Which scope numbers `scopes` lets through, indexed by number: scopes no row has
+    /// are not numbered, and [`NO_SCOPE`] is past the end (never let through).
+    fn allowed(&self, scopes: &[String]) -> Vec<bool> {
+        let mut allowed = vec![false; self.scope_ids.len()];
+        for s in scopes {
+            if let Some(slot) = self
+                .scope_ids
+                .get(s)
+                .and_then(|&n| allowed.get_mut(n as usize))
+            {
+                *slot = true;
+            }
+        }
+        allowed
     }
 
     /// Drops `id`'s vector: the last row moves into its place.
@@ -268,12 +348,14 @@ impl Store {
         if i != last {
             self.rows.copy_within(last * dim..(last + 1) * dim, i * dim);
             self.scales[i] = self.scales[last];
+            self.scopes[i] = self.scopes[last];
             self.ids.swap(i, last);
             self.by_id.insert(self.ids[i].clone(), i);
         }
         self.ids.pop();
         self.rows.truncate(last * dim);
         self.scales.truncate(last);
+        self.scopes.truncate(last);
     }
 
     /// Row `i`: its int8 components and their scale.
@@ -294,19 +376,29 @@ impl Store {
         dot_ints(&query.comps, row) as f32 * query.scale * scale
     }
 
-    /// The dot product of `query` with every row, paired with the row's index: split
-    /// over the machine's cores when there are many rows.
+    /// The dot product of `query` with every row (with `allowed`, every row whose scope
+    /// it lets through, see [`allowed`](Self::allowed)), paired with the row's index:
+    /// split over the machine's cores when there are many rows.
     ///
     /// **Rationale:** the scan is most of a sentence query's time on a large catalog
     /// after the query's own embedding (92,589 tools × 640 components of the mixed
     /// encoders: 59 MB read per query). Integers instead of floats halved it, and a
     /// second core halves it again; under [`PARALLEL_SCAN_FROM`] rows a thread costs
     /// more than it saves.
-    fn scan(&self, query: &QueryInts) -> Vec<(f32, usize)> {
+    fn scan(&self, query: &QueryInts, allowed: Option<&[bool]>) -> Vec<(f32, usize)> {
         let n = self.ids.len();
         let threads = if n >= PARALLEL_SCAN_FROM { cores() } else { 1 };
         let score = |range: std::ops::Range<usize>| -> Vec<(f32, usize)> {
-            range.map(|i| (self.dot(query, i), i)).collect()
+            match allowed {
+                None => range.map(|i| (self.dot(query, i), i)).collect(),
+                Some(allowed) => range
+                    .filter(|&i| {
+                        let scope = self.scopes.get(i).copied().unwrap_or(NO_SCOPE);
+                        allowed.get(scope as usize).copied().unwrap_or(false)
+                    })
+                    .map(|i| (self.dot(query, i), i))
+                    .collect(),
+            }
         };
         if threads < 2 {
             return score(0..n);
@@ -458,7 +550,7 @@ mod tests {
     #[test]
     fn writes_replace_and_delete_rows_in_place() {
         let s = Semantic::new(Arc::new(Axis));
-        let item = |id: &str, text: &str| (id.to_owned(), Axis.embed(&[text]).remove(0));
+        let item = |id: &str, text: &str| (id.to_owned(), None, Axis.embed(&[text]).remove(0));
         s.stage(vec![item("a", "x"), item("b", "y"), item("c", "x")]);
         s.commit();
         s.stage_delete("a");
@@ -479,7 +571,7 @@ mod tests {
             [None, Some(1.0), Some(1.0)]
         );
         let near: Vec<String> = s
-            .nearest(&[0.0, 1.0], 5)
+            .nearest_in(&[0.0, 1.0], 5, None)
             .into_iter()
             .map(|(id, _)| id)
             .collect();
@@ -487,6 +579,43 @@ mod tests {
         assert!(near.contains(&"b".to_owned()) && near.contains(&"c".to_owned()));
         assert_eq!(s.between("b", "c"), Some(1.0));
         assert_eq!(s.between("a", "b"), None, "a was deleted");
+    }
+
+    #[test]
+    fn a_scoped_scan_skips_other_scopes_and_rows_without_one() {
+        let s = Semantic::new(Arc::new(Axis));
+        let scoped = |id: &str, scope: Option<&str>, v: [f32; 2]| {
+            (id.to_owned(), scope.map(str::to_owned), v.to_vec())
+        };
+        // The rows of "b" and the row without a scope are all closer to the query.
+        let mut rows = vec![scoped("a1", Some("a"), [0.6, 0.8])];
+        rows.extend((0..20).map(|i| scoped(&format!("b{i}"), Some("b"), [1.0, 0.0])));
+        rows.push(scoped("none", None, [1.0, 0.0]));
+        rows.push(scoped("star", Some("*"), [0.0, 1.0]));
+        s.stage(rows);
+        s.commit();
+        let ids = |scopes: Option<&[String]>, k: usize| -> Vec<String> {
+            let near = s.nearest_in(&[1.0, 0.0], k, scopes);
+            near.into_iter().map(|(id, _)| id).collect()
+        };
+        let mine = ["*".to_owned(), "a".to_owned()];
+        assert_eq!(ids(Some(&mine), 1), ["a1"]);
+        assert_eq!(ids(Some(&mine), 5), ["a1", "star"]);
+        assert_eq!(ids(None, 1).len(), 1);
+        assert!(ids(None, 30).contains(&"none".to_owned()));
+        assert!(ids(Some(&[]), 5).is_empty());
+        assert!(ids(Some(&["c".to_owned()]), 5).is_empty());
+
+        // A row moved into a deleted one's place keeps its scope, and a tool re-added
+        // under another scope is found under that one only.
+        s.stage_delete("a1");
+        s.stage(vec![scoped("b3", Some("a"), [1.0, 0.0])]);
+        s.commit();
+        assert_eq!(ids(Some(&mine), 5), ["b3", "star"]);
+        assert_eq!(ids(Some(&["*".to_owned()]), 5), ["star"]);
+        let b = ids(Some(&["b".to_owned()]), 30);
+        assert_eq!(b.len(), 19);
+        assert!(!b.contains(&"b3".to_owned()) && !b.contains(&"star".to_owned()));
     }
 
     #[test]
@@ -533,12 +662,12 @@ mod tests {
             let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             v.into_iter().map(|x| x / norm).collect::<Vec<f32>>()
         };
-        s.stage((0..n).map(|i| (format!("t{i}"), vector(i))).collect());
+        s.stage((0..n).map(|i| (format!("t{i}"), None, vector(i))).collect());
         s.commit();
         // Wherever a tool lies (the first, the middle, the last part of the scan), its own
         // vector finds it first, and every score is the one a single lookup gives.
         for q in [0, n / 2, n - 1] {
-            let near = s.nearest(&vector(q), 10);
+            let near = s.nearest_in(&vector(q), 10, None);
             assert_eq!(near.len(), 10);
             assert_eq!(near[0].0, format!("t{q}"));
             assert!((near[0].1 - 1.0).abs() < 1e-2, "{}", near[0].1);

@@ -4,15 +4,16 @@ use serde_json::json;
 use toolscout_search::{IndexDoc, SearchIndex, SearchQuery, SearchResults};
 use toolscout_spec::ToolSpec;
 
-/// One tool of the fixture: spec, bundle, enabled, modified-at.
+/// One tool of the fixture: spec, bundle, enabled, modified-at, scope.
 pub(crate) struct Tool {
     pub(crate) spec: ToolSpec,
     pub(crate) bundle: Option<&'static str>,
     pub(crate) enabled: bool,
     pub(crate) modified_at: i64,
+    pub(crate) scope: Option<&'static str>,
 }
 
-fn tool(name: &str, summary: &str, tags: &[&str], category: Option<&str>) -> Tool {
+pub(crate) fn tool(name: &str, summary: &str, tags: &[&str], category: Option<&str>) -> Tool {
     let mut b = ToolSpec::builder(name, summary);
     for t in tags {
         b = b.tag(*t);
@@ -25,6 +26,7 @@ fn tool(name: &str, summary: &str, tags: &[&str], category: Option<&str>) -> Too
         bundle: None,
         enabled: true,
         modified_at: 0,
+        scope: None,
     }
 }
 
@@ -114,6 +116,7 @@ pub(crate) fn feed(index: &SearchIndex, tools: &[Tool]) {
             .with_bundle(t.bundle)
             .with_enabled(t.enabled)
             .with_modified_at(t.modified_at)
+            .with_scope(t.scope)
     });
     index.extend(docs, &mut |_| {}).unwrap();
 }

@@ -1,5 +1,5 @@
 //! Integration tests of `toolscout-search`: ranked results with their tiers, filters,
-//! pagination, did-you-mean, persistence and odd input, over a small catalog.
+//! pagination, did-you-mean, persistence, scopes and odd input, over a small catalog.
 
 #![allow(clippy::unwrap_used)]
 
@@ -7,3 +7,4 @@ mod fixture;
 mod index;
 mod meaning;
 mod ranking;
+mod scope;

@@ -8,7 +8,7 @@ use toolscout_search::{Embedder, IndexDoc, MatchField, SearchIndex, SearchQuery,
 use crate::fixture::{feed, render, tools};
 
 /// One dimension per topic; a text's vector counts the topic words it holds.
-struct Topics;
+pub(crate) struct Topics;
 
 const TOPICS: [&[&str]; 6] = [
     &["weather", "rain", "umbrella", "sunny", "forecast"],
