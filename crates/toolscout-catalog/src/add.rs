@@ -231,15 +231,21 @@ impl Catalog {
             Vec::new()
         } else {
             // By value: each tool is dropped once its file is made.
-            self.put_tools_if(bundle_id, created.then_some(bundle), writes, |state| {
-                if relied_on(state, bundle_id, existing) == read {
-                    return Ok(());
-                }
-                Err(Error::BundleChanged {
-                    bundle: bundle_id,
-                    bundle_slug: bundle.slug.clone(),
-                })
-            })?
+            self.put_tools_if(
+                &crate::Viewer::Operator,
+                bundle_id,
+                created.then_some(bundle),
+                writes,
+                |state| {
+                    if relied_on(state, bundle_id, existing) == read {
+                        return Ok(());
+                    }
+                    Err(Error::BundleChanged {
+                        bundle: bundle_id,
+                        bundle_slug: bundle.slug.clone(),
+                    })
+                },
+            )?
         };
         let (updated, added) = written
             .into_iter()

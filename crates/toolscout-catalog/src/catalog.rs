@@ -16,6 +16,7 @@ use crate::model::{
 use crate::snapshot::Snapshot;
 use crate::state::State;
 use crate::store::{CatalogStore, FileStore, Known, StoreRead, StoreWrite};
+use crate::view::Viewer;
 use crate::{Error, Result};
 
 /// How often [`Catalog::follow_once`] asks the store for its generation even without a
@@ -107,6 +108,8 @@ pub(crate) struct Tx<'a> {
     pub(crate) store: &'a mut dyn StoreWrite,
     pub(crate) state: &'a mut State,
     pub(crate) events: Vec<CatalogEvent>,
+    /// Who writes: a tenant writes only its own bundles, within its limits.
+    pub(crate) writer: &'a Viewer,
     bumped: bool,
 }
 
@@ -391,6 +394,15 @@ impl Catalog {
     /// Runs one write under both locks, after catching up with other processes, and
     /// tells the subscribers once it is committed.
     pub(crate) fn write<R>(&self, op: impl FnOnce(&mut Tx<'_>) -> Result<R>) -> Result<R> {
+        self.write_as(&Viewer::Operator, op)
+    }
+
+    /// [`Catalog::write`] by `writer` ([`Tx::writer`]).
+    pub(crate) fn write_as<R>(
+        &self,
+        writer: &Viewer,
+        op: impl FnOnce(&mut Tx<'_>) -> Result<R>,
+    ) -> Result<R> {
         let _one = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         // The store's lock first (see `reload_inner`): the locks are always taken in this
         // order, and no one waits for the store's lock while holding the state.
@@ -404,6 +416,7 @@ impl Catalog {
             store: &mut *write,
             state: &mut state,
             events: Vec::new(),
+            writer,
             bumped: false,
         };
         let mut result = op(&mut tx);

@@ -214,6 +214,27 @@ pub enum Error {
         /// The bundle that has it (one of the writer's own).
         bundle: Uuid,
     },
+    /// A write into a bundle the writer sees but does not own (a shared or built-in
+    /// bundle, for a tenant).
+    #[error("bundle '{slug}' ({bundle}) is not yours: only its owner changes it")]
+    NotOwner {
+        /// The bundle.
+        bundle: Uuid,
+        /// Its slug.
+        slug: String,
+    },
+    /// A tenant's write would take it past one of its limits; nothing was written.
+    #[error("the tenant may hold {limit} {what}: it holds {held} and this write adds {adding}")]
+    TenantLimit {
+        /// `"tools"` or `"bundles"`.
+        what: &'static str,
+        /// The limit.
+        limit: u32,
+        /// How many it holds now.
+        held: u64,
+        /// How many the write adds.
+        adding: u64,
+    },
     /// A tenant name (or a token label) that breaks the rule of
     /// [`crate::check_tenant_name`]; nothing was written.
     #[error("invalid tenant name {name:?}: {reason}")]

@@ -15,6 +15,7 @@ use crate::store::{BUNDLE_SCHEMA, BundleFile};
 use crate::validate::{
     Claim, check_id, check_slug, check_tool_file, check_unreserved, check_version,
 };
+use crate::view::Viewer;
 use crate::{Error, Result};
 
 /// How long a soft-deleted bundle is kept before [`Catalog::reap`] may remove it.
@@ -331,10 +332,23 @@ impl Catalog {
     /// Creates or replaces a bundle. Built-in and soft-deleted bundles cannot be replaced,
     /// and the slug cannot be a built-in bundle's ([`Catalog::check_bundle_slug`]).
     pub fn put_bundle(&self, id: Uuid, put: &BundlePut) -> Result<Bundle> {
+        self.put_bundle_as(&Viewer::Operator, id, put)
+    }
+
+    /// [`Catalog::put_bundle`] by `writer`: a new bundle is the writer's own.
+    pub(crate) fn put_bundle_as(
+        &self,
+        writer: &Viewer,
+        id: Uuid,
+        put: &BundlePut,
+    ) -> Result<Bundle> {
         check_id("bundle", id)?;
         check_slug(&put.slug)?;
         let now = now();
-        self.write(|tx| {
+        self.write_as(writer, |tx| {
+            if tx.state.bundles.contains_key(&id) {
+                tx.may_write(id)?;
+            }
             let created_at = match tx.state.bundles.get(&id) {
                 Some(b) if b.is_built_in => {
                     return Err(Error::BuiltIn {
@@ -355,11 +369,14 @@ impl Catalog {
                 None => now,
             };
             self.check_bundle_slug(&put.slug)?;
-            let (owner, shared) = tx
-                .state
-                .bundles
-                .get(&id)
-                .map_or((None, false), |b| (b.owner, b.shared));
+            let (owner, shared) = match tx.state.bundles.get(&id) {
+                Some(b) => (b.owner, b.shared),
+                None => {
+                    let owner = tx.new_owner(id, &put.slug)?;
+                    tx.check_limits(1, 0)?;
+                    (owner, false)
+                }
+            };
             check_slug_free(tx.state, id, owner, &put.slug)?;
             let mut bundle = new_bundle(id, put, created_at, now);
             (bundle.owner, bundle.shared) = (owner, shared);
@@ -371,7 +388,18 @@ impl Catalog {
 
     /// Turns a bundle on or off (built-in bundles too).
     pub fn patch_bundle(&self, id: Uuid, is_enabled: bool) -> Result<Bundle> {
-        self.write(|tx| {
+        self.patch_bundle_as(&Viewer::Operator, id, is_enabled)
+    }
+
+    /// [`Catalog::patch_bundle`] by `writer`.
+    pub(crate) fn patch_bundle_as(
+        &self,
+        writer: &Viewer,
+        id: Uuid,
+        is_enabled: bool,
+    ) -> Result<Bundle> {
+        self.write_as(writer, |tx| {
+            tx.may_write(id)?;
             let mut bundle = bundle_copy(tx.state, id)?;
             if let Some(at) = bundle.soft_deleted_at {
                 return Err(Error::BundleDeleted {
@@ -406,8 +434,14 @@ impl Catalog {
     /// [`Catalog::reap`] removes it once it is empty and [`REAP_AFTER`] has passed.
     /// Deleting a deleted bundle changes nothing.
     pub fn delete_bundle(&self, id: Uuid) -> Result<Bundle> {
+        self.delete_bundle_as(&Viewer::Operator, id)
+    }
+
+    /// [`Catalog::delete_bundle`] by `writer`.
+    pub(crate) fn delete_bundle_as(&self, writer: &Viewer, id: Uuid) -> Result<Bundle> {
         let now = now();
-        self.write(|tx| {
+        self.write_as(writer, |tx| {
+            tx.may_write(id)?;
             let mut bundle = bundle_copy(tx.state, id)?;
             if bundle.is_built_in {
                 return Err(Error::BuiltIn {
@@ -430,11 +464,24 @@ impl Catalog {
     /// deleted changes nothing; a bundle already reaped is gone
     /// ([`Error::BundleNotFound`]).
     pub fn restore_bundle(&self, id: Uuid) -> Result<Bundle> {
-        self.write(|tx| {
+        self.restore_bundle_as(&Viewer::Operator, id)
+    }
+
+    /// [`Catalog::restore_bundle`] by `writer`: a tenant's limits count it again.
+    pub(crate) fn restore_bundle_as(&self, writer: &Viewer, id: Uuid) -> Result<Bundle> {
+        self.write_as(writer, |tx| {
+            tx.may_write(id)?;
             let mut bundle = bundle_copy(tx.state, id)?;
             if bundle.soft_deleted_at.is_none() {
                 return Ok(bundle);
             }
+            let tools = tx
+                .state
+                .tools
+                .values()
+                .filter(|raw| raw.head.bundle_id == id)
+                .count() as u64;
+            tx.check_limits(1, tools)?;
             check_slug_free(tx.state, id, bundle.owner, &bundle.slug)?;
             bundle.soft_deleted_at = None;
             tx.save_bundle(bundle.clone())?;
@@ -485,8 +532,20 @@ impl Catalog {
     /// bundles, and with [`Error::ReservedName`] for a built-in tool's name
     /// ([`Catalog::check_tool_name`]). The spec's version becomes `version`.
     pub fn put_tool(&self, bundle: Uuid, slug: &str, version: &str, put: &ToolPut) -> Result<Tool> {
+        self.put_tool_as(&Viewer::Operator, bundle, slug, version, put)
+    }
+
+    /// [`Catalog::put_tool`] by `writer`.
+    pub(crate) fn put_tool_as(
+        &self,
+        writer: &Viewer,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        put: &ToolPut,
+    ) -> Result<Tool> {
         self.check_tool_name(put.spec.name.as_str())?;
-        self.put_tool_named(bundle, slug, version, put)
+        self.put_tool_named(writer, bundle, slug, version, put)
     }
 
     /// [`Catalog::put_tool`] for the copy of a tool that another toolscout server serves
@@ -505,12 +564,13 @@ impl Catalog {
         version: &str,
         put: &ToolPut,
     ) -> Result<Tool> {
-        self.put_tool_named(bundle, slug, version, put)
+        self.put_tool_named(&Viewer::Operator, bundle, slug, version, put)
     }
 
     /// [`Catalog::put_tool`] once the name is allowed.
     fn put_tool_named(
         &self,
+        writer: &Viewer,
         bundle: Uuid,
         slug: &str,
         version: &str,
@@ -518,7 +578,9 @@ impl Catalog {
     ) -> Result<Tool> {
         let id = Uuid::now_v7();
         let (file, spec) = new_tool_file(bundle, id, slug, version, put, now())?;
-        self.write(|tx| {
+        self.write_as(writer, |tx| {
+            tx.may_write(bundle)?;
+            tx.check_limits(0, 1)?;
             let b = writable_bundle(tx.state, bundle)?;
             if b.is_built_in {
                 return Err(Error::BuiltIn {
@@ -552,7 +614,22 @@ impl Catalog {
         V: AsRef<str>,
         P: std::borrow::Borrow<ToolPut>,
     {
-        self.put_tools_if(bundle, None, tools, |_| Ok(()))
+        self.put_tools_if(&Viewer::Operator, bundle, None, tools, |_| Ok(()))
+    }
+
+    /// [`Catalog::put_tools`] by `writer`.
+    pub(crate) fn put_tools_as<S, V, P>(
+        &self,
+        writer: &Viewer,
+        bundle: Uuid,
+        tools: impl IntoIterator<Item = (S, V, P)>,
+    ) -> Result<Vec<ToolHead>>
+    where
+        S: AsRef<str>,
+        V: AsRef<str>,
+        P: std::borrow::Borrow<ToolPut>,
+    {
+        self.put_tools_if(writer, bundle, None, tools, |_| Ok(()))
     }
 
     /// [`Catalog::put_tools`], once `precondition` has accepted the catalog's state as it
@@ -564,6 +641,7 @@ impl Catalog {
     /// ([`Error::BundleChanged`]).
     pub(crate) fn put_tools_if<S, V, P>(
         &self,
+        writer: &Viewer,
         bundle: Uuid,
         create: Option<&BundlePut>,
         tools: impl IntoIterator<Item = (S, V, P)>,
@@ -596,9 +674,11 @@ impl Catalog {
             let head = ToolHead::of(&Tool::from_file(id, &file, spec, None, None));
             checked.push((file, head));
         }
-        self.write(|tx| {
+        self.write_as(writer, |tx| {
             let made = match create {
                 None => {
+                    tx.may_write(bundle)?;
+                    tx.check_limits(0, checked.len() as u64)?;
                     let b = writable_bundle(tx.state, bundle)?;
                     if b.is_built_in {
                         return Err(Error::BuiltIn {
@@ -609,19 +689,21 @@ impl Catalog {
                     None
                 }
                 Some(put) => {
+                    let owner = tx.new_owner(bundle, &put.slug)?;
                     let taken = tx.state.bundles.contains_key(&bundle)
-                        || tx
-                            .state
-                            .bundles
-                            .values()
-                            .any(|b| b.slug == put.slug && b.soft_deleted_at.is_none());
+                        || tx.state.bundles.values().any(|b| {
+                            b.slug == put.slug && b.owner == owner && b.soft_deleted_at.is_none()
+                        });
                     if taken {
                         return Err(Error::BundleChanged {
                             bundle,
                             bundle_slug: put.slug.clone(),
                         });
                     }
-                    Some(new_bundle(bundle, put, now, now))
+                    tx.check_limits(1, checked.len() as u64)?;
+                    let mut made = new_bundle(bundle, put, now, now);
+                    made.owner = owner;
+                    Some(made)
                 }
             };
             let bundle_slug = match (&made, tx.state.bundles.get(&bundle)) {
@@ -686,7 +768,20 @@ impl Catalog {
         version: &str,
         is_enabled: bool,
     ) -> Result<Tool> {
-        self.write(|tx| {
+        self.patch_tool_as(&Viewer::Operator, bundle, slug, version, is_enabled)
+    }
+
+    /// [`Catalog::patch_tool`] by `writer`.
+    pub(crate) fn patch_tool_as(
+        &self,
+        writer: &Viewer,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        is_enabled: bool,
+    ) -> Result<Tool> {
+        self.write_as(writer, |tx| {
+            tx.may_write(bundle)?;
             writable_bundle(tx.state, bundle)?;
             let id = find(tx.state, bundle, slug, version)?;
             let Some(raw) = tx.state.tools.get(&id).cloned() else {
@@ -726,7 +821,19 @@ impl Catalog {
     /// Deletes a tool version and its file for good (also inside disabled or deleted
     /// bundles, so that they can be emptied). Built-in tools cannot be deleted.
     pub fn delete_tool(&self, bundle: Uuid, slug: &str, version: &str) -> Result<Tool> {
-        self.write(|tx| {
+        self.delete_tool_as(&Viewer::Operator, bundle, slug, version)
+    }
+
+    /// [`Catalog::delete_tool`] by `writer`.
+    pub(crate) fn delete_tool_as(
+        &self,
+        writer: &Viewer,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+    ) -> Result<Tool> {
+        self.write_as(writer, |tx| {
+            tx.may_write(bundle)?;
             let b = tx
                 .state
                 .bundles

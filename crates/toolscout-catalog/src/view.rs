@@ -29,8 +29,8 @@ use std::collections::HashSet;
 
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, holders_where, sorted_holders};
-use crate::model::{Bundle, BundleQuery, Page, Tool, ToolHead, ToolQuery};
+use crate::catalog::{Catalog, Tx, holders_where, sorted_holders};
+use crate::model::{Bundle, BundlePut, BundleQuery, Page, Tool, ToolHead, ToolPut, ToolQuery};
 use crate::state::State;
 use crate::tenant::TenantId;
 use crate::{Error, Result};
@@ -242,6 +242,72 @@ impl CatalogView<'_> {
     }
 }
 
+/// The writes of a view: only into the bundles the viewer owns, and for a tenant within
+/// its [`crate::TenantLimits`]. A bundle outside the view answers [`Error::BundleNotFound`]
+/// (as one that does not exist), one in view but not owned (shared, built-in)
+/// [`Error::NotOwner`], a write past a limit [`Error::TenantLimit`]; nothing is written
+/// then.
+impl CatalogView<'_> {
+    /// [`Catalog::put_bundle`]: a new bundle is the viewer's own. An id that another
+    /// party's bundle holds answers [`Error::BundleNotFound`]: put a new id.
+    pub fn put_bundle(&self, id: Uuid, put: &BundlePut) -> Result<Bundle> {
+        self.catalog.put_bundle_as(&self.viewer, id, put)
+    }
+
+    /// [`Catalog::patch_bundle`].
+    pub fn patch_bundle(&self, id: Uuid, is_enabled: bool) -> Result<Bundle> {
+        self.catalog.patch_bundle_as(&self.viewer, id, is_enabled)
+    }
+
+    /// [`Catalog::delete_bundle`].
+    pub fn delete_bundle(&self, id: Uuid) -> Result<Bundle> {
+        self.catalog.delete_bundle_as(&self.viewer, id)
+    }
+
+    /// [`Catalog::restore_bundle`].
+    pub fn restore_bundle(&self, id: Uuid) -> Result<Bundle> {
+        self.catalog.restore_bundle_as(&self.viewer, id)
+    }
+
+    /// [`Catalog::put_tool`].
+    pub fn put_tool(&self, bundle: Uuid, slug: &str, version: &str, put: &ToolPut) -> Result<Tool> {
+        self.catalog
+            .put_tool_as(&self.viewer, bundle, slug, version, put)
+    }
+
+    /// [`Catalog::put_tools`].
+    pub fn put_tools<S, V, P>(
+        &self,
+        bundle: Uuid,
+        tools: impl IntoIterator<Item = (S, V, P)>,
+    ) -> Result<Vec<ToolHead>>
+    where
+        S: AsRef<str>,
+        V: AsRef<str>,
+        P: std::borrow::Borrow<ToolPut>,
+    {
+        self.catalog.put_tools_as(&self.viewer, bundle, tools)
+    }
+
+    /// [`Catalog::patch_tool`].
+    pub fn patch_tool(
+        &self,
+        bundle: Uuid,
+        slug: &str,
+        version: &str,
+        is_enabled: bool,
+    ) -> Result<Tool> {
+        self.catalog
+            .patch_tool_as(&self.viewer, bundle, slug, version, is_enabled)
+    }
+
+    /// [`Catalog::delete_tool`].
+    pub fn delete_tool(&self, bundle: Uuid, slug: &str, version: &str) -> Result<Tool> {
+        self.catalog
+            .delete_tool_as(&self.viewer, bundle, slug, version)
+    }
+}
+
 /// The ids of the bundles `viewer` sees; `None`: every one (the operator).
 pub(crate) fn visible_bundles(state: &State, viewer: &Viewer) -> Option<HashSet<Uuid>> {
     if *viewer == Viewer::Operator {
@@ -264,4 +330,84 @@ pub(crate) fn in_view(visible: Option<&HashSet<Uuid>>, bundle: Uuid) -> bool {
 
 fn sees_id(state: &State, viewer: &Viewer, bundle: Uuid) -> bool {
     state.bundles.get(&bundle).is_some_and(|b| viewer.sees(b))
+}
+
+impl Tx<'_> {
+    /// Whether the writer may change bundle `bundle` (or a tool in it):
+    /// [`Error::BundleNotFound`] when it is outside the writer's view (as when there is
+    /// none), [`Error::NotOwner`] when the writer sees it but does not own it. The
+    /// operator passes (the ops' own checks refuse built-ins where they must).
+    pub(crate) fn may_write(&self, bundle: Uuid) -> Result<()> {
+        if *self.writer == Viewer::Operator {
+            return Ok(());
+        }
+        match self.state.bundles.get(&bundle) {
+            Some(b) if self.writer.owns(b) => Ok(()),
+            Some(b) if self.writer.sees(b) => Err(Error::NotOwner {
+                bundle,
+                slug: b.slug.clone(),
+            }),
+            _ => Err(Error::BundleNotFound { bundle }),
+        }
+    }
+
+    /// The owner a bundle the writer makes gets: the tenant, or `None` (the operator).
+    /// The public makes none.
+    pub(crate) fn new_owner(&self, bundle: Uuid, slug: &str) -> Result<Option<TenantId>> {
+        match self.writer {
+            Viewer::Operator => Ok(None),
+            Viewer::Tenant(t) => Ok(Some(*t)),
+            Viewer::Public => Err(Error::NotOwner {
+                bundle,
+                slug: slug.to_owned(),
+            }),
+        }
+    }
+
+    /// Whether a tenant writer may add `bundles` live bundles and `tools` tool versions
+    /// within its limits ([`Error::TenantLimit`]); anyone else may.
+    pub(crate) fn check_limits(&self, bundles: u64, tools: u64) -> Result<()> {
+        let Viewer::Tenant(t) = self.writer else {
+            return Ok(());
+        };
+        let Some(tenant) = self.state.tenants.get(t) else {
+            return Err(Error::TenantNotFound {
+                tenant: t.to_string(),
+            });
+        };
+        let limits = tenant.limits;
+        let owned: HashSet<Uuid> = self
+            .state
+            .bundles
+            .values()
+            .filter(|b| b.owner == Some(*t) && b.soft_deleted_at.is_none())
+            .map(|b| b.id)
+            .collect();
+        let held_bundles = owned.len() as u64;
+        if bundles > 0 && held_bundles + bundles > u64::from(limits.max_bundles) {
+            return Err(Error::TenantLimit {
+                what: "bundles",
+                limit: limits.max_bundles,
+                held: held_bundles,
+                adding: bundles,
+            });
+        }
+        if tools > 0 {
+            let held_tools = self
+                .state
+                .tools
+                .values()
+                .filter(|raw| owned.contains(&raw.head.bundle_id))
+                .count() as u64;
+            if held_tools + tools > u64::from(limits.max_tools) {
+                return Err(Error::TenantLimit {
+                    what: "tools",
+                    limit: limits.max_tools,
+                    held: held_tools,
+                    adding: tools,
+                });
+            }
+        }
+        Ok(())
+    }
 }

@@ -2,7 +2,7 @@
 //! exist.
 
 use toolscout_catalog::{
-    BundlePut, BundleQuery, Catalog, TenantId, TenantLimits, ToolQuery, Viewer, scope_of,
+    BundlePut, BundleQuery, Catalog, Error, TenantId, TenantLimits, ToolQuery, Viewer, scope_of,
 };
 use uuid::Uuid;
 
@@ -159,4 +159,211 @@ fn a_view_s_identity_depends_on_its_tools_only() {
     assert_ne!(with_b.view(&Viewer::Tenant(a1)).identity(), id_with);
     // The operator's view is the catalog's.
     assert_eq!(with_b.view(&Viewer::Operator).identity(), with_b.identity());
+}
+
+#[test]
+fn a_tenant_writes_its_own_bundles_only_and_nothing_is_written_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, a, b) = world(dir.path(), true);
+    let b = b.unwrap();
+    let va = c.view(&Viewer::Tenant(a));
+    // A new bundle is A's; B may have the same slug.
+    let mine = Uuid::now_v7();
+    let made = va.put_bundle(mine, &BundlePut::new("mail")).unwrap();
+    assert_eq!(made.owner, Some(a));
+    c.view(&Viewer::Tenant(b))
+        .put_bundle(Uuid::now_v7(), &BundlePut::new("mail"))
+        .unwrap();
+    assert!(matches!(
+        va.put_bundle(Uuid::now_v7(), &BundlePut::new("mail")),
+        Err(Error::SlugTaken { .. })
+    ));
+    va.put_tool(mine, "send", "1", &http_put("alpha_send"))
+        .unwrap();
+    va.patch_tool(mine, "send", "1", false).unwrap();
+    va.delete_tool(mine, "send", "1").unwrap();
+
+    let generation = c.generation();
+    let fresh = Uuid::now_v7();
+    let not_found = |e: Error, id: Uuid| {
+        assert!(
+            matches!(e, Error::BundleNotFound { bundle } if bundle == id),
+            "{e}"
+        );
+    };
+    // B's bundle and the operator's are as missing ones: every write.
+    for theirs in [id(4), id(1)] {
+        not_found(
+            va.put_bundle(theirs, &BundlePut::new("x")).unwrap_err(),
+            theirs,
+        );
+        not_found(va.patch_bundle(theirs, false).unwrap_err(), theirs);
+        not_found(va.delete_bundle(theirs).unwrap_err(), theirs);
+        not_found(va.restore_bundle(theirs).unwrap_err(), theirs);
+        not_found(
+            va.put_tool(theirs, "t", "9", &http_put("alpha_t"))
+                .unwrap_err(),
+            theirs,
+        );
+        not_found(
+            va.put_tools(theirs, [("t", "9", http_put("alpha_t"))])
+                .unwrap_err(),
+            theirs,
+        );
+        not_found(
+            va.patch_tool(theirs, "lookup", "1", false).unwrap_err(),
+            theirs,
+        );
+        not_found(va.delete_tool(theirs, "lookup", "1").unwrap_err(), theirs);
+    }
+    not_found(va.patch_bundle(fresh, false).unwrap_err(), fresh);
+    // The shared bundle is read by A, written by its owner only.
+    assert!(matches!(
+        va.put_tool(id(2), "t", "9", &http_put("alpha_t")),
+        Err(Error::NotOwner { .. })
+    ));
+    assert!(matches!(
+        va.delete_bundle(id(2)),
+        Err(Error::NotOwner { .. })
+    ));
+    // The public writes nothing.
+    assert!(matches!(
+        c.view(&Viewer::Public)
+            .put_bundle(fresh, &BundlePut::new("p")),
+        Err(Error::NotOwner { .. })
+    ));
+    assert_eq!(c.generation(), generation);
+    assert_eq!(c.bundle(id(4)).unwrap().slug, "crm-b");
+}
+
+#[test]
+fn a_tenant_s_limits_hold_for_bundles_tools_and_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path());
+    let limits = TenantLimits {
+        max_tools: 3,
+        max_bundles: 1,
+        ..TenantLimits::default()
+    };
+    let (t, _) = c.add_tenant("small", limits).unwrap();
+    let v = c.view(&Viewer::Tenant(t.id));
+    let one = Uuid::now_v7();
+    v.put_bundle(one, &BundlePut::new("one")).unwrap();
+    let err = v
+        .put_bundle(Uuid::now_v7(), &BundlePut::new("two"))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TenantLimit {
+                what: "bundles",
+                limit: 1,
+                held: 1,
+                adding: 1
+            }
+        ),
+        "{err}"
+    );
+    v.put_tool(one, "a", "1", &http_put("small_a")).unwrap();
+    let generation = c.generation();
+    // A batch past the limit by one writes none of it.
+    let err = v
+        .put_tools(
+            one,
+            [
+                ("b", "1", http_put("small_b")),
+                ("c", "1", http_put("small_c")),
+                ("d", "1", http_put("small_d")),
+            ],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TenantLimit {
+                what: "tools",
+                limit: 3,
+                held: 1,
+                adding: 3
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(c.generation(), generation);
+    v.put_tools(
+        one,
+        [
+            ("b", "1", http_put("small_b")),
+            ("c", "1", http_put("small_c")),
+        ],
+    )
+    .unwrap();
+    assert!(matches!(
+        v.put_tool(one, "d", "1", &http_put("small_d")),
+        Err(Error::TenantLimit { .. })
+    ));
+    // A deleted bundle frees its place; restoring it counts it again.
+    v.delete_bundle(one).unwrap();
+    let other = Uuid::now_v7();
+    v.put_bundle(other, &BundlePut::new("two")).unwrap();
+    assert!(matches!(
+        v.restore_bundle(one),
+        Err(Error::TenantLimit { .. })
+    ));
+    // The operator is not limited, and can raise the limits.
+    c.put_tool(other, "x", "1", &http_put("op_x")).unwrap();
+    c.set_tenant_limits(
+        t.id,
+        TenantLimits {
+            max_bundles: 2,
+            max_tools: 10,
+            ..limits
+        },
+    )
+    .unwrap();
+    v.restore_bundle(one).unwrap();
+}
+
+#[test]
+fn racing_writers_of_one_tenant_never_pass_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open(dir.path());
+    let limits = TenantLimits {
+        max_tools: 10,
+        ..TenantLimits::default()
+    };
+    let (t, _) = c.add_tenant("racer", limits).unwrap();
+    let bundle = Uuid::now_v7();
+    c.view(&Viewer::Tenant(t.id))
+        .put_bundle(bundle, &BundlePut::new("race"))
+        .unwrap();
+    // Eight catalogs on one store (as eight processes), each putting four tools.
+    let catalogs: Vec<Catalog> = (0..8).map(|_| open(dir.path())).collect();
+    let written: usize = std::thread::scope(|s| {
+        let handles: Vec<_> = catalogs
+            .iter()
+            .enumerate()
+            .map(|(w, cat)| {
+                s.spawn(move || {
+                    let v = cat.view(&Viewer::Tenant(t.id));
+                    (0..4)
+                        .filter(|i| {
+                            let name = format!("racer_{w}_{i}");
+                            v.put_tool(bundle, &format!("t-{w}-{i}"), "1", &http_put(&name))
+                                .is_ok()
+                        })
+                        .count()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(written, 10);
+    let fresh = open(dir.path());
+    let held = fresh
+        .heads()
+        .iter()
+        .filter(|h| h.bundle_id == bundle)
+        .count();
+    assert_eq!(held, 10);
 }
