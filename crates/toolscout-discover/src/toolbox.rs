@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use serde_json::{Value, json};
-use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Subscription, Tool, ToolHead};
+use toolscout_catalog::{
+    Catalog, CatalogChange, CatalogEvent, CatalogView, Subscription, Tool, ToolHead, Viewer,
+};
 use toolscout_invoke::{ErrorKind, Invoker, Outcome, ToolError};
 use toolscout_search::{Hit, IndexDoc, NameStatus, SearchIndex, SearchQuery};
 use toolscout_spec::ToolSpec;
@@ -25,9 +27,15 @@ const INDEX_BATCH: usize = 2048;
 /// name (versions, bundles), the callable one changed last wins.
 ///
 /// Cloning is cheap: clones share everything.
+///
+/// A toolbox reads as one [`Viewer`]: the operator (every tool) unless made with
+/// [`Toolbox::as_viewer`], whose clone searches, looks up, lists and calls only the
+/// tools that viewer sees (a tenant's own, the shared and the built-ins), and answers a
+/// name held only outside the view as a name nobody holds, suggestions included.
 #[derive(Clone)]
 pub struct Toolbox {
     inner: Arc<Inner>,
+    viewer: Viewer,
 }
 
 struct Inner {
@@ -66,14 +74,19 @@ struct Names {
 
 /// The tool name `alias` stands for, when exactly one name could be given that alias
 /// (see [`could_alias`]); a scan of the names, made only when a name is not found.
-fn alias_target<'a>(names: &'a Names, alias: &str) -> Option<&'a str> {
+fn alias_target<'a>(
+    names: &'a Names,
+    alias: &str,
+    visible: impl Fn(&Vec<Uuid>) -> bool,
+) -> Option<&'a str> {
     if !toolscout_spec::adapters::openai::is_legal(alias) {
         return None;
     }
     let mut found = names
         .by_name
-        .keys()
-        .filter(|n| n.as_str() != alias && could_alias(n, alias));
+        .iter()
+        .filter(|(n, ids)| n.as_str() != alias && could_alias(n, alias) && visible(ids))
+        .map(|(n, _)| n);
     match (found.next(), found.next()) {
         (Some(one), None) => Some(one.as_str()),
         _ => None,
@@ -216,12 +229,64 @@ impl Toolbox {
             }
         });
         *inner.subscription.lock().unwrap_or_else(|e| e.into_inner()) = Some(sub);
-        Ok(Toolbox { inner })
+        Ok(Toolbox {
+            inner,
+            viewer: Viewer::Operator,
+        })
     }
 
-    /// The catalog.
+    /// The catalog, whole (as the operator sees it, whatever this toolbox's viewer):
+    /// for upkeep. Reads on behalf of the viewer go through [`Toolbox::view`].
     pub fn catalog(&self) -> &Catalog {
         &self.inner.catalog
+    }
+
+    /// This toolbox as `viewer` sees the catalog: a cheap clone sharing the index.
+    ///
+    /// ```
+    /// # use toolscout_discover::Toolbox;
+    /// # use toolscout_catalog::{BundlePut, Catalog, TenantLimits, ToolPut, Viewer};
+    /// # let dir = tempfile::tempdir()?;
+    /// let catalog = Catalog::open(dir.path(), &[])?;
+    /// let (acme, _) = catalog.add_tenant("acme", TenantLimits::default())?;
+    /// let crm = uuid::Uuid::now_v7();
+    /// catalog.put_bundle(crm, &BundlePut::new("crm"))?;
+    /// let spec = toolscout_spec::ToolSpec::builder("crm_lookup", "Find a customer").build()?;
+    /// catalog.put_tool(crm, "lookup", "1", &ToolPut::spec_only(spec))?;
+    /// catalog.set_bundle_owner(crm, Some(acme.id))?;
+    /// let index = toolscout_search::SearchIndex::in_memory()?;
+    /// let toolbox = Toolbox::new(catalog, index, toolscout_invoke::Invoker::default())?;
+    ///
+    /// let of_acme = toolbox.as_viewer(Viewer::Tenant(acme.id));
+    /// assert!(!matches!(of_acme.lookup("crm_lookup"), toolscout_discover::Lookup::NotFound { .. }));
+    /// let public = toolbox.as_viewer(Viewer::Public);
+    /// assert!(matches!(public.lookup("crm_lookup"), toolscout_discover::Lookup::NotFound { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn as_viewer(&self, viewer: Viewer) -> Toolbox {
+        Toolbox {
+            inner: Arc::clone(&self.inner),
+            viewer,
+        }
+    }
+
+    /// Who this toolbox reads as.
+    pub fn viewer(&self) -> &Viewer {
+        &self.viewer
+    }
+
+    /// The catalog as this toolbox's viewer sees it.
+    pub fn view(&self) -> CatalogView<'_> {
+        self.inner.catalog.view(&self.viewer)
+    }
+
+    /// `query` limited to the viewer's scopes (unchanged for the operator).
+    fn scoped(&self, query: &SearchQuery) -> SearchQuery {
+        let mut q = query.clone();
+        if let Some(scopes) = self.viewer.scopes() {
+            q.scopes = Some(scopes);
+        }
+        q
     }
 
     /// Keeps this toolbox in step with other processes' writes from a thread of its own,
@@ -318,19 +383,18 @@ impl Toolbox {
     /// of one (`math_gcd_e209990b` for `math.gcd`, as `export --format openai` and the
     /// agent loop name it) refers to that tool.
     pub fn lookup(&self, name: &str) -> Lookup {
+        let view = self.view();
         let ids = {
             let names = self.inner.read_names();
-            match names.by_name.get(name) {
+            let visible = |ids: &Vec<Uuid>| ids.iter().any(|id| view.head(*id).is_ok());
+            match names.by_name.get(name).filter(|ids| visible(ids)) {
                 Some(ids) => ids.clone(),
-                None => alias_target(&names, name)
+                None => alias_target(&names, name, |ids| visible(ids))
                     .and_then(|n| names.by_name.get(n).cloned())
                     .unwrap_or_default(),
             }
         };
-        let mut tools: Vec<Tool> = ids
-            .iter()
-            .filter_map(|id| self.inner.catalog.tool(*id).ok())
-            .collect();
+        let mut tools: Vec<Tool> = ids.iter().filter_map(|id| view.tool(*id).ok()).collect();
         tools.sort_by_key(|t| std::cmp::Reverse(t.name_claim()));
         match tools.into_iter().next() {
             Some(t) if t.is_callable() => Lookup::Found(Box::new(t)),
@@ -356,7 +420,7 @@ impl Toolbox {
         let q = SearchQuery::new(name)
             .with_include_disabled(true)
             .with_limit(5);
-        let Ok(r) = self.inner.index.search(&q) else {
+        let Ok(r) = self.inner.index.search(&self.scoped(&q)) else {
             return Vec::new();
         };
         // Suggestions are a courtesy: a store that cannot be read now gives none.
@@ -426,7 +490,7 @@ impl Toolbox {
 
     /// Runs a search and resolves the hits to catalog tools (one per name).
     pub fn search(&self, query: &SearchQuery) -> Result<ToolHits> {
-        let r = self.inner.index.search(query)?;
+        let r = self.inner.index.search(&self.scoped(query))?;
         Ok(ToolHits {
             hits: self.resolve(r.hits)?,
             next_page: r.next_page,
@@ -443,10 +507,10 @@ impl Toolbox {
             .iter()
             .filter_map(|h| Uuid::parse_str(&h.id).ok())
             .collect();
-        // One read for the page (one round trip on a database).
+        // One read for the page (one round trip on a database); a hit outside the view
+        // (which a scoped query does not give) is dropped all the same.
         let mut tools: HashMap<Uuid, Tool> = self
-            .inner
-            .catalog
+            .view()
             .tools_of(&ids)?
             .into_iter()
             .map(|t| (t.id, t))
@@ -467,9 +531,10 @@ impl Toolbox {
     /// This reads every callable stored tool's file: for a large catalog, walk
     /// [`Toolbox::callable_heads`] and read only the tools needed.
     pub fn callable_specs(&self) -> Vec<ToolSpec> {
+        let view = self.view();
         self.callable_heads()
             .iter()
-            .filter_map(|h| self.inner.catalog.tool(h.id).ok())
+            .filter_map(|h| view.tool(h.id).ok())
             .map(listed_spec)
             .collect()
     }
@@ -478,8 +543,7 @@ impl Toolbox {
     /// [`Toolbox::callable_specs`] gives), in catalog order; no file is read.
     pub fn callable_heads(&self) -> Vec<ToolHead> {
         let mut seen = std::collections::HashSet::new();
-        self.inner
-            .catalog
+        self.view()
             .heads()
             .into_iter()
             .filter(ToolHead::is_callable)
@@ -518,6 +582,16 @@ impl Toolbox {
     /// it): a disabled one is an error outcome; the call is counted in the catalog's
     /// usage. `approved` as in [`Toolbox::call_approved`].
     pub async fn call_tool(&self, tool: &Tool, args: Value, approved: bool) -> Outcome {
+        if self.view().head(tool.id).is_err() {
+            // Outside the view: answered as a name nobody holds.
+            let name = tool.spec.name.as_str();
+            let nobody = Lookup::NotFound {
+                did_you_mean: self.suggest(name),
+            };
+            if let Err(e) = nobody.into_callable(name) {
+                return Outcome::Err(e);
+            }
+        }
         call_catalog_tool(
             &self.inner.catalog,
             &self.inner.invoker,
@@ -903,20 +977,24 @@ fn doc<'a>(tool: &'a Tool, id: &'a str, bundles: &'a HashMap<Uuid, BundleWords>)
         )
         .with_enabled(tool.is_callable())
         .with_modified_at(tool.modified_at.timestamp())
+        .with_scope(bundle.map(|b| b.scope.as_str()))
 }
 
 /// What a tool's index document takes from its bundle: the slug, the name as people
-/// write it, and the description.
+/// write it, the description, and the scope.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BundleWords {
     pub(crate) slug: String,
     pub(crate) name: String,
     pub(crate) description: String,
+    /// Who sees its tools ([`toolscout_catalog::scope_of`]).
+    pub(crate) scope: String,
 }
 
 /// What a tool's index document is made from, in 64 bits: its spec (the identity digest:
 /// name, version, description, parameters; and the summary, tags and category the index
-/// reads too), its bundle's slug, name and description, state and modification time.
+/// reads too), its bundle's slug, name, description and scope, state and modification
+/// time.
 ///
 /// The spec's `title` is not in the head: a title changed alone, by hand, with the same
 /// modification time, is seen when the tool is written again (every write moves the time).
@@ -933,6 +1011,7 @@ fn fingerprint(head: &ToolHead, callable: bool, bundle: Option<&BundleWords>) ->
         bundle.map(|b| b.slug.as_str()),
         bundle.map(|b| b.name.as_str()),
         bundle.map(|b| b.description.as_str()),
+        bundle.map(|b| b.scope.as_str()),
     ] {
         field(part.unwrap_or("").as_bytes());
     }
@@ -990,12 +1069,14 @@ pub(crate) fn bundle_words(catalog: &Catalog) -> HashMap<Uuid, BundleWords> {
             break;
         };
         for b in page.items {
+            let scope = toolscout_catalog::scope_of(&b);
             out.insert(
                 b.id,
                 BundleWords {
                     slug: b.slug,
                     name: b.display_name,
                     description: b.description,
+                    scope,
                 },
             );
         }

@@ -314,7 +314,7 @@ impl DiscoverTools {
         let mut seen = std::collections::HashSet::new();
         let mut tools: Vec<ToolHead> = self
             .toolbox
-            .catalog()
+            .view()
             .heads()
             .into_iter()
             .filter(|t| t.is_callable() && self.contains_head(t))
@@ -348,9 +348,9 @@ impl DiscoverTools {
     /// The names of a hit's near-twins (catalog ids) that are in scope and not shown
     /// yet, best first; each is recorded in `named`.
     fn twin_names(&self, ids: &[String], named: &mut HashSet<String>) -> Vec<String> {
-        let catalog = self.toolbox.catalog();
+        let view = self.toolbox.view();
         ids.iter()
-            .filter_map(|id| catalog.head(Uuid::parse_str(id).ok()?).ok())
+            .filter_map(|id| view.head(Uuid::parse_str(id).ok()?).ok())
             .filter(|head| self.contains_head(head))
             .filter_map(|head| {
                 named
@@ -372,7 +372,7 @@ impl DiscoverTools {
         loop {
             let page = self
                 .toolbox
-                .catalog()
+                .view()
                 .list_bundles(&query.clone().with_page_token(token.as_deref()))
                 .ok()?;
             if let Some(b) = page

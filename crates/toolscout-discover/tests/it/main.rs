@@ -7,6 +7,7 @@ mod agents;
 mod builder;
 mod discover;
 mod props;
+mod tenants;
 mod toolbox;
 
 use serde_json::{Value, json};
