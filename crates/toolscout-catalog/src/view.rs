@@ -4,7 +4,9 @@
 //! and the built-ins) or the public (the shared bundles and the built-ins).
 //! [`Catalog::view`] gives the catalog as a viewer sees it: a bundle or tool outside the
 //! view is answered exactly as one that does not exist (same error, same message), so a
-//! tenant cannot tell "another tenant has it" from "nobody has it".
+//! tenant cannot tell "another tenant has it" from "nobody has it". A viewer sees the
+//! call counts of the tools it owns only: the shared and built-in tools' counts add up
+//! every tenant's calls.
 //!
 //! ```
 //! use toolscout_catalog::{BundlePut, Catalog, TenantLimits, Viewer};
@@ -152,8 +154,37 @@ impl CatalogView<'_> {
 
     /// One page of the tools in view ([`Catalog::list_tools`]).
     pub fn list_tools(&self, query: &ToolQuery) -> Result<Page<Tool>> {
-        self.catalog
-            .list_tools_where(query, |b| self.viewer.sees(b))
+        let mut page = self
+            .catalog
+            .list_tools_where(query, |b| self.viewer.sees(b))?;
+        self.mask_all(&mut page.items);
+        Ok(page)
+    }
+
+    /// Call counts are everyone's: a viewer sees those of the tools it owns (all of them,
+    /// for the operator) and none of the shared and built-in ones, which other tenants
+    /// call too.
+    fn mask_all(&self, tools: &mut [Tool]) {
+        if self.viewer == Viewer::Operator {
+            return;
+        }
+        let state = self.catalog.lock_state();
+        for t in tools {
+            let owned = state
+                .bundles
+                .get(&t.bundle_id)
+                .is_some_and(|b| self.viewer.owns(b));
+            if !owned {
+                t.usage = crate::model::Usage::default();
+            }
+        }
+    }
+
+    fn mask(&self, tool: Tool) -> Tool {
+        let mut one = [tool];
+        self.mask_all(&mut one);
+        let [tool] = one;
+        tool
     }
 
     /// [`Catalog::get_tool`]; a bundle outside the view is [`Error::BundleNotFound`].
@@ -161,13 +192,15 @@ impl CatalogView<'_> {
         if !self.sees(bundle) {
             return Err(Error::BundleNotFound { bundle });
         }
-        self.catalog.get_tool(bundle, slug, version)
+        self.catalog
+            .get_tool(bundle, slug, version)
+            .map(|t| self.mask(t))
     }
 
     /// [`Catalog::tool`]; a tool outside the view is [`Error::ToolIdNotFound`].
     pub fn tool(&self, id: Uuid) -> Result<Tool> {
         self.head(id)?;
-        self.catalog.tool(id)
+        self.catalog.tool(id).map(|t| self.mask(t))
     }
 
     /// [`Catalog::head`]; a tool outside the view is [`Error::ToolIdNotFound`].
@@ -196,7 +229,9 @@ impl CatalogView<'_> {
                 })
                 .collect()
         };
-        self.catalog.tools_of(&ids)
+        let mut tools = self.catalog.tools_of(&ids)?;
+        self.mask_all(&mut tools);
+        Ok(tools)
     }
 
     /// The heads of the tools in view, ordered by id ([`Catalog::heads`]).

@@ -367,3 +367,32 @@ fn racing_writers_of_one_tenant_never_pass_its_limit() {
         .count();
     assert_eq!(held, 10);
 }
+
+#[test]
+fn a_tenant_sees_the_call_counts_of_its_own_tools_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, a, b) = world(dir.path(), true);
+    let b = b.unwrap();
+    let op = c.view(&Viewer::Operator);
+    let shared = op.get_tool(id(2), "ping", "1").unwrap().id;
+    let own = op.get_tool(id(3), "lookup", "1").unwrap().id;
+    let now = chrono::Utc::now();
+    for _ in 0..11 {
+        c.record_call(shared, now).unwrap();
+    }
+    c.record_call(own, now).unwrap();
+    assert_eq!(c.tool(shared).unwrap().usage.call_count, 11);
+    let va = c.view(&Viewer::Tenant(a));
+    assert_eq!(va.tool(own).unwrap().usage.call_count, 1);
+    assert_eq!(va.tool(shared).unwrap().usage.call_count, 0);
+    let vb = c.view(&Viewer::Tenant(b));
+    assert_eq!(vb.tool(shared).unwrap().usage.call_count, 0);
+    let listed = vb.list_tools(&ToolQuery::default()).unwrap();
+    assert!(listed.items.iter().all(|t| t.usage.call_count == 0));
+    assert!(
+        va.tools_of(&[shared]).unwrap()[0]
+            .usage
+            .last_called_at
+            .is_none()
+    );
+}
