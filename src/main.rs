@@ -45,8 +45,12 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Manage bundles: list, put, enable, disable, delete, restore, export, import (ZIP).
+    /// Manage bundles: list, put, enable, disable, delete, restore, export, import (ZIP),
+    /// share, unshare, owner.
     Bundle(cmd::bundle::Args),
+    /// Manage tenants, the teams that share the catalog, each seeing its own, shared and
+    /// built-in tools: add, list, show, limits, token add|revoke, remove.
+    Tenant(cmd::tenant::Args),
     /// Remove for good the bundles deleted more than two days ago that hold no tool, and
     /// the temporary files of interrupted writes (`serve` does this at start and hourly).
     Reap,
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
             cmd::emit(String::from_utf8_lossy(&out).trim_end())
         }
         Command::Bundle(args) => cmd::bundle::run(&args, &cli.global, cli.json),
+        Command::Tenant(args) => cmd::tenant::run(&args, &cli.global, cli.json),
         Command::Reap => cmd::bundle::reap(&cli.global, cli.json),
         Command::Tool(args) => cmd::tool::run(&args, &cli.global, cli.json),
         Command::Import(args) => cmd::import::run(&args, &cli.global, cli.json),

@@ -1,4 +1,4 @@
-//! `toolscout bundle put|enable|disable|delete|list|export|import`.
+//! `toolscout bundle put|enable|disable|delete|restore|list|export|import|share|unshare|owner`.
 
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ use toolscout_catalog::{Bundle, BundlePut, Catalog};
 use uuid::Uuid;
 
 use super::context::{Context, Global};
-use super::list::{all_bundles, find_bundle, find_bundle_preferring};
+use super::list::{Owners, all_bundles, find_bundle, find_bundle_preferring};
 
 /// Arguments of `bundle`.
 #[derive(Debug, clap::Args)]
@@ -20,13 +20,14 @@ pub(crate) struct Args {
 
 #[derive(Debug, Subcommand)]
 enum What {
-    /// List the bundles with their tool counts (deleted ones with --include-deleted).
+    /// List the bundles with their tool counts (deleted ones with --include-deleted);
+    /// once the catalog has tenants, with each bundle's owner and whether it is shared.
     List {
         /// Show soft-deleted bundles too.
         #[arg(long)]
         include_deleted: bool,
     },
-    /// Create a bundle, or replace the name and description of one.
+    /// Create a bundle of the operator's, or replace the name and description of one.
     Put {
         /// Slug: letters, digits and `-`.
         slug: String,
@@ -74,6 +75,32 @@ enum What {
         /// The ZIP file.
         file: PathBuf,
     },
+    /// Share a bundle with every tenant: they find, read and call its tools; only its
+    /// owner changes it.
+    Share {
+        /// Slug or id.
+        bundle: String,
+    },
+    /// Stop sharing a bundle: its tools leave the view of every tenant but its owner.
+    Unshare {
+        /// Slug or id.
+        bundle: String,
+    },
+    /// Give a bundle to a tenant, or back to the operator (`--operator`): its tools leave
+    /// every other tenant's view (unless it is shared).
+    #[command(
+        group(clap::ArgGroup::new("new_owner").required(true).args(["tenant", "operator"])),
+        override_usage = "toolscout bundle owner [OPTIONS] <BUNDLE> <TENANT|--operator>"
+    )]
+    Owner {
+        /// Slug or id.
+        bundle: String,
+        /// The tenant (name or id) that is to own it.
+        tenant: Option<String>,
+        /// Give it back to the operator, whose bundles no tenant sees unless shared.
+        #[arg(long)]
+        operator: bool,
+    },
 }
 
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
@@ -87,7 +114,10 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             description,
             disabled,
         } => {
-            let existing = all_bundles(catalog)?.into_iter().find(|b| b.slug == *slug);
+            // The operator's own bundle of that slug: a tenant's bundle may have it too.
+            let existing = all_bundles(catalog)?
+                .into_iter()
+                .find(|b| b.slug == *slug && b.owner.is_none());
             let mut put = BundlePut::new(slug.as_str()).with_enabled(!disabled);
             if let Some(d) = display_name
                 .as_deref()
@@ -138,6 +168,52 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             }
             let b = catalog.restore_bundle(b.id)?;
             done(&b, "restored", json_out)
+        }
+        What::Share { bundle } | What::Unshare { bundle } => {
+            let share = matches!(args.what, What::Share { .. });
+            let b = find_bundle(catalog, bundle)?;
+            let b = catalog.set_bundle_shared(b.id, share)?;
+            let owners = Owners::of(catalog);
+            if json_out {
+                return super::print_json(&bundle_json(&b, &owners));
+            }
+            let what = if share { "shared" } else { "unshared" };
+            super::emit(format!(
+                "{what} bundle '{}' ({}), owned by {}: {}",
+                b.slug,
+                b.id,
+                owners.prose(&b),
+                if share {
+                    "every tenant finds, reads and calls its tools"
+                } else if b.owner.is_some() {
+                    "no other tenant sees its tools"
+                } else {
+                    "no tenant sees its tools"
+                }
+            ))
+        }
+        What::Owner {
+            bundle,
+            tenant,
+            operator: _,
+        } => {
+            let b = find_bundle(catalog, bundle)?;
+            let owner = match tenant {
+                Some(t) => Some(super::tenant::find_tenant(catalog, t)?.id),
+                None => None,
+            };
+            let b = catalog.set_bundle_owner(b.id, owner)?;
+            let owners = Owners::of(catalog);
+            if json_out {
+                return super::print_json(&bundle_json(&b, &owners));
+            }
+            super::emit(format!(
+                "bundle '{}' ({}) is owned by {}{}",
+                b.slug,
+                b.id,
+                owners.prose(&b),
+                if b.shared { " (shared)" } else { "" }
+            ))
         }
         What::Export { bundle, output } => {
             let b = find_bundle(catalog, bundle)?;
@@ -257,6 +333,15 @@ pub(crate) fn reap_note(due: chrono::DateTime<chrono::Utc>, tools: usize) -> Str
     }
 }
 
+/// A bundle as JSON, with its owner tenant's name (`ownerName`) when it has one.
+fn bundle_json(bundle: &Bundle, owners: &Owners) -> serde_json::Value {
+    let mut v = json!(bundle);
+    if let Some(name) = owners.name(bundle) {
+        v["ownerName"] = json!(name);
+    }
+    v
+}
+
 fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> {
     let tools = catalog.heads();
     let bundles: Vec<Bundle> = all_bundles(catalog)?
@@ -264,11 +349,12 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
         .filter(|b| include_deleted || b.soft_deleted_at.is_none())
         .collect();
     let count = |b: &Bundle| tools.iter().filter(|t| t.bundle_id == b.id).count();
+    let owners = Owners::of(catalog);
     if json_out {
         let items: Vec<serde_json::Value> = bundles
             .iter()
             .map(|b| {
-                let mut v = json!(b);
+                let mut v = bundle_json(b, &owners);
                 v["toolCount"] = json!(count(b));
                 if let Some(due) = Catalog::reap_due(b) {
                     v["reapableFrom"] = json!(due);
@@ -278,6 +364,15 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
             .collect();
         return super::print_json(&json!({ "bundles": items }));
     }
+    // Without tenants (nor owned or shared bundles) the listing is as it always was.
+    let owner_width = owners.worth_showing(&bundles).then(|| {
+        bundles
+            .iter()
+            .map(|b| owners.column(b).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(8)
+    });
     for b in &bundles {
         let state = if b.soft_deleted_at.is_some() {
             "deleted"
@@ -294,12 +389,25 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
             ),
             None => b.description.clone(),
         };
-        super::emit(format!(
-            "{:<16} {:<8} {:>5} tools  {about}",
+        let owner = match owner_width {
+            Some(width) => format!(
+                "{:<width$}  {:<6}  ",
+                owners.column(b),
+                if b.shared { "shared" } else { "" }
+            ),
+            None => String::new(),
+        };
+        let line = format!(
+            "{:<16} {:<8} {:>5} tools  {owner}{about}",
             b.slug,
             state,
-            count(b),
-        ))?;
+            count(b)
+        );
+        if owner_width.is_some() {
+            super::emit(line.trim_end())?;
+        } else {
+            super::emit(line)?;
+        }
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tool, ToolHead};
+use toolscout_catalog::{Bundle, BundleQuery, Catalog, Tenant, Tool, ToolHead};
 use toolscout_spec::Disclosure;
 
 use super::context::{Context, Global, picks_by_name};
@@ -146,28 +146,119 @@ pub(crate) fn find_bundle(catalog: &Catalog, key: &str) -> Result<Bundle> {
 }
 
 /// [`find_bundle`], a deleted bundle first when `deleted` (what `bundle restore` means).
+///
+/// With tenants, bundles of different owners may share a slug: a slug that names
+/// bundles of more than one owner (in the preferred state) is an error that lists them
+/// with their owners, to be named by id instead.
 pub(crate) fn find_bundle_preferring(
     catalog: &Catalog,
     key: &str,
     deleted: bool,
 ) -> Result<Bundle> {
     let bundles = all_bundles(catalog)?;
-    let matching = || {
-        bundles
-            .iter()
-            .filter(|b| b.slug == key || b.id.to_string() == key)
-    };
-    if let Some(b) = matching()
-        .find(|b| b.soft_deleted_at.is_some() == deleted)
-        .or_else(|| matching().next())
-    {
+    if let Some(b) = bundles.iter().find(|b| b.id.to_string() == key) {
         return Ok(b.clone());
+    }
+    let matching: Vec<&Bundle> = bundles.iter().filter(|b| b.slug == key).collect();
+    let preferred: Vec<&Bundle> = if matching
+        .iter()
+        .any(|b| b.soft_deleted_at.is_some() == deleted)
+    {
+        matching
+            .into_iter()
+            .filter(|b| b.soft_deleted_at.is_some() == deleted)
+            .collect()
+    } else {
+        matching
+    };
+    if let Some(first) = preferred.first() {
+        if preferred.iter().any(|b| b.owner != first.owner) {
+            let owners = Owners::of(catalog);
+            let lines: Vec<String> = preferred
+                .iter()
+                .map(|b| {
+                    let mut line = format!("  {}  owned by {}", b.id, owners.prose(b));
+                    if b.shared {
+                        line.push_str(", shared");
+                    }
+                    if b.soft_deleted_at.is_some() {
+                        line.push_str(", deleted");
+                    }
+                    line
+                })
+                .collect();
+            bail!(
+                "the slug '{key}' names {} bundles of different owners; give the id of the one you mean:\n{}",
+                preferred.len(),
+                lines.join("\n")
+            );
+        }
+        return Ok((*first).clone());
     }
     let slugs: Vec<&str> = bundles.iter().map(|b| b.slug.as_str()).collect();
     bail!(
         "no bundle '{key}'; the bundles are: {} (try `toolscout bundle list`)",
         slugs.join(", ")
     )
+}
+
+/// The names of the tenants that may own bundles, to show who owns one.
+pub(crate) struct Owners {
+    tenants: Vec<Tenant>,
+}
+
+impl Owners {
+    /// The catalog's tenants, removed ones too (they may still own bundles).
+    pub(crate) fn of(catalog: &Catalog) -> Owners {
+        Owners {
+            tenants: catalog.tenants(),
+        }
+    }
+
+    /// Whether a listing should say who owns each bundle: the catalog has or had a
+    /// tenant, or a bundle is owned or shared. Without them listings stay as they were.
+    pub(crate) fn worth_showing(&self, bundles: &[Bundle]) -> bool {
+        !self.tenants.is_empty() || bundles.iter().any(|b| b.owner.is_some() || b.shared)
+    }
+
+    /// The owner tenant's name (`name (removed)` for a removed one), `None` for the
+    /// operator's and the built-in bundles.
+    pub(crate) fn name(&self, bundle: &Bundle) -> Option<String> {
+        let owner = bundle.owner?;
+        Some(
+            self.tenants
+                .iter()
+                .find(|t| t.id == owner)
+                .map_or_else(|| owner.to_string(), super::tenant::display_name),
+        )
+    }
+
+    /// A bundle's owner as a listing's column: the tenant's name, `operator` or
+    /// `built-in`.
+    pub(crate) fn column(&self, bundle: &Bundle) -> String {
+        match self.name(bundle) {
+            Some(name) => name,
+            None if bundle.is_built_in => "built-in".to_owned(),
+            None => "operator".to_owned(),
+        }
+    }
+
+    /// A bundle's owner in a sentence: `tenant 'acme'`, `removed tenant 'acme'`, `the
+    /// operator`, `nobody (built-in)`.
+    pub(crate) fn prose(&self, bundle: &Bundle) -> String {
+        let Some(owner) = bundle.owner else {
+            return if bundle.is_built_in {
+                "nobody (built-in)".to_owned()
+            } else {
+                "the operator".to_owned()
+            };
+        };
+        match self.tenants.iter().find(|t| t.id == owner) {
+            Some(t) if t.is_live() => format!("tenant '{}'", t.name),
+            Some(t) => format!("removed tenant '{}' ({})", t.name, t.id),
+            None => format!("tenant {owner}"),
+        }
+    }
 }
 
 /// Every bundle, deleted ones too.

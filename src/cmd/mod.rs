@@ -24,6 +24,7 @@ pub(crate) mod list;
 pub(crate) mod mcp;
 pub(crate) mod search;
 pub(crate) mod serve;
+pub(crate) mod tenant;
 pub(crate) mod tool;
 
 use anyhow::{Result, bail};

@@ -24,6 +24,7 @@ mod serve;
 mod spec_only;
 #[cfg(feature = "postgres")]
 mod store;
+mod tenants;
 
 /// A temporary catalog and workspace; `run` uses both.
 struct Env {

@@ -322,9 +322,18 @@ fn export_bundle_takes_the_bundle_not_deleted_and_its_own_tools() {
     assert!(openai.contains(r#""name": "get_weather""#), "{openai}");
     let err = env.all(&["export", "--format", "jsonl", "--bundle", "nope"]);
     assert!(err.contains("no bundle 'nope'"), "{err}");
-    // `bundle restore` means the deleted one.
+    // `bundle restore` means the deleted one: refused while a live bundle of the owner
+    // holds its slug (slugs are unique per owner among live bundles), done once it is not.
+    let restore = env.all(&["bundle", "restore", "demo"]);
+    assert!(
+        restore.starts_with("exit 1\n") && restore.contains("bundle slug 'demo' is taken"),
+        "{restore}"
+    );
+    env.check(&["bundle", "delete", "demo"]);
     let restore = env.all(&["bundle", "restore", "demo"]);
     assert!(restore.contains("restored bundle 'demo'"), "{restore}");
+    let exported = env.check(&["export", "--format", "jsonl", "--bundle", "demo"]);
+    assert_eq!(names(exported), [r#""math.factorial""#, r#""get_weather""#]);
 }
 
 /// Regression (issue 36): every way in refuses a built-in tool's name, in any case, and
