@@ -2,13 +2,15 @@
 //! Protocol, and remote catalogs read from other servers.
 //!
 //! [`router`] builds an axum [`Router`] over an [`AppState`] (a
-//! [`Toolbox`](toolscout_discover::Toolbox) plus [`ServerOptions`]):
+//! [`Toolbox`](toolscout_discover::Toolbox) plus [`ServerOptions`]), one route per row of
+//! [`routes()`], the table of every route with who may use it ([`Access`]):
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /api/v1/tools`, `GET /api/v1/tools/{name}` | the tool-discovery manifest ([`manifest`]), whole or in pages (`?limit=N&page_token=T`), gzip or br when accepted; `ETag` = catalog identity (a page's: identity, offset, limit), `Cache-Control: public, max-age=60`, 304, 503 |
+//! | `GET /api/v1/tools`, `GET /api/v1/tools/{name}` | the tool-discovery manifest ([`manifest`]), whole or in pages (`?limit=N&page_token=T`), gzip or br when accepted; `ETag` = catalog identity (a page's: identity, offset, limit), `Cache-Control: public, max-age=60` (`private` to a request with `Authorization`), `Vary: Authorization`, 304, 503 |
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
 //! | `GET /api/v1/events` | the catalog's changes as Server-Sent Events ([`feed`]): names added, removed, enabled, disabled, changed; resumable with `Last-Event-ID` |
+//! | `GET /api/v1/whoami` | who the server takes the sender for ([`Principal`]): `{"kind": "operator" \| "tenant" \| "anonymous"}`, with a tenant's name and limits |
 //! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
 //! | `/mcp` | MCP over streamable HTTP (`mcp`, with the `mcp` feature, on by default); `serve_stdio` serves it over stdio, `serve_io` over any pipe |
@@ -17,10 +19,21 @@
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
 //! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond) and must be
 //! `application/json` (415 otherwise). `Host` and `Origin` are checked on every route
-//! ([`HostCheck`]; loopback names by default, 403 otherwise). When
-//! [`ServerOptions::token`] is set, every request but the `GET`/`HEAD` reads of the
-//! manifest and the listings needs `Authorization: Bearer <token>` (every `/rpc` and
-//! `/mcp` request does). See `SECURITY.md` for the threat model.
+//! ([`HostCheck`]; loopback names by default, 403 otherwise).
+//!
+//! Every request to a route but the console's static files is authenticated: the
+//! `authenticate` middleware puts a [`Principal`] in its extensions.
+//! `Authorization: Bearer <token>` with [`ServerOptions::token`] (the server's own) is the
+//! operator; a live tenant's token
+//! ([`Catalog::add_tenant`](toolscout_catalog::Catalog::add_tenant)) is that tenant; any
+//! other token is 401, one answer for an unknown, a revoked and a removed tenant's token,
+//! on reads too. Without a token, a server with no token of its own serves everyone as
+//! the operator; one with a token refuses writes and calls (every `/rpc` and `/mcp`
+//! request) with 401 and serves the `GET`/`HEAD` reads as [`AnonymousReads`] says: in
+//! the operator's view while the catalog has no tenant (by default). Until each route
+//! serves tenants within their view ([`Route::tenant_ready`]), a tenant's token gets 403
+//! `not_yet` on it, and reads without a token once a tenant exists get 401. See
+//! `SECURITY.md` for the threat model.
 //!
 //! [`RemoteCatalog`] (from `toolscout-remote`, re-exported) is the consumer side of the
 //! discovery protocol: it imports other servers' manifests into local bundles and calls
@@ -51,6 +64,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod auth;
 mod conn;
 pub mod console;
 mod error;
@@ -59,6 +73,7 @@ pub mod manifest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod rest;
+mod routes;
 pub mod rpc;
 mod state;
 
@@ -69,13 +84,13 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
-use tower_http::compression::CompressionLayer;
 
+pub use auth::{AnonymousReads, Principal};
 pub use conn::{ConnectionLimits, DEFAULT_MAX_CONNECTIONS};
 pub use error::{AppError, Error, Result};
 #[cfg(feature = "mcp")]
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
+pub use routes::{Access, Route, routes};
 pub use state::{
     AppState, DEFAULT_BODY_LIMIT, Expose, HostCheck, MAX_ACTIVATION_CAP, ServerOptions,
 };
@@ -83,53 +98,32 @@ pub use state::{
 pub use toolscout_remote as remote;
 pub use toolscout_remote::{RemoteCatalog, RemoteSource, SourceReport, SourceStatus};
 
-/// The server's routes over `state` (see the crate documentation).
+/// The server's routes over `state` (see the crate documentation): one per row of
+/// [`routes()`], behind the `authenticate` middleware ([`Principal`]).
+///
+/// # Panics
+///
+/// When [`routes()`] lists a route it has no handler for (a programming error, caught by
+/// every test that builds a router).
 pub fn router(state: AppState) -> Router {
     let limit = state.options().body_limit;
-    let tool_path = "/tools/bundles/{bundle}/tools/{slug}/version/{version}";
-    let routes = Router::new()
-        // Compressed when the client accepts it: a large catalog's manifest is large.
-        // Only these routes: the console's chat and MCP stream their answers.
-        .route(
-            "/api/v1/tools",
-            get(manifest::get_manifest).layer(CompressionLayer::new()),
-        )
-        .route(
-            "/api/v1/tools/{name}",
-            get(manifest::get_definition).layer(CompressionLayer::new()),
-        )
-        .route(
-            "/api/v1/tools/{name}/invoke",
-            post(manifest::invoke_by_name),
-        )
-        .route("/api/v1/events", get(feed::events))
-        .route(
-            "/tools/bundles/{bundle}",
-            put(rest::put_bundle)
-                .patch(rest::patch_bundle)
-                .delete(rest::delete_bundle),
-        )
-        .route("/tools/bundles", get(rest::list_bundles))
-        .route(
-            tool_path,
-            put(rest::put_tool)
-                .patch(rest::patch_tool)
-                .delete(rest::delete_tool)
-                .get(rest::get_tool),
-        )
-        .route(&format!("{tool_path}/invoke"), post(rest::invoke_tool))
-        .route("/tools/tools", get(rest::list_tools))
-        .route("/tools/tools/search", get(rest::search_tools))
-        .route("/rpc", post(rpc::handle));
+    let mut app = Router::new();
+    for route in routes() {
+        if route.path != routes::MCP_PATH && !routes::is_console(route.path) {
+            app = app.route(route.path, routes::handler(route));
+        }
+    }
+    // The `/mcp` rows are one nested service: rmcp answers each of their methods.
     #[cfg(feature = "mcp")]
-    let routes = routes.nest_service("/mcp", mcp_service(state.clone()));
-    routes
-        .merge(console::routes())
+    if routes().iter().any(|r| r.path == routes::MCP_PATH) {
+        app = app.nest_service(routes::MCP_PATH, mcp_service(state.clone()));
+    }
+    app.merge(console::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
-            require_token,
+            auth::authenticate,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -143,56 +137,6 @@ async fn not_found(method: Method, uri: axum::http::Uri) -> AppError {
         "no route {method} {}; the routes are /api/v1/tools, /tools/bundles, /tools/tools, /tools/tools/search, /rpc and /mcp",
         uri.path()
     ))
-}
-
-/// Refuses requests without the bearer token, when one is set: everything but the
-/// `GET`/`HEAD` reads of the manifest and the REST listings (every `/rpc` and `/mcp`
-/// request needs it).
-async fn require_token(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Some(token) = state.options().token.as_deref() else {
-        return next.run(request).await;
-    };
-    let path = request.uri().path();
-    let read = matches!(*request.method(), Method::GET | Method::HEAD)
-        && !path.starts_with("/mcp")
-        && path != "/rpc";
-    if read {
-        return next.run(request).await;
-    }
-    match bearer(request.headers()) {
-        Some(g) if same(g.as_bytes(), token.as_bytes()) => next.run(request).await,
-        Some(_) => AppError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "the bearer token is wrong",
-        )
-        .into_response(),
-        None => AppError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "this server needs a token for everything but GET reads: send Authorization: Bearer <token>",
-        )
-        .into_response(),
-    }
-}
-
-/// The bearer token a request carries: `Authorization: Bearer <token>`, the scheme in
-/// any case (RFC 9110 §11.1).
-fn bearer(headers: &header::HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    scheme
-        .eq_ignore_ascii_case("bearer")
-        .then(|| token.trim())
-        .filter(|t| !t.is_empty())
-}
-
-/// Whether a request may do what needs the token: no token is set, or it carries it.
-pub(crate) fn has_token(state: &AppState, headers: &header::HeaderMap) -> bool {
-    match state.options().token.as_deref() {
-        None => true,
-        Some(token) => bearer(headers).is_some_and(|g| same(g.as_bytes(), token.as_bytes())),
-    }
 }
 
 /// Refuses requests that a web page could have sent: a `Host` or `Origin` that is not
@@ -286,12 +230,6 @@ fn is_json(headers: &header::HeaderMap) -> bool {
     mime_of(headers).is_some_and(|mime| {
         mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
     })
-}
-
-/// Compares without stopping at the first difference, so that timing tells nothing (but
-/// the length).
-fn same(a: &[u8], b: &[u8]) -> bool {
-    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 /// Binds `addr` and serves [`router`] over `state` until the process ends.

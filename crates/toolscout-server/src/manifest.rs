@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -46,11 +46,23 @@ use toolscout_spec::adapters::manifest::{
 };
 use uuid::Uuid;
 
-use crate::AppState;
 use crate::error::AppError;
+use crate::{AppState, Principal};
 
-/// The `Cache-Control` of manifest answers.
+/// The `Cache-Control` of manifest answers to requests without `Authorization`.
 pub const CACHE_CONTROL: &str = "public, max-age=60";
+
+/// The `Cache-Control` of manifest answers to requests with `Authorization`.
+///
+/// **Rationale:** a shared cache may store an answer to an authorized request when it is
+/// marked `public` (RFC 9111 §3.5), and would then hand one principal's manifest to
+/// another.
+pub const CACHE_CONTROL_PRIVATE: &str = "private, max-age=60";
+
+/// The `Vary` of every manifest answer, errors too: what a cache must key it by. One
+/// value naming both, since the compression layer adds `Accept-Encoding` only to a
+/// response whose `Vary` does not name it yet.
+const VARY: &str = "Authorization, Accept-Encoding";
 
 pub use toolscout_spec::adapters::manifest::{
     DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, STALE_PAGE_TOKEN,
@@ -182,15 +194,28 @@ fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
         .any(|t| t == "*" || t == etag)
 }
 
-fn cached(mut response: Response, etag: &str) -> Response {
+/// `response` with its `ETag` and `Cache-Control` (private when the request carried
+/// `Authorization`).
+fn cached(mut response: Response, etag: &str, headers: &HeaderMap) -> Response {
     let h = response.headers_mut();
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(CACHE_CONTROL),
-    );
+    let control = if headers.contains_key(header::AUTHORIZATION) {
+        CACHE_CONTROL_PRIVATE
+    } else {
+        CACHE_CONTROL
+    };
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static(control));
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
+    response
+}
+
+/// A manifest answer, error or not, with its `Vary`.
+fn varied(answer: Result<Response, AppError>) -> Response {
+    let mut response = answer.unwrap_or_else(IntoResponse::into_response);
+    response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static(VARY));
     response
 }
 
@@ -469,6 +494,14 @@ pub(crate) async fn get_manifest(
     State(state): State<AppState>,
     query: Result<Query<ManifestQuery>, QueryRejection>,
     headers: HeaderMap,
+) -> Response {
+    varied(manifest_answer(state, query, headers).await)
+}
+
+async fn manifest_answer(
+    state: AppState,
+    query: Result<Query<ManifestQuery>, QueryRejection>,
+    headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let Query(query) = query?;
     let page = query.page()?;
@@ -482,7 +515,11 @@ pub(crate) async fn get_manifest(
         }
     };
     if not_modified(&headers, &etag) {
-        return Ok(cached(StatusCode::NOT_MODIFIED.into_response(), &etag));
+        return Ok(cached(
+            StatusCode::NOT_MODIFIED.into_response(),
+            &etag,
+            &headers,
+        ));
     }
     // Reading, ordering and writing a large catalog's manifest takes a while: off the
     // async threads.
@@ -506,7 +543,7 @@ pub(crate) async fn get_manifest(
         body,
     )
         .into_response();
-    Ok(cached(response, &etag))
+    Ok(cached(response, &etag, &headers))
 }
 
 /// `GET /api/v1/tools/{name}`.
@@ -514,21 +551,37 @@ pub(crate) async fn get_definition(
     State(state): State<AppState>,
     Path(name): Path<String>,
     headers: HeaderMap,
+) -> Response {
+    varied(definition_answer(&state, &name, &headers).await)
+}
+
+async fn definition_answer(
+    state: &AppState,
+    name: &str,
+    headers: &HeaderMap,
 ) -> Result<Response, AppError> {
-    ready(&state).await?;
-    let etag = etag(&state);
-    match state.toolbox().lookup(&name) {
+    ready(state).await?;
+    let etag = etag(state);
+    match state.toolbox().lookup(name) {
         Lookup::Found(tool) => {
-            if not_modified(&headers, &etag) {
-                return Ok(cached(StatusCode::NOT_MODIFIED.into_response(), &etag));
+            if not_modified(headers, &etag) {
+                return Ok(cached(
+                    StatusCode::NOT_MODIFIED.into_response(),
+                    &etag,
+                    headers,
+                ));
             }
-            Ok(cached(Json(definition(&tool)).into_response(), &etag))
+            Ok(cached(
+                Json(definition(&tool)).into_response(),
+                &etag,
+                headers,
+            ))
         }
         Lookup::Disabled { reason, .. } => Err(AppError::not_found(format!(
             "tool '{name}' is not available: {reason}"
         ))
         .with_details(json!({"tool": name, "reason": reason}))),
-        Lookup::NotFound { did_you_mean } => Err(unknown_tool(&name, did_you_mean)),
+        Lookup::NotFound { did_you_mean } => Err(unknown_tool(name, did_you_mean)),
     }
 }
 
@@ -557,12 +610,17 @@ pub(crate) struct InvokeBody {
 
 impl InvokeBody {
     /// Whether the call is approved: refused (403) when the client asked for it without
-    /// proving it holds the server's token, or the server has none.
-    pub(crate) fn approval(&self, state: &AppState, headers: &HeaderMap) -> Result<bool, AppError> {
+    /// proving it holds the server's token (a tenant's does not count), or the server has
+    /// none.
+    pub(crate) fn approval(
+        &self,
+        state: &AppState,
+        principal: &Principal,
+    ) -> Result<bool, AppError> {
         if !self.approved {
             return Ok(false);
         }
-        if state.options().token.is_some() && crate::has_token(state, headers) {
+        if principal.may_approve(state.options()) {
             return Ok(true);
         }
         Err(AppError::new(
@@ -592,12 +650,12 @@ pub(crate) fn outcome_response(outcome: &Outcome) -> Response {
 /// `POST /api/v1/tools/{name}/invoke` with `{"args": {…}}`.
 pub(crate) async fn invoke_by_name(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(name): Path<String>,
-    headers: HeaderMap,
     body: Result<Json<InvokeBody>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, AppError> {
     let Json(body) = body?;
-    let approved = body.approval(&state, &headers)?;
+    let approved = body.approval(&state, &principal)?;
     let outcome = state.call_as(&name, body.args, approved).await;
     Ok(outcome_response(&outcome))
 }

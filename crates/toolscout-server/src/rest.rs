@@ -4,7 +4,7 @@
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -12,9 +12,9 @@ use toolscout_catalog::{AuthoredTool, Bundle, BundlePut, BundleQuery, Tool, Tool
 use toolscout_search::SearchQuery;
 use uuid::Uuid;
 
-use crate::AppState;
 use crate::error::AppError;
 use crate::manifest::{InvokeBody, outcome_response, ready};
+use crate::{AppState, Principal};
 
 type Body<T> = Result<Json<T>, JsonRejection>;
 type Params<T> = Result<Query<T>, QueryRejection>;
@@ -283,13 +283,13 @@ pub(crate) async fn get_tool(
 /// `POST /tools/bundles/{bundleID}/tools/{slug}/version/{v}/invoke` with `{"args": …}`.
 pub(crate) async fn invoke_tool(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(p): Path<ToolPath>,
-    headers: axum::http::HeaderMap,
     body: Body<InvokeBody>,
 ) -> Result<Response, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
     let Json(body) = body?;
-    let approved = body.approval(&state, &headers)?;
+    let approved = body.approval(&state, &principal)?;
     let tool = state
         .toolbox()
         .catalog()

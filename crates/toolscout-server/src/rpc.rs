@@ -1,12 +1,12 @@
 //! JSON-RPC 2.0 at `POST /rpc`: `tools/list`, `tools/call`, `tools/describe`,
 //! `tools/search` and `server/identity`, single requests and batches.
 
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde_json::{Value, json};
 use toolscout_catalog::Tool;
 use toolscout_discover::{Lookup, listed_spec, marked};
@@ -15,8 +15,8 @@ use toolscout_spec::Level;
 use toolscout_spec::adapters::manifest::PROTOCOL_VERSION;
 use toolscout_spec::adapters::mcp::to_mcp;
 
-use crate::AppState;
 use crate::error::AppError;
+use crate::{AppState, Principal};
 
 /// The methods `POST /rpc` answers.
 pub const METHODS: [&str; 5] = [
@@ -86,20 +86,19 @@ impl RpcError {
     }
 }
 
-/// `POST /rpc`. When the server has a token, the token middleware lets no request
-/// without it through; `tools/call` checks it again here.
+/// `POST /rpc`. When the server has a token, the `authenticate` middleware lets no
+/// request without one through; `tools/call` is the operator's, checked again here.
 pub(crate) async fn handle(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Extension(principal): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let body = body?;
-    let may_call = crate::has_token(&state, &headers);
     // Only a client that proved it holds the server's token may approve a call: with no
     // token (`--no-auth`) anyone could.
     let caller = Caller {
-        may_call,
-        may_approve: may_call && state.options().token.is_some(),
+        may_call: principal.is_operator(),
+        may_approve: principal.may_approve(state.options()),
     };
     match answer_with(&state, &body, caller).await {
         Some(reply) => Ok(Json(reply).into_response()),

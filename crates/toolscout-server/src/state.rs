@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use toolscout_remote::RemoteCatalog;
 
-use crate::ConnectionLimits;
+use crate::{AnonymousReads, ConnectionLimits};
 
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
@@ -125,8 +125,14 @@ pub struct ServerOptions {
     /// The manifest's categories; derived from the tools' `category` values (name =
     /// title-cased id) when empty.
     pub categories: Vec<ToolCategory>,
-    /// The bearer token that requests other than reads need, when set.
+    /// The server's own bearer token, the operator's: when set, every request but the
+    /// console's static files needs it or a tenant's token, and reads without a token
+    /// get what [`ServerOptions::anonymous_reads`] allows. `None` serves everyone as
+    /// the operator (`--no-auth`).
     pub token: Option<String>,
+    /// What a `GET` read without a token may see on a server with a token
+    /// ([`AnonymousReads::Auto`] by default).
+    pub anonymous_reads: AnonymousReads,
     /// What the MCP endpoint lists.
     pub expose: Expose,
     /// The largest request body accepted, in bytes (larger ones get 413).
@@ -169,6 +175,7 @@ impl Default for ServerOptions {
             },
             categories: Vec::new(),
             token: None,
+            anonymous_reads: AnonymousReads::Auto,
             expose: Expose::Discover,
             body_limit: DEFAULT_BODY_LIMIT,
             page_size: toolscout_catalog::DEFAULT_LISTING_PAGE_SIZE,
@@ -208,10 +215,17 @@ impl ServerOptions {
         self
     }
 
-    /// Requires `Authorization: Bearer <token>` on everything but the `GET` reads of the
-    /// manifest and the listings.
+    /// Requires `Authorization: Bearer <token>` (this token, or a tenant's) on everything
+    /// but the console's static files and the `GET` reads that
+    /// [`ServerOptions::anonymous_reads`] allows without one.
     pub fn with_token(mut self, token: Option<&str>) -> Self {
         self.token = token.filter(|t| !t.is_empty()).map(str::to_owned);
+        self
+    }
+
+    /// Sets what a `GET` read without a token may see ([`AnonymousReads`]).
+    pub fn with_anonymous_reads(mut self, reads: AnonymousReads) -> Self {
+        self.anonymous_reads = reads;
         self
     }
 

@@ -29,7 +29,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use axum::{Extension, Json, Router};
 use serde_json::{Value, json};
 use toolscout_spec::{Level, tokens};
@@ -143,19 +143,41 @@ pub async fn serve_until(
     Ok(flushed?)
 }
 
-/// The console's routes, merged into [`crate::router`].
+/// The console's routes, merged into [`crate::router`]: its rows of
+/// [`crate::routes()`].
+///
+/// # Panics
+///
+/// On a console row it has no handler for (a programming error, caught by every test
+/// that builds a router).
 pub(crate) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/", get(index))
-        .route("/console/console.css", get(css))
-        .route("/console/console.js", get(js))
-        .route("/console/form.js", get(form_js))
-        .route("/console/chat.js", get(chat_js))
-        .route("/console/api/levels/{bundle}/{slug}/{version}", get(levels))
-        .route("/console/api/bundles/{bundle}/export", get(export_bundle))
-        .route("/console/api/bundles/import", post(import_bundle))
-        .route("/console/api/chat", get(chat::status).post(chat::turn))
-        .route("/console/api/chat/approve", post(chat::approve))
+    let mut router = Router::new();
+    for route in crate::routes()
+        .iter()
+        .filter(|r| crate::routes::is_console(r.path))
+    {
+        router = router.route(route.path, handler(route));
+    }
+    router
+}
+
+fn handler(route: &crate::Route) -> MethodRouter<AppState> {
+    match (route.method.as_str(), route.path) {
+        ("GET", "/") => get(index),
+        ("GET", "/console/console.css") => get(css),
+        ("GET", "/console/console.js") => get(js),
+        ("GET", "/console/form.js") => get(form_js),
+        ("GET", "/console/chat.js") => get(chat_js),
+        ("GET", "/console/api/levels/{bundle}/{slug}/{version}") => get(levels),
+        ("GET", "/console/api/bundles/{bundle}/export") => get(export_bundle),
+        ("POST", "/console/api/bundles/import") => post(import_bundle),
+        ("GET", "/console/api/chat") => get(chat::status),
+        ("POST", "/console/api/chat") => post(chat::turn),
+        ("POST", "/console/api/chat/approve") => post(chat::approve),
+        (method, path) => {
+            panic!("routes() lists {method} {path}, which the console has no handler for")
+        }
+    }
 }
 
 fn asset(kind: &'static str, body: &'static str) -> Response {

@@ -19,6 +19,7 @@ mod rest;
 mod rpc;
 mod security;
 mod socket;
+mod tenants;
 
 use axum::Router;
 use axum::body::Body;
