@@ -158,11 +158,20 @@ impl From<toolscout_catalog::Error> for AppError {
             | E::Implementation { .. }
             | E::PageToken { .. }
             | E::ToolBody { .. }
-            | E::Archive { .. } => (StatusCode::BAD_REQUEST, "invalid"),
-            E::BundleNotFound { .. } | E::ToolNotFound { .. } | E::ToolIdNotFound { .. } => {
-                (StatusCode::NOT_FOUND, "not_found")
+            | E::Archive { .. }
+            | E::TenantName { .. } => (StatusCode::BAD_REQUEST, "invalid"),
+            E::BundleNotFound { .. }
+            | E::ToolNotFound { .. }
+            | E::ToolIdNotFound { .. }
+            | E::TenantNotFound { .. }
+            | E::TokenNotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            E::Conflict { .. } | E::SlugTaken { .. } | E::TenantExists { .. } => {
+                (StatusCode::CONFLICT, "conflict")
             }
-            E::Conflict { .. } => (StatusCode::CONFLICT, "conflict"),
+            // A bundle the caller sees but does not own (shared, built-in for a tenant).
+            E::NotOwner { .. } => (StatusCode::FORBIDDEN, "forbidden"),
+            E::TenantLimit { .. } => (StatusCode::FORBIDDEN, "limit_exceeded"),
+            E::Random { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             // Permanent: a built-in's content never changes, so this is a conflict with
             // the resource's nature, not a lock that could be lifted.
             E::BuiltIn { .. } | E::ReservedName { .. } => (StatusCode::CONFLICT, "built_in"),
@@ -188,6 +197,14 @@ impl From<toolscout_catalog::Error> for AppError {
                 details.insert("builtIn".to_owned(), json!(builtin));
                 error.with_details(Value::Object(details))
             }
+            E::TenantLimit {
+                what,
+                limit,
+                held,
+                adding,
+            } => error.with_details(
+                json!({"what": what, "limit": limit, "held": held, "adding": adding}),
+            ),
             _ => error,
         }
     }

@@ -81,7 +81,7 @@ pub fn build_manifest(state: &AppState) -> ToolManifest {
 fn definitions_of(toolbox: &Toolbox, heads: &[ToolHead]) -> Vec<ToolDefinition> {
     heads
         .iter()
-        .filter_map(|h| toolbox.catalog().tool(h.id).ok())
+        .filter_map(|h| toolbox.view().tool(h.id).ok())
         .map(|t| definition(&t))
         .collect()
 }
@@ -180,8 +180,10 @@ pub(crate) async fn ready(state: &AppState) -> Result<(), AppError> {
     }
 }
 
-fn etag(state: &AppState) -> String {
-    format!("\"{}\"", state.toolbox().catalog().identity())
+/// The `ETag` of what `toolbox`'s viewer can call: its view's identity, so two
+/// principals share one only when they are served the same tools.
+fn etag(toolbox: &Toolbox) -> String {
+    format!("\"{}\"", toolbox.view().identity())
 }
 
 fn not_modified(headers: &HeaderMap, etag: &str) -> bool {
@@ -326,11 +328,11 @@ impl PageRequest {
 /// The callable tools' heads and the catalog identity they belong to, read so that the
 /// two agree: a write between the reads is read again.
 fn snapshot(toolbox: &Toolbox) -> Result<(Uuid, Vec<ToolHead>), AppError> {
-    let catalog = toolbox.catalog();
+    let view = toolbox.view();
     for _ in 0..3 {
-        let identity = catalog.identity();
+        let identity = view.identity();
         let heads = toolbox.callable_heads();
-        if catalog.identity() == identity {
+        if view.identity() == identity {
             return Ok((identity, heads));
         }
     }
@@ -351,10 +353,14 @@ const STREAM_STALL: std::time::Duration = std::time::Duration::from_secs(60);
 /// **Rationale:** built whole, the manifest of 92,589 tools held every spec, every
 /// definition and 114 MB of JSON at once, and took a server from 300 MB to 1.7 GB;
 /// streamed, it holds the tools' ids, one tool and one chunk.
-async fn whole(state: &AppState) -> Result<(String, axum::body::Body), AppError> {
+async fn whole(
+    state: &AppState,
+    toolbox: &Toolbox,
+) -> Result<(String, axum::body::Body), AppError> {
     let state_c = state.clone();
+    let toolbox_c = toolbox.clone();
     let (identity, envelope, ids) = tokio::task::spawn_blocking(move || {
-        let (identity, mut heads) = snapshot(state_c.toolbox())?;
+        let (identity, mut heads) = snapshot(&toolbox_c)?;
         sort_by_name(&mut heads);
         let envelope = manifest_of(&state_c, &heads, Vec::new(), true, None);
         let ids: Vec<Uuid> = heads.iter().map(|h| h.id).collect();
@@ -363,7 +369,7 @@ async fn whole(state: &AppState) -> Result<(String, axum::body::Body), AppError>
     .await
     .map_err(|e| AppError::unavailable(format!("the manifest could not be built: {e}")))??;
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<axum::body::Bytes, std::io::Error>>(4);
-    let state_c = state.clone();
+    let toolbox_c = toolbox.clone();
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || {
         let mut out = Stream {
@@ -371,7 +377,7 @@ async fn whole(state: &AppState) -> Result<(String, axum::body::Body), AppError>
             runtime,
             done: false,
         };
-        write_whole(&state_c, identity, &envelope, &ids, &mut out);
+        write_whole(&toolbox_c, identity, &envelope, &ids, &mut out);
     });
     // Fused: the compression layer may ask again after the end.
     let chunks =
@@ -422,7 +428,7 @@ impl Drop for Stream {
 /// left out; a catalog that changed while it was written ends the body with an error,
 /// since the body would not be the manifest of its `ETag`.
 fn write_whole(
-    state: &AppState,
+    toolbox: &Toolbox,
     identity: Uuid,
     envelope: &ToolManifest,
     ids: &[Uuid],
@@ -441,8 +447,9 @@ fn write_whole(
     let mut buf = Vec::with_capacity(STREAM_CHUNK + 64 * 1024);
     buf.extend_from_slice(&json[..split]);
     let mut first = true;
+    let view = toolbox.view();
     for id in ids {
-        let Ok(tool) = state.toolbox().catalog().tool(*id) else {
+        let Ok(tool) = view.tool(*id) else {
             continue;
         };
         if !first {
@@ -456,7 +463,7 @@ fn write_whole(
             return;
         }
     }
-    if state.toolbox().catalog().identity() != identity {
+    if view.identity() != identity {
         return;
     }
     buf.extend_from_slice(&json[split..]);
@@ -464,8 +471,12 @@ fn write_whole(
 }
 
 /// A page of the manifest, as JSON with its `ETag`.
-fn render(state: &AppState, page: &PageRequest) -> Result<(String, Vec<u8>), AppError> {
-    let (identity, mut heads) = snapshot(state.toolbox())?;
+fn render(
+    state: &AppState,
+    toolbox: &Toolbox,
+    page: &PageRequest,
+) -> Result<(String, Vec<u8>), AppError> {
+    let (identity, mut heads) = snapshot(toolbox)?;
     sort_by_name(&mut heads);
     page.check(identity)?;
     if page.offset > heads.len() {
@@ -475,7 +486,7 @@ fn render(state: &AppState, page: &PageRequest) -> Result<(String, Vec<u8>), App
     // Only the tools of the page are read whole.
     let end = page.offset.saturating_add(page.limit).min(heads.len());
     let next = (end < heads.len()).then(|| page_token(identity, end));
-    let tools = definitions_of(state.toolbox(), &heads[page.offset..end]);
+    let tools = definitions_of(toolbox, &heads[page.offset..end]);
     let etag = page.etag(identity);
     let manifest = manifest_of(state, &heads, tools, page.offset == 0, next);
     let body = serde_json::to_vec(&manifest).map_err(|e| {
@@ -492,21 +503,24 @@ fn render(state: &AppState, page: &PageRequest) -> Result<(String, Vec<u8>), App
 /// documentation).
 pub(crate) async fn get_manifest(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     query: Result<Query<ManifestQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
-    varied(manifest_answer(state, query, headers).await)
+    let toolbox = state.toolbox_for(&principal);
+    varied(manifest_answer(state, toolbox, query, headers).await)
 }
 
 async fn manifest_answer(
     state: AppState,
+    toolbox: Toolbox,
     query: Result<Query<ManifestQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let Query(query) = query?;
     let page = query.page()?;
     ready(&state).await?;
-    let identity = state.toolbox().catalog().identity();
+    let identity = toolbox.view().identity();
     let etag = match &page {
         None => format!("\"{identity}\""),
         Some(page) => {
@@ -524,14 +538,15 @@ async fn manifest_answer(
     // Reading, ordering and writing a large catalog's manifest takes a while: off the
     // async threads.
     let (etag, body) = match page {
-        None => whole(&state).await?,
+        None => whole(&state, &toolbox).await?,
         Some(page) => {
             let state_c = state.clone();
-            let (etag, body) = tokio::task::spawn_blocking(move || render(&state_c, &page))
-                .await
-                .map_err(|e| {
-                    AppError::unavailable(format!("the manifest could not be built: {e}"))
-                })??;
+            let (etag, body) =
+                tokio::task::spawn_blocking(move || render(&state_c, &toolbox, &page))
+                    .await
+                    .map_err(|e| {
+                        AppError::unavailable(format!("the manifest could not be built: {e}"))
+                    })??;
             (etag, axum::body::Body::from(body))
         }
     };
@@ -549,20 +564,23 @@ async fn manifest_answer(
 /// `GET /api/v1/tools/{name}`.
 pub(crate) async fn get_definition(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    varied(definition_answer(&state, &name, &headers).await)
+    let toolbox = state.toolbox_for(&principal);
+    varied(definition_answer(&state, &toolbox, &name, &headers).await)
 }
 
 async fn definition_answer(
     state: &AppState,
+    toolbox: &Toolbox,
     name: &str,
     headers: &HeaderMap,
 ) -> Result<Response, AppError> {
     ready(state).await?;
-    let etag = etag(state);
-    match state.toolbox().lookup(name) {
+    let etag = etag(toolbox);
+    match toolbox.lookup(name) {
         Lookup::Found(tool) => {
             if not_modified(headers, &etag) {
                 return Ok(cached(
@@ -656,6 +674,6 @@ pub(crate) async fn invoke_by_name(
 ) -> Result<Response, AppError> {
     let Json(body) = body?;
     let approved = body.approval(&state, &principal)?;
-    let outcome = state.call_as(&name, body.args, approved).await;
+    let outcome = state.call_for(&principal, &name, body.args, approved).await;
     Ok(outcome_response(&outcome))
 }

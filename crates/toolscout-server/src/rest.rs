@@ -19,7 +19,7 @@ use crate::{AppState, Principal};
 type Body<T> = Result<Json<T>, JsonRejection>;
 type Params<T> = Result<Query<T>, QueryRejection>;
 
-/// A bundle as the API shows it.
+/// A bundle as the API shows it (`isShared` when it is shared).
 pub fn bundle_json(b: &Bundle) -> Value {
     let mut v = json!({
         "bundleID": b.id,
@@ -33,6 +33,18 @@ pub fn bundle_json(b: &Bundle) -> Value {
     });
     if let Some(at) = b.soft_deleted_at {
         v["softDeletedAt"] = json!(at);
+    }
+    if b.shared {
+        v["isShared"] = json!(true);
+    }
+    v
+}
+
+/// [`bundle_json`] for `principal`: the operator also sees which tenant owns a bundle.
+fn bundle_json_for(b: &Bundle, principal: &Principal) -> Value {
+    let mut v = bundle_json(b);
+    if let (true, Some(owner)) = (principal.is_operator(), b.owner) {
+        v["ownerTenantID"] = json!(owner);
     }
     v
 }
@@ -56,13 +68,23 @@ pub fn tool_json(t: &Tool) -> Value {
 /// Runs catalog work off the async threads: a write takes a cross-process file lock,
 /// fsyncs and commits the search index, and one slow write must not stall every other
 /// request.
-pub(crate) async fn blocking<T, F>(state: &AppState, f: F) -> Result<T, AppError>
+///
+/// `f` gets the catalog as `principal` sees it: a bundle or tool outside the view is
+/// answered as one that does not exist, and a tenant writes only its own bundles.
+pub(crate) async fn blocking<T, F>(
+    state: &AppState,
+    principal: &Principal,
+    f: F,
+) -> Result<T, AppError>
 where
     T: Send + 'static,
-    F: FnOnce(&toolscout_catalog::Catalog) -> Result<T, toolscout_catalog::Error> + Send + 'static,
+    F: FnOnce(toolscout_catalog::CatalogView<'_>) -> Result<T, toolscout_catalog::Error>
+        + Send
+        + 'static,
 {
     let toolbox = state.toolbox().clone();
-    tokio::task::spawn_blocking(move || f(toolbox.catalog()))
+    let viewer = principal.viewer();
+    tokio::task::spawn_blocking(move || f(toolbox.catalog().view(&viewer)))
         .await
         .map_err(|e| AppError::unavailable(format!("the catalog operation stopped: {e}")))?
         .map_err(AppError::from)
@@ -125,6 +147,7 @@ pub(crate) struct Patch {
 /// `PUT /tools/bundles/{bundleID}`.
 pub(crate) async fn put_bundle(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
     body: Body<PutBundle>,
 ) -> Result<Json<Value>, AppError> {
@@ -134,30 +157,35 @@ pub(crate) async fn put_bundle(
         .with_display_name(b.display_name)
         .with_description(b.description)
         .with_enabled(b.is_enabled);
-    let bundle = blocking(&state, move |c| c.put_bundle(id, &put)).await?;
-    Ok(Json(bundle_json(&bundle)))
+    let bundle = blocking(&state, &principal, move |c| c.put_bundle(id, &put)).await?;
+    Ok(Json(bundle_json_for(&bundle, &principal)))
 }
 
 /// `PATCH /tools/bundles/{bundleID}`.
 pub(crate) async fn patch_bundle(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
     body: Body<Patch>,
 ) -> Result<Json<Value>, AppError> {
     let id = parse_id("bundleID", &id)?;
     let Json(p) = body?;
-    let bundle = blocking(&state, move |c| c.patch_bundle(id, p.is_enabled)).await?;
-    Ok(Json(bundle_json(&bundle)))
+    let bundle = blocking(&state, &principal, move |c| {
+        c.patch_bundle(id, p.is_enabled)
+    })
+    .await?;
+    Ok(Json(bundle_json_for(&bundle, &principal)))
 }
 
 /// `DELETE /tools/bundles/{bundleID}` (soft delete).
 pub(crate) async fn delete_bundle(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, AppError> {
     let id = parse_id("bundleID", &id)?;
-    let bundle = blocking(&state, move |c| c.delete_bundle(id)).await?;
-    Ok(Json(bundle_json(&bundle)))
+    let bundle = blocking(&state, &principal, move |c| c.delete_bundle(id)).await?;
+    Ok(Json(bundle_json_for(&bundle, &principal)))
 }
 
 /// The query of `GET /tools/bundles`.
@@ -178,6 +206,7 @@ pub(crate) struct ListBundles {
 /// `GET /tools/bundles`.
 pub(crate) async fn list_bundles(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     query: Params<ListBundles>,
 ) -> Result<Json<Value>, AppError> {
     let Query(q) = query?;
@@ -188,8 +217,12 @@ pub(crate) async fn list_bundles(
         .with_include_deleted(q.include_deleted)
         .with_page_size(page_size(q.page_size))
         .with_page_token(q.page_token.as_deref());
-    let page = blocking(&state, move |c| c.list_bundles(&query)).await?;
-    let items = page.items.iter().map(bundle_json).collect();
+    let page = blocking(&state, &principal, move |c| c.list_bundles(&query)).await?;
+    let items = page
+        .items
+        .iter()
+        .map(|b| bundle_json_for(b, &principal))
+        .collect();
     Ok(Json(page_json(items, page.next_page_token)))
 }
 
@@ -206,6 +239,7 @@ pub(crate) struct ToolPath {
 /// path. `type` is required (`"native"`/`"go"` or `"http"`).
 pub(crate) async fn put_tool(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(p): Path<ToolPath>,
     body: Body<Map<String, Value>>,
 ) -> Result<Json<Value>, AppError> {
@@ -234,7 +268,7 @@ pub(crate) async fn put_tool(
     let AuthoredTool { put, .. } = AuthoredTool::from_json(body, Some(bundle))?;
     // A built-in tool's name is refused by the catalog itself (`Error::ReservedName`),
     // for this route and every other way in.
-    let tool = blocking(&state, move |c| {
+    let tool = blocking(&state, &principal, move |c| {
         c.put_tool(bundle, &p.slug, &p.version, &put)
     })
     .await?;
@@ -244,12 +278,13 @@ pub(crate) async fn put_tool(
 /// `PATCH /tools/bundles/{bundleID}/tools/{slug}/version/{v}` with `{"isEnabled": …}`.
 pub(crate) async fn patch_tool(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(p): Path<ToolPath>,
     body: Body<Patch>,
 ) -> Result<Json<Value>, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
     let Json(patch) = body?;
-    let tool = blocking(&state, move |c| {
+    let tool = blocking(&state, &principal, move |c| {
         c.patch_tool(bundle, &p.slug, &p.version, patch.is_enabled)
     })
     .await?;
@@ -259,16 +294,21 @@ pub(crate) async fn patch_tool(
 /// `DELETE /tools/bundles/{bundleID}/tools/{slug}/version/{v}` (hard delete).
 pub(crate) async fn delete_tool(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(p): Path<ToolPath>,
 ) -> Result<Json<Value>, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
-    let tool = blocking(&state, move |c| c.delete_tool(bundle, &p.slug, &p.version)).await?;
+    let tool = blocking(&state, &principal, move |c| {
+        c.delete_tool(bundle, &p.slug, &p.version)
+    })
+    .await?;
     Ok(Json(tool_json(&tool)))
 }
 
 /// `GET /tools/bundles/{bundleID}/tools/{slug}/version/{v}`.
 pub(crate) async fn get_tool(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(p): Path<ToolPath>,
 ) -> Result<Json<Value>, AppError> {
     let bundle = parse_id("bundleID", &p.bundle)?;
@@ -276,6 +316,7 @@ pub(crate) async fn get_tool(
     let tool = state
         .toolbox()
         .catalog()
+        .view(&principal.viewer())
         .get_tool(bundle, &p.slug, &p.version)?;
     Ok(Json(tool_json(&tool)))
 }
@@ -293,8 +334,11 @@ pub(crate) async fn invoke_tool(
     let tool = state
         .toolbox()
         .catalog()
+        .view(&principal.viewer())
         .get_tool(bundle, &p.slug, &p.version)?;
-    let outcome = state.call_tool_as(&tool, body.args, approved).await;
+    let outcome = state
+        .call_tool_for(&principal, &tool, body.args, approved)
+        .await;
     Ok(outcome_response(&outcome))
 }
 
@@ -316,6 +360,7 @@ pub(crate) struct ListTools {
 /// pageSize (or recommendedPageSize), pageToken.
 pub(crate) async fn list_tools(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     query: Params<ListTools>,
 ) -> Result<Json<Value>, AppError> {
     let Query(q) = query?;
@@ -334,7 +379,7 @@ pub(crate) async fn list_tools(
         .with_include_disabled(q.include_disabled)
         .with_page_size(page_size(q.page_size))
         .with_page_token(q.page_token.as_deref());
-    let page = blocking(&state, move |c| c.list_tools(&query)).await?;
+    let page = blocking(&state, &principal, move |c| c.list_tools(&query)).await?;
     let items = page.items.iter().map(tool_json).collect();
     Ok(Json(page_json(items, page.next_page_token)))
 }
@@ -353,6 +398,7 @@ pub(crate) struct SearchTools {
 /// `GET /tools/tools/search`: q, includeDisabled, pageSize (1 to 100), pageToken.
 pub(crate) async fn search_tools(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     query: Params<SearchTools>,
 ) -> Result<Json<Value>, AppError> {
     let Query(q) = query?;
@@ -371,7 +417,7 @@ pub(crate) async fn search_tools(
                 .clamp(1, toolscout_search::MAX_PAGE_SIZE),
         )
         .with_page_token(q.page_token);
-    let toolbox = state.toolbox().clone();
+    let toolbox = state.toolbox_for(&principal);
     let hits = tokio::task::spawn_blocking(move || toolbox.search(&query))
         .await
         .map_err(|e| AppError::unavailable(format!("search failed: {e}")))?
@@ -386,8 +432,12 @@ pub(crate) async fn search_tools(
         .iter()
         .map(|(t, h)| {
             let mut v = tool_json(t);
-            v["match"] =
-                json!({"tier": h.tier.as_str(), "field": h.field.as_str(), "score": h.score});
+            v["match"] = json!({"tier": h.tier.as_str(), "field": h.field.as_str()});
+            // The score is BM25 over the whole index, whose statistics every tenant's
+            // tools move: the operator's alone.
+            if principal.is_operator() {
+                v["match"]["score"] = json!(h.score);
+            }
             v
         })
         .collect();

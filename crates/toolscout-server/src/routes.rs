@@ -78,45 +78,45 @@ pub(crate) const MCP_PATH: &str = "/mcp";
 
 static ROUTES: &[Route] = &[
     // The tool-discovery manifest.
-    row(Method::GET, "/api/v1/tools", Access::Read),
-    row(Method::GET, "/api/v1/tools/{name}", Access::Read),
-    row(Method::POST, "/api/v1/tools/{name}/invoke", Access::Caller),
+    ready(Method::GET, "/api/v1/tools", Access::Read),
+    ready(Method::GET, "/api/v1/tools/{name}", Access::Read),
+    ready(Method::POST, "/api/v1/tools/{name}/invoke", Access::Caller),
     row(Method::GET, "/api/v1/events", Access::Read),
     ready(Method::GET, "/api/v1/whoami", Access::Read),
     // The REST API of the tools spec.
-    row(Method::GET, "/tools/bundles", Access::Read),
-    row(Method::PUT, "/tools/bundles/{bundle}", Access::Caller),
-    row(Method::PATCH, "/tools/bundles/{bundle}", Access::Caller),
-    row(Method::DELETE, "/tools/bundles/{bundle}", Access::Caller),
-    row(
+    ready(Method::GET, "/tools/bundles", Access::Read),
+    ready(Method::PUT, "/tools/bundles/{bundle}", Access::Caller),
+    ready(Method::PATCH, "/tools/bundles/{bundle}", Access::Caller),
+    ready(Method::DELETE, "/tools/bundles/{bundle}", Access::Caller),
+    ready(
         Method::GET,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Read,
     ),
-    row(
+    ready(
         Method::PUT,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
     ),
-    row(
+    ready(
         Method::PATCH,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
     ),
-    row(
+    ready(
         Method::DELETE,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
     ),
-    row(
+    ready(
         Method::POST,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}/invoke",
         Access::Caller,
     ),
-    row(Method::GET, "/tools/tools", Access::Read),
-    row(Method::GET, "/tools/tools/search", Access::Read),
+    ready(Method::GET, "/tools/tools", Access::Read),
+    ready(Method::GET, "/tools/tools/search", Access::Read),
     // JSON-RPC 2.0 and MCP: every request needs a token, reads too.
-    row(Method::POST, "/rpc", Access::Caller),
+    ready(Method::POST, "/rpc", Access::Caller),
     #[cfg(feature = "mcp")]
     row(Method::GET, MCP_PATH, Access::Caller),
     #[cfg(feature = "mcp")]
@@ -129,12 +129,12 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/console/console.js", Access::Asset),
     row(Method::GET, "/console/form.js", Access::Asset),
     row(Method::GET, "/console/chat.js", Access::Asset),
-    row(
+    ready(
         Method::GET,
         "/console/api/levels/{bundle}/{slug}/{version}",
         Access::Read,
     ),
-    row(
+    ready(
         Method::GET,
         "/console/api/bundles/{bundle}/export",
         Access::Read,

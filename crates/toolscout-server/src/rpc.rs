@@ -97,8 +97,8 @@ pub(crate) async fn handle(
     // Only a client that proved it holds the server's token may approve a call: with no
     // token (`--no-auth`) anyone could.
     let caller = Caller {
-        may_call: principal.is_operator(),
         may_approve: principal.may_approve(state.options()),
+        principal,
     };
     match answer_with(&state, &body, caller).await {
         Some(reply) => Ok(Json(reply).into_response()),
@@ -113,20 +113,20 @@ pub async fn answer(state: &AppState, body: &[u8]) -> Option<Value> {
         state,
         body,
         Caller {
-            may_call: true,
             may_approve: true,
+            principal: Principal::Operator,
         },
     )
     .await
 }
 
-/// What the client of a request may do.
-#[derive(Debug, Clone, Copy)]
+/// Who sent a request, and what it may do.
+#[derive(Debug, Clone)]
 struct Caller {
-    /// `tools/call` at all.
-    may_call: bool,
     /// `tools/call` with `"approved": true`, for a tool that requires approval.
     may_approve: bool,
+    /// Whose view of the catalog every method reads and calls in.
+    principal: Principal,
 }
 
 /// Like [`answer`], for `caller`.
@@ -166,7 +166,7 @@ async fn answer_with(state: &AppState, body: &[u8], caller: Caller) -> Option<Va
             let mut replies = Vec::new();
             let mut budget = MAX_RESPONSE_BYTES;
             for item in items {
-                if let Some(r) = one(state, item, caller).await {
+                if let Some(r) = one(state, item, &caller).await {
                     replies.push(bounded(r, &mut budget));
                 }
             }
@@ -174,7 +174,7 @@ async fn answer_with(state: &AppState, body: &[u8], caller: Caller) -> Option<Va
         }
         other => {
             let mut budget = MAX_RESPONSE_BYTES;
-            one(state, other, caller)
+            one(state, other, &caller)
                 .await
                 .map(|r| bounded(r, &mut budget))
         }
@@ -219,7 +219,7 @@ fn json_size(value: &Value) -> usize {
     count.0
 }
 
-async fn one(state: &AppState, request: Value, caller: Caller) -> Option<Value> {
+async fn one(state: &AppState, request: Value, caller: &Caller) -> Option<Value> {
     let Value::Object(req) = request else {
         return Some(
             RpcError::new(
@@ -308,14 +308,10 @@ async fn dispatch(
     state: &AppState,
     method: &str,
     params: &Value,
-    caller: Caller,
+    caller: &Caller,
 ) -> Result<Value, RpcError> {
     match method {
-        "tools/list" => tools_list(state, params),
-        "tools/call" if !caller.may_call => Err(RpcError::new(
-            UNAUTHORIZED,
-            "unauthorized: tools/call needs this server's token (send Authorization: Bearer <token>); tools/list, tools/describe, tools/search and server/identity do not",
-        )),
+        "tools/list" => tools_list(state, &caller.principal, params),
         "tools/call" => {
             let name = required(params, "name", method, "{name, arguments, approved}")?;
             let args = match params.get("arguments") {
@@ -342,15 +338,19 @@ async fn dispatch(
                     )));
                 }
             };
-            Ok(state.call_as(name, args, approved).await.to_json())
+            Ok(state
+                .call_for(&caller.principal, name, args, approved)
+                .await
+                .to_json())
         }
-        "tools/describe" => describe(state, params),
-        "tools/search" => search(state, params).await,
+        "tools/describe" => describe(state, &caller.principal, params),
+        "tools/search" => search(state, &caller.principal, params).await,
         "server/identity" => {
-            let catalog = state.toolbox().catalog();
+            // The identity and count of what this caller can call.
+            let toolbox = state.toolbox_for(&caller.principal);
             Ok(json!({
-                "server_id": catalog.identity(),
-                "tools_count": state.toolbox().callable_heads().len(),
+                "server_id": toolbox.view().identity(),
+                "tools_count": toolbox.callable_heads().len(),
                 "protocol_version": PROTOCOL_VERSION,
             }))
         }
@@ -365,7 +365,7 @@ async fn dispatch(
     }
 }
 
-fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
+fn tools_list(state: &AppState, principal: &Principal, params: &Value) -> Result<Value, RpcError> {
     let size = state.options().page_size;
     let start = match str_param(params, "cursor")? {
         None => 0,
@@ -376,13 +376,14 @@ fn tools_list(state: &AppState, params: &Value) -> Result<Value, RpcError> {
         })?,
     };
     // Only this page's tools are read whole.
-    let heads = state.toolbox().callable_heads();
-    let catalog = state.toolbox().catalog();
+    let toolbox = state.toolbox_for(principal);
+    let heads = toolbox.callable_heads();
+    let view = toolbox.view();
     let tools: Vec<Value> = heads
         .iter()
         .skip(start)
         .take(size)
-        .filter_map(|h| catalog.tool(h.id).ok())
+        .filter_map(|h| view.tool(h.id).ok())
         .map(listed_tool)
         .collect();
     let mut out = json!({ "tools": tools });
@@ -414,10 +415,10 @@ fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> RpcError {
         .with_data(json!({"tool": name, "did_you_mean": did_you_mean}))
 }
 
-fn describe(state: &AppState, params: &Value) -> Result<Value, RpcError> {
+fn describe(state: &AppState, principal: &Principal, params: &Value) -> Result<Value, RpcError> {
     let shape = "{name, level (1, 2 or 3; default 2), parameter}";
     let name = required(params, "name", "tools/describe", shape)?;
-    let tool = match state.toolbox().lookup(name) {
+    let tool = match state.toolbox_for(principal).lookup(name) {
         Lookup::Found(tool) => tool,
         Lookup::Disabled { reason, .. } => {
             return Err(RpcError::params(format!(
@@ -456,7 +457,11 @@ fn describe(state: &AppState, params: &Value) -> Result<Value, RpcError> {
     ))
 }
 
-async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
+async fn search(
+    state: &AppState,
+    principal: &Principal,
+    params: &Value,
+) -> Result<Value, RpcError> {
     let query = required(
         params,
         "query",
@@ -477,7 +482,7 @@ async fn search(state: &AppState, params: &Value) -> Result<Value, RpcError> {
     let q = SearchQuery::new(query)
         .with_limit(limit.clamp(1, toolscout_search::MAX_PAGE_SIZE))
         .with_page_token(str_param(params, "page_token")?.map(str::to_owned));
-    let toolbox = state.toolbox().clone();
+    let toolbox = state.toolbox_for(principal);
     let hits = tokio::task::spawn_blocking(move || toolbox.search(&q))
         .await
         .map_err(|e| RpcError::new(INTERNAL_ERROR, format!("search failed: {e}")))?

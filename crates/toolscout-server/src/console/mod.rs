@@ -36,7 +36,7 @@ use toolscout_spec::{Level, tokens};
 
 use crate::error::AppError;
 use crate::rest::{bundle_json, tool_json};
-use crate::{AppState, Error, Result};
+use crate::{AppState, Error, Principal, Result};
 
 pub use chat::ChatSettings;
 
@@ -219,6 +219,7 @@ async fn chat_js() -> Response {
 /// token count (o200k), and each parameter's detail.
 async fn levels(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path((bundle, slug, version)): Path<(String, String, String)>,
 ) -> Result<Json<Value>, AppError> {
     let bundle = uuid::Uuid::try_parse(&bundle)
@@ -226,6 +227,7 @@ async fn levels(
     let tool = state
         .toolbox()
         .catalog()
+        .view(&principal.viewer())
         .get_tool(bundle, &slug, &version)?;
     let spec = &tool.spec;
     let levels: Vec<Value> = Level::ALL
@@ -265,16 +267,23 @@ fn parse_bundle_id(raw: &str) -> Result<uuid::Uuid, AppError> {
 /// `GET /console/api/bundles/{bundleID}/export`: the bundle as a ZIP archive.
 async fn export_bundle(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     Path(bundle): Path<String>,
 ) -> Result<Response, AppError> {
     let id = parse_bundle_id(&bundle)?;
     let toolbox = state.toolbox().clone();
+    let viewer = principal.viewer();
     let (slug, bytes) = tokio::task::spawn_blocking(move || {
         let catalog = toolbox.catalog();
+        let view = catalog.view(&viewer);
+        // A bundle outside the view is one that does not exist.
+        if !view.sees(id) {
+            return Err(toolscout_catalog::Error::BundleNotFound { bundle: id });
+        }
         let query = toolscout_catalog::BundleQuery::default()
             .with_bundle_ids(&[id])
             .with_include_disabled(true);
-        let slug = catalog
+        let slug = view
             .list_bundles(&query)?
             .items
             .first()

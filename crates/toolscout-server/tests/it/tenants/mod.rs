@@ -50,7 +50,7 @@ fn uri(f: &Fixture, route: &Route) -> String {
     let bundle = if route.access == Access::Read {
         f.weather
     } else {
-        Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0001)
+        Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0999)
     };
     let path = route
         .path
