@@ -23,6 +23,8 @@
 //! 4. An [`Access::Operator`] row is 403 `forbidden` for a tenant.
 //! 5. While a row is not [`Route::tenant_ready`], a tenant gets 403 `not_yet` and an
 //!    anonymous reader of the public view the 401 of a request without a token.
+//! 6. A tenant over its request rate gets 429 `rate_limited` with `Retry-After`
+//!    (`limit.rs`).
 //!
 //! [`ServerOptions::token`]: crate::ServerOptions::token
 
@@ -106,7 +108,7 @@ pub enum AnonymousReads {
 
 /// The `authenticate` middleware (see the module documentation).
 pub(crate) async fn authenticate(
-    State(state): State<AppState>,
+    State((state, limiter)): State<(AppState, std::sync::Arc<crate::limit::Limiter>)>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -125,6 +127,13 @@ pub(crate) async fn authenticate(
     };
     if let Err(e) = admit(&principal, route) {
         return e.into_response();
+    }
+    // 6. A tenant over its rate (`limit.rs`).
+    if let Principal::Tenant { id, limits, .. } = &principal
+        && let Err(wait) = limiter.take(*id, limits, std::time::Instant::now())
+    {
+        limiter.hold(*id, wait).await;
+        return rate_limited(limits, wait);
     }
     request.extensions_mut().insert(principal);
     next.run(request).await
@@ -285,6 +294,29 @@ fn admit(principal: &Principal, route: &Route) -> Result<(), AppError> {
     }
 }
 
+/// The 429 of a tenant over its rate: it names only the tenant's own limits.
+fn rate_limited(limits: &TenantLimits, wait: std::time::Duration) -> Response {
+    let seconds = crate::limit::retry_after(wait);
+    let mut response = AppError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        format!(
+            "this tenant may send {} requests a second (bursts of {}): try again in {seconds} s",
+            limits.requests_per_second, limits.burst
+        ),
+    )
+    .with_details(json!({
+        "requestsPerSecond": limits.requests_per_second,
+        "burst": limits.burst,
+        "retryAfter": seconds,
+    }))
+    .into_response();
+    if let Ok(v) = HeaderValue::from_str(&seconds.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    response
+}
+
 /// The one answer to a token that is not the server's nor a live tenant token: the same
 /// whether it is unknown, revoked, or of a removed tenant.
 fn wrong_token() -> AppError {
@@ -437,7 +469,10 @@ mod tests {
             .route("/api/v1/whoami", get(whoami))
             .route("/unlisted", get(|| async { "reached" }))
             .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
+                (
+                    state.clone(),
+                    std::sync::Arc::new(crate::limit::Limiter::default()),
+                ),
                 authenticate,
             ))
             .with_state(state);

@@ -69,6 +69,7 @@ mod conn;
 pub mod console;
 mod error;
 pub mod feed;
+mod limit;
 pub mod manifest;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -122,7 +123,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            (
+                state.clone(),
+                std::sync::Arc::new(limit::Limiter::default()),
+            ),
             auth::authenticate,
         ))
         .layer(axum::middleware::from_fn_with_state(

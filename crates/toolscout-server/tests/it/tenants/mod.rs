@@ -6,6 +6,7 @@
 //! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`.
 
 mod auth;
+mod limits;
 mod matrix;
 mod routes;
 
