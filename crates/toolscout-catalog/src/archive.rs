@@ -26,6 +26,7 @@ use crate::model::{Bundle, BundlePut, Tool};
 use crate::ops::{check_conflict, new_bundle, writable_bundle};
 use crate::state::State;
 use crate::validate::{check_id, check_slug, check_tool_file};
+use crate::view::Viewer;
 use crate::{Error, Result};
 
 /// The `format` of `manifest.json`.
@@ -189,6 +190,20 @@ impl Catalog {
     /// not a conflict. Another tool with the same slug and version is
     /// [`Error::Conflict`].
     pub fn import_bundle<R: Read + Seek>(&self, reader: R) -> Result<Imported> {
+        self.import_bundle_as(&Viewer::Operator, reader)
+    }
+
+    /// [`Catalog::import_bundle`] by `writer`. For a tenant, ids from outside are kept
+    /// only where they are its own: the archive's bundle id when the tenant owns that
+    /// bundle (else its own live bundle of the archive's slug, else a new bundle with a
+    /// fresh id, whether or not the archive's id is free), and tool ids only for a tool
+    /// it already holds as the archive has it; so an import never tells whether another
+    /// party holds an id.
+    pub(crate) fn import_bundle_as<R: Read + Seek>(
+        &self,
+        writer: &Viewer,
+        reader: R,
+    ) -> Result<Imported> {
         let mut zip = ZipArchive::new(reader).map_err(zip_err(""))?;
         let mut budget = MAX_ARCHIVE_BYTES;
         let manifest: Manifest =
@@ -236,8 +251,36 @@ impl Catalog {
             tools.push((file, spec));
         }
         let now = crate::ops::now();
-        self.write(|tx| {
-            let created = match tx.state.bundles.get(&mb.bundle_id) {
+        self.write_as(writer, |tx| {
+            let operator = *tx.writer == Viewer::Operator;
+            let target = match tx.writer {
+                Viewer::Operator => mb.bundle_id,
+                Viewer::Tenant(t) => {
+                    let own = |b: &crate::Bundle| b.owner == Some(*t);
+                    if tx.state.bundles.get(&mb.bundle_id).is_some_and(own) {
+                        mb.bundle_id
+                    } else if let Some(b) = tx
+                        .state
+                        .bundles
+                        .values()
+                        .find(|b| own(b) && b.slug == mb.slug && b.soft_deleted_at.is_none())
+                    {
+                        b.id
+                    } else {
+                        Uuid::now_v7()
+                    }
+                }
+                Viewer::Public => {
+                    return Err(Error::NotOwner {
+                        bundle: mb.bundle_id,
+                        slug: mb.slug.clone(),
+                    });
+                }
+            };
+            if tx.state.bundles.contains_key(&target) {
+                tx.may_write(target)?;
+            }
+            let created = match tx.state.bundles.get(&target) {
                 Some(b) if b.is_built_in => {
                     return Err(Error::BuiltIn {
                         what: "bundle",
@@ -245,12 +288,13 @@ impl Catalog {
                     });
                 }
                 Some(_) => {
-                    writable_bundle(tx.state, mb.bundle_id)?;
+                    writable_bundle(tx.state, target)?;
                     false
                 }
                 None => {
                     self.check_bundle_slug(&mb.slug)?;
-                    crate::ops::check_slug_free(tx.state, mb.bundle_id, None, &mb.slug)?;
+                    let owner = tx.new_owner(target, &mb.slug)?;
+                    crate::ops::check_slug_free(tx.state, target, owner, &mb.slug)?;
                     true
                 }
             };
@@ -261,17 +305,19 @@ impl Catalog {
             let mut ids = HashSet::new();
             let mut unchanged = 0;
             for (mut file, spec) in tools {
-                match tx.state.find(mb.bundle_id, &file.slug, &file.version) {
+                file.bundle_id = target;
+                match tx.state.find(target, &file.slug, &file.version) {
                     Some(existing) if imported_before(tx.state, existing, &file, &spec) => {
                         unchanged += 1;
                     }
                     Some(_) => {
-                        check_conflict(tx.state, mb.bundle_id, &file.slug, &file.version)?;
+                        check_conflict(tx.state, target, &file.slug, &file.version)?;
                     }
                     None => {
                         let id = match file.tool_id {
                             Some(id)
-                                if id.get_version_num() == 7
+                                if operator
+                                    && id.get_version_num() == 7
                                     && !tx.state.tools.contains_key(&id)
                                     && ids.insert(id) =>
                             {
@@ -295,17 +341,18 @@ impl Catalog {
                     description: mb.description.clone(),
                     is_enabled: mb.is_enabled,
                 };
-                new_bundle(mb.bundle_id, &put, now, now)
+                let mut b = new_bundle(target, &put, now, now);
+                b.owner = tx.writer.tenant();
+                b
             });
-            let added = tx.insert_new_tools(bundle, mb.bundle_id, new)?;
-            let bundle =
-                tx.state
-                    .bundles
-                    .get(&mb.bundle_id)
-                    .cloned()
-                    .ok_or(Error::BundleNotFound {
-                        bundle: mb.bundle_id,
-                    })?;
+            tx.check_limits(u64::from(created), new.len() as u64)?;
+            let added = tx.insert_new_tools(bundle, target, new)?;
+            let bundle = tx
+                .state
+                .bundles
+                .get(&target)
+                .cloned()
+                .ok_or(Error::BundleNotFound { bundle: target })?;
             Ok(Imported {
                 bundle,
                 created,

@@ -341,6 +341,17 @@ impl CatalogView<'_> {
         self.catalog
             .delete_tool_as(&self.viewer, bundle, slug, version)
     }
+
+    /// [`Catalog::import_bundle`]: for a tenant, into its own bundle (the archive's when
+    /// it owns it, else its live bundle of the archive's slug, else a new one with a
+    /// fresh id), with fresh tool ids but for tools it already holds as the archive has
+    /// them; within its limits.
+    pub fn import_bundle<R: std::io::Read + std::io::Seek>(
+        &self,
+        reader: R,
+    ) -> Result<crate::Imported> {
+        self.catalog.import_bundle_as(&self.viewer, reader)
+    }
 }
 
 /// The ids of the bundles `viewer` sees; `None`: every one (the operator).

@@ -139,7 +139,7 @@ static ROUTES: &[Route] = &[
         "/console/api/bundles/{bundle}/export",
         Access::Read,
     ),
-    row(Method::POST, "/console/api/bundles/import", Access::Caller),
+    ready(Method::POST, "/console/api/bundles/import", Access::Caller),
     row(Method::GET, "/console/api/chat", Access::Read),
     row(Method::POST, "/console/api/chat", Access::Caller),
     row(Method::POST, "/console/api/chat/approve", Access::Caller),

@@ -396,3 +396,72 @@ fn a_tenant_sees_the_call_counts_of_its_own_tools_only() {
             .is_none()
     );
 }
+
+#[test]
+fn a_tenant_s_import_keeps_only_its_own_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, a, b) = world(dir.path(), true);
+    let b = b.unwrap();
+    let va = c.view(&Viewer::Tenant(a));
+    // B's bundle, exported by the operator, imported by A: a new bundle of A's, with
+    // fresh ids; B's is untouched.
+    let mut theirs = std::io::Cursor::new(Vec::new());
+    c.export_bundle(id(4), &mut theirs).unwrap();
+    let b_tool = c.get_tool(id(4), "lookup", "1").unwrap().id;
+    let imported = va
+        .import_bundle(std::io::Cursor::new(theirs.into_inner()))
+        .unwrap();
+    assert!(imported.created);
+    assert_ne!(imported.bundle.id, id(4));
+    assert_eq!(imported.bundle.owner, Some(a));
+    assert!(imported.tools.iter().all(|t| t.id != b_tool));
+    assert_eq!(c.bundle(id(4)).unwrap().owner, Some(b));
+    assert_eq!(c.get_tool(id(4), "lookup", "1").unwrap().id, b_tool);
+    // Its own bundle, exported and imported again: nothing new, the same bundle.
+    let mut own = std::io::Cursor::new(Vec::new());
+    c.export_bundle(id(3), &mut own).unwrap();
+    let again = va
+        .import_bundle(std::io::Cursor::new(own.into_inner()))
+        .unwrap();
+    assert!(!again.created);
+    assert_eq!(again.bundle.id, id(3));
+    assert_eq!((again.tools.len(), again.unchanged), (0, 1));
+    // The public imports nothing.
+    let mut any = std::io::Cursor::new(Vec::new());
+    c.export_bundle(id(3), &mut any).unwrap();
+    assert!(matches!(
+        c.view(&Viewer::Public)
+            .import_bundle(std::io::Cursor::new(any.into_inner())),
+        Err(Error::NotOwner { .. })
+    ));
+}
+
+#[test]
+fn a_tenant_s_import_counts_against_its_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (c, _, b) = world(dir.path(), true);
+    let b = b.unwrap();
+    let (small, _) = c
+        .add_tenant(
+            "small",
+            TenantLimits {
+                max_bundles: 5,
+                max_tools: 0,
+                ..TenantLimits::default()
+            },
+        )
+        .unwrap();
+    let mut theirs = std::io::Cursor::new(Vec::new());
+    c.export_bundle(id(4), &mut theirs).unwrap();
+    let generation = c.generation();
+    let err = c
+        .view(&Viewer::Tenant(small.id))
+        .import_bundle(std::io::Cursor::new(theirs.into_inner()))
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::TenantLimit { what: "tools", .. }),
+        "{err}"
+    );
+    assert_eq!(c.generation(), generation);
+    let _ = b;
+}

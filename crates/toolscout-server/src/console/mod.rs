@@ -307,6 +307,7 @@ async fn export_bundle(
 /// `POST /console/api/bundles/import` with a ZIP archive as the body.
 async fn import_bundle(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, AppError> {
     let body = body?;
@@ -316,9 +317,12 @@ async fn import_bundle(
         ));
     }
     let toolbox = state.toolbox().clone();
+    let viewer = principal.viewer();
+    // A tenant imports into its own bundle, with ids of its own (`CatalogView::import_bundle`).
     let imported = tokio::task::spawn_blocking(move || {
         toolbox
             .catalog()
+            .view(&viewer)
             .import_bundle(std::io::Cursor::new(body.to_vec()))
     })
     .await

@@ -280,6 +280,20 @@ fn requests() -> Vec<Request> {
     for bundle in [a, b, fresh, id(SHARED), id(OPS)] {
         r.push(("GET", format!("/console/api/bundles/{bundle}/export"), None));
     }
+    // Imports (an archive made in the world itself, see `archive`): the shared bundle
+    // under B's id, under a fresh one and as it is, and A's own bundle again.
+    for (of, as_id, slug) in [
+        (id(SHARED), b, "imported"),
+        (id(SHARED), fresh, "imported-too"),
+        (id(SHARED), id(SHARED), "shared-kit"),
+        (a, a, "crm"),
+    ] {
+        r.push((
+            "POST",
+            "/console/api/bundles/import".into(),
+            Some(json!({"archiveOf": of, "as": as_id, "slug": slug})),
+        ));
+    }
     // Writes, last (they change A's world alike in both): into B's bundle, a fresh one,
     // the shared and the operator's, then A's own.
     for bundle in [b, fresh, id(SHARED), id(OPS), a] {
@@ -426,6 +440,36 @@ fn unzipped(bytes: &[u8]) -> Value {
     Value::Object(entries)
 }
 
+/// The archive an import request of the matrix sends: bundle `archiveOf` of the world,
+/// exported by the operator, with the bundle id `as` and the slug `slug` written in.
+fn archive(w: &World, spec: &Value) -> Vec<u8> {
+    let of: Uuid = spec["archiveOf"].as_str().unwrap().parse().unwrap();
+    let mut exported = std::io::Cursor::new(Vec::new());
+    w.state
+        .toolbox()
+        .catalog()
+        .export_bundle(of, &mut exported)
+        .unwrap();
+    let mut source = zip::ZipArchive::new(std::io::Cursor::new(exported.into_inner())).unwrap();
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..source.len() {
+        let mut entry = source.by_index(i).unwrap();
+        let name = entry.name().unwrap().to_string();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut text).unwrap();
+        if name == "manifest.json" {
+            let mut manifest: Value = serde_json::from_str(&text).unwrap();
+            manifest["bundle"]["bundleID"] = spec["as"].clone();
+            manifest["bundle"]["slug"] = spec["slug"].clone();
+            text = manifest.to_string();
+        }
+        out.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        std::io::Write::write_all(&mut out, text.as_bytes()).unwrap();
+    }
+    out.finish().unwrap().into_inner()
+}
+
 /// An answer as compared: status, the headers that say something, the body.
 async fn answer(w: &World, (method, uri, body): &Request) -> String {
     let auth = format!("Bearer {}", w.a_token);
@@ -435,6 +479,9 @@ async fn answer(w: &World, (method, uri, body): &Request) -> String {
         .header("authorization", &auth)
         .header("host", "127.0.0.1:7411");
     let request = match body {
+        Some(b) if uri.ends_with("/import") => request
+            .header("content-type", "application/zip")
+            .body(axum::body::Body::from(archive(w, b))),
         Some(b) => request
             .header("content-type", "application/json")
             .body(axum::body::Body::from(b.to_string())),
@@ -490,6 +537,15 @@ async fn a_tenant_cannot_tell_another_tenant_s_tools_from_none() {
                 "{} {}\n  with B:    {one}\n  without B: {two}",
                 request.0, request.1
             ));
+        }
+        if request.1.ends_with("/import") {
+            // Every import is A's own, in both worlds.
+            assert!(one.starts_with("200"), "{one}");
+            assert!(
+                !one.contains("\"created\":false")
+                    || request.2.as_ref().is_some_and(|b| b["slug"] == "crm"),
+                "{one}"
+            );
         }
         let asked = format!("{} {}", request.1, request.2.clone().unwrap_or(Value::Null));
         for secret in B_SECRETS {

@@ -82,7 +82,7 @@ const EVERY_ROUTE: &[(&str, &str, Access, bool)] = &[
         Access::Read,
         true,
     ),
-    ("POST", "/console/api/bundles/import", Access::Caller, false),
+    ("POST", "/console/api/bundles/import", Access::Caller, true),
     ("GET", "/console/api/chat", Access::Read, false),
     ("POST", "/console/api/chat", Access::Caller, false),
     ("POST", "/console/api/chat/approve", Access::Caller, false),
