@@ -140,9 +140,9 @@ static ROUTES: &[Route] = &[
         Access::Read,
     ),
     ready(Method::POST, "/console/api/bundles/import", Access::Caller),
-    row(Method::GET, "/console/api/chat", Access::Read),
-    row(Method::POST, "/console/api/chat", Access::Caller),
-    row(Method::POST, "/console/api/chat/approve", Access::Caller),
+    ready(Method::GET, "/console/api/chat", Access::Read),
+    ready(Method::POST, "/console/api/chat", Access::Caller),
+    ready(Method::POST, "/console/api/chat/approve", Access::Caller),
 ];
 
 /// Every route of [`crate::router`], with who may use it (`HEAD` as `GET`): the one

@@ -39,8 +39,8 @@ use toolscout_discover::Lookup;
 use toolscout_spec::ToolSpec;
 
 use super::Console;
-use crate::AppState;
 use crate::error::AppError;
+use crate::{AppState, Principal};
 
 /// The system prompt; the browse policy adds how to find tools.
 const SYSTEM: &str = "You are a helpful assistant. Use the tools when they help; find them first.";
@@ -140,6 +140,20 @@ impl Approvals {
             .ok()
             .and_then(|mut p| p.remove(&(run.to_owned(), call.to_owned())));
         sender.is_some_and(|tx| tx.send(decision).is_ok())
+    }
+}
+
+/// A tenant's runs: approvals are the operator's alone (the built-in file tools share one
+/// workspace, so one tenant's approved write would be another's read).
+struct OperatorApproves;
+
+impl Approver for OperatorApproves {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, Approval> {
+        Box::pin(async {
+            Approval::Refused(Some(
+                "only the operator approves calls of tools that require approval on this server: ask them to pre-approve the tool (serve --approve TOOL)".to_owned(),
+            ))
+        })
     }
 }
 
@@ -243,6 +257,7 @@ pub(crate) struct Turn {
 /// `POST /console/api/chat`: one turn, streamed.
 pub(crate) async fn turn(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     console: Option<Extension<Arc<Console>>>,
     body: Result<Json<Turn>, JsonRejection>,
 ) -> Result<Response, AppError> {
@@ -270,9 +285,11 @@ pub(crate) async fn turn(
             turn.pinned.len()
         )));
     }
+    // The principal's tools only: pinned, searched and called.
+    let toolbox = state.toolbox_for(&principal);
     let mut pinned = Vec::new();
     for name in &turn.pinned {
-        match state.toolbox().lookup(name) {
+        match toolbox.lookup(name) {
             Lookup::Found(tool) => pinned.push(tool.spec.clone()),
             Lookup::Disabled { reason, .. } => {
                 return Err(AppError::invalid(format!(
@@ -298,18 +315,23 @@ pub(crate) async fn turn(
         .map_err(|e| AppError::invalid(format!("chat settings: {e}")))?;
     let run = uuid::Uuid::now_v7().to_string();
     let host = PinnedHost {
-        inner: ToolboxHost::new(state.toolbox().clone()),
+        inner: ToolboxHost::new(toolbox),
         pinned,
+    };
+    let approver: Arc<dyn Approver> = if principal.is_operator() {
+        Arc::new(ConsoleApprover {
+            run: run.clone(),
+            approvals: console.approvals.clone(),
+        })
+    } else {
+        Arc::new(OperatorApproves)
     };
     let mut agent = Agent::new(
         config,
         ChatClient::new(&settings.base_url, &settings.api_key),
         Arc::new(host),
     )
-    .with_approver(Arc::new(ConsoleApprover {
-        run: run.clone(),
-        approvals: console.approvals.clone(),
-    }));
+    .with_approver(approver);
     for subagent in &settings.subagents {
         agent = agent.with_subagent(subagent.clone());
     }
@@ -377,6 +399,7 @@ pub(crate) struct Approve {
 
 /// `POST /console/api/chat/approve`.
 pub(crate) async fn approve(
+    Extension(principal): Extension<Principal>,
     console: Option<Extension<Arc<Console>>>,
     body: Result<Json<Approve>, JsonRejection>,
 ) -> Result<Json<Value>, AppError> {
@@ -390,7 +413,9 @@ pub(crate) async fn approve(
                 .unwrap_or_else(|| "the person refused the call".to_owned()),
         ))
     };
-    let found = console.is_some_and(|c| c.approvals.decide(&a.run, &a.call_id, decision));
+    // Only the operator's runs wait for approval: anyone else finds no waiting call.
+    let found = principal.is_operator()
+        && console.is_some_and(|c| c.approvals.decide(&a.run, &a.call_id, decision));
     if !found {
         return Err(AppError::not_found(format!(
             "no call {:?} of run {:?} is waiting for approval (it may have been answered or timed out)",

@@ -101,19 +101,19 @@ async fn a_tenant_gets_not_yet_on_every_row_not_ready_for_tenants() {
       }
     }
     "#);
-    let chat = send_with(
+    let events = send_with(
         &f.app,
-        "POST",
-        "/console/api/chat",
-        Some(json!({"messages": []})),
+        "GET",
+        "/api/v1/events",
+        None,
         &[("authorization", &format!("Bearer {token}"))],
     )
     .await;
-    insta::assert_json_snapshot!(chat.body, @r#"
+    insta::assert_json_snapshot!(events.body, @r#"
     {
       "error": {
         "code": "not_yet",
-        "message": "POST /console/api/chat does not serve tenants yet: use the server's own token"
+        "message": "GET /api/v1/events does not serve tenants yet: use the server's own token"
       }
     }
     "#);

@@ -280,6 +280,18 @@ fn requests() -> Vec<Request> {
     for bundle in [a, b, fresh, id(SHARED), id(OPS)] {
         r.push(("GET", format!("/console/api/bundles/{bundle}/export"), None));
     }
+    // The console's chat: no model endpoint here, and no call waits for approval.
+    r.push(("GET", "/console/api/chat".into(), None));
+    r.push((
+        "POST",
+        "/console/api/chat".into(),
+        Some(json!({"messages": [{"role": "user", "content": "bravo_crm_lookup"}], "pinned": ["bravo_crm_lookup"]})),
+    ));
+    r.push((
+        "POST",
+        "/console/api/chat/approve".into(),
+        Some(json!({"run": fresh, "callId": "call_0", "approve": true})),
+    ));
     // Imports (an archive made in the world itself, see `archive`): the shared bundle
     // under B's id, under a fresh one and as it is, and A's own bundle again.
     for (of, as_id, slug) in [

@@ -83,9 +83,9 @@ const EVERY_ROUTE: &[(&str, &str, Access, bool)] = &[
         true,
     ),
     ("POST", "/console/api/bundles/import", Access::Caller, true),
-    ("GET", "/console/api/chat", Access::Read, false),
-    ("POST", "/console/api/chat", Access::Caller, false),
-    ("POST", "/console/api/chat/approve", Access::Caller, false),
+    ("GET", "/console/api/chat", Access::Read, true),
+    ("POST", "/console/api/chat", Access::Caller, true),
+    ("POST", "/console/api/chat/approve", Access::Caller, true),
 ];
 
 #[test]
