@@ -81,7 +81,7 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/api/v1/tools", Access::Read),
     row(Method::GET, "/api/v1/tools/{name}", Access::Read),
     row(Method::POST, "/api/v1/tools/{name}/invoke", Access::Caller),
-    row(Method::GET, "/api/v1/events", Access::Read),
+    ready(Method::GET, "/api/v1/events", Access::Read),
     ready(Method::GET, "/api/v1/whoami", Access::Read),
     // The REST API of the tools spec.
     row(Method::GET, "/tools/bundles", Access::Read),

@@ -4,9 +4,14 @@
 //! principal (the operator, a tenant, a wrong token, no token) on each row. A probe is one
 //! request to one row, its path filled with the fixture's `weather` bundle and its
 //! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`.
+//!
+//! Over a socket, with two tenants on one server ([`two`]): `feed.rs`, the change feed
+//! per view.
 
 mod auth;
+mod feed;
 mod routes;
+mod two;
 
 use axum::body::Body;
 use axum::http::{Method, Request};

@@ -20,7 +20,7 @@ const EVERY_ROUTE: &[(&str, &str, Access, bool)] = &[
     ("GET", "/api/v1/tools", Access::Read, false),
     ("GET", "/api/v1/tools/{name}", Access::Read, false),
     ("POST", "/api/v1/tools/{name}/invoke", Access::Caller, false),
-    ("GET", "/api/v1/events", Access::Read, false),
+    ("GET", "/api/v1/events", Access::Read, true),
     ("GET", "/api/v1/whoami", Access::Read, true),
     ("GET", "/tools/bundles", Access::Read, false),
     ("PUT", "/tools/bundles/{bundle}", Access::Caller, false),
