@@ -78,6 +78,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+#[cfg(feature = "mcp")]
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{Semaphore, broadcast};
 use toolscout_catalog::{Bundle, Catalog, CatalogChange, CatalogEvent, TenantId, Viewer};
 use uuid::Uuid;
@@ -449,11 +451,24 @@ impl ChangeFeed {
         self.tx.subscribe()
     }
 
-    /// Starts (or goes on) following `viewer`'s view, and subscribes to its events; with
-    /// the client's `Last-Event-ID`, the events after it.
+    /// A receiver of the events of `viewer`'s view to come (the operator's: every event,
+    /// as [`ChangeFeed::subscribe`]); the feed follows the view while it lives.
     ///
     /// It may read the catalog (the view's identity, when the feed starts following the
     /// view): async code calls it through `spawn_blocking`.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn listen(&self, catalog: &Catalog, viewer: &Viewer) -> Listener {
+        if *viewer == Viewer::Operator {
+            Listener::Operator(self.subscribe())
+        } else {
+            Listener::View(self.follow_view(catalog, viewer, None).rx)
+        }
+    }
+
+    /// Starts (or goes on) following `viewer`'s view, and subscribes to its events; with
+    /// the client's `Last-Event-ID`, the events after it.
+    ///
+    /// It may read the catalog (see [`ChangeFeed::listen`]).
     pub(crate) fn follow_view(
         &self,
         catalog: &Catalog,
@@ -739,6 +754,57 @@ fn classify(
 /// `k` when `viewer` sees it.
 fn seen<'a>(k: Option<&'a Known>, viewer: &Viewer) -> Option<&'a Known> {
     k.filter(|k| k.scope.seen_by(viewer))
+}
+
+/// What an MCP session hears of the catalog's changes: the operator's events, or its
+/// view's ([`ChangeFeed::listen`]).
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+pub(crate) enum Listener {
+    /// Every change.
+    Operator(broadcast::Receiver<Arc<FeedEvent>>),
+    /// The changes that moved a name in a view.
+    View(broadcast::Receiver<Arc<ViewEvent>>),
+}
+
+/// One change a [`Listener`] heard.
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+pub(crate) enum Heard {
+    /// The operator's event.
+    Operator(Arc<FeedEvent>),
+    /// A view's event.
+    View(Arc<ViewEvent>),
+}
+
+#[cfg(feature = "mcp")]
+impl Heard {
+    /// The names it tells of.
+    pub(crate) fn names(&self) -> Vec<&str> {
+        match self {
+            Heard::Operator(e) => e.names().collect(),
+            Heard::View(e) => e.names().collect(),
+        }
+    }
+}
+
+#[cfg(feature = "mcp")]
+impl Listener {
+    /// The next change.
+    pub(crate) async fn recv(&mut self) -> Result<Heard, RecvError> {
+        match self {
+            Listener::Operator(rx) => rx.recv().await.map(Heard::Operator),
+            Listener::View(rx) => rx.recv().await.map(Heard::View),
+        }
+    }
+
+    /// The next change if one is waiting.
+    pub(crate) fn try_recv(&mut self) -> Result<Heard, TryRecvError> {
+        match self {
+            Listener::Operator(rx) => rx.try_recv().map(Heard::Operator),
+            Listener::View(rx) => rx.try_recv().map(Heard::View),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -118,11 +118,11 @@ static ROUTES: &[Route] = &[
     // JSON-RPC 2.0 and MCP: every request needs a token, reads too.
     row(Method::POST, "/rpc", Access::Caller),
     #[cfg(feature = "mcp")]
-    row(Method::GET, MCP_PATH, Access::Caller),
+    ready(Method::GET, MCP_PATH, Access::Caller),
     #[cfg(feature = "mcp")]
-    row(Method::POST, MCP_PATH, Access::Caller),
+    ready(Method::POST, MCP_PATH, Access::Caller),
     #[cfg(feature = "mcp")]
-    row(Method::DELETE, MCP_PATH, Access::Caller),
+    ready(Method::DELETE, MCP_PATH, Access::Caller),
     // The web console (`console::routes`).
     row(Method::GET, "/", Access::Asset),
     row(Method::GET, "/console/console.css", Access::Asset),

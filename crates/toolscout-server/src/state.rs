@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use tokio::sync::broadcast;
-use toolscout_catalog::Subscription;
+use toolscout_catalog::{Subscription, Viewer};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::Outcome;
 use toolscout_spec::adapters::manifest::{ScenarioInfo, ToolCategory};
@@ -411,6 +411,11 @@ impl AppState {
         self.inner.changes.subscribe()
     }
 
+    /// The toolbox as `viewer` sees the catalog ([`Toolbox::as_viewer`]).
+    pub fn toolbox_for(&self, viewer: Viewer) -> Toolbox {
+        self.inner.toolbox.as_viewer(viewer)
+    }
+
     /// Calls the tool named `name`: through its remote server when it came from the
     /// [`RemoteCatalog`], through the toolbox otherwise.
     pub async fn call(&self, name: &str, args: Value) -> Outcome {
@@ -421,15 +426,29 @@ impl AppState {
     /// without asking the toolbox's approver: the caller (an authenticated client that
     /// said so) approved it.
     pub async fn call_as(&self, name: &str, args: Value, approved: bool) -> Outcome {
+        self.call_for(&Viewer::Operator, name, args, approved).await
+    }
+
+    /// [`AppState::call_as`] on behalf of `viewer`: the name is looked up in its view
+    /// (a tool outside it is answered as a name nobody holds, with suggestions from the
+    /// view only).
+    pub async fn call_for(
+        &self,
+        viewer: &Viewer,
+        name: &str,
+        args: Value,
+        approved: bool,
+    ) -> Outcome {
+        let toolbox = self.toolbox_for(viewer.clone());
         if self.inner.remote.is_some()
-            && let toolscout_discover::Lookup::Found(tool) = self.inner.toolbox.lookup(name)
+            && let toolscout_discover::Lookup::Found(tool) = toolbox.lookup(name)
         {
-            return self.call_tool_as(&tool, args, approved).await;
+            return self.call_tool_for(viewer, &tool, args, approved).await;
         }
         if approved {
-            self.inner.toolbox.call_approved(name, args).await
+            toolbox.call_approved(name, args).await
         } else {
-            self.inner.toolbox.call(name, args).await
+            toolbox.call(name, args).await
         }
     }
 
@@ -445,14 +464,32 @@ impl AppState {
         args: Value,
         approved: bool,
     ) -> Outcome {
+        self.call_tool_for(&Viewer::Operator, tool, args, approved)
+            .await
+    }
+
+    /// [`AppState::call_tool_as`] on behalf of `viewer`: a tool outside its view is
+    /// answered as a name nobody holds ([`Toolbox::call_tool`]), remote or not.
+    pub async fn call_tool_for(
+        &self,
+        viewer: &Viewer,
+        tool: &toolscout_catalog::Tool,
+        args: Value,
+        approved: bool,
+    ) -> Outcome {
+        let toolbox = self.toolbox_for(viewer.clone());
         match &self.inner.remote {
-            Some(remote) if tool.is_callable() && remote.owns(tool.bundle_id) => {
+            Some(remote)
+                if tool.is_callable()
+                    && remote.owns(tool.bundle_id)
+                    && (*viewer == Viewer::Operator || toolbox.view().head(tool.id).is_ok()) =>
+            {
                 let at = chrono::Utc::now();
                 let outcome = remote.call(tool, args).await;
                 let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
                 outcome
             }
-            _ => self.inner.toolbox.call_tool(tool, args, approved).await,
+            _ => toolbox.call_tool(tool, args, approved).await,
         }
     }
 }

@@ -6,10 +6,12 @@
 //! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`.
 //!
 //! Over a socket, with two tenants on one server ([`two`]): `feed.rs`, the change feed
-//! per view.
+//! per view; `mcp.rs`, MCP sessions per tenant.
 
 mod auth;
 mod feed;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod routes;
 mod two;
 

@@ -60,11 +60,11 @@ const EVERY_ROUTE: &[(&str, &str, Access, bool)] = &[
     ("GET", "/tools/tools/search", Access::Read, false),
     ("POST", "/rpc", Access::Caller, false),
     #[cfg(feature = "mcp")]
-    ("GET", "/mcp", Access::Caller, false),
+    ("GET", "/mcp", Access::Caller, true),
     #[cfg(feature = "mcp")]
-    ("POST", "/mcp", Access::Caller, false),
+    ("POST", "/mcp", Access::Caller, true),
     #[cfg(feature = "mcp")]
-    ("DELETE", "/mcp", Access::Caller, false),
+    ("DELETE", "/mcp", Access::Caller, true),
     ("GET", "/", Access::Asset, false),
     ("GET", "/console/console.css", Access::Asset, false),
     ("GET", "/console/console.js", Access::Asset, false),
