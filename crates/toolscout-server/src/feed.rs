@@ -57,8 +57,10 @@
 //! dropped (it reconnects and resumes): a slow client never slows a write. A heartbeat
 //! every [`HEARTBEAT`] lets a client tell a quiet stream from a dead one.
 //!
-//! A stream without a token in the operator's view ends when the catalog gets its first
-//! tenant (reopened, it is the public view's).
+//! A stream opened with a tenant's token ends when the token is revoked or the tenant
+//! removed (by this process or, once the catalog reads it, another); a stream without a
+//! token in the operator's view ends when the catalog gets its first tenant (reopened, it
+//! is the public view's).
 //!
 //! Each event names what moved as the feed read the catalog just after that change (on a
 //! thread of its own): when writes follow each other closely, a name may be told in the

@@ -27,7 +27,8 @@
 //! reach only its own, the shared and the built-in tools, and its session hears only of
 //! changes in that view. Over stdio the client is the operator. A streamable HTTP
 //! session is bound to the principal that opened it ([`McpService`]): its id used with
-//! another token is answered as an unknown one.
+//! another token is answered as an unknown one, and a revoked token's sessions are
+//! closed.
 //!
 //! A tool that requires approval, called in an operator's session whose client declared
 //! the elicitation capability, is first approved by the server's own approver (`--approve
@@ -634,12 +635,13 @@ pub fn mcp_service(state: AppState) -> McpService {
         config = config.with_allowed_hosts(hosts.iter().cloned());
     }
     let sessions = Arc::new(LocalSessionManager::default());
+    let factory = state.clone();
     let service = StreamableHttpService::new(
-        move || Ok(McpServer::new(state.clone())),
+        move || Ok(McpServer::new(factory.clone())),
         Arc::clone(&sessions),
         config,
     );
-    McpService::new(service, sessions)
+    McpService::new(state, service, sessions)
 }
 
 /// Serves MCP over stdin and stdout until the client closes them.

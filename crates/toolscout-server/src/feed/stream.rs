@@ -14,11 +14,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{OwnedSemaphorePermit, broadcast};
-use toolscout_catalog::Viewer;
+use toolscout_catalog::{TenantId, Viewer};
 use toolscout_discover::Toolbox;
+use uuid::Uuid;
 
 use super::{ChangeFeed, FeedEvent, HEARTBEAT, ViewEvent, ViewStart};
-use crate::state::AppState;
+use crate::state::{AppState, Revocation, holds};
 use crate::{AppError, Principal};
 
 fn sse(name: &str, id: Option<String>, data: &impl Serialize) -> Event {
@@ -52,6 +53,8 @@ pub(crate) async fn events(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    // Watching for revocations before anything is read: one between the request's
+    // authentication and now is caught by the first check of the guard.
     let guard = Guard::new(&state, &principal);
     let viewer = principal.viewer();
     let (first, source) = if viewer == Viewer::Operator {
@@ -199,25 +202,61 @@ impl Source {
     }
 }
 
-/// Ends a stream whose reader may read it no more: an anonymous reader's of the
-/// operator's view once the catalog has a tenant.
+/// Ends a stream whose reader may read it no more: a tenant's once its token is revoked
+/// (or its tenant removed); an anonymous reader's of the operator's view once the catalog
+/// has a tenant.
 struct Guard {
     toolbox: Toolbox,
+    /// A tenant's stream: the tenant, the token, and the revocations to watch.
+    tenant: Option<(TenantId, Uuid, broadcast::Receiver<Revocation>)>,
     /// A stream without a token in the operator's view.
     until_tenants: bool,
 }
 
 impl Guard {
     fn new(state: &AppState, principal: &Principal) -> Guard {
+        let tenant = match principal {
+            Principal::Tenant { id, token, .. } => Some((*id, *token, state.revocations())),
+            _ => None,
+        };
         Guard {
             toolbox: state.toolbox().clone(),
+            tenant,
             until_tenants: *principal == Principal::Anonymous(Viewer::Operator),
         }
     }
 
     /// Whether the reader may still read the stream (read from the catalog).
     fn admits(&self) -> bool {
-        !(self.until_tenants && self.toolbox.catalog().has_tenants())
+        let catalog = self.toolbox.catalog();
+        match &self.tenant {
+            Some((tenant, token, _)) => holds(catalog, *tenant, *token),
+            None => !(self.until_tenants && catalog.has_tenants()),
+        }
+    }
+
+    /// Resolves when the tenant's token is revoked; never for another stream.
+    async fn revoked(&mut self) {
+        let Guard {
+            toolbox, tenant, ..
+        } = self;
+        let Some((tenant, token, rx)) = tenant else {
+            return std::future::pending().await;
+        };
+        loop {
+            match rx.recv().await {
+                Ok(r) if r.ends(*tenant, *token) => return,
+                Ok(_) => {}
+                // Revocations were missed: the catalog says whether this was one.
+                Err(RecvError::Lagged(_)) => {
+                    if !holds(toolbox.catalog(), *tenant, *token) {
+                        return;
+                    }
+                }
+                // The server is going; the events' channel ends the stream.
+                Err(RecvError::Closed) => return std::future::pending().await,
+            }
+        }
     }
 }
 
@@ -266,6 +305,7 @@ impl Stream {
                     Err(_) => return None,
                 },
                 _ = heartbeat.tick() => return Some(source.heartbeat()),
+                () = guard.revoked() => return None,
             }
         }
     }

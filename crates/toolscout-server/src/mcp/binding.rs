@@ -20,11 +20,13 @@ use axum::response::Response;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use tokio::sync::broadcast::error::RecvError;
 use toolscout_catalog::{TenantId, Viewer};
 use uuid::Uuid;
 
 use super::McpServer;
-use crate::Principal;
+use crate::state::holds;
+use crate::{AppState, Principal};
 
 /// The header that names a session.
 const SESSION_ID: &str = "mcp-session-id";
@@ -72,6 +74,10 @@ impl Holder {
 /// its answer is byte for byte that of a made-up id (`404 Not Found: Session not found`;
 /// `202` for a `DELETE`, which closes nothing): a stolen or guessed session id looks like
 /// none, and the session goes on.
+///
+/// When a tenant's token is revoked, or the tenant removed (by this process, or by another
+/// once the catalog reads it), the sessions opened with it are closed: rmcp stops the
+/// session's worker, which ends its SSE streams, and the id is then unknown.
 #[derive(Clone)]
 pub struct McpService {
     rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
@@ -88,21 +94,24 @@ impl std::fmt::Debug for McpService {
 
 /// The sessions' bindings, and what closes them.
 struct Sessions {
+    state: AppState,
     manager: Arc<LocalSessionManager>,
     bound: Mutex<HashMap<String, Holder>>,
-    /// Whether the task that forgets ended sessions runs.
+    /// Whether the task that closes revoked sessions runs.
     watching: AtomicBool,
 }
 
 impl McpService {
     /// `rmcp` (whose sessions `manager` keeps) with its sessions bound.
     pub(crate) fn new(
+        state: AppState,
         rmcp: StreamableHttpService<McpServer, LocalSessionManager>,
         manager: Arc<LocalSessionManager>,
     ) -> McpService {
         McpService {
             rmcp,
             sessions: Arc::new(Sessions {
+                state,
                 manager,
                 bound: Mutex::new(HashMap::new()),
                 watching: AtomicBool::new(false),
@@ -173,31 +182,77 @@ impl Sessions {
         self.lock().get(id) == Some(holder)
     }
 
-    /// Binds a new session to its holder.
+    /// Binds a new session to its holder; a token revoked since the request was let in
+    /// closes it at once.
     async fn bind(self: Arc<Self>, id: &str, holder: Holder) {
-        self.lock().insert(id.to_owned(), holder);
-        self.watch();
+        self.lock().insert(id.to_owned(), holder.clone());
+        Arc::clone(&self).watch();
+        if let Holder::Tenant { tenant, token } = holder
+            && !holds(self.state.toolbox().catalog(), tenant, token)
+        {
+            self.close_where(|h| *h == holder).await;
+        }
     }
 
-    /// Starts, once, the task that forgets the sessions that ended. It holds the
-    /// sessions weakly: it ends with the service.
+    /// Starts, once, the task that closes the sessions of revoked tokens and forgets
+    /// those that ended. It holds the sessions weakly: it ends with the service.
     fn watch(self: Arc<Self>) {
         if self.watching.swap(true, Ordering::SeqCst) {
             return;
         }
+        let mut revocations = self.state.revocations();
         let weak: Weak<Sessions> = Arc::downgrade(&self);
         drop(self);
         tokio::spawn(async move {
             let mut prune = tokio::time::interval(PRUNE_EVERY);
             prune.tick().await;
             loop {
-                prune.tick().await;
+                let heard = tokio::select! {
+                    r = revocations.recv() => Some(r),
+                    _ = prune.tick() => None,
+                };
                 let Some(sessions) = weak.upgrade() else {
                     break;
                 };
-                sessions.prune().await;
+                match heard {
+                    Some(Ok(r)) => {
+                        sessions
+                            .close_where(|h| matches!(h, Holder::Tenant { tenant, token } if r.ends(*tenant, *token)))
+                            .await;
+                    }
+                    // Revocations were missed: the catalog says which tokens still hold.
+                    Some(Err(RecvError::Lagged(_))) => {
+                        let state = sessions.state.clone();
+                        sessions
+                            .close_where(|h| matches!(h, Holder::Tenant { tenant, token } if !holds(state.toolbox().catalog(), *tenant, *token)))
+                            .await;
+                    }
+                    Some(Err(RecvError::Closed)) => break,
+                    None => sessions.prune().await,
+                }
             }
         });
+    }
+
+    /// Closes (and unbinds) every session whose holder is `doomed`.
+    async fn close_where(&self, doomed: impl Fn(&Holder) -> bool) {
+        let ids: Vec<String> = {
+            let mut bound = self.lock();
+            let ids: Vec<String> = bound
+                .iter()
+                .filter(|(_, h)| doomed(h))
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &ids {
+                bound.remove(id);
+            }
+            ids
+        };
+        for id in ids {
+            if let Err(e) = self.manager.close_session(&Arc::from(id.as_str())).await {
+                tracing::warn!(error = %e, "a revoked token's MCP session could not be closed");
+            }
+        }
     }
 
     /// Forgets the bindings of sessions rmcp no longer has.

@@ -6,12 +6,15 @@
 //! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`.
 //!
 //! Over a socket, with two tenants on one server ([`two`]): `feed.rs`, the change feed
-//! per view; `mcp.rs`, MCP sessions per tenant.
+//! per view; `mcp.rs`, MCP sessions per tenant; `revoke.rs`, a revoked token's event
+//! streams and MCP sessions end.
 
 mod auth;
 mod feed;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "mcp")]
+mod revoke;
 mod routes;
 mod two;
 
