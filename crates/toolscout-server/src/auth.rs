@@ -21,9 +21,7 @@
 //!    an [`Access::Read`] row serves [`Principal::Anonymous`] as [`AnonymousReads`]
 //!    says; any other row is 401.
 //! 4. An [`Access::Operator`] row is 403 `forbidden` for a tenant.
-//! 5. While a row is not [`Route::tenant_ready`], a tenant gets 403 `not_yet` and an
-//!    anonymous reader of the public view the 401 of a request without a token.
-//! 6. A tenant over its request rate gets 429 `rate_limited` with `Retry-After`
+//! 5. A tenant over its request rate gets 429 `rate_limited` with `Retry-After`
 //!    (`limit.rs`).
 //!
 //! [`ServerOptions::token`]: crate::ServerOptions::token
@@ -273,7 +271,7 @@ async fn anonymous_view(state: &AppState) -> Result<Option<Viewer>, AppError> {
     }
 }
 
-/// Whether the principal may use the route (steps 4 and 5 of the module documentation).
+/// Whether the principal may use the route (step 4 of the module documentation).
 fn admit(principal: &Principal, route: &Route) -> Result<(), AppError> {
     match principal {
         Principal::Tenant { .. } if route.access == Access::Operator => Err(AppError::new(
@@ -281,15 +279,6 @@ fn admit(principal: &Principal, route: &Route) -> Result<(), AppError> {
             "forbidden",
             "only the server's own token may use this route",
         )),
-        Principal::Tenant { .. } if !route.tenant_ready => Err(AppError::new(
-            StatusCode::FORBIDDEN,
-            "not_yet",
-            format!(
-                "{} {} does not serve tenants yet: use the server's own token",
-                route.method, route.path
-            ),
-        )),
-        Principal::Anonymous(Viewer::Public) if !route.tenant_ready => Err(no_token_for_reads()),
         _ => Ok(()),
     }
 }
@@ -376,57 +365,6 @@ pub(crate) async fn whoami(Extension(principal): Extension<Principal>) -> Json<V
         }
         Principal::Anonymous(_) => json!({"kind": "anonymous"}),
     })
-}
-
-/// The toolbox and calls on a principal's behalf: what every handler that reads or calls
-/// for a request goes through.
-impl crate::AppState {
-    /// The toolbox as `principal` sees the catalog ([`toolscout_discover::Toolbox::as_viewer`]).
-    pub fn toolbox_for(&self, principal: &Principal) -> toolscout_discover::Toolbox {
-        self.toolbox().as_viewer(principal.viewer())
-    }
-
-    /// [`AppState::call_as`] on `principal`'s behalf: a name outside its view is a tool
-    /// nobody has.
-    pub(crate) async fn call_for(
-        &self,
-        principal: &Principal,
-        name: &str,
-        args: serde_json::Value,
-        approved: bool,
-    ) -> toolscout_invoke::Outcome {
-        if principal.is_operator() {
-            return self.call_as(name, args, approved).await;
-        }
-        let toolbox = self.toolbox_for(principal);
-        if self.remote().is_some()
-            && let toolscout_discover::Lookup::Found(tool) = toolbox.lookup(name)
-        {
-            return self.call_tool_for(principal, &tool, args, approved).await;
-        }
-        if approved {
-            toolbox.call_approved(name, args).await
-        } else {
-            toolbox.call(name, args).await
-        }
-    }
-
-    /// [`AppState::call_tool_as`] on `principal`'s behalf: a tool outside its view is a
-    /// tool nobody has.
-    pub(crate) async fn call_tool_for(
-        &self,
-        principal: &Principal,
-        tool: &toolscout_catalog::Tool,
-        args: serde_json::Value,
-        approved: bool,
-    ) -> toolscout_invoke::Outcome {
-        let toolbox = self.toolbox_for(principal);
-        if !principal.is_operator() && toolbox.view().head(tool.id).is_err() {
-            // The toolbox answers a tool outside its view as a name nobody holds.
-            return toolbox.call_tool(tool, args, approved).await;
-        }
-        self.call_tool_as(tool, args, approved).await
-    }
 }
 
 #[cfg(test)]

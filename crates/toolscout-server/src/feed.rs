@@ -1,6 +1,11 @@
 //! `GET /api/v1/events`: the catalog's changes as Server-Sent Events, one event per
 //! committed change (this process's, or another's once the catalog follows it), with the
-//! generation and the tool names it added, removed, enabled, disabled or changed.
+//! tool names it added, removed, enabled, disabled or changed, as the stream's reader
+//! sees the catalog.
+//!
+//! The operator's stream (the server's own token; any request to a server without one;
+//! a read without a token while the catalog has no tenant) tells every change, numbered
+//! by the catalog's generation:
 //!
 //! ```text
 //! retry: 2000
@@ -17,12 +22,45 @@
 //! data: {"generation":13}
 //! ```
 //!
-//! A client that reconnects with `Last-Event-ID: g` gets every change after `g` that the
-//! server still holds (the last [`RING`]), then the live ones, with no gap and no
-//! duplicate; when it holds too few (or `g` is unknown here), `event: reset`: re-read
-//! the list. A client that falls behind by more than [`BUFFER`] events is dropped (it
-//! reconnects and resumes): a slow client never slows a write. A heartbeat every
-//! [`HEARTBEAT`] lets a client tell a quiet stream from a dead one.
+//! A tenant's stream, and the public one (reads without a token once a tenant exists),
+//! tell only what moved within their view ([`Viewer`]): names are counted among the
+//! view's tools only, so a name is `added` when the view gets its first tool of that name
+//! and `removed` when it loses its last, whatever other tenants hold; a change that moves
+//! nothing in the view sends nothing at all. Their events are numbered per view,
+//! `<epoch>.<seq>` (`epoch` random, drawn when the server starts following the view;
+//! `seq` counts that view's events), so that the ids do not tell how often others write,
+//! and `identity` is the view's ([`CatalogView::identity`]):
+//!
+//! ```text
+//! retry: 2000
+//!
+//! id: 5f2c0e7a9b1d3c48.0
+//! event: ready
+//! data: {"seq":0,"identity":"…"}
+//!
+//! id: 5f2c0e7a9b1d3c48.1
+//! event: change
+//! data: {"seq":1,"identity":"…","added":["crm_lookup"],"removed":[],"enabled":[],"disabled":[],"changed":[]}
+//!
+//! event: heartbeat
+//! data: {"seq":1}
+//! ```
+//!
+//! The server follows a view while one of its streams (or MCP sessions) is open, and
+//! [`LINGER`] after the last one closes, keeping the view's last [`VIEW_RING`] events.
+//!
+//! A client that reconnects with `Last-Event-ID` gets every change after it that the
+//! server still holds (the operator's last [`RING`], a view's last [`VIEW_RING`]), then the
+//! live ones, with no gap and no duplicate; when it holds too few, or the id is unknown
+//! here (another epoch: a view the server stopped following, or a restart), `event:
+//! reset`: re-read the list. A client that falls behind by more than [`BUFFER`] events is
+//! dropped (it reconnects and resumes): a slow client never slows a write. A heartbeat
+//! every [`HEARTBEAT`] lets a client tell a quiet stream from a dead one.
+//!
+//! A stream opened with a tenant's token ends when the token is revoked or the tenant
+//! removed (by this process or, once the catalog reads it, another); a stream without a
+//! token in the operator's view ends when the catalog gets its first tenant (reopened, it
+//! is the public view's).
 //!
 //! Each event names what moved as the feed read the catalog just after that change (on a
 //! thread of its own): when writes follow each other closely, a name may be told in the
@@ -32,32 +70,37 @@
 //! **Rationale:** names, not ids, because a model calls names: a tool replaced by a new
 //! version under the same name is `changed`, a name whose only tool was disabled is
 //! `disabled`.
+//!
+//! [`CatalogView::identity`]: toolscout_catalog::CatalogView::identity
+
+mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, Sse};
-use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
-use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent};
+#[cfg(feature = "mcp")]
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{Semaphore, broadcast};
+use toolscout_catalog::{Bundle, Catalog, CatalogChange, CatalogEvent, TenantId, Viewer};
 use uuid::Uuid;
 
-use crate::AppError;
-use crate::state::AppState;
+pub(crate) use self::stream::events;
 
-/// How many past changes the feed keeps for clients that resume.
+/// How many past changes the operator's stream keeps for clients that resume.
 pub const RING: usize = 1_024;
+/// How many past events of one view the feed keeps for its clients that resume.
+pub const VIEW_RING: usize = 64;
 /// How many changes a client may fall behind before it is dropped.
 pub const BUFFER: usize = 256;
 /// How often a quiet stream sends a heartbeat.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
+/// How long the feed goes on following a view after its last stream closed, so that a
+/// client that reconnects soon resumes instead of starting again.
+pub const LINGER: Duration = Duration::from_secs(60);
 
-/// One committed change, as the feed tells it.
+/// One committed change, as the operator's stream tells it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FeedEvent {
     /// The catalog's generation after the change (the event's id).
@@ -81,37 +124,171 @@ pub struct FeedEvent {
     pub(crate) from: u64,
 }
 
+impl FeedEvent {
+    /// Every name the event tells of.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        all_names([
+            &self.added,
+            &self.removed,
+            &self.enabled,
+            &self.disabled,
+            &self.changed,
+        ])
+    }
+}
+
+/// One committed change as one view sees it (a tenant's, the public's): sent only when
+/// a name moved in that view, the names counted among the view's tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ViewEvent {
+    /// The event's number among the view's events (1, 2, 3…; `ready` tells the last).
+    pub seq: u64,
+    /// The view's identity after the change.
+    pub identity: Uuid,
+    /// Names none of the view's tools had before.
+    pub added: Vec<String>,
+    /// Names none of the view's tools has any more.
+    pub removed: Vec<String>,
+    /// Names the view could not call and now can.
+    pub enabled: Vec<String>,
+    /// Names the view could call and now cannot.
+    pub disabled: Vec<String>,
+    /// Names callable in the view before and after whose tool changed.
+    pub changed: Vec<String>,
+}
+
+impl ViewEvent {
+    /// Every name the event tells of.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        all_names([
+            &self.added,
+            &self.removed,
+            &self.enabled,
+            &self.disabled,
+            &self.changed,
+        ])
+    }
+}
+
+fn all_names(lists: [&Vec<String>; 5]) -> impl Iterator<Item = &str> {
+    lists.into_iter().flatten().map(String::as_str)
+}
+
+/// The names one change moved in one view.
+#[derive(Debug, Default)]
+struct Moved {
+    added: Vec<String>,
+    removed: Vec<String>,
+    enabled: Vec<String>,
+    disabled: Vec<String>,
+    changed: Vec<String>,
+}
+
+impl Moved {
+    fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.enabled.is_empty()
+            && self.disabled.is_empty()
+            && self.changed.is_empty()
+    }
+}
+
+/// Who sees a tool, by its bundle: the rule of [`toolscout_catalog::scope_of`] and
+/// [`Viewer::sees`], kept as a value rather than a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Scope {
+    /// A built-in or shared bundle's: everyone.
+    Shared,
+    /// The operator's own: the operator only.
+    Operator,
+    /// A tenant's own: that tenant and the operator.
+    Tenant(TenantId),
+}
+
+impl Scope {
+    fn of(bundle: &Bundle) -> Scope {
+        if bundle.is_built_in || bundle.shared {
+            Scope::Shared
+        } else {
+            bundle.owner.map_or(Scope::Operator, Scope::Tenant)
+        }
+    }
+
+    fn seen_by(self, viewer: &Viewer) -> bool {
+        match (viewer, self) {
+            (Viewer::Operator, _) | (_, Scope::Shared) => true,
+            (Viewer::Tenant(t), Scope::Tenant(owner)) => *t == owner,
+            _ => false,
+        }
+    }
+}
+
 /// What the feed knows of one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Known {
     name: String,
     callable: bool,
     digest: Uuid,
+    scope: Scope,
+}
+
+/// How many tools hold a name, and how many of them can be called.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Count {
+    held: usize,
+    callable: usize,
+}
+
+/// A name's counts, one per scope that holds it.
+type Counts = Vec<(Scope, Count)>;
+
+/// A name's count in `viewer`'s view: the sum over the scopes it sees.
+fn count_in(counts: Option<&Counts>, viewer: &Viewer) -> Count {
+    counts
+        .into_iter()
+        .flatten()
+        .filter(|(scope, _)| scope.seen_by(viewer))
+        .fold(Count::default(), |sum, (_, c)| Count {
+            held: sum.held + c.held,
+            callable: sum.callable + c.callable,
+        })
 }
 
 #[derive(Debug, Default)]
 struct Names {
     tools: HashMap<Uuid, Known>,
-    /// Per name: how many tools hold it, how many of them can be called.
-    names: HashMap<String, (usize, usize)>,
+    names: HashMap<String, Counts>,
     generation: u64,
     identity: Uuid,
 }
 
 impl Names {
     fn add(&mut self, id: Uuid, k: Known) {
-        let e = self.names.entry(k.name.clone()).or_default();
-        e.0 += 1;
-        e.1 += usize::from(k.callable);
+        let counts = self.names.entry(k.name.clone()).or_default();
+        let callable = usize::from(k.callable);
+        match counts.iter_mut().find(|(s, _)| *s == k.scope) {
+            Some((_, c)) => {
+                c.held += 1;
+                c.callable += callable;
+            }
+            None => counts.push((k.scope, Count { held: 1, callable })),
+        }
         self.tools.insert(id, k);
     }
 
     fn remove(&mut self, id: Uuid) -> Option<Known> {
         let k = self.tools.remove(&id)?;
-        if let Some(e) = self.names.get_mut(&k.name) {
-            e.0 -= 1;
-            e.1 -= usize::from(k.callable);
-            if e.0 == 0 {
+        if let Some(counts) = self.names.get_mut(&k.name) {
+            if let Some(i) = counts.iter().position(|(s, _)| *s == k.scope) {
+                let c = &mut counts[i].1;
+                c.held = c.held.saturating_sub(1);
+                c.callable = c.callable.saturating_sub(usize::from(k.callable));
+                if c.held == 0 {
+                    counts.swap_remove(i);
+                }
+            }
+            if counts.is_empty() {
                 self.names.remove(&k.name);
             }
         }
@@ -119,13 +296,107 @@ impl Names {
     }
 }
 
+/// One tool's head as the feed reads it: id, bundle, name, callable, digest.
+type Read = (Uuid, Uuid, String, bool, Uuid);
+
+/// The tools of `read` as the feed knows them, with their bundles' scopes. The bundles
+/// are read after the heads (the catalog's lock is held while heads are walked); a bundle
+/// gone meanwhile counts as the operator's, whom alone it then shows to.
+fn known(catalog: &Catalog, read: Vec<Read>) -> impl Iterator<Item = (Uuid, Known)> {
+    let bundles: BTreeSet<Uuid> = read.iter().map(|r| r.1).collect();
+    let scopes: HashMap<Uuid, Scope> = bundles
+        .into_iter()
+        .map(|b| {
+            (
+                b,
+                catalog.bundle(b).map_or(Scope::Operator, |b| Scope::of(&b)),
+            )
+        })
+        .collect();
+    read.into_iter()
+        .map(move |(id, bundle, name, callable, digest)| {
+            let scope = scopes.get(&bundle).copied().unwrap_or(Scope::Operator);
+            (
+                id,
+                Known {
+                    name,
+                    callable,
+                    digest,
+                    scope,
+                },
+            )
+        })
+}
+
+/// One view the feed follows: its own events, numbered on their own.
+#[derive(Debug)]
+struct Audience {
+    epoch: Arc<str>,
+    seq: u64,
+    identity: Uuid,
+    ring: VecDeque<Arc<ViewEvent>>,
+    tx: broadcast::Sender<Arc<ViewEvent>>,
+    /// Since when no stream or session listens.
+    idle_since: Option<Instant>,
+}
+
+impl Audience {
+    fn new(identity: Uuid) -> Audience {
+        // The random end of a UUIDv7: nothing of when, or of whom.
+        let epoch = Uuid::now_v7().simple().to_string();
+        Audience {
+            epoch: Arc::from(&epoch[16..]),
+            seq: 0,
+            identity,
+            ring: VecDeque::new(),
+            tx: broadcast::channel(BUFFER).0,
+            idle_since: None,
+        }
+    }
+
+    /// The events after `last` (`<epoch>.<seq>`) the ring holds, or `None` when it does
+    /// not hold all of them, or `last` is not of this epoch (the client must re-read).
+    fn since(&self, last: &str) -> Option<Vec<Arc<ViewEvent>>> {
+        let (epoch, seq) = last.trim().rsplit_once('.')?;
+        let seq: u64 = seq.parse().ok()?;
+        if epoch != &*self.epoch || seq > self.seq {
+            return None;
+        }
+        if seq == self.seq {
+            return Some(Vec::new());
+        }
+        if self.ring.front()?.seq > seq + 1 {
+            return None;
+        }
+        Some(self.ring.iter().filter(|e| e.seq > seq).cloned().collect())
+    }
+}
+
+/// Where a stream of a view starts ([`ChangeFeed::follow_view`]).
+#[derive(Debug)]
+pub(crate) struct ViewStart {
+    /// The view's events to come.
+    pub(crate) rx: broadcast::Receiver<Arc<ViewEvent>>,
+    /// The view's epoch.
+    pub(crate) epoch: Arc<str>,
+    /// The number of its last event.
+    pub(crate) seq: u64,
+    /// Its identity now.
+    pub(crate) identity: Uuid,
+    /// The events after the client's `Last-Event-ID`, when it gave one: `None` when the
+    /// server does not hold them all (a reset).
+    pub(crate) backlog: Option<Option<Vec<Arc<ViewEvent>>>>,
+}
+
 /// The change feed of one server: what it knows of every tool's name, the last
-/// [`RING`] events, and the channel live streams read.
+/// [`RING`] events of the operator's stream, the views it follows, and the channels live
+/// streams read.
 #[derive(Debug)]
 pub struct ChangeFeed {
     names: Mutex<Names>,
     ring: Mutex<VecDeque<Arc<FeedEvent>>>,
     tx: broadcast::Sender<Arc<FeedEvent>>,
+    audiences: Mutex<HashMap<Viewer, Audience>>,
     streams: Arc<Semaphore>,
 }
 
@@ -137,20 +408,24 @@ impl ChangeFeed {
             identity: catalog.identity(),
             ..Names::default()
         };
+        let mut read: Vec<Read> = Vec::with_capacity(catalog.len());
         catalog.for_each_head(|head, disabled| {
-            names.add(
+            read.push((
                 head.id,
-                Known {
-                    name: head.name.clone(),
-                    callable: disabled.is_none(),
-                    digest: head.digest,
-                },
-            );
+                head.bundle_id,
+                head.name.clone(),
+                disabled.is_none(),
+                head.digest,
+            ));
         });
+        for (id, k) in known(catalog, read) {
+            names.add(id, k);
+        }
         ChangeFeed {
             names: Mutex::new(names),
             ring: Mutex::new(VecDeque::new()),
             tx: broadcast::channel(BUFFER).0,
+            audiences: Mutex::new(HashMap::new()),
             streams: Arc::new(Semaphore::new(streams)),
         }
     }
@@ -163,20 +438,76 @@ impl ChangeFeed {
         self.ring.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    fn lock_audiences(&self) -> MutexGuard<'_, HashMap<Viewer, Audience>> {
+        self.audiences.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The generation and identity the feed is at.
     pub fn position(&self) -> (u64, Uuid) {
         let n = self.lock_names();
         (n.generation, n.identity)
     }
 
-    /// A receiver of the events to come.
+    /// A receiver of the operator's events to come.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<FeedEvent>> {
         self.tx.subscribe()
     }
 
+    /// A receiver of the events of `viewer`'s view to come (the operator's: every event,
+    /// as [`ChangeFeed::subscribe`]); the feed follows the view while it lives.
+    ///
+    /// It may read the catalog (the view's identity, when the feed starts following the
+    /// view): async code calls it through `spawn_blocking`.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn listen(&self, catalog: &Catalog, viewer: &Viewer) -> Listener {
+        if *viewer == Viewer::Operator {
+            Listener::Operator(self.subscribe())
+        } else {
+            Listener::View(self.follow_view(catalog, viewer, None).rx)
+        }
+    }
+
+    /// Starts (or goes on) following `viewer`'s view, and subscribes to its events; with
+    /// the client's `Last-Event-ID`, the events after it.
+    ///
+    /// It may read the catalog (see [`ChangeFeed::listen`]).
+    pub(crate) fn follow_view(
+        &self,
+        catalog: &Catalog,
+        viewer: &Viewer,
+        last: Option<&str>,
+    ) -> ViewStart {
+        let mut audiences = self.lock_audiences();
+        forget_idle(&mut audiences);
+        // The identity is read under the lock: the feed thread, which takes it to list
+        // the views a change concerns, either sees this view and tells it the change, or
+        // ran before, and then the catalog read here is already past the change.
+        let audience = audiences
+            .entry(viewer.clone())
+            .or_insert_with(|| Audience::new(catalog.view(viewer).identity()));
+        audience.idle_since = None;
+        ViewStart {
+            rx: audience.tx.subscribe(),
+            epoch: Arc::clone(&audience.epoch),
+            seq: audience.seq,
+            identity: audience.identity,
+            backlog: last.map(|l| audience.since(l)),
+        }
+    }
+
+    /// The views the feed follows, with their epochs (see [`forget_idle`]).
+    fn followed(&self) -> Vec<(Viewer, Arc<str>)> {
+        let mut audiences = self.lock_audiences();
+        forget_idle(&mut audiences);
+        audiences
+            .iter()
+            .map(|(v, a)| (v.clone(), Arc::clone(&a.epoch)))
+            .collect()
+    }
+
     /// Takes in a committed change of `catalog` (read now, after the change) and tells
-    /// the streams; returns the event, `None` when no name moved and no generation
-    /// passed.
+    /// the streams; returns the operator's event, `None` when no name moved and no
+    /// generation passed.
     pub(crate) fn apply(
         &self,
         catalog: &Catalog,
@@ -201,31 +532,34 @@ impl ChangeFeed {
                 _ => {}
             }
         }
+        // Listed before the catalog is read: a view followed from later on is read
+        // after the change.
+        let viewers = self.followed();
         // The tools as they are now: one scan for the bundles' tools.
         let mut now: BTreeMap<Uuid, Option<Known>> = tools.iter().map(|t| (*t, None)).collect();
+        let mut read: Vec<Read> = Vec::new();
         if !bundles.is_empty() {
             catalog.for_each_head(|head, disabled| {
-                if bundles.contains(&head.bundle_id) {
-                    now.insert(head.id, None);
-                }
-                if let Some(slot) = now.get_mut(&head.id) {
-                    *slot = Some(Known {
-                        name: head.name.clone(),
-                        callable: disabled.is_none(),
-                        digest: head.digest,
-                    });
+                if bundles.contains(&head.bundle_id) || tools.contains(&head.id) {
+                    read.push((
+                        head.id,
+                        head.bundle_id,
+                        head.name.clone(),
+                        disabled.is_none(),
+                        head.digest,
+                    ));
                 }
             });
         } else {
-            for (id, slot) in &mut now {
+            for id in &tools {
                 if let Ok(head) = catalog.head(*id) {
-                    *slot = Some(Known {
-                        name: head.name.clone(),
-                        callable: head.is_callable(),
-                        digest: head.digest,
-                    });
+                    let callable = head.is_callable();
+                    read.push((head.id, head.bundle_id, head.name, callable, head.digest));
                 }
             }
+        }
+        for (id, k) in known(catalog, read) {
+            now.insert(id, Some(k));
         }
         let mut names = self.lock_names();
         // Tools of a bundle that went away whole: the feed knows them by bundle no more,
@@ -245,74 +579,54 @@ impl ChangeFeed {
                 now.insert(id, None);
             }
         }
-        let mut touched: BTreeMap<String, ((usize, usize), bool)> = BTreeMap::new();
-        let before_of =
-            |names: &Names, name: &str| names.names.get(name).copied().unwrap_or_default();
-        for (id, after) in &now {
-            let before = names.tools.get(id).cloned();
-            if before == *after {
+        // Each tool that moved, and each name's counts before any of them moved.
+        let mut moves: Vec<(Option<Known>, Option<Known>)> = Vec::new();
+        let mut before: HashMap<String, Counts> = HashMap::new();
+        for (id, after) in now {
+            let was = names.tools.get(&id).cloned();
+            if was == after {
                 continue;
             }
-            for k in before.iter().chain(after.iter()) {
-                let b = before_of(&names, &k.name);
-                touched.entry(k.name.clone()).or_insert((b, false));
-            }
-            // What the name may stand for moved: a callable tool of it changed, or one
-            // came or went (a new version takes the name over).
-            let content = match (&before, after) {
-                (Some(b), Some(a)) => b.digest != a.digest && b.callable && a.callable,
-                (None, Some(k)) | (Some(k), None) => k.callable,
-                (None, None) => false,
-            };
-            if content {
-                for k in before.iter().chain(after.iter()) {
-                    if let Some(t) = touched.get_mut(&k.name) {
-                        t.1 = true;
-                    }
+            for k in was.iter().chain(after.iter()) {
+                if !before.contains_key(&k.name) {
+                    let counts = names.names.get(&k.name).cloned().unwrap_or_default();
+                    before.insert(k.name.clone(), counts);
                 }
             }
-            names.remove(*id);
-            if let Some(a) = after {
-                names.add(*id, a.clone());
+            names.remove(id);
+            if let Some(a) = &after {
+                names.add(id, a.clone());
             }
+            moves.push((was, after));
         }
         let from = names.generation;
         names.generation = change.generation.max(names.generation);
         names.identity = change.identity;
-        let mut event = FeedEvent {
-            generation: names.generation,
-            identity: change.identity,
-            added: Vec::new(),
-            removed: Vec::new(),
-            enabled: Vec::new(),
-            disabled: Vec::new(),
-            changed: Vec::new(),
-            from,
-        };
-        for (name, ((held, callable), content)) in touched {
-            let (held_now, callable_now) = names.names.get(&name).copied().unwrap_or_default();
-            match (held > 0, held_now > 0) {
-                (false, true) => event.added.push(name),
-                (true, false) => event.removed.push(name),
-                (false, false) => {}
-                (true, true) => match (callable > 0, callable_now > 0) {
-                    (false, true) => event.enabled.push(name),
-                    (true, false) => event.disabled.push(name),
-                    (true, true) if content => event.changed.push(name),
-                    _ => {}
-                },
-            }
-        }
+        let moved = classify(&names, &moves, &before, &Viewer::Operator);
+        let views: Vec<(Viewer, Arc<str>, Moved)> = viewers
+            .into_iter()
+            .map(|(v, epoch)| {
+                let m = classify(&names, &moves, &before, &v);
+                (v, epoch, m)
+            })
+            .filter(|(_, _, m)| !m.is_empty())
+            .collect();
+        let generation = names.generation;
         drop(names);
-        let quiet = event.added.is_empty()
-            && event.removed.is_empty()
-            && event.enabled.is_empty()
-            && event.disabled.is_empty()
-            && event.changed.is_empty();
-        if quiet && event.generation == from {
+        self.tell_views(catalog, views);
+        if moved.is_empty() && generation == from {
             return None;
         }
-        let event = Arc::new(event);
+        let event = Arc::new(FeedEvent {
+            generation,
+            identity: change.identity,
+            added: moved.added,
+            removed: moved.removed,
+            enabled: moved.enabled,
+            disabled: moved.disabled,
+            changed: moved.changed,
+            from,
+        });
         {
             let mut ring = self.lock_ring();
             if ring.len() == RING {
@@ -325,8 +639,44 @@ impl ChangeFeed {
         Some(event)
     }
 
-    /// The events after `generation` that the ring still holds, or `None` when it does
-    /// not hold all of them (a gap: the client must re-read).
+    /// Numbers, keeps and sends each view's event of one change: to the views followed
+    /// since before the change was read (a view followed anew, of another epoch, read
+    /// the catalog after it).
+    fn tell_views(&self, catalog: &Catalog, views: Vec<(Viewer, Arc<str>, Moved)>) {
+        // Identities are read before the lock: it is not held over catalog reads here.
+        let told: Vec<(Viewer, Arc<str>, Moved, Uuid)> = views
+            .into_iter()
+            .map(|(viewer, epoch, moved)| {
+                let identity = catalog.view(&viewer).identity();
+                (viewer, epoch, moved, identity)
+            })
+            .collect();
+        let mut audiences = self.lock_audiences();
+        for (viewer, epoch, moved, identity) in told {
+            let Some(a) = audiences.get_mut(&viewer).filter(|a| a.epoch == epoch) else {
+                continue;
+            };
+            a.seq += 1;
+            a.identity = identity;
+            let event = Arc::new(ViewEvent {
+                seq: a.seq,
+                identity,
+                added: moved.added,
+                removed: moved.removed,
+                enabled: moved.enabled,
+                disabled: moved.disabled,
+                changed: moved.changed,
+            });
+            if a.ring.len() == VIEW_RING {
+                a.ring.pop_front();
+            }
+            a.ring.push_back(Arc::clone(&event));
+            let _ = a.tx.send(event);
+        }
+    }
+
+    /// The operator's events after `generation` that the ring still holds, or `None`
+    /// when it does not hold all of them (a gap: the client must re-read).
     fn since(&self, generation: u64) -> Option<Vec<Arc<FeedEvent>>> {
         let (current, _) = self.position();
         if generation > current {
@@ -349,113 +699,188 @@ impl ChangeFeed {
     }
 }
 
-fn sse(name: &str, id: Option<u64>, data: &impl Serialize) -> Event {
-    let event = Event::default()
-        .event(name)
-        .data(serde_json::to_string(data).unwrap_or_default());
-    match id {
-        Some(id) => event.id(id.to_string()),
-        None => event,
-    }
-}
-
-/// `GET /api/v1/events`.
-pub(crate) async fn events(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let feed = state.feed();
-    let Ok(permit) = Arc::clone(&feed.streams).try_acquire_owned() else {
-        let mut response = AppError::unavailable(
-            "every event stream this server allows is in use; try again shortly",
-        )
-        .into_response();
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-        return response;
-    };
-    let last = headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    // Subscribed before the ring is read: an event between the two is in both, and is
-    // sent once.
-    let rx = feed.subscribe();
-    let (generation, identity) = feed.position();
-    let mut first: Vec<Event> = vec![];
-    let mut sent = generation;
-    match last {
-        None => first.push(sse(
-            "ready",
-            Some(generation),
-            &serde_json::json!({"generation": generation, "identity": identity}),
-        )),
-        Some(g) => match feed.since(g) {
-            Some(backlog) => {
-                sent = g;
-                for e in backlog {
-                    sent = sent.max(e.generation);
-                    first.push(sse("change", Some(e.generation), &*e));
-                }
-            }
-            None => first.push(sse(
-                "reset",
-                Some(generation),
-                &serde_json::json!({"generation": generation, "identity": identity}),
-            )),
-        },
-    }
-    let stream = Stream {
-        first: first.into(),
-        rx,
-        sent,
-        heartbeat: tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT),
-        _permit: permit,
-    };
-    let stream = futures_util::stream::unfold(stream, |mut s| async move {
-        let event = s.next().await?;
-        Some((Ok::<_, Infallible>(event), s))
+/// Stops following the views nobody has listened to for [`LINGER`].
+fn forget_idle(audiences: &mut HashMap<Viewer, Audience>) {
+    let now = Instant::now();
+    audiences.retain(|_, a| {
+        if a.tx.receiver_count() > 0 {
+            a.idle_since = None;
+            return true;
+        }
+        now.duration_since(*a.idle_since.get_or_insert(now)) < LINGER
     });
-    let mut response = Sse::new(stream).into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    *response.status_mut() = StatusCode::OK;
-    response
 }
 
-/// One client's stream.
-struct Stream {
-    first: VecDeque<Event>,
-    rx: broadcast::Receiver<Arc<FeedEvent>>,
-    /// The latest generation sent.
-    sent: u64,
-    heartbeat: tokio::time::Interval,
-    /// Held while the stream lives.
-    _permit: OwnedSemaphorePermit,
-}
-
-impl Stream {
-    /// The next event; `None` ends the stream (the client fell behind, or the server
-    /// stops).
-    async fn next(&mut self) -> Option<Event> {
-        if let Some(e) = self.first.pop_front() {
-            return Some(e.retry(Duration::from_secs(2)));
+/// The names `moves` moved in `viewer`'s view: a tool outside the view is no tool, a
+/// name is counted among the view's tools only.
+fn classify(
+    names: &Names,
+    moves: &[(Option<Known>, Option<Known>)],
+    before: &HashMap<String, Counts>,
+    viewer: &Viewer,
+) -> Moved {
+    // Per name: whether what it may stand for moved (a callable tool of it changed, or
+    // one came or went: a new version takes the name over).
+    let mut touched: BTreeMap<&str, bool> = BTreeMap::new();
+    for (was, now) in moves {
+        let (was, now) = (seen(was.as_ref(), viewer), seen(now.as_ref(), viewer));
+        let content = match (was, now) {
+            (Some(b), Some(a)) => b.digest != a.digest && b.callable && a.callable,
+            (None, Some(k)) | (Some(k), None) => k.callable,
+            (None, None) => false,
+        };
+        for k in was.into_iter().chain(now) {
+            *touched.entry(k.name.as_str()).or_default() |= content;
         }
-        loop {
-            tokio::select! {
-                got = self.rx.recv() => match got {
-                    Ok(e) if e.generation <= self.sent => continue,
-                    Ok(e) => {
-                        self.sent = e.generation;
-                        self.heartbeat.reset();
-                        return Some(sse("change", Some(e.generation), &*e));
-                    }
-                    // Fallen behind, or the server is going: it reconnects and resumes.
-                    Err(_) => return None,
-                },
-                _ = self.heartbeat.tick() => {
-                    return Some(sse("heartbeat", None, &serde_json::json!({"generation": self.sent})));
-                }
+    }
+    let mut moved = Moved::default();
+    for (name, content) in touched {
+        let b = count_in(before.get(name), viewer);
+        let a = count_in(names.names.get(name), viewer);
+        let name = name.to_owned();
+        match (b.held > 0, a.held > 0) {
+            (false, true) => moved.added.push(name),
+            (true, false) => moved.removed.push(name),
+            (false, false) => {}
+            (true, true) => match (b.callable > 0, a.callable > 0) {
+                (false, true) => moved.enabled.push(name),
+                (true, false) => moved.disabled.push(name),
+                (true, true) if content => moved.changed.push(name),
+                _ => {}
+            },
+        }
+    }
+    moved
+}
+
+/// `k` when `viewer` sees it.
+fn seen<'a>(k: Option<&'a Known>, viewer: &Viewer) -> Option<&'a Known> {
+    k.filter(|k| k.scope.seen_by(viewer))
+}
+
+/// What an MCP session hears of the catalog's changes: the operator's events, or its
+/// view's ([`ChangeFeed::listen`]).
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+pub(crate) enum Listener {
+    /// Every change.
+    Operator(broadcast::Receiver<Arc<FeedEvent>>),
+    /// The changes that moved a name in a view.
+    View(broadcast::Receiver<Arc<ViewEvent>>),
+}
+
+/// One change a [`Listener`] heard.
+#[cfg(feature = "mcp")]
+#[derive(Debug)]
+pub(crate) enum Heard {
+    /// The operator's event.
+    Operator(Arc<FeedEvent>),
+    /// A view's event.
+    View(Arc<ViewEvent>),
+}
+
+#[cfg(feature = "mcp")]
+impl Heard {
+    /// The names it tells of.
+    pub(crate) fn names(&self) -> Vec<&str> {
+        match self {
+            Heard::Operator(e) => e.names().collect(),
+            Heard::View(e) => e.names().collect(),
+        }
+    }
+}
+
+#[cfg(feature = "mcp")]
+impl Listener {
+    /// The next change.
+    pub(crate) async fn recv(&mut self) -> Result<Heard, RecvError> {
+        match self {
+            Listener::Operator(rx) => rx.recv().await.map(Heard::Operator),
+            Listener::View(rx) => rx.recv().await.map(Heard::View),
+        }
+    }
+
+    /// The next change if one is waiting.
+    pub(crate) fn try_recv(&mut self) -> Result<Heard, TryRecvError> {
+        match self {
+            Listener::Operator(rx) => rx.try_recv().map(Heard::Operator),
+            Listener::View(rx) => rx.try_recv().map(Heard::View),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_follow_the_catalogs_rule() {
+        let tenant = Uuid::now_v7();
+        let other = Uuid::now_v7();
+        let catalog_dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(catalog_dir.path(), &[]).unwrap();
+        let mut bundle = catalog
+            .put_bundle(Uuid::now_v7(), &toolscout_catalog::BundlePut::new("b"))
+            .unwrap();
+        let viewers = [
+            Viewer::Operator,
+            Viewer::Public,
+            Viewer::Tenant(tenant),
+            Viewer::Tenant(other),
+        ];
+        for (owner, shared, built_in) in [
+            (None, false, false),
+            (None, true, false),
+            (Some(tenant), false, false),
+            (Some(tenant), true, false),
+            (None, false, true),
+        ] {
+            bundle.owner = owner;
+            bundle.shared = shared;
+            bundle.is_built_in = built_in;
+            for viewer in &viewers {
+                assert_eq!(
+                    Scope::of(&bundle).seen_by(viewer),
+                    viewer.sees(&bundle),
+                    "{bundle:?} for {viewer:?}"
+                );
+                let scope = toolscout_catalog::scope_of(&bundle);
+                let by_scopes = viewer.scopes().is_none_or(|s| s.contains(&scope));
+                assert_eq!(Scope::of(&bundle).seen_by(viewer), by_scopes);
             }
         }
+    }
+
+    #[test]
+    fn a_view_resumes_only_within_its_epoch_and_ring() {
+        let mut a = Audience::new(Uuid::nil());
+        for seq in 1..=(VIEW_RING as u64 + 10) {
+            a.seq = seq;
+            if a.ring.len() == VIEW_RING {
+                a.ring.pop_front();
+            }
+            a.ring.push_back(Arc::new(ViewEvent {
+                seq,
+                identity: Uuid::nil(),
+                added: vec![],
+                removed: vec![],
+                enabled: vec![],
+                disabled: vec![],
+                changed: vec![],
+            }));
+        }
+        let at = |seq: u64| format!("{}.{seq}", a.epoch);
+        let last = a.seq;
+        assert_eq!(a.since(&at(last)).unwrap().len(), 0);
+        assert_eq!(a.since(&at(last - 3)).unwrap().len(), 3);
+        assert_eq!(
+            a.since(&at(last - VIEW_RING as u64)).unwrap().len(),
+            VIEW_RING
+        );
+        assert!(a.since(&at(last - VIEW_RING as u64 - 1)).is_none());
+        assert!(a.since(&at(last + 1)).is_none());
+        assert!(a.since(&format!("0123456789abcdef.{last}")).is_none());
+        assert!(a.since(&last.to_string()).is_none());
+        assert!(a.since("").is_none());
     }
 }

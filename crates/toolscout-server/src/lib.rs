@@ -30,10 +30,9 @@
 //! on reads too. Without a token, a server with no token of its own serves everyone as
 //! the operator; one with a token refuses writes and calls (every `/rpc` and `/mcp`
 //! request) with 401 and serves the `GET`/`HEAD` reads as [`AnonymousReads`] says: in
-//! the operator's view while the catalog has no tenant (by default). Until each route
-//! serves tenants within their view ([`Route::tenant_ready`]), a tenant's token gets 403
-//! `not_yet` on it, and reads without a token once a tenant exists get 401. See
-//! `SECURITY.md` for the threat model.
+//! the operator's view while the catalog has no tenant (by default), in the public view
+//! (the shared bundles and the built-ins) once it has one. Every handler reads and calls
+//! in the principal's view. See `SECURITY.md` for the threat model.
 //!
 //! [`RemoteCatalog`] (from `toolscout-remote`, re-exported) is the consumer side of the
 //! discovery protocol: it imports other servers' manifests into local bundles and calls

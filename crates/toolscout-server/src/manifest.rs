@@ -507,7 +507,7 @@ pub(crate) async fn get_manifest(
     query: Result<Query<ManifestQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
-    let toolbox = state.toolbox_for(&principal);
+    let toolbox = state.toolbox_for(principal.viewer());
     varied(manifest_answer(state, toolbox, query, headers).await)
 }
 
@@ -568,7 +568,7 @@ pub(crate) async fn get_definition(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let toolbox = state.toolbox_for(&principal);
+    let toolbox = state.toolbox_for(principal.viewer());
     varied(definition_answer(&state, &toolbox, &name, &headers).await)
 }
 
@@ -674,6 +674,8 @@ pub(crate) async fn invoke_by_name(
 ) -> Result<Response, AppError> {
     let Json(body) = body?;
     let approved = body.approval(&state, &principal)?;
-    let outcome = state.call_for(&principal, &name, body.args, approved).await;
+    let outcome = state
+        .call_for(&principal.viewer(), &name, body.args, approved)
+        .await;
     Ok(outcome_response(&outcome))
 }

@@ -21,11 +21,22 @@
 //! [`Expose::Discover`] mode only one of the session's activated tools (the change feed
 //! of [`crate::feed`] names them).
 //!
-//! A tool that requires approval, called in a session whose client declared the
-//! elicitation capability, is first approved by the server's own approver (`--approve
+//! Every request is answered as its sender sees the catalog: the [`Principal`] the
+//! `authenticate` middleware put in the HTTP request (rmcp hands the request's parts to
+//! the handler), so a tenant's `tools/list`, `discover_tools`, activations and calls
+//! reach only its own, the shared and the built-in tools, and its session hears only of
+//! changes in that view. Over stdio the client is the operator. A streamable HTTP
+//! session is bound to the principal that opened it ([`McpService`]): its id used with
+//! another token is answered as an unknown one, and a revoked token's sessions are
+//! closed.
+//!
+//! A tool that requires approval, called in an operator's session whose client declared
+//! the elicitation capability, is first approved by the server's own approver (`--approve
 //! TOOL`) or else put to the client's user as an elicitation (the tool, its arguments, a
-//! yes/no); only an accepted "yes" runs it. Any other answer, and any client without
-//! the capability, gets the server's approver's refusal, which says how to allow it.
+//! yes/no); only an accepted "yes" runs it. Any other answer, any client without the
+//! capability, and every tenant's session get the server's approver's refusal, which
+//! says how to allow it: a tenant's user may not approve what runs on the server's one
+//! workspace.
 //!
 //! Catalog and index work (a discover answer, a lookup, a listing) runs on tokio's
 //! blocking threads, never on the async threads that serve every session.
@@ -34,6 +45,7 @@
 //! [`ServerOptions::activation_cap`]: crate::ServerOptions::activation_cap
 
 mod activation;
+mod binding;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -49,14 +61,16 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
-use toolscout_discover::{DiscoverTools, Lookup};
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use toolscout_catalog::Viewer;
+use toolscout_discover::{DiscoverTools, Lookup, Toolbox};
 use toolscout_invoke::{Approval, ApprovalRequest, ErrorKind, Outcome};
 use toolscout_spec::adapters::mcp::to_mcp;
 
 use self::activation::Activated;
+pub use self::binding::McpService;
 use crate::rpc::listed_tool;
-use crate::{AppState, Error, Expose, Result};
+use crate::{AppState, Error, Expose, Principal, Result};
 
 /// The name of the meta-tool that calls any tool (the discover crate's, as the agent
 /// loop's).
@@ -112,22 +126,37 @@ impl McpServer {
         self.lock().names()
     }
 
-    fn discover(&self) -> DiscoverTools {
-        DiscoverTools::new(self.state.toolbox().clone())
+    /// The toolbox as `viewer` sees the catalog.
+    fn toolbox(&self, viewer: &Viewer) -> Toolbox {
+        self.state.toolbox_for(viewer.clone())
     }
 
-    /// The session's `tools/list`, as MCP tool objects: `discover_tools`, `call_tool` and
-    /// the session's activated tools that can still be called; in [`Expose::All`] mode
-    /// every callable tool. A spec-only tool says so: its description starts with the
-    /// note, and its `_meta` has [`SPEC_ONLY_META`](crate::rpc::SPEC_ONLY_META).
+    fn discover(toolbox: &Toolbox) -> DiscoverTools {
+        DiscoverTools::new(toolbox.clone())
+    }
+
+    /// The session's `tools/list` as the operator sees the catalog (see
+    /// [`McpServer::tool_list_for`]).
     ///
     /// It reads the catalog: async code calls it through `spawn_blocking`.
     pub fn tool_list(&self) -> Vec<Value> {
-        let toolbox = self.state.toolbox();
+        self.tool_list_for(&Viewer::Operator)
+    }
+
+    /// The session's `tools/list` in `viewer`'s view, as MCP tool objects:
+    /// `discover_tools`, `call_tool` and the session's activated tools that the view
+    /// holds and can still call (an activation is a name, looked up in the view at each
+    /// listing); in [`Expose::All`] mode every callable tool of the view. A spec-only tool
+    /// says so: its description starts with the note, and its `_meta` has
+    /// [`SPEC_ONLY_META`](crate::rpc::SPEC_ONLY_META).
+    ///
+    /// It reads the catalog: async code calls it through `spawn_blocking`.
+    pub fn tool_list_for(&self, viewer: &Viewer) -> Vec<Value> {
+        let toolbox = self.toolbox(viewer);
         match self.state.options().expose {
             Expose::Discover => {
                 let mut list: Vec<Value> = [
-                    self.discover().spec().ok(),
+                    Self::discover(&toolbox).spec().ok(),
                     Some(toolscout_discover::call_tool_spec()),
                 ]
                 .iter()
@@ -141,18 +170,21 @@ impl McpServer {
                 }
                 list
             }
-            Expose::All => toolbox
-                .callable_heads()
-                .iter()
-                .filter_map(|h| toolbox.catalog().tool(h.id).ok())
-                .map(listed_tool)
-                .collect(),
+            Expose::All => {
+                let view = toolbox.view();
+                toolbox
+                    .callable_heads()
+                    .iter()
+                    .filter_map(|h| view.tool(h.id).ok())
+                    .map(listed_tool)
+                    .collect()
+            }
         }
     }
 
-    /// Answers one `tools/call`: discover, call_tool, or (in either mode) a tool by name.
-    /// In [`Expose::Discover`] mode a discover answer activates the tools it disclosed and
-    /// its best search hits; see [`McpServer::activated`].
+    /// Answers one `tools/call` as the operator: discover, call_tool, or (in either mode)
+    /// a tool by name. In [`Expose::Discover`] mode a discover answer activates the tools
+    /// it disclosed and its best search hits; see [`McpServer::activated`].
     ///
     /// A failed call is a result with `isError: true`; `Err` means the server itself
     /// failed (the catalog could not be read).
@@ -161,22 +193,28 @@ impl McpServer {
         name: &str,
         args: Value,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        Ok(self.answer(name, args, true, None).await?.0)
+        Ok(self
+            .answer(&Principal::Operator, name, args, true, None)
+            .await?
+            .0)
     }
 
-    /// [`McpServer::call`], and whether the session's tool list changed; `activate` is
-    /// false for a request outside any session; `peer` is the session's client, asked to
-    /// approve calls when it can be (see the [module documentation](self)).
+    /// [`McpServer::call`] for `principal`, in its view, and whether the session's tool
+    /// list changed; `activate` is false for a request outside any session; `peer` is the
+    /// session's client, asked to approve calls when it can be and the principal is the
+    /// operator (see the [module documentation](self)).
     async fn answer(
         &self,
+        principal: &Principal,
         name: &str,
         args: Value,
         activate: bool,
         peer: Option<&Peer<RoleServer>>,
     ) -> std::result::Result<(CallToolResult, bool), ErrorData> {
         let discover_mode = self.state.options().expose == Expose::Discover;
-        if discover_mode && name == self.discover().name() {
-            return self.discover_call(args, activate).await;
+        let toolbox = self.toolbox(&principal.viewer());
+        if discover_mode && name == Self::discover(&toolbox).name() {
+            return self.discover_call(toolbox, args, activate).await;
         }
         let (target, arguments) = if discover_mode && name == CALL_TOOL {
             let Some(target) = args.get("name").and_then(Value::as_str) else {
@@ -193,7 +231,8 @@ impl McpServer {
         } else {
             (name.to_owned(), args)
         };
-        let outcome = self.invoke(&target, arguments, peer).await?;
+        let peer = peer.filter(|_| principal.is_operator());
+        let outcome = self.invoke(toolbox, &target, arguments, peer).await?;
         Ok((outcome_result(outcome), false))
     }
 
@@ -201,12 +240,13 @@ impl McpServer {
     /// disclosed and (on the first page of a search) its best hits.
     async fn discover_call(
         &self,
+        toolbox: Toolbox,
         args: Value,
         activate: bool,
     ) -> std::result::Result<(CallToolResult, bool), ErrorData> {
         let this = self.clone();
         let (reply, wanted) = blocking(move || {
-            let answer = this.discover().answer(&args);
+            let answer = Self::discover(&toolbox).answer(&args);
             if !activate {
                 return (answer.reply, Vec::new());
             }
@@ -220,7 +260,7 @@ impl McpServer {
                         .take(this.state.options().search_activations),
                 );
             }
-            let wanted = this.activatable(wanted);
+            let wanted = this.activatable(&toolbox, wanted);
             (answer.reply, wanted)
         })
         .await?;
@@ -229,34 +269,36 @@ impl McpServer {
     }
 
     /// The names among `names` that may join the session's list: callable catalog tools
-    /// that are enabled by default and not named like a meta-tool.
-    fn activatable(&self, names: Vec<String>) -> Vec<String> {
+    /// of `toolbox`'s view that are enabled by default and not named like a meta-tool.
+    fn activatable(&self, toolbox: &Toolbox, names: Vec<String>) -> Vec<String> {
         if self.state.options().activation_cap == 0 {
             return Vec::new();
         }
-        let discover = self.discover();
+        let discover = Self::discover(toolbox);
         names
             .into_iter()
             .filter(|n| n != discover.name() && n != CALL_TOOL)
             .filter(|n| {
-                matches!(self.state.toolbox().lookup(n),
+                matches!(toolbox.lookup(n),
                     Lookup::Found(t) if t.spec.metadata.enabled_by_default)
             })
             .collect()
     }
 
-    /// Calls the catalog tool `name`: looked up off the async threads, then called,
-    /// remotely or locally, through [`AppState::call_tool`]. A call of an activated tool
-    /// counts as a use (the least recently used is evicted first). A tool that requires
-    /// approval is put to `peer`'s user first when the client can elicit.
+    /// Calls the catalog tool `name` of `toolbox`'s view: looked up off the async
+    /// threads, then called, remotely or locally, through [`AppState::call_tool_for`]. A
+    /// call of an activated tool counts as a use (the least recently used is evicted
+    /// first). A tool that requires approval is put to `peer`'s user first when the
+    /// client can elicit (`peer` is only given for the operator's sessions).
     async fn invoke(
         &self,
+        toolbox: Toolbox,
         name: &str,
         args: Value,
         peer: Option<&Peer<RoleServer>>,
     ) -> std::result::Result<Outcome, ErrorData> {
         self.lock().touch(name);
-        let toolbox = self.state.toolbox().clone();
+        let viewer = toolbox.viewer().clone();
         let owned = name.to_owned();
         let lookup = blocking(move || toolbox.lookup(&owned)).await?;
         Ok(match lookup.into_callable(name) {
@@ -269,7 +311,9 @@ impl McpServer {
                     }
                     _ => false,
                 };
-                self.state.call_tool_as(&tool, args, approved).await
+                self.state
+                    .call_tool_for(&viewer, &tool, args, approved)
+                    .await
             }
             Err(e) => Outcome::Err(e),
         })
@@ -435,10 +479,11 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
         let this = self.clone();
-        let listed = blocking(move || this.tool_list()).await?;
+        let viewer = principal_of(&context.extensions).viewer();
+        let listed = blocking(move || this.tool_list_for(&viewer)).await?;
         let total = listed.len();
         let size = self.state.options().page_size;
         let start = match request.and_then(|r| r.cursor) {
@@ -478,8 +523,15 @@ impl ServerHandler for McpServer {
             .peer
             .peer_info()
             .is_none_or(|info| info.protocol_version.has_initialize());
+        let principal = principal_of(&context.extensions);
         let (result, changed) = self
-            .answer(&request.name, args, session, Some(&context.peer))
+            .answer(
+                &principal,
+                &request.name,
+                args,
+                session,
+                Some(&context.peer),
+            )
             .await?;
         if changed {
             // Before the result, so that a client reads the new list before the model's
@@ -490,7 +542,22 @@ impl ServerHandler for McpServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let mut changes = self.state.feed().subscribe();
+        // The changes of the session's view only: a tenant's session never hears of
+        // another tenant's tools, not even that they moved.
+        let viewer = principal_of(&context.extensions).viewer();
+        let mut changes = if viewer == Viewer::Operator {
+            crate::feed::Listener::Operator(self.state.feed().subscribe())
+        } else {
+            let state = self.state.clone();
+            let listen = move || state.feed().listen(state.toolbox().catalog(), &viewer);
+            match blocking(listen).await {
+                Ok(changes) => changes,
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "an MCP session hears no catalog changes");
+                    return;
+                }
+            }
+        };
         let peer = context.peer;
         let activated = Arc::clone(&self.activated);
         let all = self.state.options().expose == Expose::All;
@@ -510,7 +577,7 @@ impl ServerHandler for McpServer {
                         loop {
                             match changes.try_recv() {
                                 Ok(event) => moved |= touches(&event, all, &activated),
-                                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => moved = true,
+                                Err(TryRecvError::Lagged(_)) => moved = true,
                                 Err(_) => break,
                             }
                         }
@@ -532,39 +599,49 @@ impl ServerHandler for McpServer {
 /// Whether `event` changes what a session lists: in [`Expose::All`] mode any name that
 /// moved; in [`Expose::Discover`] mode only one of the session's activated tools (the two
 /// meta tools never change).
-fn touches(event: &crate::feed::FeedEvent, all: bool, activated: &Mutex<Activated>) -> bool {
-    let mut names = event
-        .added
-        .iter()
-        .chain(&event.removed)
-        .chain(&event.enabled)
-        .chain(&event.disabled)
-        .chain(&event.changed);
+fn touches(event: &crate::feed::Heard, all: bool, activated: &Mutex<Activated>) -> bool {
+    let names = event.names();
     if all {
-        return names.next().is_some();
+        return !names.is_empty();
     }
     let activated = activated.lock().unwrap_or_else(|e| e.into_inner());
-    names.any(|n| activated.contains(n))
+    names.iter().any(|n| activated.contains(n))
 }
 
-/// The streamable HTTP service of `state`, to mount at `/mcp` (see [`crate::router`]).
+/// Who sent an MCP request or notification: the principal the `authenticate` middleware
+/// put in the HTTP request's extensions (rmcp hands the request's parts to the handler).
+/// A message without HTTP parts (stdio, [`serve_io`]) is the operator's, and so is one of
+/// a service mounted without the middleware (no principal), as before there were tenants.
+fn principal_of(extensions: &rmcp::model::Extensions) -> Principal {
+    extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+        .cloned()
+        .unwrap_or(Principal::Operator)
+}
+
+/// The streamable HTTP service of `state`, to mount at `/mcp` (see [`crate::router`]):
+/// rmcp's, with each session bound to the principal that opened it ([`McpService`]).
 ///
 /// Sessions are kept in memory. Only loopback `Host` headers are accepted (rmcp's guard
 /// against DNS rebinding) unless [`ServerOptions::mcp_allowed_hosts`] says otherwise.
 ///
 /// [`ServerOptions::mcp_allowed_hosts`]: crate::ServerOptions::mcp_allowed_hosts
-pub fn mcp_service(state: AppState) -> StreamableHttpService<McpServer, LocalSessionManager> {
+pub fn mcp_service(state: AppState) -> McpService {
     let options = state.options();
     let mut config =
         StreamableHttpServerConfig::default().with_max_request_body_bytes(options.body_limit);
     if let Some(hosts) = &options.mcp_allowed_hosts {
         config = config.with_allowed_hosts(hosts.iter().cloned());
     }
-    StreamableHttpService::new(
-        move || Ok(McpServer::new(state.clone())),
-        Arc::new(LocalSessionManager::default()),
+    let sessions = Arc::new(LocalSessionManager::default());
+    let factory = state.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(McpServer::new(factory.clone())),
+        Arc::clone(&sessions),
         config,
-    )
+    );
+    McpService::new(state, service, sessions)
 }
 
 /// Serves MCP over stdin and stdout until the client closes them.

@@ -337,7 +337,7 @@ pub(crate) async fn invoke_tool(
         .view(&principal.viewer())
         .get_tool(bundle, &p.slug, &p.version)?;
     let outcome = state
-        .call_tool_for(&principal, &tool, body.args, approved)
+        .call_tool_for(&principal.viewer(), &tool, body.args, approved)
         .await;
     Ok(outcome_response(&outcome))
 }
@@ -417,7 +417,7 @@ pub(crate) async fn search_tools(
                 .clamp(1, toolscout_search::MAX_PAGE_SIZE),
         )
         .with_page_token(q.page_token);
-    let toolbox = state.toolbox_for(&principal);
+    let toolbox = state.toolbox_for(principal.viewer());
     let hits = tokio::task::spawn_blocking(move || toolbox.search(&query))
         .await
         .map_err(|e| AppError::unavailable(format!("search failed: {e}")))?

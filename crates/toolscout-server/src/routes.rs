@@ -45,14 +45,6 @@ pub struct Route {
     pub path: &'static str,
     /// Who may use it.
     pub access: Access,
-    /// Whether the route's handler answers a tenant and an anonymous public reader
-    /// within their view yet. While it does not, a tenant's token gets 403 `not_yet` and
-    /// a request without a token is refused as if the server allowed no anonymous reads
-    /// (the operator, and anonymous reads in the operator's view, are served as before).
-    ///
-    /// Transitional: the field goes away once every handler is made tenant-aware and
-    /// every row is ready.
-    pub tenant_ready: bool,
 }
 
 const fn row(method: Method, path: &'static str, access: Access) -> Route {
@@ -60,16 +52,6 @@ const fn row(method: Method, path: &'static str, access: Access) -> Route {
         method,
         path,
         access,
-        tenant_ready: false,
-    }
-}
-
-const fn ready(method: Method, path: &'static str, access: Access) -> Route {
-    Route {
-        method,
-        path,
-        access,
-        tenant_ready: true,
     }
 }
 
@@ -78,45 +60,45 @@ pub(crate) const MCP_PATH: &str = "/mcp";
 
 static ROUTES: &[Route] = &[
     // The tool-discovery manifest.
-    ready(Method::GET, "/api/v1/tools", Access::Read),
-    ready(Method::GET, "/api/v1/tools/{name}", Access::Read),
-    ready(Method::POST, "/api/v1/tools/{name}/invoke", Access::Caller),
+    row(Method::GET, "/api/v1/tools", Access::Read),
+    row(Method::GET, "/api/v1/tools/{name}", Access::Read),
+    row(Method::POST, "/api/v1/tools/{name}/invoke", Access::Caller),
     row(Method::GET, "/api/v1/events", Access::Read),
-    ready(Method::GET, "/api/v1/whoami", Access::Read),
+    row(Method::GET, "/api/v1/whoami", Access::Read),
     // The REST API of the tools spec.
-    ready(Method::GET, "/tools/bundles", Access::Read),
-    ready(Method::PUT, "/tools/bundles/{bundle}", Access::Caller),
-    ready(Method::PATCH, "/tools/bundles/{bundle}", Access::Caller),
-    ready(Method::DELETE, "/tools/bundles/{bundle}", Access::Caller),
-    ready(
+    row(Method::GET, "/tools/bundles", Access::Read),
+    row(Method::PUT, "/tools/bundles/{bundle}", Access::Caller),
+    row(Method::PATCH, "/tools/bundles/{bundle}", Access::Caller),
+    row(Method::DELETE, "/tools/bundles/{bundle}", Access::Caller),
+    row(
         Method::GET,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Read,
     ),
-    ready(
+    row(
         Method::PUT,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
     ),
-    ready(
+    row(
         Method::PATCH,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
     ),
-    ready(
+    row(
         Method::DELETE,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
     ),
-    ready(
+    row(
         Method::POST,
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}/invoke",
         Access::Caller,
     ),
-    ready(Method::GET, "/tools/tools", Access::Read),
-    ready(Method::GET, "/tools/tools/search", Access::Read),
+    row(Method::GET, "/tools/tools", Access::Read),
+    row(Method::GET, "/tools/tools/search", Access::Read),
     // JSON-RPC 2.0 and MCP: every request needs a token, reads too.
-    ready(Method::POST, "/rpc", Access::Caller),
+    row(Method::POST, "/rpc", Access::Caller),
     #[cfg(feature = "mcp")]
     row(Method::GET, MCP_PATH, Access::Caller),
     #[cfg(feature = "mcp")]
@@ -129,20 +111,20 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/console/console.js", Access::Asset),
     row(Method::GET, "/console/form.js", Access::Asset),
     row(Method::GET, "/console/chat.js", Access::Asset),
-    ready(
+    row(
         Method::GET,
         "/console/api/levels/{bundle}/{slug}/{version}",
         Access::Read,
     ),
-    ready(
+    row(
         Method::GET,
         "/console/api/bundles/{bundle}/export",
         Access::Read,
     ),
-    ready(Method::POST, "/console/api/bundles/import", Access::Caller),
-    ready(Method::GET, "/console/api/chat", Access::Read),
-    ready(Method::POST, "/console/api/chat", Access::Caller),
-    ready(Method::POST, "/console/api/chat/approve", Access::Caller),
+    row(Method::POST, "/console/api/bundles/import", Access::Caller),
+    row(Method::GET, "/console/api/chat", Access::Read),
+    row(Method::POST, "/console/api/chat", Access::Caller),
+    row(Method::POST, "/console/api/chat/approve", Access::Caller),
 ];
 
 /// Every route of [`crate::router`], with who may use it (`HEAD` as `GET`): the one

@@ -339,7 +339,7 @@ async fn dispatch(
                 }
             };
             Ok(state
-                .call_for(&caller.principal, name, args, approved)
+                .call_for(&caller.principal.viewer(), name, args, approved)
                 .await
                 .to_json())
         }
@@ -347,7 +347,7 @@ async fn dispatch(
         "tools/search" => search(state, &caller.principal, params).await,
         "server/identity" => {
             // The identity and count of what this caller can call.
-            let toolbox = state.toolbox_for(&caller.principal);
+            let toolbox = state.toolbox_for(caller.principal.viewer());
             Ok(json!({
                 "server_id": toolbox.view().identity(),
                 "tools_count": toolbox.callable_heads().len(),
@@ -376,7 +376,7 @@ fn tools_list(state: &AppState, principal: &Principal, params: &Value) -> Result
         })?,
     };
     // Only this page's tools are read whole.
-    let toolbox = state.toolbox_for(principal);
+    let toolbox = state.toolbox_for(principal.viewer());
     let heads = toolbox.callable_heads();
     let view = toolbox.view();
     let tools: Vec<Value> = heads
@@ -418,7 +418,7 @@ fn unknown_tool(name: &str, did_you_mean: Vec<String>) -> RpcError {
 fn describe(state: &AppState, principal: &Principal, params: &Value) -> Result<Value, RpcError> {
     let shape = "{name, level (1, 2 or 3; default 2), parameter}";
     let name = required(params, "name", "tools/describe", shape)?;
-    let tool = match state.toolbox_for(principal).lookup(name) {
+    let tool = match state.toolbox_for(principal.viewer()).lookup(name) {
         Lookup::Found(tool) => tool,
         Lookup::Disabled { reason, .. } => {
             return Err(RpcError::params(format!(
@@ -482,7 +482,7 @@ async fn search(
     let q = SearchQuery::new(query)
         .with_limit(limit.clamp(1, toolscout_search::MAX_PAGE_SIZE))
         .with_page_token(str_param(params, "page_token")?.map(str::to_owned));
-    let toolbox = state.toolbox_for(principal);
+    let toolbox = state.toolbox_for(principal.viewer());
     let hits = tokio::task::spawn_blocking(move || toolbox.search(&q))
         .await
         .map_err(|e| RpcError::new(INTERNAL_ERROR, format!("search failed: {e}")))?

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use tokio::sync::broadcast;
-use toolscout_catalog::Subscription;
+use toolscout_catalog::{CatalogEvent, Subscription, TenantId, Viewer};
 use toolscout_discover::Toolbox;
 use toolscout_invoke::Outcome;
 use toolscout_spec::adapters::manifest::{ScenarioInfo, ToolCategory};
@@ -291,6 +291,48 @@ impl ServerOptions {
     }
 }
 
+/// A tenant token that stopped being valid: one revoked, or every token of a removed
+/// tenant (`token` is `None`). [`AppState`] announces each (this process's revocations,
+/// and other processes' once the catalog reads them) so that the event streams and MCP
+/// sessions opened with the token end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Revocation {
+    /// The tenant.
+    pub(crate) tenant: TenantId,
+    /// The token, or `None` for all of the tenant's (it was removed).
+    pub(crate) token: Option<Uuid>,
+}
+
+impl Revocation {
+    /// The revocations a catalog change carries.
+    fn of(events: &[CatalogEvent]) -> impl Iterator<Item = Revocation> + '_ {
+        events.iter().filter_map(|e| match e {
+            CatalogEvent::TokenRevoked { tenant, token } => Some(Revocation {
+                tenant: *tenant,
+                token: Some(*token),
+            }),
+            CatalogEvent::TenantRemoved { tenant } => Some(Revocation {
+                tenant: *tenant,
+                token: None,
+            }),
+            _ => None,
+        })
+    }
+
+    /// Whether it ends what `tenant` opened with `token`.
+    pub(crate) fn ends(&self, tenant: TenantId, token: Uuid) -> bool {
+        self.tenant == tenant && self.token.is_none_or(|t| t == token)
+    }
+}
+
+/// Whether `token` is still a live token of the live tenant `tenant`, as `catalog` knows
+/// it (a revocation by another process counts once it is read).
+pub(crate) fn holds(catalog: &toolscout_catalog::Catalog, tenant: TenantId, token: Uuid) -> bool {
+    catalog
+        .tenant(&tenant.to_string())
+        .is_ok_and(|t| t.is_live() && t.tokens.iter().any(|k| k.id == token && k.is_live()))
+}
+
 /// What every handler shares: a [`Toolbox`], the [`ServerOptions`], a channel of
 /// catalog changes, and the [`RemoteCatalog`] whose tools are called remotely.
 ///
@@ -306,6 +348,7 @@ struct Inner {
     remote: Option<RemoteCatalog>,
     serving: AtomicBool,
     changes: broadcast::Sender<Uuid>,
+    revocations: broadcast::Sender<Revocation>,
     subscription: Subscription,
     feed: Arc<crate::feed::ChangeFeed>,
 }
@@ -357,9 +400,14 @@ impl AppState {
                     fed.apply(feeder.catalog(), &change);
                 }
             });
+        let (revocations, _) = broadcast::channel(64);
+        let revoked = revocations.clone();
         let subscription = toolbox.catalog().subscribe(move |change| {
-            // No receiver (no MCP session) is fine.
+            // No receiver (no MCP session, no stream of a tenant) is fine.
             let _ = tx.send(change.identity);
+            for r in Revocation::of(&change.events) {
+                let _ = revoked.send(r);
+            }
             let _ = feed_tx.send(change.clone());
         });
         AppState {
@@ -369,6 +417,7 @@ impl AppState {
                 remote,
                 serving: AtomicBool::new(true),
                 changes,
+                revocations,
                 subscription,
                 feed,
             }),
@@ -411,6 +460,17 @@ impl AppState {
         self.inner.changes.subscribe()
     }
 
+    /// The tenant tokens revoked from now on (see [`Revocation`]). A receiver that lags
+    /// must ask [`holds`] of what it guards.
+    pub(crate) fn revocations(&self) -> broadcast::Receiver<Revocation> {
+        self.inner.revocations.subscribe()
+    }
+
+    /// The toolbox as `viewer` sees the catalog ([`Toolbox::as_viewer`]).
+    pub fn toolbox_for(&self, viewer: Viewer) -> Toolbox {
+        self.inner.toolbox.as_viewer(viewer)
+    }
+
     /// Calls the tool named `name`: through its remote server when it came from the
     /// [`RemoteCatalog`], through the toolbox otherwise.
     pub async fn call(&self, name: &str, args: Value) -> Outcome {
@@ -421,15 +481,29 @@ impl AppState {
     /// without asking the toolbox's approver: the caller (an authenticated client that
     /// said so) approved it.
     pub async fn call_as(&self, name: &str, args: Value, approved: bool) -> Outcome {
+        self.call_for(&Viewer::Operator, name, args, approved).await
+    }
+
+    /// [`AppState::call_as`] on behalf of `viewer`: the name is looked up in its view
+    /// (a tool outside it is answered as a name nobody holds, with suggestions from the
+    /// view only).
+    pub async fn call_for(
+        &self,
+        viewer: &Viewer,
+        name: &str,
+        args: Value,
+        approved: bool,
+    ) -> Outcome {
+        let toolbox = self.toolbox_for(viewer.clone());
         if self.inner.remote.is_some()
-            && let toolscout_discover::Lookup::Found(tool) = self.inner.toolbox.lookup(name)
+            && let toolscout_discover::Lookup::Found(tool) = toolbox.lookup(name)
         {
-            return self.call_tool_as(&tool, args, approved).await;
+            return self.call_tool_for(viewer, &tool, args, approved).await;
         }
         if approved {
-            self.inner.toolbox.call_approved(name, args).await
+            toolbox.call_approved(name, args).await
         } else {
-            self.inner.toolbox.call(name, args).await
+            toolbox.call(name, args).await
         }
     }
 
@@ -445,14 +519,32 @@ impl AppState {
         args: Value,
         approved: bool,
     ) -> Outcome {
+        self.call_tool_for(&Viewer::Operator, tool, args, approved)
+            .await
+    }
+
+    /// [`AppState::call_tool_as`] on behalf of `viewer`: a tool outside its view is
+    /// answered as a name nobody holds ([`Toolbox::call_tool`]), remote or not.
+    pub async fn call_tool_for(
+        &self,
+        viewer: &Viewer,
+        tool: &toolscout_catalog::Tool,
+        args: Value,
+        approved: bool,
+    ) -> Outcome {
+        let toolbox = self.toolbox_for(viewer.clone());
         match &self.inner.remote {
-            Some(remote) if tool.is_callable() && remote.owns(tool.bundle_id) => {
+            Some(remote)
+                if tool.is_callable()
+                    && remote.owns(tool.bundle_id)
+                    && (*viewer == Viewer::Operator || toolbox.view().head(tool.id).is_ok()) =>
+            {
                 let at = chrono::Utc::now();
                 let outcome = remote.call(tool, args).await;
                 let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
                 outcome
             }
-            _ => self.inner.toolbox.call_tool(tool, args, approved).await,
+            _ => toolbox.call_tool(tool, args, approved).await,
         }
     }
 }

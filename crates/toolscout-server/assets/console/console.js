@@ -63,6 +63,7 @@ $("#login").addEventListener("submit", (e) => {
   if (v) sessionStorage.setItem("toolscout-token", v); else sessionStorage.removeItem("toolscout-token");
   $("#token").value = "";
   showLogin();
+  restartChanges();
 });
 
 // ---- routing -----------------------------------------------------------------------
@@ -184,21 +185,98 @@ $("#more").addEventListener("click", () => refreshList(true));
 // burst), unless the user is paging through more than the first page, or this page made
 // the change itself (it re-reads what it changed, and a redraw under the user's hand
 // would move what they are about to click).
+//
+// The feed is read with fetch and a small reader of server-sent events, not EventSource,
+// which cannot send the token (Authorization); the token never goes in the URL, where
+// logs would keep it. Like EventSource, it reconnects after the server's `retry:` and
+// resumes with Last-Event-ID.
 let following = null;
-function followChanges() {
-  if (!window.EventSource) return;
-  const events = new EventSource("/api/v1/events");
-  const reread = () => {
-    clearTimeout(following);
-    following = setTimeout(async () => {
-      if (Date.now() - Console.ownWrite < 2000) return;
-      if (nextPage !== null && $("#results").children.length > 50) return;
-      await Console.loadBundles();
-      refreshList(false);
-    }, 200);
-  };
-  events.addEventListener("change", reread);
-  events.addEventListener("reset", reread);
+const Feed = {
+  last: null, // the id of the last event read
+  retry: 2000, // ms before reconnecting
+  controller: null, // aborts the stream being read
+  wake: null, // ends the wait before reconnecting
+};
+
+function reread() {
+  clearTimeout(following);
+  following = setTimeout(async () => {
+    if (Date.now() - Console.ownWrite < 2000) return;
+    if (nextPage !== null && $("#results").children.length > 50) return;
+    await Console.loadBundles();
+    refreshList(false);
+  }, 200);
+}
+
+// Reads a response's server-sent events until it ends, calling `handle(event, data)`.
+async function readEvents(response, handle) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (!line || line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let v = colon < 0 ? "" : line.slice(colon + 1);
+        if (v.startsWith(" ")) v = v.slice(1);
+        if (field === "event") event = v;
+        else if (field === "data") data.push(v);
+        else if (field === "id") Feed.last = v;
+        else if (field === "retry" && /^\d+$/.test(v)) Feed.retry = Number(v);
+      }
+      handle(event, data.join("\n"));
+    }
+  }
+}
+
+async function followChanges() {
+  if (!window.fetch || !window.ReadableStream || !window.TextDecoder || !window.AbortController) return;
+  for (;;) {
+    const controller = new AbortController();
+    Feed.controller = controller;
+    const headers = { Accept: "text/event-stream" };
+    const token = Console.token();
+    if (token) headers.Authorization = "Bearer " + token;
+    if (Feed.last !== null) headers["Last-Event-ID"] = Feed.last;
+    let wait = Feed.retry;
+    try {
+      const response = await fetch("/api/v1/events", { headers, cache: "no-store", signal: controller.signal });
+      if (response.ok && response.body) {
+        await readEvents(response, (event) => {
+          if (event === "change" || event === "reset") reread();
+        });
+      } else {
+        // Refused: a token that is not (or no longer) valid waits for a new one; too
+        // many streams, for a free one.
+        wait = Math.max(wait, response.status === 401 || response.status === 403 ? 30000 : 5000);
+      }
+    } catch (_) {
+      // The network, or a new token (the stream was aborted to start again at once).
+    }
+    if (controller.signal.aborted) continue;
+    await new Promise((resolve) => {
+      Feed.wake = resolve;
+      setTimeout(resolve, wait);
+    });
+    Feed.wake = null;
+  }
+}
+
+// A new token is another reader: its stream starts again, from its own view.
+function restartChanges() {
+  Feed.last = null;
+  if (Feed.controller) Feed.controller.abort();
+  if (Feed.wake) Feed.wake();
 }
 followChanges();
 

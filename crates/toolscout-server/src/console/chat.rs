@@ -286,7 +286,7 @@ pub(crate) async fn turn(
         )));
     }
     // The principal's tools only: pinned, searched and called.
-    let toolbox = state.toolbox_for(&principal);
+    let toolbox = state.toolbox_for(principal.viewer());
     let mut pinned = Vec::new();
     for name in &turn.pinned {
         match toolbox.lookup(name) {

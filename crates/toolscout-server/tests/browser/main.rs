@@ -49,6 +49,9 @@ const FLOWS: &[(&str, Flow)] = &[
     ("tools_list_follows_the_catalog_live", |e| {
         Box::pin(tools::list_follows_the_catalog_live(e))
     }),
+    ("tools_list_follows_the_catalog_live_with_a_token", |e| {
+        Box::pin(tools::list_follows_the_catalog_live_with_a_token(e))
+    }),
     ("chat_search_call_answer_and_palette", |e| {
         Box::pin(chat::search_call_answer_and_palette(e))
     }),
@@ -166,6 +169,15 @@ impl Server {
     /// approval). The invoker has no approver, as in `toolscout serve`: the person's
     /// answer in the chat is the gate (the agent host calls with the approval given).
     async fn start_with(chat: Option<ChatSettings>, guarded: bool) -> Result<Server> {
+        Server::start_with_options(chat, guarded, ServerOptions::default()).await
+    }
+
+    /// [`Server::start_with`] with these options.
+    async fn start_with_options(
+        chat: Option<ChatSettings>,
+        guarded: bool,
+        options: ServerOptions,
+    ) -> Result<Server> {
         let catalog_dir = tempfile::tempdir()?;
         let workspace = tempfile::tempdir()?;
         let catalog = Catalog::open_with(
@@ -192,7 +204,7 @@ impl Server {
             &BuiltinConfig::new(workspace.path(), AllowedHosts::default()),
         )?;
         let toolbox = Toolbox::new(catalog, SearchIndex::in_memory()?, invoker)?;
-        let state = AppState::new(toolbox, ServerOptions::default());
+        let state = AppState::new(toolbox, options);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let url = format!("http://{}/", listener.local_addr()?);
         let console = Console::default().with_chat(chat);

@@ -5,6 +5,8 @@ use anyhow::{Result, ensure};
 use fantoccini::Locator;
 use fantoccini::key::Key;
 
+use toolscout_server::{AnonymousReads, ServerOptions};
+
 use crate::{Env, Server, Session};
 
 /// Types a prefix of `clock` and sees it ranked with its tier and field; opens it;
@@ -283,13 +285,43 @@ pub(crate) async fn create_validate_and_toggle(env: Env) -> Result<()> {
 /// list without a reload: the page follows `GET /api/v1/events`.
 pub(crate) async fn list_follows_the_catalog_live(env: Env) -> Result<()> {
     let server = Server::start(None).await?;
+    follows_live(env, server, None).await
+}
+
+/// The same on a server whose every request needs the token: the page's stream of
+/// changes sends it (read with `fetch`, since `EventSource` cannot send a header).
+pub(crate) async fn list_follows_the_catalog_live_with_a_token(env: Env) -> Result<()> {
+    const TOKEN: &str = "s3cret-live";
+    let options = ServerOptions::default()
+        .with_token(Some(TOKEN))
+        .with_anonymous_reads(AnonymousReads::Off);
+    let server = Server::start_with_options(None, false, options).await?;
+    follows_live(env, server, Some(TOKEN)).await
+}
+
+async fn follows_live(env: Env, server: Server, token: Option<&str>) -> Result<()> {
     let s = Session::open(&env).await?;
     let result = async {
         s.client.goto(&server.url).await?;
+        if let Some(token) = token {
+            s.type_into("#token", token).await?;
+            s.find("#login button").await?.click().await?;
+            s.wait_text("#login-state", "token set").await?;
+            s.client.refresh().await?;
+        }
         s.wait_text("#result-info", "6 tools").await?;
         let api = server.url.trim_end_matches('/').to_owned();
         let bundle = uuid::Uuid::now_v7();
-        let client = reqwest::Client::new();
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = token {
+            headers.insert(
+                reqwest::header::AUTHORIZATION,
+                format!("Bearer {token}").parse()?,
+            );
+        }
+        let client = reqwest::Client::builder()
+            .default_headers(headers)
+            .build()?;
         let put = client
             .put(format!("{api}/tools/bundles/{bundle}"))
             .json(&serde_json::json!({"slug": "live"}))

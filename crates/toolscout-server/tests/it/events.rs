@@ -18,23 +18,34 @@ use crate::{fixture, fixture_with};
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq)]
-struct Sse {
-    id: Option<String>,
-    event: String,
-    data: Value,
+pub(crate) struct Sse {
+    pub(crate) id: Option<String>,
+    pub(crate) event: String,
+    pub(crate) data: Value,
 }
 
 /// Reads events off a response, a chunk at a time.
-struct Reader {
+pub(crate) struct Reader {
     response: reqwest::Response,
     buf: String,
+    /// Everything read so far.
+    pub(crate) raw: String,
 }
 
 impl Reader {
     async fn open(url: &str, last: Option<&str>) -> Reader {
+        Reader::open_with(url, last, None).await
+    }
+
+    /// A stream with `Last-Event-ID: last` and `Authorization: Bearer <token>` when
+    /// given.
+    pub(crate) async fn open_with(url: &str, last: Option<&str>, token: Option<&str>) -> Reader {
         let mut request = reqwest::Client::new().get(format!("{url}/api/v1/events"));
         if let Some(last) = last {
             request = request.header("last-event-id", last);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
         }
         let response = request.send().await.unwrap();
         assert_eq!(response.status(), 200);
@@ -42,11 +53,41 @@ impl Reader {
         Reader {
             response,
             buf: String::new(),
+            raw: String::new(),
+        }
+    }
+
+    /// The next event that is not a heartbeat, within `wait`: `Ok(None)` when the stream
+    /// ended, `Err` when nothing came.
+    pub(crate) async fn next_within(&mut self, wait: Duration) -> Result<Option<Sse>, ()> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(e) = self.parse() {
+                return Ok(Some(e));
+            }
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .map_err(|_| ())?
+                .ok()
+                .flatten();
+            let Some(chunk) = chunk else {
+                return Ok(None);
+            };
+            let text = String::from_utf8_lossy(&chunk);
+            self.raw.push_str(&text);
+            self.buf.push_str(&text);
         }
     }
 
     /// The next event that is not a heartbeat, within 5 s; `None` when the stream ended.
-    async fn next(&mut self) -> Option<Sse> {
+    pub(crate) async fn next(&mut self) -> Option<Sse> {
+        self.next_within(Duration::from_secs(5))
+            .await
+            .expect("an event within 5 s")
+    }
+
+    /// The next whole event in what was read, but heartbeats.
+    fn parse(&mut self) -> Option<Sse> {
         loop {
             if let Some(end) = self.buf.find("\n\n") {
                 let block: String = self.buf.drain(..end + 2).collect();
@@ -66,16 +107,12 @@ impl Reader {
                 let data = serde_json::from_str(&data).unwrap();
                 return Some(Sse { id, event, data });
             }
-            let chunk = tokio::time::timeout(Duration::from_secs(5), self.response.chunk())
-                .await
-                .expect("an event within 5 s")
-                .unwrap()?;
-            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+            return None;
         }
     }
 }
 
-fn names(e: &Sse, key: &str) -> Vec<String> {
+pub(crate) fn names(e: &Sse, key: &str) -> Vec<String> {
     e.data[key]
         .as_array()
         .unwrap()
@@ -84,7 +121,7 @@ fn names(e: &Sse, key: &str) -> Vec<String> {
         .collect()
 }
 
-fn sea_put() -> ToolPut {
+pub(crate) fn sea_put() -> ToolPut {
     let spec = ToolSpec::builder("sea_temperature", "Water temperature at a beach")
         .parameters(json!({"type": "object", "properties": {"beach": {"type": "string"}}}))
         .build()
@@ -200,7 +237,7 @@ async fn past_the_cap_a_stream_is_refused_with_retry_after() {
 }
 
 /// A server over the catalog in `db`, following other processes' writes.
-fn replica(
+pub(crate) fn replica(
     db: &toolscout_pgtest::TestDatabase,
     dir: &std::path::Path,
 ) -> (AppState, toolscout_discover::Follower) {

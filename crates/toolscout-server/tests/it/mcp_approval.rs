@@ -11,6 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 
@@ -20,7 +21,7 @@ use crate::socket::spawn;
 /// A client whose user answers every approval with `answer`; `None` declares no
 /// elicitation capability at all. Keeps the questions it was asked.
 #[derive(Clone)]
-struct User {
+pub(crate) struct User {
     answer: Option<ElicitationAction>,
     asked: Arc<Mutex<Vec<(String, Value)>>>,
 }
@@ -67,16 +68,32 @@ async fn connect(
     RunningService<RoleClient, User>,
     Arc<Mutex<Vec<(String, Value)>>>,
 ) {
+    connect_with(url, answer, None).await
+}
+
+/// [`connect`] with `Authorization: Bearer <token>`, when given.
+pub(crate) async fn connect_with(
+    url: &str,
+    answer: Option<ElicitationAction>,
+    token: Option<&str>,
+) -> (
+    RunningService<RoleClient, User>,
+    Arc<Mutex<Vec<(String, Value)>>>,
+) {
     let asked = Arc::new(Mutex::new(Vec::new()));
     let user = User {
         answer,
         asked: asked.clone(),
     };
-    let transport = StreamableHttpClientTransport::from_uri(format!("{url}/mcp"));
+    let mut config = StreamableHttpClientTransportConfig::with_uri(format!("{url}/mcp"));
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
     (user.serve(transport).await.unwrap(), asked)
 }
 
-async fn call(
+pub(crate) async fn call(
     client: &RunningService<RoleClient, User>,
     name: &str,
     args: Value,
@@ -86,7 +103,7 @@ async fn call(
     client.call_tool(params).await.unwrap()
 }
 
-fn write_args(file: &str) -> Value {
+pub(crate) fn write_args(file: &str) -> Value {
     json!({"file_path": file, "content": "approved\n"})
 }
 

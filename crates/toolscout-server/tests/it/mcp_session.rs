@@ -7,6 +7,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -17,7 +18,7 @@ use crate::socket::spawn;
 
 /// A client that counts the `notifications/tools/list_changed` it receives.
 #[derive(Clone)]
-struct Watcher {
+pub(crate) struct Watcher {
     changes: watch::Sender<usize>,
 }
 
@@ -28,24 +29,34 @@ impl ClientHandler for Watcher {
 }
 
 /// One client session and its notification count.
-struct Session {
-    client: RunningService<RoleClient, Watcher>,
+pub(crate) struct Session {
+    pub(crate) client: RunningService<RoleClient, Watcher>,
     changes: watch::Receiver<usize>,
 }
 
 impl Session {
     async fn connect(url: &str) -> Session {
+        Session::connect_with(url, None).await
+    }
+
+    /// A session opened with `Authorization: Bearer <token>` on every request, when
+    /// given.
+    pub(crate) async fn connect_with(url: &str, token: Option<&str>) -> Session {
         let (tx, changes) = watch::channel(0);
-        let transport = StreamableHttpClientTransport::from_uri(format!("{url}/mcp"));
+        let mut config = StreamableHttpClientTransportConfig::with_uri(format!("{url}/mcp"));
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
         let client = Watcher { changes: tx }.serve(transport).await.unwrap();
         Session { client, changes }
     }
 
-    async fn tools(&self) -> Vec<Tool> {
+    pub(crate) async fn tools(&self) -> Vec<Tool> {
         self.client.list_all_tools().await.unwrap()
     }
 
-    async fn names(&self) -> Vec<String> {
+    pub(crate) async fn names(&self) -> Vec<String> {
         self.tools()
             .await
             .into_iter()
@@ -53,14 +64,14 @@ impl Session {
             .collect()
     }
 
-    async fn call(&self, name: &str, args: Value) -> CallToolResult {
+    pub(crate) async fn call(&self, name: &str, args: Value) -> CallToolResult {
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = args.as_object().cloned();
         self.client.call_tool(params).await.unwrap()
     }
 
     /// Waits until `count` notifications have arrived.
-    async fn changed(&mut self, count: usize) {
+    pub(crate) async fn changed(&mut self, count: usize) {
         tokio::time::timeout(
             Duration::from_secs(10),
             self.changes.wait_for(|n| *n >= count),
@@ -71,13 +82,13 @@ impl Session {
     }
 
     /// The notifications received so far, after a pause in which a stray one would land.
-    async fn settled(&self) -> usize {
+    pub(crate) async fn settled(&self) -> usize {
         tokio::time::sleep(Duration::from_millis(300)).await;
         *self.changes.borrow()
     }
 }
 
-fn value(result: &CallToolResult) -> Value {
+pub(crate) fn value(result: &CallToolResult) -> Value {
     result.structured_content.clone().unwrap()
 }
 

@@ -61,25 +61,23 @@ async fn a_wrong_token_is_one_401_on_every_row_but_the_assets() {
 }
 
 #[tokio::test]
-async fn a_tenant_gets_not_yet_on_every_row_not_ready_for_tenants() {
+async fn a_tenant_is_served_on_every_row_but_the_operators() {
     let f = world(ServerOptions::default());
     let (_acme, token) = tenant(&f, "acme");
-    for route in guarded() {
+    for route in guarded().filter(|r| r.access != Access::Operator) {
         let r = probe(&f, route, Some(&token)).await;
-        if route.tenant_ready {
-            // Answered by the handler, in the tenant's view: the fixture's bundle is the
-            // operator's, so a read of it is a 404 like a bundle nobody has.
-            assert!(
-                r.status != 401 && code(&r) != "not_yet" && r.status != 500,
-                "{}: {} {}",
-                name(route),
-                r.status,
-                r.body
-            );
-        } else {
-            assert_eq!(r.status, 403, "{}: {}", name(route), r.body);
-            assert_eq!(code(&r), "not_yet", "{}", name(route));
-        }
+        // Answered by the handler, in the tenant's view (the fixture's bundle is the
+        // operator's, so a read of it is a 404 like a bundle nobody has; a probe of /mcp
+        // without a session gets rmcp's 400, as the operator's does).
+        assert!(
+            r.status != 401
+                && r.status != 500
+                && !["forbidden", "unlisted_route"].contains(&code(&r)),
+            "{}: {} {}",
+            name(route),
+            r.status,
+            r.body
+        );
     }
     let whoami = send_with(
         &f.app,
@@ -98,22 +96,6 @@ async fn a_tenant_gets_not_yet_on_every_row_not_ready_for_tenants() {
         "maxBundles": 100,
         "requestsPerSecond": 50,
         "burst": 100
-      }
-    }
-    "#);
-    let events = send_with(
-        &f.app,
-        "GET",
-        "/api/v1/events",
-        None,
-        &[("authorization", &format!("Bearer {token}"))],
-    )
-    .await;
-    insta::assert_json_snapshot!(events.body, @r#"
-    {
-      "error": {
-        "code": "not_yet",
-        "message": "GET /api/v1/events does not serve tenants yet: use the server's own token"
       }
     }
     "#);
@@ -171,7 +153,7 @@ async fn the_operator_passes_everywhere_as_before() {
     for route in guarded() {
         let r = probe(&f, route, Some(OPERATOR)).await;
         assert!(
-            r.status != 401 && !["not_yet", "forbidden", "unlisted_route"].contains(&code(&r)),
+            r.status != 401 && !["forbidden", "unlisted_route"].contains(&code(&r)),
             "{}: {} {}",
             name(route),
             r.status,
@@ -215,25 +197,12 @@ async fn reads_without_a_token_see_the_operators_view_until_a_tenant_exists() {
         .unwrap();
     for route in reads() {
         let r = probe(&f, route, None).await;
-        if route.tenant_ready {
-            // The public view: served, without the operator's own bundle.
-            assert_ne!(r.status, 401, "{}: {}", name(route), r.body);
-            if r.status == 200 {
-                assert!(!r.body.to_string().contains("get_forecast"), "{}", r.body);
-            }
-        } else {
-            assert_eq!(r.status, 401, "{}: {}", name(route), r.body);
+        // The public view: served, without the operator's own bundle.
+        assert_ne!(r.status, 401, "{}: {}", name(route), r.body);
+        if r.status == 200 {
+            assert!(!r.body.to_string().contains("get_forecast"), "{}", r.body);
         }
     }
-    let r = probe(&f, reads().find(|r| !r.tenant_ready).unwrap(), None).await;
-    insta::assert_json_snapshot!(r.body, @r#"
-    {
-      "error": {
-        "code": "unauthorized",
-        "message": "this server needs a token for this read: send Authorization: Bearer <token>"
-      }
-    }
-    "#);
 }
 
 #[tokio::test]
@@ -243,15 +212,11 @@ async fn anonymous_reads_public_and_off() {
     for route in guarded().filter(|r| r.access == Access::Read) {
         let r = probe(&off, route, None).await;
         assert_eq!(r.status, 401, "off, {}: {}", name(route), r.body);
-        // The public view, though no tenant exists: only the ready rows serve it.
+        // The public view, though no tenant exists.
         let r = probe(&public, route, None).await;
-        if route.tenant_ready {
-            assert_ne!(r.status, 401, "public, {}: {}", name(route), r.body);
-            if r.status == 200 {
-                assert!(!r.body.to_string().contains("get_forecast"), "{}", r.body);
-            }
-        } else {
-            assert_eq!(r.status, 401, "public, {}: {}", name(route), r.body);
+        assert_ne!(r.status, 401, "public, {}: {}", name(route), r.body);
+        if r.status == 200 {
+            assert!(!r.body.to_string().contains("get_forecast"), "{}", r.body);
         }
     }
     let r = crate::send(&public.app, "GET", "/api/v1/whoami", None).await;

@@ -3,12 +3,23 @@
 //! `routes.rs`: the table is every route, and every row is answered. `auth.rs`: each
 //! principal (the operator, a tenant, a wrong token, no token) on each row. A probe is one
 //! request to one row, its path filled with the fixture's `weather` bundle and its
-//! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`.
+//! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`. `limits.rs`:
+//! request rates and caps; `matrix.rs`: the isolation matrix of every ready row.
+//!
+//! Over a socket, with two tenants on one server ([`two`]): `feed.rs`, the change feed
+//! per view; `mcp.rs`, MCP sessions per tenant; `revoke.rs`, a revoked token's event
+//! streams and MCP sessions end.
 
 mod auth;
+mod feed;
 mod limits;
 mod matrix;
+#[cfg(feature = "mcp")]
+mod mcp;
+#[cfg(feature = "mcp")]
+mod revoke;
 mod routes;
+mod two;
 
 use axum::body::Body;
 use axum::http::{Method, Request};

@@ -14,97 +14,79 @@ use super::{OPERATOR, name, probe_with, world};
 /// `unlisted_route`), and this list must equal `routes()`: so a new route is added in
 /// three places or a test fails, the handler, the table (or nobody may use it) and here
 /// (or `the_table_is_every_route` fails), and the probes of this module and of `auth.rs`
-/// then reach it, since they go over the table. The `bool` is `tenant_ready`: rows join
-/// the ready ones as their handlers learn tenants, until the field goes.
-const EVERY_ROUTE: &[(&str, &str, Access, bool)] = &[
-    ("GET", "/api/v1/tools", Access::Read, true),
-    ("GET", "/api/v1/tools/{name}", Access::Read, true),
-    ("POST", "/api/v1/tools/{name}/invoke", Access::Caller, true),
-    ("GET", "/api/v1/events", Access::Read, false),
-    ("GET", "/api/v1/whoami", Access::Read, true),
-    ("GET", "/tools/bundles", Access::Read, true),
-    ("PUT", "/tools/bundles/{bundle}", Access::Caller, true),
-    ("PATCH", "/tools/bundles/{bundle}", Access::Caller, true),
-    ("DELETE", "/tools/bundles/{bundle}", Access::Caller, true),
+/// then reach it, since they go over the table (and the isolation matrix must have
+/// requests for it, `matrix::every_row_is_probed`).
+const EVERY_ROUTE: &[(&str, &str, Access)] = &[
+    ("GET", "/api/v1/tools", Access::Read),
+    ("GET", "/api/v1/tools/{name}", Access::Read),
+    ("POST", "/api/v1/tools/{name}/invoke", Access::Caller),
+    ("GET", "/api/v1/events", Access::Read),
+    ("GET", "/api/v1/whoami", Access::Read),
+    ("GET", "/tools/bundles", Access::Read),
+    ("PUT", "/tools/bundles/{bundle}", Access::Caller),
+    ("PATCH", "/tools/bundles/{bundle}", Access::Caller),
+    ("DELETE", "/tools/bundles/{bundle}", Access::Caller),
     (
         "GET",
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Read,
-        true,
     ),
     (
         "PUT",
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
-        true,
     ),
     (
         "PATCH",
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
-        true,
     ),
     (
         "DELETE",
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}",
         Access::Caller,
-        true,
     ),
     (
         "POST",
         "/tools/bundles/{bundle}/tools/{slug}/version/{version}/invoke",
         Access::Caller,
-        true,
     ),
-    ("GET", "/tools/tools", Access::Read, true),
-    ("GET", "/tools/tools/search", Access::Read, true),
-    ("POST", "/rpc", Access::Caller, true),
+    ("GET", "/tools/tools", Access::Read),
+    ("GET", "/tools/tools/search", Access::Read),
+    ("POST", "/rpc", Access::Caller),
     #[cfg(feature = "mcp")]
-    ("GET", "/mcp", Access::Caller, false),
+    ("GET", "/mcp", Access::Caller),
     #[cfg(feature = "mcp")]
-    ("POST", "/mcp", Access::Caller, false),
+    ("POST", "/mcp", Access::Caller),
     #[cfg(feature = "mcp")]
-    ("DELETE", "/mcp", Access::Caller, false),
-    ("GET", "/", Access::Asset, false),
-    ("GET", "/console/console.css", Access::Asset, false),
-    ("GET", "/console/console.js", Access::Asset, false),
-    ("GET", "/console/form.js", Access::Asset, false),
-    ("GET", "/console/chat.js", Access::Asset, false),
+    ("DELETE", "/mcp", Access::Caller),
+    ("GET", "/", Access::Asset),
+    ("GET", "/console/console.css", Access::Asset),
+    ("GET", "/console/console.js", Access::Asset),
+    ("GET", "/console/form.js", Access::Asset),
+    ("GET", "/console/chat.js", Access::Asset),
     (
         "GET",
         "/console/api/levels/{bundle}/{slug}/{version}",
         Access::Read,
-        true,
     ),
-    (
-        "GET",
-        "/console/api/bundles/{bundle}/export",
-        Access::Read,
-        true,
-    ),
-    ("POST", "/console/api/bundles/import", Access::Caller, true),
-    ("GET", "/console/api/chat", Access::Read, true),
-    ("POST", "/console/api/chat", Access::Caller, true),
-    ("POST", "/console/api/chat/approve", Access::Caller, true),
+    ("GET", "/console/api/bundles/{bundle}/export", Access::Read),
+    ("POST", "/console/api/bundles/import", Access::Caller),
+    ("GET", "/console/api/chat", Access::Read),
+    ("POST", "/console/api/chat", Access::Caller),
+    ("POST", "/console/api/chat/approve", Access::Caller),
 ];
 
 #[test]
 fn the_table_is_every_route() {
-    let table: BTreeSet<(String, &str, String, bool)> = routes()
+    let table: BTreeSet<(String, &str, String)> = routes()
         .iter()
-        .map(|r| {
-            (
-                r.method.to_string(),
-                r.path,
-                format!("{:?}", r.access),
-                r.tenant_ready,
-            )
-        })
+        .map(|r| (r.method.to_string(), r.path, format!("{:?}", r.access)))
         .collect();
     assert_eq!(table.len(), routes().len(), "routes() lists a row twice");
-    let expected: BTreeSet<(String, &str, String, bool)> = EVERY_ROUTE
+    let expected: BTreeSet<(String, &str, String)> = EVERY_ROUTE
         .iter()
-        .map(|(m, p, a, ready)| ((*m).to_owned(), *p, format!("{a:?}"), *ready))
+        .map(|(m, p, a)| ((*m).to_owned(), *p, format!("{a:?}")))
         .collect();
     let missing: Vec<_> = expected.difference(&table).collect();
     let unexpected: Vec<_> = table.difference(&expected).collect();
