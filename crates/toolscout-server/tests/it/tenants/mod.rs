@@ -1,10 +1,13 @@
 //! Tenants on the server (issue 39): the route table and who may use each route.
 //!
 //! `routes.rs`: the table is every route, and every row is answered. `auth.rs`: each
-//! principal (the operator, a tenant, a wrong token, no token) on each row. A probe is one
-//! request to one row, its path filled with the fixture's `weather` bundle and its
-//! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`.
+//! principal (the operator, a tenant, a wrong token, no token) on each row. `admin.rs`:
+//! the operator's API for tenants. `matrix.rs`: a tenant cannot tell another's tools
+//! from none. A probe is one request to one row, its path filled with the fixture's
+//! `weather` bundle and its `get-forecast` tool (writes: a bundle nobody has), through
+//! `oneshot`.
 
+mod admin;
 mod auth;
 mod matrix;
 mod routes;
@@ -46,7 +49,8 @@ fn guarded() -> impl Iterator<Item = &'static Route> {
 }
 
 /// The URI a probe of `route` asks: reads name the fixture's bundle and tool, writes and
-/// calls a bundle nobody has (so that the operator's probes change nothing).
+/// calls a bundle nobody has, the operator's routes a tenant and a token nobody has (so
+/// that the operator's probes change nothing).
 fn uri(f: &Fixture, route: &Route) -> String {
     let bundle = if route.access == Access::Read {
         f.weather
@@ -58,7 +62,9 @@ fn uri(f: &Fixture, route: &Route) -> String {
         .replace("{bundle}", &bundle.to_string())
         .replace("{slug}", "get-forecast")
         .replace("{version}", "1")
-        .replace("{name}", "get_forecast");
+        .replace("{name}", "get_forecast")
+        .replace("{tenant}", "nobody")
+        .replace("{token}", "0190ffff-0000-7000-8000-000000000999");
     if path == "/tools/tools/search" {
         format!("{path}?q=forecast")
     } else {

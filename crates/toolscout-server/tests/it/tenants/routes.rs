@@ -86,6 +86,23 @@ const EVERY_ROUTE: &[(&str, &str, Access, bool)] = &[
     ("GET", "/console/api/chat", Access::Read, false),
     ("POST", "/console/api/chat", Access::Caller, false),
     ("POST", "/console/api/chat/approve", Access::Caller, false),
+    ("GET", "/admin/tenants", Access::Operator, true),
+    ("POST", "/admin/tenants", Access::Operator, true),
+    ("GET", "/admin/tenants/{tenant}", Access::Operator, true),
+    ("PATCH", "/admin/tenants/{tenant}", Access::Operator, true),
+    ("DELETE", "/admin/tenants/{tenant}", Access::Operator, true),
+    (
+        "POST",
+        "/admin/tenants/{tenant}/tokens",
+        Access::Operator,
+        true,
+    ),
+    (
+        "DELETE",
+        "/admin/tenants/{tenant}/tokens/{token}",
+        Access::Operator,
+        true,
+    ),
 ];
 
 #[test]
