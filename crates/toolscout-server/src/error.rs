@@ -49,7 +49,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// | 400 | `invalid` | a bad label, id, spec, `impl` block, page token, body or query |
 /// | 400 | `stale_page_token` | a manifest page token of an earlier version of the catalog: start again from the first page |
 /// | 401 | `unauthorized` | no token where one is needed, or a token that is neither the server's nor a live tenant's |
-/// | 403 | `forbidden` | `"approved": true` from a client without the server's token; a tenant on a route of the operator's |
+/// | 403 | `forbidden` | `"approved": true` from a client without the server's token; a tenant on a route of the operator's, or sending a bundle `PATCH`'s `shared` or `owner` |
 /// | 404 | `not_found` | no such bundle or tool |
 /// | 409 | `conflict` | the `<slug, version>` exists (versions are immutable) |
 /// | 409 | `built_in` | a change to a built-in bundle or tool other than its enabled flag, or a new tool or bundle named like a built-in one (in any case): permanent |

@@ -11,10 +11,11 @@
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
 //! | `GET /api/v1/events` | the catalog's changes as Server-Sent Events ([`feed`]): names added, removed, enabled, disabled, changed; resumable with `Last-Event-ID` |
 //! | `GET /api/v1/whoami` | who the server takes the sender for ([`Principal`]): `{"kind": "operator" \| "tenant" \| "anonymous"}`, with a tenant's name and limits |
-//! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]) |
+//! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]); a bundle `PATCH` also takes the operator's `shared` and `owner` |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
 //! | `/mcp` | MCP over streamable HTTP (`mcp`, with the `mcp` feature, on by default); `serve_stdio` serves it over stdio, `serve_io` over any pipe |
 //! | `/`, `/console/…` | the web console: Tools admin screen and chat ([`console`]) |
+//! | `GET`, `POST /admin/tenants`; `GET`, `PATCH`, `DELETE /admin/tenants/{tenant}`; `POST /admin/tenants/{tenant}/tokens`; `DELETE /admin/tenants/{tenant}/tokens/{token}` | the operator's API for tenants ([`admin`]): list, add (the first token's text shown once), show, change limits, remove (every token revoked, bundles kept); add a token (shown once), revoke one. The server's own token only: 403 for a tenant |
 //!
 //! Errors are JSON, `{"error": {"code", "message"}}`, through one type, [`AppError`].
 //! Bodies are limited ([`ServerOptions::body_limit`], 413 beyond) and must be
@@ -32,7 +33,8 @@
 //! request) with 401 and serves the `GET`/`HEAD` reads as [`AnonymousReads`] says: in
 //! the operator's view while the catalog has no tenant (by default), in the public view
 //! (the shared bundles and the built-ins) once it has one. Every handler reads and calls
-//! in the principal's view. See `SECURITY.md` for the threat model.
+//! in the principal's view. The `/admin` routes are the operator's alone: 403
+//! `forbidden` for a tenant's token. See `SECURITY.md` for the threat model.
 //!
 //! [`RemoteCatalog`] (from `toolscout-remote`, re-exported) is the consumer side of the
 //! discovery protocol: it imports other servers' manifests into local bundles and calls
@@ -63,6 +65,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+pub mod admin;
 mod auth;
 mod conn;
 pub mod console;

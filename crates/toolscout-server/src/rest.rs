@@ -137,11 +137,36 @@ fn yes() -> bool {
     true
 }
 
-/// The body of a PATCH: only the enabled flag changes.
+/// The body of a tool PATCH: only the enabled flag changes.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Patch {
     is_enabled: bool,
+}
+
+/// The body of a bundle PATCH: any of the enabled flag, `shared` and `owner` (a tenant's
+/// name or id, `null` for the operator), at least one. `shared` and `owner` are the
+/// operator's ([`crate::admin::change_bundle`]).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct PatchBundle {
+    #[serde(default)]
+    is_enabled: Option<bool>,
+    #[serde(default)]
+    shared: Option<bool>,
+    /// `None`: not given; `Some(None)`: `"owner": null`.
+    #[serde(default, deserialize_with = "given")]
+    owner: Option<Option<String>>,
+}
+
+/// A field that was given, `null` included (`Some(None)`), apart from one left out
+/// (`None`, by `#[serde(default)]`).
+fn given<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// `PUT /tools/bundles/{bundleID}`.
@@ -161,19 +186,45 @@ pub(crate) async fn put_bundle(
     Ok(Json(bundle_json_for(&bundle, &principal)))
 }
 
-/// `PATCH /tools/bundles/{bundleID}`.
+/// `PATCH /tools/bundles/{bundleID}` with any of `isEnabled`, `shared` and `owner`.
+/// `shared` and `owner` are the operator's: a tenant that sends them is refused (403
+/// `forbidden`) before its bundle is looked at, and nothing changes.
 pub(crate) async fn patch_bundle(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
-    body: Body<Patch>,
+    body: Body<PatchBundle>,
 ) -> Result<Json<Value>, AppError> {
     let id = parse_id("bundleID", &id)?;
     let Json(p) = body?;
-    let bundle = blocking(&state, &principal, move |c| {
-        c.patch_bundle(id, p.is_enabled)
-    })
-    .await?;
+    let bundle = match p {
+        PatchBundle {
+            is_enabled: None,
+            shared: None,
+            owner: None,
+        } => {
+            return Err(AppError::invalid(
+                "a bundle PATCH changes isEnabled, shared or owner: send at least one",
+            ));
+        }
+        PatchBundle {
+            is_enabled: Some(on),
+            shared: None,
+            owner: None,
+        } => blocking(&state, &principal, move |c| c.patch_bundle(id, on)).await?,
+        PatchBundle { .. } if !principal.is_operator() => {
+            return Err(AppError::new(
+                axum::http::StatusCode::FORBIDDEN,
+                "forbidden",
+                "only the server's own token may share a bundle or change its owner",
+            ));
+        }
+        PatchBundle {
+            is_enabled,
+            shared,
+            owner,
+        } => crate::admin::change_bundle(&state, id, is_enabled, shared, owner).await?,
+    };
     Ok(Json(bundle_json_for(&bundle, &principal)))
 }
 

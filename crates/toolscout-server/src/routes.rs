@@ -16,7 +16,7 @@ use axum::http::Method;
 use axum::routing::{MethodRouter, get, patch, post, put};
 use tower_http::compression::CompressionLayer;
 
-use crate::{AppState, auth, feed, manifest, rest, rpc};
+use crate::{AppState, admin, auth, feed, manifest, rest, rpc};
 
 /// Who may use a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,6 +125,23 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/console/api/chat", Access::Read),
     row(Method::POST, "/console/api/chat", Access::Caller),
     row(Method::POST, "/console/api/chat/approve", Access::Caller),
+    // The operator's API for tenants (`admin`): a tenant's token is 403 `forbidden`, a
+    // request without a token 401.
+    row(Method::GET, "/admin/tenants", Access::Operator),
+    row(Method::POST, "/admin/tenants", Access::Operator),
+    row(Method::GET, "/admin/tenants/{tenant}", Access::Operator),
+    row(Method::PATCH, "/admin/tenants/{tenant}", Access::Operator),
+    row(Method::DELETE, "/admin/tenants/{tenant}", Access::Operator),
+    row(
+        Method::POST,
+        "/admin/tenants/{tenant}/tokens",
+        Access::Operator,
+    ),
+    row(
+        Method::DELETE,
+        "/admin/tenants/{tenant}/tokens/{token}",
+        Access::Operator,
+    ),
 ];
 
 /// Every route of [`crate::router`], with who may use it (`HEAD` as `GET`): the one
@@ -215,6 +232,15 @@ pub(crate) fn handler(route: &Route) -> MethodRouter<AppState> {
         ("GET", "/tools/tools") => get(rest::list_tools),
         ("GET", "/tools/tools/search") => get(rest::search_tools),
         ("POST", "/rpc") => post(rpc::handle),
+        ("GET", "/admin/tenants") => get(admin::list_tenants),
+        ("POST", "/admin/tenants") => post(admin::add_tenant),
+        ("GET", "/admin/tenants/{tenant}") => get(admin::get_tenant),
+        ("PATCH", "/admin/tenants/{tenant}") => patch(admin::patch_tenant),
+        ("DELETE", "/admin/tenants/{tenant}") => axum::routing::delete(admin::remove_tenant),
+        ("POST", "/admin/tenants/{tenant}/tokens") => post(admin::add_token),
+        ("DELETE", "/admin/tenants/{tenant}/tokens/{token}") => {
+            axum::routing::delete(admin::revoke_token)
+        }
         (method, path) => {
             panic!("routes() lists {method} {path}, which router() has no handler for")
         }

@@ -307,6 +307,35 @@ fn requests() -> Vec<Request> {
             Some(json!({"archiveOf": of, "as": as_id, "slug": slug})),
         ));
     }
+    // The operator's: refused alike whatever they name (A, B, nobody), sharing and
+    // owners included.
+    r.push(("GET", "/admin/tenants".into(), None));
+    r.push((
+        "POST",
+        "/admin/tenants".into(),
+        Some(json!({"name": "tenant-b"})),
+    ));
+    for tenant in ["tenant-a", "tenant-b", "nobody"] {
+        let at = format!("/admin/tenants/{tenant}");
+        r.push(("GET", at.clone(), None));
+        r.push((
+            "PATCH",
+            at.clone(),
+            Some(json!({"limits": {"requestsPerSecond": 1000}})),
+        ));
+        r.push(("POST", format!("{at}/tokens"), Some(json!({}))));
+        r.push(("DELETE", format!("{at}/tokens/{fresh}"), None));
+        r.push(("DELETE", at, None));
+    }
+    for bundle in [a, b, fresh, id(SHARED), id(OPS)] {
+        for patch in [
+            json!({"shared": true}),
+            json!({"owner": "tenant-a"}),
+            json!({"owner": null, "isEnabled": true}),
+        ] {
+            r.push(("PATCH", format!("/tools/bundles/{bundle}"), Some(patch)));
+        }
+    }
     // Writes, last (they change A's world alike in both): into B's bundle, a fresh one,
     // the shared and the operator's, then A's own.
     for bundle in [b, fresh, id(SHARED), id(OPS), a] {
@@ -634,6 +663,8 @@ fn pattern(uri: &str) -> String {
             (Some("tools"), Some("bundles"), 5) => "{slug}",
             (Some("tools"), Some("bundles"), 7) => "{version}",
             (Some("api"), Some("v1"), 4) if parts.get(3) == Some(&"tools") => "{name}",
+            (Some("admin"), Some("tenants"), 3) => "{tenant}",
+            (Some("admin"), Some("tenants"), 5) => "{token}",
             (Some("console"), Some("api"), 4) if parts.get(3) == Some(&"levels") => "{bundle}",
             (Some("console"), Some("api"), 5) if parts.get(3) == Some(&"levels") => "{slug}",
             (Some("console"), Some("api"), 6) if parts.get(3) == Some(&"levels") => "{version}",

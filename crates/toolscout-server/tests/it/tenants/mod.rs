@@ -3,13 +3,15 @@
 //! `routes.rs`: the table is every route, and every row is answered. `auth.rs`: each
 //! principal (the operator, a tenant, a wrong token, no token) on each row. A probe is one
 //! request to one row, its path filled with the fixture's `weather` bundle and its
-//! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`. `limits.rs`:
-//! request rates and caps; `matrix.rs`: the isolation matrix of every ready row.
+//! `get-forecast` tool (writes: a bundle nobody has), through `oneshot`. `admin.rs`: the
+//! operator's API for tenants. `limits.rs`: request rates and caps. `matrix.rs`: a tenant
+//! cannot tell another's tools from none, on every row.
 //!
 //! Over a socket, with two tenants on one server ([`two`]): `feed.rs`, the change feed
 //! per view; `mcp.rs`, MCP sessions per tenant; `revoke.rs`, a revoked token's event
 //! streams and MCP sessions end.
 
+mod admin;
 mod auth;
 mod feed;
 mod limits;
@@ -58,7 +60,8 @@ fn guarded() -> impl Iterator<Item = &'static Route> {
 }
 
 /// The URI a probe of `route` asks: reads name the fixture's bundle and tool, writes and
-/// calls a bundle nobody has (so that the operator's probes change nothing).
+/// calls a bundle nobody has, the operator's routes a tenant and a token nobody has (so
+/// that the operator's probes change nothing).
 fn uri(f: &Fixture, route: &Route) -> String {
     let bundle = if route.access == Access::Read {
         f.weather
@@ -70,7 +73,9 @@ fn uri(f: &Fixture, route: &Route) -> String {
         .replace("{bundle}", &bundle.to_string())
         .replace("{slug}", "get-forecast")
         .replace("{version}", "1")
-        .replace("{name}", "get_forecast");
+        .replace("{name}", "get_forecast")
+        .replace("{tenant}", "nobody")
+        .replace("{token}", "0190ffff-0000-7000-8000-000000000999");
     if path == "/tools/tools/search" {
         format!("{path}?q=forecast")
     } else {

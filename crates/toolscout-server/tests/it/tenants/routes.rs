@@ -75,6 +75,17 @@ const EVERY_ROUTE: &[(&str, &str, Access)] = &[
     ("GET", "/console/api/chat", Access::Read),
     ("POST", "/console/api/chat", Access::Caller),
     ("POST", "/console/api/chat/approve", Access::Caller),
+    ("GET", "/admin/tenants", Access::Operator),
+    ("POST", "/admin/tenants", Access::Operator),
+    ("GET", "/admin/tenants/{tenant}", Access::Operator),
+    ("PATCH", "/admin/tenants/{tenant}", Access::Operator),
+    ("DELETE", "/admin/tenants/{tenant}", Access::Operator),
+    ("POST", "/admin/tenants/{tenant}/tokens", Access::Operator),
+    (
+        "DELETE",
+        "/admin/tenants/{tenant}/tokens/{token}",
+        Access::Operator,
+    ),
 ];
 
 #[test]
