@@ -3,6 +3,7 @@
 //! manifest, `tools/search` and `tools/call`, and prints requests per second, p50 and
 //! p99 latency, the errors, and the server's memory over the run (from
 //! `/proc/<pid>/status`: resident size at the start, at the end, and its peak).
+//! `--tenants N` runs tenants instead ([`super::bench_tenants`]).
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -18,15 +19,28 @@ use super::context::Global;
 pub(crate) struct ServeArgs {
     /// Concurrent clients.
     #[arg(long, default_value_t = 16)]
-    clients: usize,
-    /// How long to run, in seconds.
+    pub(crate) clients: usize,
+    /// How long to run, in seconds (each run, with --hostile or --noisy).
     #[arg(long, default_value_t = 60)]
-    seconds: u64,
+    pub(crate) seconds: u64,
     /// After the run, run again as long while one more client sends the costliest
     /// `json_query` calls it can, one a second; print both runs, the ratio of their p99,
     /// and how long the server then takes to stop on SIGTERM.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tenants")]
     hostile: bool,
+    /// Serve N tenants instead, on a temporary catalog (the built-ins, and for each tenant
+    /// a bundle of its own: renamed copies of the built-in tools and of a few tools of
+    /// this catalog, which is only read); the clients are spread over the tenants'
+    /// tokens, each tenant's together sending at most 150 requests a second (its limit:
+    /// 200, bursts of 400). Prints their requests/s, p50, p99 and errors (a 429 is one).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub(crate) tenants: Option<u16>,
+    /// With --tenants: run again as long with one more tenant, `noisy` (20 requests a
+    /// second, bursts of 20), whose clients (as many as one tenant has) send as fast as
+    /// they can, ignoring Retry-After; print its 200s and 429s and the ratio of the
+    /// other tenants' p99 with it and without it.
+    #[arg(long, requires = "tenants")]
+    pub(crate) noisy: bool,
 }
 
 /// The server child, killed when dropped.
@@ -57,6 +71,9 @@ struct Tally {
 pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<()> {
     if args.clients == 0 || args.seconds == 0 {
         bail!("--clients and --seconds must be at least 1");
+    }
+    if let Some(tenants) = args.tenants {
+        return super::bench_tenants::run(args, usize::from(tenants), global, json_out);
     }
     let token = format!(
         "{}{}",
@@ -212,9 +229,9 @@ async fn phase(
         .build()?;
     let mut tasks = Vec::new();
     for i in 0..args.clients {
-        let (client, addr, token) = (client.clone(), addr.to_owned(), token.to_owned());
+        let (client, addr, caller) = (client.clone(), addr.to_owned(), Caller::operator(token));
         tasks.push(tokio::spawn(async move {
-            one_client(i, &client, &addr, &token, deadline).await
+            one_client(i, &client, &addr, &caller, deadline).await
         }));
     }
     let hostile_task = hostile.then(|| {
@@ -394,6 +411,12 @@ async fn hostile_client(
 /// Starts `toolscout serve` on a free loopback port with `token`; returns it and its
 /// address.
 pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
+    spawn_serving(serve_command(global, token)?)
+}
+
+/// `toolscout serve --addr 127.0.0.1:0 --token TOKEN` with the catalog, workspace and
+/// encoder flags of `global`, not started yet.
+pub(crate) fn serve_command(global: &Global, token: &str) -> Result<Command> {
     let exe = std::env::current_exe().context("finding the toolscout binary")?;
     let mut cmd = Command::new(exe);
     if let Some(c) = &global.catalog {
@@ -409,7 +432,7 @@ pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
         cmd.arg("--encoder").arg(e);
     }
     cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", token]);
-    spawn_serving(cmd)
+    Ok(cmd)
 }
 
 /// Spawns `cmd`, a `toolscout … serve --addr 127.0.0.1:0 …`, and waits until it says
@@ -448,84 +471,163 @@ pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
     }
 }
 
+/// Who a client is: the token it sends and the tools it calls.
+pub(crate) struct Caller {
+    /// The bearer token of its `/rpc` requests.
+    pub(crate) token: String,
+    /// Whether it reads the manifest with its token (a tenant's view) or without.
+    pub(crate) manifest_with_token: bool,
+    /// The clock it calls: the built-in one, or a tenant's copy.
+    pub(crate) clock: String,
+    /// The `json_query` it calls: the built-in one, or a tenant's copy.
+    pub(crate) json_query: String,
+}
+
+impl Caller {
+    /// The server's own token, the manifest without a token, the built-in tools.
+    fn operator(token: &str) -> Caller {
+        Caller {
+            token: token.to_owned(),
+            manifest_with_token: false,
+            clock: "clock".to_owned(),
+            json_query: "json_query".to_owned(),
+        }
+    }
+}
+
+/// Why a request failed: the HTTP status when one came, and what to print.
+pub(crate) struct Failure {
+    pub(crate) status: Option<reqwest::StatusCode>,
+    pub(crate) message: String,
+}
+
+impl Failure {
+    fn new(status: Option<reqwest::StatusCode>, message: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<reqwest::Error> for Failure {
+    fn from(e: reqwest::Error) -> Failure {
+        Failure::new(e.status(), e.to_string())
+    }
+}
+
 /// One client: a fixed rotation of manifest reads, searches and calls until `deadline`.
 async fn one_client(
     i: usize,
     client: &reqwest::Client,
     addr: &str,
-    token: &str,
+    caller: &Caller,
     deadline: Instant,
 ) -> Tally {
-    const QUERIES: [&str; 5] = ["read a file", "time zone", "json", "write", "search files"];
     let mut tally = Tally::default();
     let mut n = i;
     while Instant::now() < deadline {
         n += 1;
         let started = Instant::now();
-        let result = match n % 4 {
-            0 => get_manifest(client, addr).await,
-            1 | 2 => {
-                let q = QUERIES[n % QUERIES.len()];
-                rpc(client, addr, token, json!({"jsonrpc": "2.0", "id": n, "method": "tools/search", "params": {"query": q}})).await
-            }
-            _ => {
-                let call = if n % 8 == 3 {
-                    json!({"name": "clock", "arguments": {"action": "now", "time_zone": "Europe/Paris"}})
-                } else {
-                    json!({"name": "json_query", "arguments": {"value": {"a": [1, 2, {"b": n}]}, "path": "$..b"}})
-                };
-                rpc(
-                    client,
-                    addr,
-                    token,
-                    json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call}),
-                )
-                .await
-            }
-        };
-        match result {
+        match one_request(client, addr, caller, n).await {
             Ok(()) => tally.latencies.push(started.elapsed()),
             Err(e) => {
                 tally.errors += 1;
-                tally.first_error.get_or_insert(e);
+                tally.first_error.get_or_insert(e.message);
             }
         }
     }
     tally
 }
 
-async fn get_manifest(client: &reqwest::Client, addr: &str) -> Result<(), String> {
-    let resp = client
-        .get(format!("http://{addr}/api/v1/tools"))
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
+/// Request `n` of a client's rotation: a quarter manifest reads, half searches, a
+/// quarter calls (of `json_query` and the clock).
+pub(crate) async fn one_request(
+    client: &reqwest::Client,
+    addr: &str,
+    caller: &Caller,
+    n: usize,
+) -> Result<(), Failure> {
+    const QUERIES: [&str; 5] = ["read a file", "time zone", "json", "write", "search files"];
+    match n % 4 {
+        0 => {
+            get_manifest(
+                client,
+                addr,
+                caller.manifest_with_token.then_some(caller.token.as_str()),
+            )
+            .await
+        }
+        1 | 2 => {
+            let q = QUERIES[n % QUERIES.len()];
+            rpc(client, addr, &caller.token, json!({"jsonrpc": "2.0", "id": n, "method": "tools/search", "params": {"query": q}})).await
+        }
+        _ => {
+            let call = if n % 8 == 3 {
+                json!({"name": caller.clock, "arguments": {"action": "now", "time_zone": "Europe/Paris"}})
+            } else {
+                json!({"name": caller.json_query, "arguments": {"value": {"a": [1, 2, {"b": n}]}, "path": "$..b"}})
+            };
+            rpc(
+                client,
+                addr,
+                &caller.token,
+                json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call}),
+            )
+            .await
+        }
+    }
+}
+
+async fn get_manifest(
+    client: &reqwest::Client,
+    addr: &str,
+    token: Option<&str>,
+) -> Result<(), Failure> {
+    let mut request = client.get(format!("http://{addr}/api/v1/tools"));
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let resp = request.send().await?;
     let status = resp.status();
-    let body = resp.bytes().await.map_err(|e| e.to_string())?;
+    let body = resp.bytes().await?;
     if !status.is_success() || body.is_empty() {
-        return Err(format!("manifest answered {status}"));
+        return Err(Failure::new(
+            Some(status),
+            format!("manifest answered {status}"),
+        ));
     }
     Ok(())
 }
 
-async fn rpc(client: &reqwest::Client, addr: &str, token: &str, body: Value) -> Result<(), String> {
+async fn rpc(
+    client: &reqwest::Client,
+    addr: &str,
+    token: &str,
+    body: Value,
+) -> Result<(), Failure> {
     let resp = client
         .post(format!("http://{addr}/rpc"))
         .bearer_auth(token)
         .json(&body)
         .send()
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let status = resp.status();
-    let reply: Value = resp.json().await.map_err(|e| e.to_string())?;
     if !status.is_success() {
-        return Err(format!("/rpc answered {status}"));
+        return Err(Failure::new(
+            Some(status),
+            format!("/rpc answered {status}"),
+        ));
     }
+    let reply: Value = resp.json().await?;
     if let Some(e) = reply.get("error") {
-        return Err(format!("/rpc error {e}"));
+        return Err(Failure::new(Some(status), format!("/rpc error {e}")));
     }
     if reply["result"]["ok"] == json!(false) {
-        return Err(format!("tool call failed: {}", reply["result"]["error"]));
+        return Err(Failure::new(
+            Some(status),
+            format!("tool call failed: {}", reply["result"]["error"]),
+        ));
     }
     Ok(())
 }

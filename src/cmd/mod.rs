@@ -7,6 +7,7 @@ pub(crate) mod bench;
 mod bench_replicas;
 pub(crate) mod bench_scale;
 pub(crate) mod bench_serve;
+mod bench_tenants;
 pub(crate) mod bundle;
 pub(crate) mod call;
 pub(crate) mod chat;

@@ -4,7 +4,9 @@ use std::net::SocketAddr;
 
 use anyhow::{Context as _, Result, bail};
 use toolscout_server::console::{ChatSettings, Console};
-use toolscout_server::{AppState, ConnectionLimits, Expose, HostCheck, ServerOptions};
+use toolscout_server::{
+    AnonymousReads, AppState, ConnectionLimits, Expose, HostCheck, ServerOptions,
+};
 
 use super::agent_opts::SubagentArgs;
 use super::context::{Context, Global, Remotes, connect_remotes};
@@ -22,6 +24,28 @@ enum ExposeArg {
     All,
 }
 
+/// What a `GET` read without a token sees, on a server with a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AnonymousReadsArg {
+    /// Every tool while the catalog has no tenant; from the first tenant on, only the
+    /// shared and built-in tools (decided at each request).
+    Auto,
+    /// Only the shared and built-in tools, tenants or not.
+    Public,
+    /// Nothing: every request needs a token, the GET reads too.
+    Off,
+}
+
+impl From<AnonymousReadsArg> for AnonymousReads {
+    fn from(arg: AnonymousReadsArg) -> Self {
+        match arg {
+            AnonymousReadsArg::Auto => AnonymousReads::Auto,
+            AnonymousReadsArg::Public => AnonymousReads::Public,
+            AnonymousReadsArg::Off => AnonymousReads::Off,
+        }
+    }
+}
+
 /// Transports for MCP besides HTTP.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Mcp {
@@ -35,14 +59,21 @@ pub(crate) struct Args {
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1:7411")]
     addr: SocketAddr,
-    /// The bearer token every request but the GET reads must carry (default:
+    /// The server's own bearer token, which sees and may change everything (default:
     /// $TOOLSCOUT_TOKEN; without either, a random token is made at start-up and printed).
+    /// Every request but the GET reads must carry it or a tenant's token (`toolscout
+    /// tenant`); see --anonymous-reads for the GET reads.
     #[arg(long, env = "TOOLSCOUT_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Serve without a token: anyone who reaches the port may change the catalog and
     /// call every tool. Refused with --public.
     #[arg(long, conflicts_with = "token")]
     no_auth: bool,
+    /// What a GET read (manifest, listings, search) without a token sees: `auto`, every
+    /// tool until the catalog has a tenant, then only the shared and built-in ones;
+    /// `public`, only those; `off`, nothing (401).
+    #[arg(long, value_enum, default_value = "auto", conflicts_with = "no_auth")]
+    anonymous_reads: AnonymousReadsArg,
     /// Listen on an address other than loopback (then any Host name is accepted, and the
     /// token is the guard).
     #[arg(long)]
@@ -146,6 +177,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     };
     let options = ServerOptions::default()
         .with_token(token.as_deref())
+        .with_anonymous_reads(args.anonymous_reads.into())
         .with_host_check(if args.public {
             HostCheck::Off
         } else {
@@ -179,15 +211,38 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         runtime.shutdown_timeout(BLOCKING_GRACE);
         return served;
     }
+    let tenants = state
+        .toolbox()
+        .catalog()
+        .tenants()
+        .iter()
+        .filter(|t| t.is_live())
+        .count();
+    let reads = match (args.anonymous_reads, tenants) {
+        (AnonymousReadsArg::Off, _) => "every request, GET reads too",
+        (AnonymousReadsArg::Auto, 0) => "every request but GET reads",
+        _ => {
+            "every request but GET reads (which without a token see only the shared and built-in tools)"
+        }
+    };
     match (&token, &args.token) {
         (Some(t), None) => eprintln!(
-            "token: {t}\n  (made for this run: send Authorization: Bearer <token> with every request but GET reads; choose one with --token or $TOOLSCOUT_TOKEN)"
+            "token: {t}\n  (made for this run: send Authorization: Bearer <token> with {reads}; choose one with --token or $TOOLSCOUT_TOKEN)"
         ),
         (None, _) => eprintln!(
             "warning: no token (--no-auth): anyone who reaches {} can change the catalog and call every tool",
             args.addr
         ),
         _ => {}
+    }
+    if token.is_some() && tenants > 0 {
+        let anonymous = match args.anonymous_reads {
+            AnonymousReadsArg::Off => "need a token too",
+            _ => "see only the shared and built-in tools",
+        };
+        eprintln!(
+            "{tenants} tenant(s): each sends a token of its own (`toolscout tenant token add`) and sees its own, the shared and the built-in tools; GET reads without a token {anonymous}; the server's token sees everything"
+        );
     }
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
