@@ -244,6 +244,14 @@ pub enum Error {
         /// The rule it breaks.
         reason: String,
     },
+    /// A token label or tenant limits that cannot be used; nothing was written.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// `"token label"` or `"tenant limits"`.
+        what: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
     /// A live tenant already has this name.
     #[error("a tenant named '{name}' exists: choose another name, or remove it first")]
     TenantExists {

@@ -321,13 +321,44 @@ pub fn check_tenant_name(name: &str) -> Result<()> {
 
 /// A token's label: up to 100 printable characters.
 fn check_label(label: &str) -> Result<()> {
-    if label.chars().count() > 100 || label.chars().any(char::is_control) {
-        return Err(Error::TenantName {
-            name: label.chars().take(80).filter(|c| !c.is_control()).collect(),
-            reason: "a token label has at most 100 characters and no control characters".to_owned(),
+    let count = label.chars().count();
+    if count > 100 || label.chars().any(char::is_control) {
+        return Err(Error::Invalid {
+            what: "token label",
+            reason: format!(
+                "{count} characters{}; a label has at most 100 and no control characters",
+                if label.chars().any(char::is_control) {
+                    ", with a control character"
+                } else {
+                    ""
+                }
+            ),
         });
     }
     Ok(())
+}
+
+impl TenantLimits {
+    /// Whether the limits can be enforced: a rate and a burst of at least 1 (0 would
+    /// refuse every request, which removing the tenant says better).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] naming the limit.
+    pub fn check(&self) -> Result<()> {
+        for (name, value) in [
+            ("requestsPerSecond", self.requests_per_second),
+            ("burst", self.burst),
+        ] {
+            if value == 0 {
+                return Err(Error::Invalid {
+                    what: "tenant limits",
+                    reason: format!("{name} must be at least 1"),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The SHA-256 digest of a token's text.
@@ -380,10 +411,12 @@ impl Catalog {
     ///
     /// # Errors
     ///
-    /// [`Error::TenantName`] for a name that breaks [`check_tenant_name`] (nothing is
+    /// [`Error::TenantName`] for a name that breaks [`check_tenant_name`],
+    /// [`Error::Invalid`] for limits that fail [`TenantLimits::check`] (nothing is
     /// written), [`Error::TenantExists`] when a live tenant has the name.
     pub fn add_tenant(&self, name: &str, limits: TenantLimits) -> Result<(Tenant, NewToken)> {
         check_tenant_name(name)?;
+        limits.check()?;
         let (secret, token) = mint("")?;
         let at = now();
         self.write(|tx| {
@@ -456,6 +489,7 @@ impl Catalog {
     ///
     /// [`Error::TenantNotFound`] when no live tenant has the id.
     pub fn set_tenant_limits(&self, id: TenantId, limits: TenantLimits) -> Result<Tenant> {
+        limits.check()?;
         self.write(|tx| {
             let mut record = live(&tx.state.tenants, id)?.clone();
             if record.limits == limits {
@@ -473,7 +507,7 @@ impl Catalog {
     ///
     /// # Errors
     ///
-    /// [`Error::TenantNotFound`] when no live tenant has the id; [`Error::TenantName`]
+    /// [`Error::TenantNotFound`] when no live tenant has the id; [`Error::Invalid`]
     /// for a label longer than 100 characters or with control characters.
     pub fn add_token(&self, id: TenantId, label: &str) -> Result<NewToken> {
         check_label(label)?;

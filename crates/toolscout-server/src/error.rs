@@ -158,7 +158,8 @@ impl From<toolscout_catalog::Error> for AppError {
             | E::PageToken { .. }
             | E::ToolBody { .. }
             | E::Archive { .. }
-            | E::TenantName { .. } => (StatusCode::BAD_REQUEST, "invalid"),
+            | E::TenantName { .. }
+            | E::Invalid { .. } => (StatusCode::BAD_REQUEST, "invalid"),
             E::BundleNotFound { .. }
             | E::ToolNotFound { .. }
             | E::ToolIdNotFound { .. }

@@ -255,3 +255,36 @@ fn owners_and_sharing_last_and_are_announced_to_other_processes() {
     let b = open_bare(dir.path()).bundle(id(1)).unwrap();
     assert_eq!((b.owner, b.shared), (None, false));
 }
+
+#[test]
+fn limits_that_refuse_everything_and_bad_labels_are_refused_before_any_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = open_bare(dir.path());
+    let zero_rate = TenantLimits {
+        requests_per_second: 0,
+        ..TenantLimits::default()
+    };
+    let err = c.add_tenant("acme", zero_rate).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid tenant limits: requestsPerSecond must be at least 1"
+    );
+    assert!(c.tenants().is_empty());
+    let (t, _) = c.add_tenant("acme", TenantLimits::default()).unwrap();
+    let generation = c.generation();
+    let zero_burst = TenantLimits {
+        burst: 0,
+        ..TenantLimits::default()
+    };
+    assert!(matches!(
+        c.set_tenant_limits(t.id, zero_burst),
+        Err(Error::Invalid { .. })
+    ));
+    let err = c.add_token(t.id, "a\nb").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid token label: 3 characters, with a control character; a label has at most 100 and no control characters"
+    );
+    assert!(c.add_token(t.id, &"x".repeat(101)).is_err());
+    assert_eq!(c.generation(), generation);
+}

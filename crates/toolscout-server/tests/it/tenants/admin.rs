@@ -521,8 +521,8 @@ async fn bad_input_is_refused_and_nothing_is_written() {
     patch nobody: 404 not_found: tenant nobody not found
     a path as the tenant: 404 not_found: tenant ../x not found
     token for nobody: 404 not_found: tenant nobody not found
-    long label: 400 invalid: invalid tenant name "llllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllllll": a token label has at most 100 characters and no control characters
-    label with a newline: 400 invalid: invalid tenant name "ab": a token label has at most 100 characters and no control characters
+    long label: 400 invalid: invalid token label: 101 characters; a label has at most 100 and no control characters
+    label with a newline: 400 invalid: invalid token label: 3 characters, with a control character; a label has at most 100 and no control characters
     token field: 400 invalid: Failed to deserialize the JSON body into the target type: text: unknown field `text`, expected `label` at line 1 column 7
     revoke by text: 400 invalid: a token is revoked by its id (tokenID, as GET /admin/tenants/{tenant} lists them), never by its text
     revoke nothing: 404 not_found: token [uuid] not found
