@@ -617,21 +617,6 @@ impl Catalog {
         self.put_tools_if(&Viewer::Operator, bundle, None, tools, |_| Ok(()))
     }
 
-    /// [`Catalog::put_tools`] by `writer`.
-    pub(crate) fn put_tools_as<S, V, P>(
-        &self,
-        writer: &Viewer,
-        bundle: Uuid,
-        tools: impl IntoIterator<Item = (S, V, P)>,
-    ) -> Result<Vec<ToolHead>>
-    where
-        S: AsRef<str>,
-        V: AsRef<str>,
-        P: std::borrow::Borrow<ToolPut>,
-    {
-        self.put_tools_if(writer, bundle, None, tools, |_| Ok(()))
-    }
-
     /// [`Catalog::put_tools`], once `precondition` has accepted the catalog's state as it
     /// is under the write lock (other processes' writes read in): a caller that planned
     /// the puts from what it read earlier checks there that nothing it relied on moved.

@@ -321,7 +321,8 @@ impl CatalogView<'_> {
         V: AsRef<str>,
         P: std::borrow::Borrow<ToolPut>,
     {
-        self.catalog.put_tools_as(&self.viewer, bundle, tools)
+        self.catalog
+            .put_tools_if(&self.viewer, bundle, None, tools, |_| Ok(()))
     }
 
     /// [`Catalog::patch_tool`].
