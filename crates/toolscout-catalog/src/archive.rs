@@ -346,6 +346,8 @@ impl Catalog {
                 b
             });
             tx.check_limits(u64::from(created), new.len() as u64)?;
+            let files: Vec<&ToolFile> = new.iter().map(|(_, f, _)| f).collect();
+            crate::recipes::check_new(tx.state, tx.writer, &files)?;
             let added = tx.insert_new_tools(bundle, target, new)?;
             let bundle = tx
                 .state

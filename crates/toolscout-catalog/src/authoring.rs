@@ -66,7 +66,7 @@ impl AuthoredTool {
             .or_insert_with(toolscout_spec::empty_object_schema);
         if !body.contains_key("type") {
             return Err(invalid(
-                "the body needs \"type\": \"native\" (or \"go\") with impl {\"func\": …}, or \"http\" with an HTTP template".to_owned(),
+                "the body needs \"type\": \"native\" (or \"go\") with impl {\"func\": …}, \"http\" with an HTTP template, or \"recipe\" with impl {\"steps\": […]}".to_owned(),
             ));
         }
         let file: ToolFile = serde_json::from_value(Value::Object(body))

@@ -75,6 +75,15 @@ pub enum Error {
         /// What is wrong with the definition.
         source: toolscout_spec::Error,
     },
+    /// A recipe's steps do not fit together or do not fit the tools they call; the
+    /// error names the step and the field.
+    #[error("recipe '{name}': {source}")]
+    Recipe {
+        /// The recipe's tool name.
+        name: String,
+        /// What is wrong, and where.
+        source: toolscout_spec::recipe::RecipeError,
+    },
     /// A tool's `impl` block does not fit its type.
     #[error("tool {slug}@{version}: invalid impl block: {reason}")]
     Implementation {

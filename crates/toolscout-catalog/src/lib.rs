@@ -107,6 +107,7 @@ mod journal;
 pub mod lint;
 mod model;
 mod ops;
+mod recipes;
 mod snapshot;
 mod state;
 mod store;

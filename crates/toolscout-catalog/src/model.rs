@@ -240,7 +240,7 @@ impl Tool {
     pub fn native_func(&self) -> Option<&str> {
         match self.tool_type {
             ToolType::Native => self.implementation.get("func").and_then(Value::as_str),
-            ToolType::Http => None,
+            ToolType::Http | ToolType::Recipe => None,
         }
     }
 
@@ -354,7 +354,8 @@ pub struct ToolPut {
     pub spec: ToolSpec,
     /// How the tool runs.
     pub tool_type: ToolType,
-    /// `{"func": "<name>"}` for native tools; the HTTP template for HTTP tools.
+    /// `{"func": "<name>"}` for native tools; the HTTP template for HTTP tools; the
+    /// steps for recipes.
     pub implementation: Value,
     /// Whether calls are allowed.
     pub is_enabled: bool,
@@ -385,6 +386,16 @@ impl ToolPut {
             spec,
             tool_type: ToolType::Http,
             implementation: template,
+            is_enabled: true,
+        }
+    }
+    /// A recipe: calls of other catalog tools, the `impl` block of
+    /// [`toolscout_spec::recipe`] (`{"steps": […], "result": …}`).
+    pub fn recipe(spec: ToolSpec, block: Value) -> Self {
+        ToolPut {
+            spec,
+            tool_type: ToolType::Recipe,
+            implementation: block,
             is_enabled: true,
         }
     }

@@ -589,6 +589,7 @@ impl Catalog {
                 });
             }
             conflict(tx.state, b, slug, version)?;
+            crate::recipes::check_new(tx.state, tx.writer, &[&file])?;
             tx.insert_new_tool(id, file, spec)
         })
     }
@@ -696,6 +697,8 @@ impl Catalog {
                 (None, None) => return Err(Error::BundleNotFound { bundle }),
             };
             precondition(tx.state)?;
+            let files: Vec<&ToolFile> = checked.iter().map(|(f, _)| f).collect();
+            crate::recipes::check_new(tx.state, tx.writer, &files)?;
             let mut seen = std::collections::HashMap::new();
             for (file, head) in &checked {
                 check_conflict(tx.state, bundle, &file.slug, &file.version)?;

@@ -294,6 +294,7 @@ fn put_entry(out: &mut Out, e: &RawTool) {
     out.u8(match h.tool_type {
         ToolType::Native => 0,
         ToolType::Http => 1,
+        ToolType::Recipe => 2,
     });
     out.opt_str(h.func.as_deref());
     out.u8(u8::from(h.is_enabled) | (u8::from(h.is_built_in) << 1));
@@ -340,6 +341,7 @@ fn get_entry(r: &mut In<'_>) -> Option<(Uuid, Box<RawTool>)> {
     let tool_type = match r.u8()? {
         0 => ToolType::Native,
         1 => ToolType::Http,
+        2 => ToolType::Recipe,
         _ => return None,
     };
     let func = r.opt_string()?;

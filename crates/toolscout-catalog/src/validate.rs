@@ -102,6 +102,9 @@ fn check_implementation(slug: &str, version: &str, ty: ToolType, block: &Value) 
                 "a native tool needs {\"func\": \"<registered function name>\"}".to_owned(),
             )),
         },
+        ToolType::Recipe => toolscout_spec::recipe::Recipe::parse(block)
+            .map(|_| ())
+            .map_err(|e| err(e.to_string())),
         ToolType::Http => {
             match obj.get("urlTemplate") {
                 Some(Value::String(u)) if u.starts_with("http://") || u.starts_with("https://") => {

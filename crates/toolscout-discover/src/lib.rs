@@ -47,6 +47,7 @@ mod args;
 mod builder;
 mod call_tool;
 mod error;
+mod recipe;
 pub mod snapshot;
 mod toolbox;
 mod tools;
@@ -56,6 +57,7 @@ pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use builder::{DEFAULT_BUNDLE, ToolboxBuilder};
 pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
+pub use recipe::{Progress, RecipeEvent};
 pub use toolbox::{Follower, IndexSync, Lookup, ToolHits, Toolbox, call_looked_up, listed_spec};
 pub use tools::{
     Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, MAX_SIMILAR_SHOWN,

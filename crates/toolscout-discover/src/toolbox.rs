@@ -7,13 +7,14 @@ use serde_json::{Value, json};
 use toolscout_catalog::{
     Catalog, CatalogChange, CatalogEvent, CatalogView, Subscription, Tool, ToolHead, Viewer,
 };
-use toolscout_invoke::{ErrorKind, Invoker, Outcome, ToolError};
+use toolscout_invoke::{ErrorKind, Invoker, Outcome, PlannedStep, ToolError};
 use toolscout_search::{Hit, IndexDoc, NameStatus, SearchIndex, SearchQuery};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::openai::could_alias;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::recipe::{CallContext, Progress, RecipeRunner, call_catalog_tool};
 
 /// How many whole tools are read and indexed at a time when every tool is indexed.
 const INDEX_BATCH: usize = 2048;
@@ -567,7 +568,14 @@ impl Toolbox {
 
     /// Whether a call of `tool` needs approval: its spec says so, or the native function
     /// it calls was registered so (see [`Invoker::requires_approval`]).
+    /// A recipe needs it when it or any of its steps does ([`Toolbox::recipe_plan`]).
     pub fn requires_approval(&self, tool: &Tool) -> bool {
+        if crate::recipe::is_recipe(tool) {
+            return tool.spec.metadata.requires_approval
+                || self
+                    .recipe_plan(tool)
+                    .is_ok_and(|plan| plan.iter().any(|s| s.requires_approval));
+        }
         match toolscout_invoke::InvokableTool::from_parts(
             tool.spec.clone(),
             tool.tool_type,
@@ -592,27 +600,58 @@ impl Toolbox {
                 return Outcome::Err(e);
             }
         }
-        call_catalog_tool(
-            &self.inner.catalog,
-            &self.inner.invoker,
-            tool,
-            args,
-            approved,
-        )
-        .await
+        call_catalog_tool(self.call_context(None), tool, args, approved).await
+    }
+
+    /// [`Toolbox::call`] (or, with `approved`, [`Toolbox::call_approved`]) that tells
+    /// `progress` how a recipe's steps go ([`RecipeEvent`]); other tools tell nothing.
+    pub async fn call_observed(
+        &self,
+        name: &str,
+        args: Value,
+        approved: bool,
+        progress: Progress,
+    ) -> Outcome {
+        match self.lookup(name).into_callable(name) {
+            Ok(tool) => {
+                call_catalog_tool(self.call_context(Some(&progress)), &tool, args, approved).await
+            }
+            Err(e) => Outcome::Err(e),
+        }
+    }
+
+    /// What the call of `tool` will run, when it is a recipe: its steps (a nested
+    /// recipe's too) and whether each asks for approval, as its one approval lists them
+    /// ([`toolscout_invoke::ApprovalRequest::steps`]). Empty for any other tool; an
+    /// error when a step's tool is missing or disabled (the call would fail so).
+    pub fn recipe_plan(&self, tool: &Tool) -> std::result::Result<Vec<PlannedStep>, ToolError> {
+        if !crate::recipe::is_recipe(tool) {
+            return Ok(Vec::new());
+        }
+        let recipe = toolscout_spec::recipe::Recipe::parse(&tool.implementation).map_err(|e| {
+            ToolError::new(
+                ErrorKind::Disabled,
+                format!("tool '{}' cannot be called: {e}", tool.spec.name),
+            )
+        })?;
+        RecipeRunner::new(self.call_context(None), tool.spec.name.as_str(), &recipe).plan_steps()
+    }
+
+    fn call_context<'a>(&'a self, progress: Option<&'a Progress>) -> CallContext<'a> {
+        CallContext {
+            catalog: &self.inner.catalog,
+            invoker: &self.inner.invoker,
+            viewer: &self.viewer,
+            progress,
+            depth: 0,
+        }
     }
 
     async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
-        let inner = &self.inner;
-        call_looked_up(
-            &inner.catalog,
-            &inner.invoker,
-            self.lookup(name),
-            name,
-            args,
-            approved,
-        )
-        .await
+        match self.lookup(name).into_callable(name) {
+            Ok(tool) => call_catalog_tool(self.call_context(None), &tool, args, approved).await,
+            Err(e) => Outcome::Err(e),
+        }
     }
 }
 
@@ -632,49 +671,22 @@ pub async fn call_looked_up(
     approved: bool,
 ) -> Outcome {
     match lookup.into_callable(name) {
-        Ok(tool) => call_catalog_tool(catalog, invoker, &tool, args, approved).await,
+        Ok(tool) => {
+            let cx = CallContext {
+                catalog,
+                invoker,
+                viewer: &Viewer::Operator,
+                progress: None,
+                depth: 0,
+            };
+            call_catalog_tool(cx, &tool, args, approved).await
+        }
         Err(e) => Outcome::Err(e),
     }
 }
 
-/// The one call path of a catalog tool: enabled check, invoke, count the call.
-async fn call_catalog_tool(
-    catalog: &Catalog,
-    invoker: &Invoker,
-    tool: &Tool,
-    args: Value,
-    approved: bool,
-) -> Outcome {
-    let name = tool.spec.name.as_str();
-    if let Some(reason) = &tool.disabled_reason {
-        return Outcome::Err(disabled(name, name, &reason.to_string()));
-    }
-    let invocable = match toolscout_invoke::InvokableTool::from_parts(
-        tool.spec.clone(),
-        tool.tool_type,
-        &tool.implementation,
-    ) {
-        Ok(t) => t,
-        Err(e) => {
-            return Outcome::Err(ToolError::new(
-                ErrorKind::Disabled,
-                format!("tool '{name}' cannot be called: {e}"),
-            ));
-        }
-    };
-    let at = chrono::Utc::now();
-    let outcome = if approved {
-        invoker.invoke_approved(&invocable, args).await
-    } else {
-        invoker.invoke(&invocable, args).await
-    };
-    // Usage is batched in memory by the catalog; a failure to count is not the call's.
-    let _ = catalog.record_call(tool.id, at);
-    outcome
-}
-
 /// The `disabled` error of a call of `name` (the tool `tool`): why, and what to do.
-fn disabled(name: &str, tool: &str, reason: &str) -> ToolError {
+pub(crate) fn disabled(name: &str, tool: &str, reason: &str) -> ToolError {
     ToolError::new(
         ErrorKind::Disabled,
         format!("tool '{name}' cannot be called: {reason}; use another tool"),

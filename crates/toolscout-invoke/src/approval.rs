@@ -24,6 +24,21 @@ pub struct ApprovalRequest {
     pub agent: Option<String>,
     /// The model's id of the call, when an agent loop asks.
     pub call_id: Option<String>,
+    /// What a recipe's call will run, step by step: one approval covers them all.
+    /// Empty for any other tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<PlannedStep>,
+}
+
+/// One step of a composite call (a recipe), as its approval lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedStep {
+    /// The step's id (`outer.inner` for a step of a nested recipe).
+    pub step: String,
+    /// The tool it calls.
+    pub tool: String,
+    /// Whether the tool asks for approval of its own.
+    pub requires_approval: bool,
 }
 
 impl ApprovalRequest {
@@ -35,7 +50,15 @@ impl ApprovalRequest {
             summary: summary.into(),
             agent: None,
             call_id: None,
+            steps: Vec::new(),
         }
+    }
+
+    /// Lists what a recipe's call will run ([`ApprovalRequest::steps`]).
+    #[must_use]
+    pub fn with_steps(mut self, steps: Vec<PlannedStep>) -> Self {
+        self.steps = steps;
+        self
     }
 
     /// Says which agent asks, and the model's id of the call.

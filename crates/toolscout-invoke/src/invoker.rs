@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use toolscout_spec::ToolSpec;
 
-use crate::approval::{Approval, ApprovalRequest, Approver};
+use crate::approval::{Approval, ApprovalRequest, Approver, PlannedStep};
 use crate::auth::TokenCache;
 use crate::http_tool::{self, HttpContext};
+use crate::native::BoxFuture;
 use crate::native::DynTool;
 use crate::ratelimit::RateLimiter;
 use crate::tool::Implementation;
@@ -51,6 +52,19 @@ pub struct Invoker {
     tokens: Arc<TokenCache>,
     validators: Arc<Validators>,
     native_timeout: Duration,
+}
+
+/// The steps of a composite tool (a recipe), for
+/// [`Invoker::invoke_composite`]: the invoker validates the call, asks one approval for
+/// the whole plan, bounds the time and checks, redacts and reports the result; the
+/// composite resolves and runs the steps (each of them an invoker call of its own,
+/// approved by the one approval).
+pub trait Composite: Send + Sync {
+    /// What the call will run. An error ends the call before anything runs (a step's
+    /// tool that is missing or disabled).
+    fn plan(&self) -> BoxFuture<'_, std::result::Result<Vec<PlannedStep>, ToolError>>;
+    /// Runs the steps on the validated arguments.
+    fn run(&self, args: Value) -> BoxFuture<'_, std::result::Result<Value, ToolError>>;
 }
 
 #[derive(Clone)]
@@ -202,13 +216,32 @@ impl Invoker {
 
     /// Calls `tool` with `args` (a JSON object; `null` reads as `{}`).
     pub async fn invoke(&self, tool: &InvokableTool, args: Value) -> Outcome {
-        self.invoke_inner(tool, args, false).await
+        self.invoke_inner(tool, args, false, None).await
     }
 
     /// Like [`Invoker::invoke`], for a call the caller has had approved already (an
     /// agent loop's own approver): the [`Approver`] step is skipped.
     pub async fn invoke_approved(&self, tool: &InvokableTool, args: Value) -> Outcome {
-        self.invoke_inner(tool, args, true).await
+        self.invoke_inner(tool, args, true, None).await
+    }
+
+    /// Calls a composite tool (a recipe, [`crate::Implementation::Recipe`]) whose steps
+    /// `composite` runs, with every guarantee of [`Invoker::invoke`]: the arguments
+    /// are validated, the rate limit taken, **one** approval asked for the whole call
+    /// when the recipe or any of its steps requires approval (the request lists the
+    /// steps, [`ApprovalRequest::steps`]; refused, nothing runs), the run bounded by
+    /// the recipe's `timeout_seconds` (default
+    /// [`DEFAULT_TIMEOUT_SECONDS`](toolscout_spec::recipe::DEFAULT_TIMEOUT_SECONDS)),
+    /// the result checked against its output schema, secrets redacted, the call reported.
+    pub async fn invoke_composite(
+        &self,
+        tool: &InvokableTool,
+        args: Value,
+        approved: bool,
+        composite: &dyn Composite,
+    ) -> Outcome {
+        self.invoke_inner(tool, args, approved, Some(composite))
+            .await
     }
 
     /// Whether a call of `tool` needs approval: its spec says so, or the native function
@@ -222,15 +255,21 @@ impl Invoker {
                     .natives
                     .get(&native.func)
                     .is_some_and(|r| r.spec.metadata.requires_approval),
-                Implementation::Http(_) => false,
+                Implementation::Http(_) | Implementation::Recipe(_) => false,
             }
     }
 
-    async fn invoke_inner(&self, tool: &InvokableTool, args: Value, approved: bool) -> Outcome {
+    async fn invoke_inner(
+        &self,
+        tool: &InvokableTool,
+        args: Value,
+        approved: bool,
+        composite: Option<&dyn Composite>,
+    ) -> Outcome {
         let at = chrono::Utc::now();
         let started = Instant::now();
         let result = self
-            .run(tool, args, approved)
+            .run(tool, args, approved, composite)
             .await
             .map(|v| self.redact_result(v))
             .map_err(|e| self.redact(e));
@@ -250,6 +289,7 @@ impl Invoker {
         tool: &InvokableTool,
         args: Value,
         approved: bool,
+        composite: Option<&dyn Composite>,
     ) -> std::result::Result<Value, ToolError> {
         let spec = &tool.spec;
         let name = spec.name.as_str();
@@ -283,8 +323,22 @@ impl Invoker {
             )
             .with_details(json!({"limit_per_minute": limit, "retry_after_seconds": secs})));
         }
-        if !approved && self.requires_approval(tool) {
-            self.approve(tool, &args).await?;
+        let plan = match (&tool.implementation, composite) {
+            (Implementation::Recipe(_), Some(c)) => c.plan().await?,
+            (Implementation::Recipe(_), None) => {
+                return Err(ToolError::new(
+                    ErrorKind::NotRegistered,
+                    format!(
+                        "tool '{name}' is a recipe, which runs through a catalog of the tools it \
+                         calls; call it through a toolbox"
+                    ),
+                )
+                .with_details(json!({"tool": name})));
+            }
+            _ => Vec::new(),
+        };
+        if !approved && (self.requires_approval(tool) || plan.iter().any(|s| s.requires_approval)) {
+            self.approve(tool, &args, plan).await?;
         }
         let timeout = spec
             .metadata
@@ -318,6 +372,15 @@ impl Invoker {
                     None => call.await?,
                 }
             }
+            Implementation::Recipe(_) => {
+                let Some(composite) = composite else {
+                    return Err(ToolError::failed(format!("recipe '{name}' has no runner")));
+                };
+                let timeout = timeout.unwrap_or(Duration::from_secs(u64::from(
+                    toolscout_spec::recipe::DEFAULT_TIMEOUT_SECONDS,
+                )));
+                with_timeout(name, timeout, composite.run(args)).await?
+            }
         };
         check_output(&self.validators, spec, &value)?;
         Ok(value)
@@ -327,6 +390,7 @@ impl Invoker {
         &self,
         tool: &InvokableTool,
         args: &Value,
+        steps: Vec<PlannedStep>,
     ) -> std::result::Result<(), ToolError> {
         let name = tool.name();
         let Some(approver) = &self.approver else {
@@ -336,7 +400,8 @@ impl Invoker {
             )
             .with_details(json!({"tool": name})));
         };
-        let request = ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone());
+        let request =
+            ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone()).with_steps(steps);
         match approver.approve(&request).await {
             Approval::Approved => Ok(()),
             Approval::Refused(reason) => {

@@ -73,7 +73,7 @@ mod hosts;
 mod http;
 mod http_tool;
 mod invoker;
-pub mod jsonpath;
+pub use toolscout_spec::jsonpath;
 #[cfg(feature = "mcp-client")]
 pub mod mcp_client;
 mod native;
@@ -85,12 +85,12 @@ mod tool;
 mod usage;
 mod validate;
 
-pub use approval::{Approval, ApprovalRequest, Approver, AutoApprove, RefuseAll};
+pub use approval::{Approval, ApprovalRequest, Approver, AutoApprove, PlannedStep, RefuseAll};
 pub use auth::{AuthConfig, HmacAuth, OAuth2Auth, hmac_signature};
 pub use error::{Error, Result};
 pub use hosts::{AllowedHosts, is_public_ip};
 pub use http::{HttpConfig, RetryPolicy};
-pub use invoker::Invoker;
+pub use invoker::{Composite, Invoker};
 pub use native::{BoxFuture, DynTool, NativeTool};
 pub use outcome::{ErrorKind, Outcome, SPEC_ONLY_NOTE, ToolError};
 pub use secrets::{REDACTED, SecretStore};

@@ -103,6 +103,10 @@ pub enum Implementation {
     Native(NativeImpl),
     /// A templated HTTP call.
     Http(Box<HttpImpl>),
+    /// Calls of other catalog tools ([`toolscout_spec::recipe`]); it runs through a
+    /// [`Composite`](crate::Composite) that knows the catalog
+    /// ([`Invoker::invoke_composite`](crate::Invoker::invoke_composite)).
+    Recipe(Box<toolscout_spec::recipe::Recipe>),
 }
 
 impl Implementation {
@@ -127,6 +131,9 @@ impl Implementation {
                 http.validate(tool)?;
                 Ok(Implementation::Http(Box::new(http)))
             }
+            ToolType::Recipe => toolscout_spec::recipe::Recipe::parse(block)
+                .map(|r| Implementation::Recipe(Box::new(r)))
+                .map_err(|e| err(e.to_string())),
             // `ToolType` may grow; an unknown kind is refused rather than guessed.
             #[allow(unreachable_patterns)]
             _ => Err(err(format!("unsupported tool type {tool_type:?}"))),

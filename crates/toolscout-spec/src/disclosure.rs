@@ -94,6 +94,9 @@ pub struct Level3 {
     pub errors: Vec<ErrorCase>,
     /// Notes.
     pub notes: Vec<String>,
+    /// A recipe's steps: the tool each calls and what it waits for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::recipe::StepOutline>,
 }
 
 /// The detail of one parameter.
@@ -216,6 +219,7 @@ impl ToolSpec {
             examples: self.examples.clone(),
             errors: self.errors.clone(),
             notes: self.notes.clone(),
+            steps: self.steps.clone(),
         }
     }
 
@@ -324,6 +328,12 @@ fn level3_text(d: &Level3) -> String {
         out.push_str("Notes:\n");
         for n in &d.notes {
             let _ = writeln!(out, "- {n}");
+        }
+    }
+    if !d.steps.is_empty() {
+        out.push_str("Steps (one call runs them all):\n");
+        for s in &d.steps {
+            let _ = writeln!(out, "- {s}");
         }
     }
     out

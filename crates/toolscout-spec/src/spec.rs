@@ -197,6 +197,10 @@ pub struct ToolSpec {
     /// Orchestration metadata.
     #[serde(default, skip_serializing_if = "Metadata::is_default")]
     pub metadata: Metadata,
+    /// The steps of a recipe ([`crate::recipe`]), as level 3 shows them; empty for
+    /// every other tool. Taken from the recipe's `impl` block, never written to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::recipe::StepOutline>,
 }
 
 /// `{"type":"object","properties":{}}`: the schema of a tool without arguments.
@@ -226,6 +230,7 @@ impl ToolSpec {
                 tags: Vec::new(),
                 version: None,
                 metadata: Metadata::default(),
+                steps: Vec::new(),
             },
         }
     }
@@ -467,6 +472,11 @@ impl ToolSpecBuilder {
     /// Adds a note.
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.spec.notes.push(note.into());
+        self
+    }
+    /// Sets the steps level 3 shows of a recipe ([`ToolSpec::steps`]).
+    pub fn steps(mut self, steps: Vec<crate::recipe::StepOutline>) -> Self {
+        self.spec.steps = steps;
         self
     }
     /// Adds a sample request in a user's words ([`ToolSpec::utterances`]).

@@ -1169,6 +1169,7 @@ impl<'a> ToolRow<'a> {
             tool_type: match head.tool_type {
                 ToolType::Native => "native",
                 ToolType::Http => "http",
+                ToolType::Recipe => "recipe",
             },
             invalid: match &head.disabled_reason {
                 Some(DisabledReason::InvalidDefinition { reason }) => Some(reason),

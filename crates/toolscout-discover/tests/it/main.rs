@@ -7,6 +7,7 @@ mod agents;
 mod builder;
 mod discover;
 mod props;
+mod recipes;
 mod tenants;
 mod toolbox;
 

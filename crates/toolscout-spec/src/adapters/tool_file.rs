@@ -35,6 +35,8 @@ pub enum ToolType {
     Native,
     /// A templated HTTP call.
     Http,
+    /// Calls of other catalog tools, run as one call ([`crate::recipe`]).
+    Recipe,
 }
 
 /// One `tool.json`.
@@ -225,6 +227,11 @@ impl ToolFile {
         }
         for u in &self.utterances {
             b = b.utterance(u);
+        }
+        if self.tool_type == ToolType::Recipe
+            && let Ok(recipe) = crate::recipe::Recipe::parse(&self.implementation)
+        {
+            b = b.steps(recipe.outline());
         }
         b.build()
     }

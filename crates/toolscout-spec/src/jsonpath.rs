@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolscout_invoke::jsonpath::BoundedPath;
+//! use toolscout_spec::jsonpath::BoundedPath;
 //!
 //! let path = BoundedPath::parse("$.items[?search(@.name, 'ap+le')].price")?;
 //! let value = json!({"items": [{"name": "apple", "price": 3}, {"name": "pear", "price": 2}]});
