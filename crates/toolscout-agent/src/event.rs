@@ -85,6 +85,22 @@ pub enum AgentEvent {
         tool: String,
         /// The arguments, checked against the schema.
         arguments: Value,
+        /// What a recipe's call will run: the one approval covers every step.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        steps: Vec<toolscout_invoke::PlannedStep>,
+    },
+    /// A call that runs in steps (a recipe) told how it goes.
+    ToolProgress {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The model's call id.
+        call_id: String,
+        /// The tool name.
+        tool: String,
+        /// What happened, e.g. `{"event": "step_finished", "step": "fetch", …}`.
+        progress: Value,
     },
     /// A call disclosed tools at level 2 or 3.
     Disclosed {

@@ -13,7 +13,7 @@ use tracing::field::Empty;
 use crate::ErrorKind;
 use crate::agent::with_system;
 use crate::grounding::Grounding;
-use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext};
+use crate::host::{ANSWER_TOOL, CALL_TOOL, CallContext, ProgressSink};
 use crate::run::{Runtime, run_loop};
 use crate::toolset::ToolSet;
 use crate::{
@@ -266,13 +266,15 @@ async fn call_host(
     }
     if spec.metadata.requires_approval {
         let request = ApprovalRequest::new(tool, args.clone(), spec.summary.clone())
-            .with_call(&config.name, call_id);
+            .with_call(&config.name, call_id)
+            .with_steps(rt.host.approval_steps(tool));
         rt.emitter.emit(AgentEvent::ApprovalRequested {
             agent: config.name.clone(),
             depth,
             call_id: call_id.to_owned(),
             tool: tool.to_owned(),
             arguments: request.arguments.clone(),
+            steps: request.steps.clone(),
         });
         let decision = tokio::select! {
             biased;
@@ -293,11 +295,25 @@ async fn call_host(
         .metadata
         .timeout_seconds
         .map_or(config.tool_timeout, |s| Duration::from_secs(u64::from(s)));
+    let progress = {
+        let emitter = rt.emitter.clone();
+        let (agent, call_id, tool) = (config.name.clone(), call_id.to_owned(), tool.to_owned());
+        ProgressSink::new(move |progress| {
+            emitter.emit(AgentEvent::ToolProgress {
+                agent: agent.clone(),
+                depth,
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                progress,
+            });
+        })
+    };
     let ctx = CallContext {
         agent: config.name.clone(),
         depth,
         call_id: call_id.to_owned(),
         cancel: cancel.child_token(),
+        progress,
     };
     tokio::select! {
         biased;

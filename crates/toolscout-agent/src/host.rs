@@ -72,6 +72,37 @@ pub struct CallContext {
     pub call_id: String,
     /// Cancelled when the run is; long calls should watch it.
     pub cancel: CancellationToken,
+    /// Where a call that runs in steps (a recipe) tells how it goes: each value
+    /// becomes an [`AgentEvent::ToolProgress`](crate::AgentEvent::ToolProgress).
+    pub progress: ProgressSink,
+}
+
+/// Where a call's progress goes ([`CallContext::progress`]); cheap to clone.
+#[derive(Clone, Default)]
+pub struct ProgressSink(Option<std::sync::Arc<dyn Fn(Value) + Send + Sync>>);
+
+impl ProgressSink {
+    /// A sink that hands every report to `f`.
+    pub fn new(f: impl Fn(Value) + Send + Sync + 'static) -> Self {
+        ProgressSink(Some(std::sync::Arc::new(f)))
+    }
+
+    /// Tells one step of progress (a JSON object, e.g. a recipe's step event).
+    pub fn report(&self, progress: Value) {
+        if let Some(f) = &self.0 {
+            f(progress);
+        }
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ProgressSink(..)"
+        } else {
+            "ProgressSink(none)"
+        })
+    }
 }
 
 /// The result of one call: what the model reads, and what it disclosed.
@@ -221,6 +252,16 @@ pub trait ToolHost: Send + Sync {
     fn resolve_alias(&self, name: &str) -> Option<String> {
         let _ = name;
         None
+    }
+
+    /// What the call of `name` will run, step by step, when it is a composite tool (a
+    /// recipe): listed in its approval request ([`ApprovalRequest::steps`]), which covers
+    /// them all. Nothing by default.
+    ///
+    /// [`ApprovalRequest::steps`]: toolscout_invoke::ApprovalRequest::steps
+    fn approval_steps(&self, name: &str) -> Vec<toolscout_invoke::PlannedStep> {
+        let _ = name;
+        Vec::new()
     }
 
     /// Runs one call. `name` is a real tool name (never [`CALL_TOOL`]) and `arguments`

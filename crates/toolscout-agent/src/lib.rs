@@ -101,8 +101,8 @@ pub use config::{
 pub use error::{Error, Result};
 pub use event::{AgentEvent, EventHandler};
 pub use host::{
-    ANSWER_TOOL, CALL_TOOL, CallContext, CallOutcome, Retrieval, Suggestion, ToolHost,
-    answer_tool_spec, call_tool_spec,
+    ANSWER_TOOL, CALL_TOOL, CallContext, CallOutcome, ProgressSink, Retrieval, Suggestion,
+    ToolHost, answer_tool_spec, call_tool_spec,
 };
 pub use message::{FunctionCall, Message, TokenUsage, ToolCall};
 pub use run::retrieve_for;
@@ -116,7 +116,7 @@ pub use async_openai::config::OpenAIConfig;
 pub use tokio_util::sync::CancellationToken;
 /// The approval of calls, shared with the invoker: one [`Approver`] serves both.
 pub use toolscout_invoke::{
-    Approval, ApprovalRequest, Approver, AutoApprove, BoxFuture, RefuseAll,
+    Approval, ApprovalRequest, Approver, AutoApprove, BoxFuture, PlannedStep, RefuseAll,
 };
 /// The kinds of failure a [`CallOutcome`] reports and the argument check: the invoker's.
 pub use toolscout_invoke::{ErrorKind, Validators};

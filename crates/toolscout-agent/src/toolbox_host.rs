@@ -184,7 +184,14 @@ fn answered(answer: Answer) -> CallOutcome {
 impl ToolHost for ToolboxHost {
     fn initial_tools(&self, policy: Policy) -> Vec<ToolSpec> {
         match policy {
-            Policy::Upfront => self.toolbox.callable_specs(),
+            // Each spec as `spec` gives it: whether a call asks for approval comes from
+            // the native function's registration and a recipe's steps too.
+            Policy::Upfront => self
+                .toolbox
+                .callable_specs()
+                .into_iter()
+                .map(|s| self.spec(s.name.as_str()).unwrap_or(s))
+                .collect(),
             Policy::Browse | Policy::Retrieve => {
                 // Beside retrieved tools, the discover tools are a fallback: brief specs.
                 let spec = |d: &DiscoverTools| match policy {
@@ -224,6 +231,13 @@ impl ToolHost for ToolboxHost {
                 Some(spec)
             }
             Lookup::NotFound { .. } => None,
+        }
+    }
+
+    fn approval_steps(&self, name: &str) -> Vec<toolscout_invoke::PlannedStep> {
+        match self.toolbox.lookup(name) {
+            Lookup::Found(tool) => self.toolbox.recipe_plan(&tool).unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 
@@ -339,7 +353,7 @@ impl ToolHost for ToolboxHost {
         &'a self,
         name: &'a str,
         arguments: Value,
-        _ctx: CallContext,
+        ctx: CallContext,
     ) -> BoxFuture<'a, CallOutcome> {
         Box::pin(async move {
             // Search work, off the async threads: one large catalog's answer must not
@@ -347,8 +361,15 @@ impl ToolHost for ToolboxHost {
             if let Some(d) = self.discover_tool(name).cloned() {
                 return blocking(move || answered(d.answer(&arguments))).await;
             }
-            // The loop has asked the approver already.
-            let outcome = self.toolbox.call_approved(name, arguments).await;
+            // The loop has asked the approver already. A recipe tells its steps.
+            let sink = ctx.progress.clone();
+            let progress: toolscout_discover::Progress = std::sync::Arc::new(move |e| {
+                sink.report(serde_json::to_value(e).unwrap_or(Value::Null));
+            });
+            let outcome = self
+                .toolbox
+                .call_observed(name, arguments, true, progress)
+                .await;
             CallOutcome {
                 result: outcome.to_json(),
                 disclosed: Vec::new(),

@@ -155,6 +155,7 @@ impl From<toolscout_catalog::Error> for AppError {
             | E::Id { .. }
             | E::Spec { .. }
             | E::Implementation { .. }
+            | E::Recipe { .. }
             | E::PageToken { .. }
             | E::ToolBody { .. }
             | E::Archive { .. }

@@ -329,7 +329,10 @@ impl McpServer {
         args: &Value,
     ) -> bool {
         let name = tool.spec.name.as_str();
-        let request = ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone());
+        // A recipe's one approval lists what it will run.
+        let steps = self.state.toolbox().recipe_plan(tool).unwrap_or_default();
+        let request =
+            ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone()).with_steps(steps);
         if let Some(approver) = self.state.toolbox().invoker().approver()
             && approver.approve(&request).await == Approval::Approved
         {
@@ -381,11 +384,23 @@ fn approval_question(request: &ApprovalRequest) -> String {
             .collect::<String>()
             + "…";
     }
-    APPROVAL_QUESTION
+    let mut question = APPROVAL_QUESTION
         .trim()
         .replace("{tool}", &request.tool)
         .replace("{summary}", &request.summary)
-        .replace("{arguments}", &arguments)
+        .replace("{arguments}", &arguments);
+    if !request.steps.is_empty() {
+        question.push_str("\n\nIt is a recipe; this one approval covers every step it runs:");
+        for s in &request.steps {
+            let mark = if s.requires_approval {
+                " (asks for approval)"
+            } else {
+                ""
+            };
+            question.push_str(&format!("\n- {}: {}{mark}", s.step, s.tool));
+        }
+    }
+    question
 }
 
 /// The approval's schema: one required boolean, `approve`.

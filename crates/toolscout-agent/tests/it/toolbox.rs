@@ -444,6 +444,7 @@ async fn a_slow_discover_answer_does_not_stall_the_runtime() {
         depth: 0,
         call_id: "call_1".to_owned(),
         cancel: Default::default(),
+        progress: Default::default(),
     };
     let outcome = host
         .call(
@@ -754,4 +755,92 @@ discover_tools {"tool": "Acme Voice"} answered:
 }
 request 2 tools: discover_tools, number_details_for_acme_voice, list_numbers_for_a_country_for_acme_voice
 "#);
+}
+
+#[tokio::test]
+async fn a_recipe_call_asks_one_approval_listing_its_steps_and_tells_its_progress() {
+    let f = Fixture::new("");
+    let catalog = f.catalog();
+    let bundle = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(bundle, &toolscout_catalog::BundlePut::new("mine"))
+        .unwrap();
+    let spec =
+        toolscout_spec::ToolSpec::builder("note_time", "Write the current UTC time to time.txt")
+            .build()
+            .unwrap();
+    let block = serde_json::json!({"steps": [
+        {"id": "now", "tool": "clock", "args": {"action": "now"}},
+        {"id": "save", "tool": "write_file", "args": {"file_path": "time.txt"}, "from": {"content": "$.steps.now.time"}}
+    ], "result": "$.steps.now.time"});
+    catalog
+        .put_tool(
+            bundle,
+            "note-time",
+            "1",
+            &toolscout_catalog::ToolPut::recipe(spec, block),
+        )
+        .unwrap();
+    let host = ToolboxHost::new(f.toolbox(catalog));
+    let server = Server::start(vec![call("c1", "note_time", "{}"), text("Done.")]).await;
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = Arc::clone(&asked);
+    let approver = move |r: &toolscout_agent::ApprovalRequest| {
+        seen.lock().unwrap().push(r.clone());
+        toolscout_agent::Approval::Approved
+    };
+    let agent = Agent::new(
+        config(Policy::Upfront, true).build().unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(host),
+    )
+    .with_approver(Arc::new(approver));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run("Note the time.", RunOptions::default().with_events(tx))
+        .await;
+    assert_eq!(report.stop, StopReason::Answer, "{}", render(&report));
+    let results = tool_results(&report);
+    assert_eq!(results[0]["ok"], true, "{}", results[0]);
+    let written = std::fs::read_to_string(f.workspace.path().join("time.txt")).unwrap();
+    assert_eq!(serde_json::json!(written), results[0]["value"]);
+
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "one approval for the recipe: {asked:?}");
+    let steps: Vec<String> = asked[0]
+        .steps
+        .iter()
+        .map(|s| format!("{}:{}:{}", s.step, s.tool, s.requires_approval))
+        .collect();
+    assert_eq!(steps, ["now:clock:false", "save:write_file:true"]);
+    let mut progress = Vec::new();
+    let mut approval_steps = 0;
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            toolscout_agent::AgentEvent::ToolProgress {
+                tool, progress: p, ..
+            } => {
+                assert_eq!(tool, "note_time");
+                progress.push(format!(
+                    "{} {}",
+                    p["event"].as_str().unwrap(),
+                    p["step"].as_str().unwrap()
+                ));
+            }
+            toolscout_agent::AgentEvent::ApprovalRequested { steps, .. } => {
+                approval_steps = steps.len()
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(approval_steps, 2);
+    assert_eq!(
+        progress,
+        [
+            "step_started now",
+            "step_finished now",
+            "step_started save",
+            "step_finished save"
+        ]
+    );
 }

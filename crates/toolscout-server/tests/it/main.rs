@@ -14,6 +14,8 @@ mod mcp_approval;
 #[cfg(feature = "mcp")]
 mod mcp_session;
 mod props;
+#[cfg(feature = "mcp")]
+mod recipes;
 mod remote;
 mod rest;
 mod rpc;
