@@ -62,7 +62,12 @@ impl TerminalApprover {
     }
 
     /// The decision on a call of `tool`: `Ok(())` to run it, or why not.
-    fn decide(&self, tool: &str, arguments: &Value) -> Result<(), String> {
+    fn decide(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        steps: &[toolscout_invoke::PlannedStep],
+    ) -> Result<(), String> {
         if self.yes || self.pre.contains(tool) {
             return Ok(());
         }
@@ -96,7 +101,24 @@ impl TerminalApprover {
             "[y]es, [n]o"
         };
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "approve {tool} {args}? {choices}: ");
+        // A recipe's one approval covers its steps: say what will run.
+        let steps: Vec<String> = steps
+            .iter()
+            .map(|s| {
+                let asks = if s.requires_approval {
+                    ", asks approval"
+                } else {
+                    ""
+                };
+                format!("{} ({}{asks})", s.step, s.tool)
+            })
+            .collect();
+        let runs = if steps.is_empty() {
+            String::new()
+        } else {
+            format!(", a recipe that runs {}", steps.join(", "))
+        };
+        let _ = write!(err, "approve {tool} {args}{runs}? {choices}: ");
         let _ = err.flush();
         drop(err);
         let mut line = String::new();
@@ -122,7 +144,7 @@ impl toolscout_invoke::Approver for TerminalApprover {
         &'a self,
         request: &'a toolscout_invoke::ApprovalRequest,
     ) -> toolscout_invoke::BoxFuture<'a, toolscout_invoke::Approval> {
-        let decision = match self.decide(&request.tool, &request.arguments) {
+        let decision = match self.decide(&request.tool, &request.arguments, &request.steps) {
             Ok(()) => toolscout_invoke::Approval::Approved,
             Err(reason) => toolscout_invoke::Approval::Refused(Some(reason)),
         };

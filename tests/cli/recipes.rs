@@ -1,0 +1,152 @@
+//! The README's recipe, taken as it is by `tool put` and run by `call` with no arguments.
+
+use crate::Env;
+
+/// The first ```json block after the `### Recipes` heading of the README.
+fn readme_recipe() -> String {
+    let readme = include_str!("../../README.md");
+    let section = readme
+        .split_once("### Recipes")
+        .expect("the README has a Recipes section")
+        .1;
+    let block = section
+        .split_once("```json\n")
+        .expect("a json block")
+        .1
+        .split_once("```")
+        .expect("a closed block")
+        .0;
+    block.to_owned()
+}
+
+#[test]
+fn the_readme_recipe_is_put_and_runs_with_no_arguments() {
+    let env = Env::new();
+    let file = env.path().join("tokyo-offset.json");
+    std::fs::write(&file, readme_recipe()).unwrap();
+    assert!(env.check(&["bundle", "put", "mine"]).contains("mine"));
+    assert_eq!(
+        env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "mine"]),
+        "added tokyo_offset (tokyo-offset@1)\n"
+    );
+    let out = env.check(&["call", "tokyo_offset"]);
+    let outcome: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outcome, serde_json::json!({"ok": true, "value": "+09:00"}));
+    let level3 = env.check(&["describe", "tokyo_offset", "--level", "3"]);
+    assert!(
+        level3.contains(
+            "Steps (one call runs them all):\n- now: clock\n- offset: json_query (after now)"
+        ),
+        "{level3}"
+    );
+    // Usage counts the recipe and each step.
+    let usage = env.check(&["list", "--usage", "--json"]);
+    let usage: serde_json::Value = serde_json::from_str(&usage).unwrap();
+    for name in ["tokyo_offset", "clock", "json_query"] {
+        let count = usage["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["usage"]["callCount"].clone());
+        assert_eq!(count, Some(serde_json::json!(1)), "{name}: {usage}");
+    }
+}
+
+#[test]
+fn a_bad_recipe_is_a_clear_error_and_nothing_is_added() {
+    let env = Env::new();
+    env.check(&["bundle", "put", "mine"]);
+    let mut recipe: serde_json::Value = serde_json::from_str(&readme_recipe()).unwrap();
+    recipe["impl"]["steps"][1]["tool"] = serde_json::json!("json_qeury");
+    let file = env.path().join("bad.json");
+    std::fs::write(&file, recipe.to_string()).unwrap();
+    let out = env.output(&["tool", "put", file.to_str().unwrap(), "--bundle", "mine"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("recipe 'tokyo_offset': step 'offset': calls 'json_qeury', which no tool of the catalog is named"),
+        "{err}"
+    );
+    assert!(
+        !env.check(&["list", "--bundle", "mine"])
+            .contains("tokyo_offset")
+    );
+}
+
+/// A one-thread HTTP server on loopback answering every request with `body` (JSON).
+fn serve_json(body: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr.to_string()
+}
+
+#[test]
+fn http_get_then_json_query_and_a_graph_with_a_parallel_pair_run_from_the_cli() {
+    let env = Env::new();
+    env.check(&["bundle", "put", "mine"]);
+    let host = serve_json(r#"{"city": "Oslo", "temp": {"c": 21}}"#);
+    let fetch = serde_json::json!({
+        "slug": "city-temperature", "version": "1", "name": "city_temperature",
+        "description": "Fetches a weather document and selects its temperature in degrees Celsius.",
+        "type": "recipe",
+        "argSchema": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+        "impl": {
+            "steps": [
+                {"id": "fetch", "tool": "http_get", "from": {"url": "$.args.url"}},
+                {"id": "temp", "tool": "json_query", "args": {"path": "$.temp.c"},
+                 "from": {"value": {"path": "$.steps.fetch.body", "parse": "json"}}}
+            ],
+            "result": "$.steps.temp[0]"
+        }
+    });
+    let graph = serde_json::json!({
+        "slug": "tokyo-now-in-oslo", "version": "1", "name": "tokyo_now_in_oslo",
+        "description": "Reads the clock in Tokyo and in Oslo side by side, then converts Tokyo's time to Oslo's zone.",
+        "type": "recipe",
+        "impl": {
+            "steps": [
+                {"id": "tokyo", "tool": "clock", "args": {"action": "now", "time_zone": "Asia/Tokyo"}},
+                {"id": "oslo", "tool": "clock", "args": {"action": "now", "time_zone": "Europe/Oslo"}},
+                {"id": "convert", "tool": "clock", "args": {"action": "convert"},
+                 "from": {"time": "$.steps.tokyo.time", "time_zone": "$.steps.oslo.time_zone"}}
+            ],
+            "result": {"tokyo": "$.steps.tokyo.unix_seconds", "in_oslo": "$.steps.convert.unix_seconds", "zone": "$.steps.convert.time_zone"}
+        }
+    });
+    for (name, body) in [("fetch.json", &fetch), ("graph.json", &graph)] {
+        let file = env.path().join(name);
+        std::fs::write(&file, body.to_string()).unwrap();
+        env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "mine"]);
+    }
+    let url = format!("http://{host}/weather");
+    let out = env.check(&[
+        "--allow-host",
+        &host,
+        "--allow-private",
+        "call",
+        "city_temperature",
+        "--url",
+        &url,
+    ]);
+    let outcome: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outcome, serde_json::json!({"ok": true, "value": 21}));
+    let out = env.check(&["call", "tokyo_now_in_oslo"]);
+    let outcome: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let value = &outcome["value"];
+    assert_eq!(value["zone"], "Europe/Oslo", "{outcome}");
+    assert_eq!(value["tokyo"], value["in_oslo"], "{outcome}");
+}
