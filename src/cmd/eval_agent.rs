@@ -73,6 +73,10 @@ pub(crate) struct AgentArgs {
     /// Run only this many tasks, spread evenly over the file.
     #[arg(long)]
     limit: Option<usize>,
+    /// Recipes to add to the catalog, JSONL: one tool body a line as `tool put` takes it
+    /// (`"type": "recipe"`); a recipe's successful steps count as calls of their tools.
+    #[arg(long)]
+    recipes: Option<PathBuf>,
     /// Model requests per task before giving up.
     #[arg(long, default_value_t = 6)]
     max_steps: u32,
@@ -113,6 +117,14 @@ fn trace(event: &AgentEvent) {
             eprintln!("    ← {}", cut(&result.to_string()));
         }
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
+        AgentEvent::ToolProgress { progress, .. } if progress["event"] == "step_finished" => {
+            eprintln!(
+                "    · step {} {} ok={}",
+                progress["step"].as_str().unwrap_or_default(),
+                progress["tool"].as_str().unwrap_or_default(),
+                progress["ok"]
+            );
+        }
         AgentEvent::NeedFollowedUp { need, tools, .. } => {
             eprintln!("    ↻ followed up: {} [{}]", cut(need), tools.join(", "));
         }
@@ -131,6 +143,25 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
     let embedder = global.meaning.embedder(None)?;
     let started = Instant::now();
     let toolbox = harness::build_toolbox(&lines, embedder.clone())?;
+    if let Some(path) = &args.recipes {
+        let mut bodies = Vec::new();
+        for (i, line) in super::eval::read_text(path)?.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(line) {
+                Ok(serde_json::Value::Object(body)) => bodies.push(body),
+                Ok(_) => bail!(
+                    "{} line {}: a recipe must be a JSON object",
+                    path.display(),
+                    i + 1
+                ),
+                Err(e) => bail!("{} line {}: {e}", path.display(), i + 1),
+            }
+        }
+        let added = harness::add_recipes(&toolbox, &bodies)?;
+        eprintln!("recipes: {added} added from {}", path.display());
+    }
     eprintln!(
         "catalog: {} tools stored and indexed in {:.1} s; {} tasks ({} irrelevance), policy {:?}, model {}",
         tools.len(),

@@ -5,7 +5,13 @@
 //! cargo run -p toolscout-eval --example convert -- seal-tools Seal-Tools dev data/seal-tools
 //! ```
 //!
-//! prints what it wrote and what it skipped.
+//! prints what it wrote and what it skipped. `chains` picks, from converted tools and
+//! tasks, the tasks whose answer feeds a call's result into another call, and writes a
+//! recipe for each chain (`eval agent --recipes`):
+//!
+//! ```sh
+//! cargo run -p toolscout-eval --example convert -- chains data/seal-tools/tools.jsonl data/seal-tools/multi.jsonl data/seal-tools
+//! ```
 
 fn main() -> std::process::ExitCode {
     match run() {
@@ -19,8 +25,29 @@ fn main() -> std::process::ExitCode {
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [mode, tools, tasks, out] = args.as_slice()
+        && mode == "chains"
+    {
+        let chains = toolscout_eval::convert::chains(tools.as_ref(), tasks.as_ref())?;
+        let (recipes, tasks) = chains.write(out.as_ref())?;
+        println!(
+            "{} recipes in {}, {} chain tasks in {}, {} chains skipped",
+            chains.recipes.len(),
+            recipes.display(),
+            chains.tasks.len(),
+            tasks.display(),
+            chains.skipped.len()
+        );
+        for line in &chains.skipped {
+            println!("  skipped: {line}");
+        }
+        return Ok(());
+    }
     let [benchmark, from, split, out] = args.as_slice() else {
-        return Err("usage: convert seal-tools DIR SPLIT OUT_DIR".into());
+        return Err(
+            "usage: convert seal-tools DIR SPLIT OUT_DIR | convert chains TOOLS TASKS OUT_DIR"
+                .into(),
+        );
     };
     let converted = match benchmark.as_str() {
         "seal-tools" => toolscout_eval::convert::seal_tools(from.as_ref(), split)?,

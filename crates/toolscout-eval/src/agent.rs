@@ -106,6 +106,27 @@ pub fn build_toolbox_in(
     toolbox_over(catalog, tools, embedder)
 }
 
+/// Adds recipes to the toolbox's catalog, in a bundle `recipes`: each a tool body as
+/// `tool put` takes it (`"type": "recipe"`, its `impl` steps over the catalog's tools),
+/// checked as every put is. Returns how many were added.
+pub fn add_recipes(toolbox: &Toolbox, recipes: &[serde_json::Map<String, Value>]) -> Result<usize> {
+    if recipes.is_empty() {
+        return Ok(0);
+    }
+    let catalog = toolbox.catalog();
+    let bundle = uuid::Uuid::now_v7();
+    catalog.put_bundle(
+        bundle,
+        &BundlePut::new("recipes")
+            .with_description("Chains of calls that go together, run as one call"),
+    )?;
+    for body in recipes {
+        let authored = toolscout_catalog::AuthoredTool::from_json(body.clone(), Some(bundle))?;
+        catalog.put_tool(bundle, &authored.slug, &authored.version, &authored.put)?;
+    }
+    Ok(recipes.len())
+}
+
 fn options() -> CatalogOptions {
     CatalogOptions::default()
         .with_natives(&[STUB])
@@ -372,6 +393,17 @@ impl Outcome {
                         Some(k) if !ok => format!("{tool}({k})"),
                         _ => tool.clone(),
                     });
+                }
+                // A recipe's step is a call of its tool, made for the model: a step that
+                // succeeded counts as that tool called with valid arguments.
+                AgentEvent::ToolProgress { progress, .. }
+                    if progress["event"] == "step_finished" && progress["ok"] == true =>
+                {
+                    if let Some(step_tool) = progress["tool"].as_str() {
+                        seen.expected_called |= task.expected.iter().any(|t| t == step_tool);
+                        seen.called_ok.insert(step_tool.to_owned());
+                        seen.calls.push(format!("{step_tool}(step)"));
+                    }
                 }
                 _ => {}
             }

@@ -12,8 +12,10 @@ use serde_json::Value;
 
 use crate::{Error, Result};
 
+mod chains;
 mod seal_tools;
 
+pub use chains::{Chains, chains};
 pub use seal_tools::seal_tools;
 
 /// A benchmark in the evaluation format.

@@ -106,3 +106,38 @@ fn a_missing_file_or_a_bad_line_says_which() {
         "{err}"
     );
 }
+
+#[test]
+fn chains_are_the_tasks_that_feed_a_result_into_a_call_and_each_gets_a_recipe() {
+    let dir = seal_tools_dir();
+    let converted = toolscout_eval::convert::seal_tools(dir.path(), "dev").unwrap();
+    let (tools, tasks) = converted.write(&dir.path().join("out")).unwrap();
+    let chains = toolscout_eval::convert::chains(&tools, &tasks).unwrap();
+    assert_eq!(chains.tasks.len(), 1, "{:?}", chains.tasks);
+    assert_eq!(chains.tasks[0]["id"], "dev-difficult-1");
+    assert_eq!(chains.recipes.len(), 1);
+    let recipe = serde_json::Value::Object(chains.recipes[0].clone());
+    insta::assert_json_snapshot!(recipe);
+    // The recipe is put and checked like any: a catalog of the converted tools takes it,
+    // and a call runs both steps on the evaluation's stub.
+    let lines = toolscout_eval::read::tool_lines(&tools).unwrap();
+    let toolbox = toolscout_eval::agent::build_toolbox(&lines, None).unwrap();
+    assert_eq!(
+        toolscout_eval::agent::add_recipes(&toolbox, &chains.recipes).unwrap(),
+        1
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let outcome = runtime.block_on(toolbox.call(
+        "getPlantingInstructions_then_getTimberResources",
+        json!({"crop_name": "Tomatoes", "soil_type": "loam"}),
+    ));
+    let value = outcome.into_result().unwrap();
+    assert_eq!(
+        value["getTimberResources"]["arguments"],
+        json!({"area": "done"}),
+        "{value}"
+    );
+}
