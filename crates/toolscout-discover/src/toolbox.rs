@@ -637,7 +637,7 @@ impl Toolbox {
         RecipeRunner::new(self.call_context(None), tool.spec.name.as_str(), &recipe).plan_steps()
     }
 
-    fn call_context<'a>(&'a self, progress: Option<&'a Progress>) -> CallContext<'a> {
+    pub(crate) fn call_context<'a>(&'a self, progress: Option<&'a Progress>) -> CallContext<'a> {
         CallContext {
             catalog: &self.inner.catalog,
             invoker: &self.inner.invoker,
