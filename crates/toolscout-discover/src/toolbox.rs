@@ -604,7 +604,7 @@ impl Toolbox {
     }
 
     /// [`Toolbox::call`] (or, with `approved`, [`Toolbox::call_approved`]) that tells
-    /// `progress` how a recipe's steps go ([`RecipeEvent`]); other tools tell nothing.
+    /// `progress` how a recipe's steps go ([`RecipeEvent`](crate::RecipeEvent)); other tools tell nothing.
     pub async fn call_observed(
         &self,
         name: &str,
