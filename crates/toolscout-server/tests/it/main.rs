@@ -14,6 +14,7 @@ mod mcp_approval;
 #[cfg(feature = "mcp")]
 mod mcp_session;
 mod props;
+mod recipes;
 mod remote;
 mod rest;
 mod rpc;
