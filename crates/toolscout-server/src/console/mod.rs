@@ -4,7 +4,7 @@
 //! The console is static HTML, CSS and JavaScript compiled into the binary
 //! (`assets/console/`), a client of the public APIs like any other: it lists, searches,
 //! creates and calls tools through the REST API and sends the server's bearer token,
-//! which the person types into it and which stays in the tab's `sessionStorage`. Two
+//! which the person types into it and which stays in the tab's `sessionStorage`. These
 //! routes exist for it alone:
 //!
 //! | route | what |
@@ -15,12 +15,14 @@
 //! | `GET /console/api/chat` | whether an OpenAI-compatible endpoint is configured, and its model |
 //! | `POST /console/api/chat` | one chat turn over the agent loop, as server-sent events ([`chat`]) |
 //! | `POST /console/api/chat/approve` | the person's decision on a call waiting for approval |
+//! | `POST /console/api/recipes/try` | a recipe that is not saved, checked as its put would be, then run with its steps' progress as server-sent events ([`recipes`]) |
 //!
 //! [`router`] is [`crate::router`] with a [`Console`] (the chat endpoint); a server built
 //! with [`crate::router`] alone serves the console with the chat switched off, and the
 //! chat says so.
 
 pub mod chat;
+pub mod recipes;
 
 use std::sync::Arc;
 
@@ -174,6 +176,7 @@ fn handler(route: &crate::Route) -> MethodRouter<AppState> {
         ("GET", "/console/api/chat") => get(chat::status),
         ("POST", "/console/api/chat") => post(chat::turn),
         ("POST", "/console/api/chat/approve") => post(chat::approve),
+        ("POST", "/console/api/recipes/try") => post(recipes::try_recipe),
         (method, path) => {
             panic!("routes() lists {method} {path}, which the console has no handler for")
         }
