@@ -111,6 +111,7 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/console/console.js", Access::Asset),
     row(Method::GET, "/console/form.js", Access::Asset),
     row(Method::GET, "/console/chat.js", Access::Asset),
+    row(Method::GET, "/console/recipes.js", Access::Asset),
     row(
         Method::GET,
         "/console/api/levels/{bundle}/{slug}/{version}",

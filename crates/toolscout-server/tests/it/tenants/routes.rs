@@ -65,6 +65,7 @@ const EVERY_ROUTE: &[(&str, &str, Access)] = &[
     ("GET", "/console/console.js", Access::Asset),
     ("GET", "/console/form.js", Access::Asset),
     ("GET", "/console/chat.js", Access::Asset),
+    ("GET", "/console/recipes.js", Access::Asset),
     (
         "GET",
         "/console/api/levels/{bundle}/{slug}/{version}",
