@@ -2,7 +2,8 @@
 //! that adds it: every step's tool is one the writer sees (or is added by the same
 //! write), the arguments fit those tools, recipes nest at most
 //! [`MAX_DEPTH`](toolscout_spec::recipe::MAX_DEPTH) deep and never call themselves
-//! ([`Recipe::check_tools`]).
+//! ([`Recipe::check_tools`]). [`check_draft`] makes the same checks of a recipe that is
+//! not written ([`crate::CatalogView::check_recipe`]).
 
 use std::collections::HashMap;
 
@@ -10,9 +11,49 @@ use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
 use toolscout_spec::recipe::{Recipe, StepTool};
 
+use crate::catalog::Catalog;
 use crate::state::State;
 use crate::view::{in_view, visible_bundles};
-use crate::{Error, Result, Viewer};
+use crate::{Error, Result, ToolPut, Viewer};
+
+/// The checks a put of `put` as `<slug, version>` by `viewer` makes of the tool itself
+/// (its name, slug, version, spec and `impl` block, then [`check_new`]), without a
+/// bundle and without writing: what a put would refuse, this refuses with the same
+/// error. Only a recipe is accepted. Returns the tool's spec.
+pub(crate) fn check_draft(
+    catalog: &Catalog,
+    viewer: &Viewer,
+    slug: &str,
+    version: &str,
+    put: &ToolPut,
+) -> Result<ToolSpec> {
+    let ty = match put.tool_type {
+        ToolType::Recipe => "recipe",
+        ToolType::Native => "native",
+        ToolType::Http => "http",
+    };
+    if ty != "recipe" {
+        return Err(Error::ToolBody {
+            reason: format!(
+                "tool '{}' is of type \"{ty}\": only a recipe (\"type\": \"recipe\") is checked without being put",
+                put.spec.name
+            ),
+        });
+    }
+    catalog.check_tool_name(put.spec.name.as_str())?;
+    // The ids are placeholders: the file is checked, never written.
+    let (file, spec) = crate::ops::new_tool_file(
+        uuid::Uuid::nil(),
+        uuid::Uuid::nil(),
+        slug,
+        version,
+        put,
+        crate::ops::now(),
+    )?;
+    let state = catalog.lock_state();
+    check_new(&state, viewer, &[&file])?;
+    Ok(spec)
+}
 
 /// Checks every recipe among `new` (the files of the tools one write adds, checked on
 /// their own) against the tools `writer` sees in `state` and the other tools of `new`.

@@ -325,6 +325,52 @@ impl CatalogView<'_> {
             .put_tools_if(&self.viewer, bundle, None, tools, |_| Ok(()))
     }
 
+    /// Checks a recipe that is not stored, as [`CatalogView::put_tool`] of it as
+    /// `<slug, version>` would, and writes nothing: its name (not a built-in's), slug,
+    /// version and spec, its `impl` block on its own, and its steps against the tools the
+    /// viewer sees ([`toolscout_spec::recipe::Recipe::check_tools`]). The errors are the
+    /// put's ([`Error::Recipe`] names the step); a tool of another type is
+    /// [`Error::ToolBody`]. Returns the recipe's spec. What the put alone checks, the
+    /// bundle, is not: a recipe is tried before its bundle is chosen (the console's
+    /// recipe builder).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolscout_catalog::{AuthoredTool, Catalog, CatalogOptions, Viewer, builtin};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let catalog = Catalog::open_with(
+    ///     dir.path(),
+    ///     CatalogOptions::default().with_natives(&builtin::NATIVE_FUNCTIONS),
+    /// )?;
+    /// let body = json!({
+    ///     "slug": "r", "version": "1", "name": "r", "description": "Two steps.",
+    ///     "type": "recipe",
+    ///     "impl": {"steps": [
+    ///         {"id": "a", "tool": "clock", "args": {"action": "now"}},
+    ///         {"id": "b", "tool": "no_such_tool", "from": {"x": "$.steps.a"}}
+    ///     ]}
+    /// });
+    /// let draft = AuthoredTool::from_json(body.as_object().unwrap().clone(), Some(uuid::Uuid::nil()))?;
+    /// let err = catalog
+    ///     .view(&Viewer::Operator)
+    ///     .check_recipe(&draft.slug, &draft.version, &draft.put)
+    ///     .unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "recipe 'r': step 'b': calls 'no_such_tool', which no tool of the catalog is named"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_recipe(
+        &self,
+        slug: &str,
+        version: &str,
+        put: &ToolPut,
+    ) -> Result<toolscout_spec::ToolSpec> {
+        crate::recipes::check_draft(self.catalog, &self.viewer, slug, version, put)
+    }
+
     /// [`Catalog::patch_tool`].
     pub fn patch_tool(
         &self,

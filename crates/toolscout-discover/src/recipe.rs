@@ -9,6 +9,10 @@
 //! finished write did cannot be undone by toolscout; the error of a failed run lists
 //! the steps that finished and those of them that may have written (`completed`,
 //! `wrote`).
+//!
+//! **Drafts.** [`crate::Toolbox::call_recipe_draft`] runs a recipe that is not in the
+//! catalog (the console's recipe builder tries one before it is saved) through the same
+//! runner; its approval is the caller's alone (see there).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -23,6 +27,7 @@ use toolscout_invoke::{
     BoxFuture, Composite, ErrorKind, Implementation, InvokableTool, Invoker, Outcome, PlannedStep,
     ToolError,
 };
+use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolType;
 use toolscout_spec::recipe::{
     FOR_EACH_PARALLEL, MAX_DEPTH, MAX_FOR_EACH, MAX_RESULT_BYTES, Recipe, RecipeResult, Step,
@@ -667,6 +672,115 @@ impl Composite for RecipeRunner<'_> {
 
     fn run(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
         Box::pin(self.run_steps(args))
+    }
+}
+
+/// A recipe that is not in the catalog: its [`RecipeRunner`], whose plan refuses, rather
+/// than asks for, an approval the caller did not give.
+struct DraftRunner<'a> {
+    runner: RecipeRunner<'a>,
+    /// The caller approved the run.
+    approved: bool,
+    /// The draft's own spec asks for approval.
+    requires_approval: bool,
+}
+
+impl DraftRunner<'_> {
+    /// `plan`, or the refusal of a run that needs an approval it was not given.
+    fn gate(&self, plan: Vec<PlannedStep>) -> Result<Vec<PlannedStep>, ToolError> {
+        let needing: Vec<&PlannedStep> = plan.iter().filter(|s| s.requires_approval).collect();
+        if self.approved || (!self.requires_approval && needing.is_empty()) {
+            return Ok(plan);
+        }
+        let name = self.runner.name;
+        let why = if needing.is_empty() {
+            format!("recipe '{name}' requires approval")
+        } else {
+            let steps: Vec<String> = needing
+                .iter()
+                .map(|s| format!("'{}' ({})", s.step, s.tool))
+                .collect();
+            let plural = if steps.len() == 1 { "" } else { "s" };
+            format!(
+                "step{plural} {} of recipe '{name}' require{} approval",
+                steps.join(", "),
+                if steps.len() == 1 { "s" } else { "" }
+            )
+        };
+        Err(ToolError::new(
+            ErrorKind::ApprovalRefused,
+            format!(
+                "{why}, and a recipe that is not saved runs only with its caller's approval: approve this run to try it; nothing ran"
+            ),
+        )
+        .with_details(json!({
+            "tool": name,
+            "steps": needing.iter().map(|s| s.step.as_str()).collect::<Vec<_>>(),
+        })))
+    }
+}
+
+impl Composite for DraftRunner<'_> {
+    fn plan(&self) -> BoxFuture<'_, Result<Vec<PlannedStep>, ToolError>> {
+        let plan = self.runner.plan_steps().and_then(|plan| self.gate(plan));
+        Box::pin(async move { plan })
+    }
+
+    fn run(&self, args: Value) -> BoxFuture<'_, Result<Value, ToolError>> {
+        Box::pin(self.runner.run_steps(args))
+    }
+}
+
+impl crate::Toolbox {
+    /// Runs a recipe that is not in the catalog, a draft (the console's recipe builder
+    /// tries one before it is saved), as [`crate::Toolbox::call_observed`] runs a stored
+    /// one: `spec` and `block` as a put of it would store them (check them first with
+    /// [`toolscout_catalog::CatalogView::check_recipe`]), the arguments validated
+    /// against `spec`, the steps' tools found in this toolbox's view, each step an
+    /// invoker call of its own, `progress` told how they go. Nothing is counted in the
+    /// catalog's usage but the steps' calls: the draft has no id there.
+    ///
+    /// **Approval.** The invoker's approver is never asked about a draft: an approver
+    /// knows tools by name, and a draft's name is whatever its author typed (a
+    /// pre-approved tool's, say). A draft that requires approval, or one of whose steps
+    /// does, runs only when `approved` (its caller asked the person, who may approve);
+    /// otherwise the outcome is an `approval_refused` error naming those steps, and
+    /// nothing runs.
+    pub async fn call_recipe_draft(
+        &self,
+        spec: ToolSpec,
+        block: &Value,
+        args: Value,
+        approved: bool,
+        progress: Option<Progress>,
+    ) -> Outcome {
+        let name = spec.name.to_string();
+        let requires_approval = spec.metadata.requires_approval;
+        let invocable = match InvokableTool::from_parts(spec, ToolType::Recipe, block) {
+            Ok(t) => t,
+            Err(e) => {
+                return Outcome::Err(ToolError::new(
+                    ErrorKind::Misconfigured,
+                    format!("recipe '{name}' cannot run: {e}"),
+                ));
+            }
+        };
+        let Implementation::Recipe(recipe) = &invocable.implementation else {
+            return Outcome::Err(ToolError::new(
+                ErrorKind::Misconfigured,
+                format!("tool '{name}' is not a recipe"),
+            ));
+        };
+        let cx = self.call_context(progress.as_ref());
+        let draft = DraftRunner {
+            runner: RecipeRunner::new(cx, &name, recipe),
+            approved,
+            requires_approval,
+        };
+        // Approved here: `DraftRunner::gate` has decided, before anything runs.
+        cx.invoker
+            .invoke_composite(&invocable, args, true, &draft)
+            .await
     }
 }
 

@@ -604,7 +604,7 @@ impl Toolbox {
     }
 
     /// [`Toolbox::call`] (or, with `approved`, [`Toolbox::call_approved`]) that tells
-    /// `progress` how a recipe's steps go ([`RecipeEvent`]); other tools tell nothing.
+    /// `progress` how a recipe's steps go ([`RecipeEvent`](crate::RecipeEvent)); other tools tell nothing.
     pub async fn call_observed(
         &self,
         name: &str,
@@ -637,7 +637,7 @@ impl Toolbox {
         RecipeRunner::new(self.call_context(None), tool.spec.name.as_str(), &recipe).plan_steps()
     }
 
-    fn call_context<'a>(&'a self, progress: Option<&'a Progress>) -> CallContext<'a> {
+    pub(crate) fn call_context<'a>(&'a self, progress: Option<&'a Progress>) -> CallContext<'a> {
         CallContext {
             catalog: &self.inner.catalog,
             invoker: &self.inner.invoker,

@@ -46,7 +46,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// | status | code | when |
 /// |---|---|---|
-/// | 400 | `invalid` | a bad label, id, spec, `impl` block, page token, body or query |
+/// | 400 | `invalid` | a bad label, id, spec, `impl` block, recipe (its `details` name the step), page token, body or query |
 /// | 400 | `stale_page_token` | a manifest page token of an earlier version of the catalog: start again from the first page |
 /// | 401 | `unauthorized` | no token where one is needed, or a token that is neither the server's nor a live tenant's |
 /// | 403 | `forbidden` | `"approved": true` from a client without the server's token; a tenant on a route of the operator's, or sending a bundle `PATCH`'s `shared` or `owner` |
@@ -198,6 +198,12 @@ impl From<toolscout_catalog::Error> for AppError {
                 details.insert("builtIn".to_owned(), json!(builtin));
                 error.with_details(Value::Object(details))
             }
+            // Which step is wrong, for a client to point at it (the console's builder).
+            E::Recipe { name, source } => error.with_details(json!({
+                "recipe": name,
+                "step": source.step.as_deref().map(|s| s.trim_matches('\'')),
+                "problem": source.message,
+            })),
             E::TenantLimit {
                 what,
                 limit,

@@ -635,18 +635,29 @@ impl InvokeBody {
         state: &AppState,
         principal: &Principal,
     ) -> Result<bool, AppError> {
-        if !self.approved {
-            return Ok(false);
-        }
-        if principal.may_approve(state.options()) {
-            return Ok(true);
-        }
-        Err(AppError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
-            "only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL",
-        ))
+        approval(self.approved, state, principal)
     }
+}
+
+/// Whether a call whose request says `approved` is approved: refused (403) when the
+/// client asked for it without proving it holds the server's token (a tenant's does not
+/// count), or the server has none. The invoke routes and the console's recipe try.
+pub(crate) fn approval(
+    approved: bool,
+    state: &AppState,
+    principal: &Principal,
+) -> Result<bool, AppError> {
+    if !approved {
+        return Ok(false);
+    }
+    if principal.may_approve(state.options()) {
+        return Ok(true);
+    }
+    Err(AppError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL",
+    ))
 }
 
 /// The status of an invoke answer. The body is always the outcome; the status says

@@ -111,6 +111,7 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/console/console.js", Access::Asset),
     row(Method::GET, "/console/form.js", Access::Asset),
     row(Method::GET, "/console/chat.js", Access::Asset),
+    row(Method::GET, "/console/recipes.js", Access::Asset),
     row(
         Method::GET,
         "/console/api/levels/{bundle}/{slug}/{version}",
@@ -125,6 +126,7 @@ static ROUTES: &[Route] = &[
     row(Method::GET, "/console/api/chat", Access::Read),
     row(Method::POST, "/console/api/chat", Access::Caller),
     row(Method::POST, "/console/api/chat/approve", Access::Caller),
+    row(Method::POST, "/console/api/recipes/try", Access::Caller),
     // The operator's API for tenants (`admin`): a tenant's token is 403 `forbidden`, a
     // request without a token 401.
     row(Method::GET, "/admin/tenants", Access::Operator),

@@ -499,3 +499,167 @@ fn a_step_whose_tool_went_away_fails_before_anything_runs() {
     assert!(events.is_empty());
     assert!(w.written.lock().unwrap().is_empty());
 }
+
+impl World {
+    /// A draft recipe `name` (its spec and block, checked as a put would), run with
+    /// `approved`: the outcome and the events.
+    async fn try_draft(
+        &self,
+        name: &str,
+        requires_approval: bool,
+        block: Value,
+        approved: bool,
+    ) -> (Result<Value, ToolError>, Vec<RecipeEvent>) {
+        let spec = ToolSpec::builder(name, format!("Draft {name}"))
+            .with_metadata(|m| m.requires_approval = requires_approval)
+            .build()
+            .unwrap();
+        let spec = self
+            .toolbox
+            .view()
+            .check_recipe(
+                &toolscout_spec::name::slug_from_name(name),
+                "1",
+                &ToolPut::recipe(spec, block.clone()),
+            )
+            .unwrap();
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&events);
+        let progress: toolscout_discover::Progress =
+            Arc::new(move |e: &RecipeEvent| sink.lock().unwrap().push(e.clone()));
+        let outcome = self
+            .toolbox
+            .call_recipe_draft(spec, &block, json!({}), approved, Some(progress))
+            .await;
+        let events = events.lock().unwrap().clone();
+        (outcome.into_result(), events)
+    }
+}
+
+#[test]
+fn a_draft_runs_like_a_stored_recipe_and_writes_nothing_to_the_catalog() {
+    let w = world(true);
+    let before = w.toolbox.catalog().generation();
+    let block = json!({
+        "steps": [
+            {"id": "now", "tool": "clock", "args": {"action": "now", "time_zone": "Asia/Tokyo"}},
+            {"id": "offset", "tool": "json_query", "args": {"path": "$.utc_offset"}, "from": {"value": "$.steps.now"}}
+        ],
+        "result": "$.steps.offset[0]"
+    });
+    let (result, events) = rt().block_on(w.try_draft("tokyo_offset", false, block, false));
+    assert_eq!(result.unwrap(), json!("+09:00"));
+    let told: Vec<String> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["event"].as_str().unwrap(),
+                e["step"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            "step_started now",
+            "step_finished now",
+            "step_started offset",
+            "step_finished offset"
+        ]
+    );
+    let catalog = w.toolbox.catalog();
+    assert_eq!(catalog.generation(), before, "a draft wrote to the catalog");
+    assert!(catalog.name_holder("tokyo_offset").is_none());
+    // The steps' calls are counted, as any call of their tools.
+    std::thread::sleep(Duration::from_millis(50));
+    let (id, _) = catalog.name_holder("clock").unwrap();
+    assert_eq!(catalog.tool(id).unwrap().usage.call_count, 1);
+}
+
+#[test]
+fn a_draft_is_refused_as_its_put_would_be() {
+    let w = world(true);
+    let params = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    for block in [
+        json!({"steps": [{"id": "a", "tool": "clock", "args": {"action": "now"}}, {"id": "b", "tool": "no_such_tool"}]}),
+        json!({"steps": [{"id": "a", "tool": "double", "from": {"n": "$.steps.b"}}, {"id": "b", "tool": "double", "from": {"n": "$.steps.a"}}]}),
+        json!({"steps": [{"id": "a", "tool": "double", "from": {"n": "$.args.text"}}]}),
+        json!({"steps": [{"id": "a", "tool": "r"}]}),
+    ] {
+        let spec = ToolSpec::builder("r", "Recipe r")
+            .parameters(params.clone())
+            .build()
+            .unwrap();
+        let draft = w
+            .toolbox
+            .view()
+            .check_recipe("r", "1", &ToolPut::recipe(spec, block.clone()))
+            .unwrap_err();
+        let put = w.put("r", params.clone(), block).unwrap_err();
+        assert_eq!(draft.to_string(), put.to_string());
+    }
+    // Only a recipe is checked so; a built-in's name is refused as a put refuses it.
+    let spec = ToolSpec::builder("sea", "Sea").build().unwrap();
+    let http = ToolPut::http(
+        spec,
+        json!({"method": "GET", "urlTemplate": "https://api.example.com/"}),
+    );
+    assert_eq!(
+        w.toolbox
+            .view()
+            .check_recipe("sea", "1", &http)
+            .unwrap_err()
+            .to_string(),
+        "tool 'sea' is of type \"http\": only a recipe (\"type\": \"recipe\") is checked without being put"
+    );
+    let spec = ToolSpec::builder("clock", "A second clock")
+        .build()
+        .unwrap();
+    let clock = ToolPut::recipe(
+        spec,
+        json!({"steps": [{"id": "a", "tool": "clock", "args": {"action": "now"}}]}),
+    );
+    let err = w
+        .toolbox
+        .view()
+        .check_recipe("clock", "1", &clock)
+        .unwrap_err();
+    assert!(matches!(err, Error::ReservedName { .. }), "{err}");
+}
+
+#[test]
+fn a_draft_needing_approval_runs_only_when_its_caller_approves_and_no_approver_is_asked() {
+    // The approver approves everything: a draft must not reach it.
+    let w = world(true);
+    let block = json!({"steps": [
+        {"id": "g", "tool": "guarded", "args": {"value": 7}},
+        {"id": "d", "tool": "double", "args": {"n": 1}}
+    ]});
+    let rt = rt();
+    let (result, events) = rt.block_on(w.try_draft("guarded_draft", false, block.clone(), false));
+    let e = result.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::ApprovalRefused);
+    assert_eq!(
+        e.message,
+        "step 'g' (guarded) of recipe 'guarded_draft' requires approval, and a recipe that is not saved runs only with its caller's approval: approve this run to try it; nothing ran"
+    );
+    assert_eq!(e.details["steps"], json!(["g"]));
+    assert!(events.is_empty(), "a step ran: {events:?}");
+    // A draft that asks for approval itself, with steps that do not.
+    let plain = json!({"steps": [{"id": "d", "tool": "double", "args": {"n": 2}}]});
+    let (result, _) = rt.block_on(w.try_draft("asks", true, plain.clone(), false));
+    assert_eq!(
+        result.unwrap_err().message,
+        "recipe 'asks' requires approval, and a recipe that is not saved runs only with its caller's approval: approve this run to try it; nothing ran"
+    );
+    let (result, _) = rt.block_on(w.try_draft("asks", true, plain, true));
+    assert_eq!(result.unwrap(), json!({"d": 4}));
+    let (result, _) = rt.block_on(w.try_draft("guarded_draft", false, block, true));
+    assert_eq!(result.unwrap(), json!({"g": 7, "d": 2}));
+    assert!(
+        w.approvals.lock().unwrap().is_empty(),
+        "the approver was asked about a draft"
+    );
+}

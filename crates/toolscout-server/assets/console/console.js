@@ -1,5 +1,6 @@
 // The toolscout console: routing, the token, and the Tools screen. A client of the
-// public REST API (/tools/…) plus /console/api/levels for token counts.
+// public REST API (/tools/…) plus /console/api/levels for token counts. The Recipes
+// screen is recipes.js, the chat chat.js.
 "use strict";
 
 const el = SchemaForm.el;
@@ -70,12 +71,13 @@ $("#login").addEventListener("submit", (e) => {
 
 function route() {
   const hash = location.hash || "#/tools";
-  const chat = hash.startsWith("#/chat");
-  $("#tools-screen").hidden = chat;
-  $("#chat-screen").hidden = !chat;
-  $("#nav-tools").classList.toggle("current", !chat);
-  $("#nav-chat").classList.toggle("current", chat);
-  if (chat) { if (window.Chat) window.Chat.show(); return; }
+  const screen = hash.startsWith("#/chat") ? "chat" : hash.startsWith("#/recipes") ? "recipes" : "tools";
+  for (const name of ["tools", "recipes", "chat"]) {
+    $("#" + name + "-screen").hidden = screen !== name;
+    $("#nav-" + name).classList.toggle("current", screen === name);
+  }
+  if (screen === "chat") { if (window.Chat) window.Chat.show(); return; }
+  if (screen === "recipes") { if (window.Recipes) window.Recipes.show(); return; }
   const m = hash.match(/^#\/tool\/([^/]+)\/([^/]+)\/([^/]+)$/);
   if (m) showTool(m[1], decodeURIComponent(m[2]), decodeURIComponent(m[3]));
 }
@@ -438,6 +440,7 @@ function toolForm(base, bundleID) {
 }
 
 $("#new-bundle").addEventListener("click", bundleForm);
+$("#new-recipe").addEventListener("click", () => { location.hash = "#/recipes"; });
 $("#new-tool").addEventListener("click", () => { $("#detail").replaceChildren(); toolForm(null, null); $("#tool-slug").focus(); });
 
 // ---- one tool: levels, usage, toggles, the live tester ------------------------------
@@ -574,6 +577,8 @@ function tester(t, opts) {
   return box;
 }
 Console.tester = tester;
+Console.readEvents = readEvents;
+Console.refreshList = refreshList;
 
 // ---- start ---------------------------------------------------------------------------
 

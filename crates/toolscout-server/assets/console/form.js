@@ -2,6 +2,7 @@
 // required marks, nested objects and arrays; anything else is a JSON text box.
 // `SchemaForm.build(schema, prefix)` returns {element, value(), set(value)}; value()
 // throws an Error whose message names the field when a JSON box does not parse.
+// `SchemaForm.field(schema, name, required, id)` is one parameter's widget, alike.
 "use strict";
 
 const SchemaForm = (() => {
@@ -183,5 +184,5 @@ const SchemaForm = (() => {
     };
   }
 
-  return { build: (schema, prefix) => object(schema || {}, prefix), el };
+  return { build: (schema, prefix) => object(schema || {}, prefix), field, el, safe };
 })();

@@ -1,10 +1,11 @@
 //! The web console at `/`: a Tools admin screen (search, levels, create, enable/disable,
-//! a live tester) and a chat over the agent loop with a "+" tool palette.
+//! a live tester), a Recipes screen (a recipe built from catalog tools, tried before it
+//! is saved) and a chat over the agent loop with a "+" tool palette.
 //!
 //! The console is static HTML, CSS and JavaScript compiled into the binary
 //! (`assets/console/`), a client of the public APIs like any other: it lists, searches,
 //! creates and calls tools through the REST API and sends the server's bearer token,
-//! which the person types into it and which stays in the tab's `sessionStorage`. Two
+//! which the person types into it and which stays in the tab's `sessionStorage`. These
 //! routes exist for it alone:
 //!
 //! | route | what |
@@ -15,12 +16,14 @@
 //! | `GET /console/api/chat` | whether an OpenAI-compatible endpoint is configured, and its model |
 //! | `POST /console/api/chat` | one chat turn over the agent loop, as server-sent events ([`chat`]) |
 //! | `POST /console/api/chat/approve` | the person's decision on a call waiting for approval |
+//! | `POST /console/api/recipes/try` | a recipe that is not saved, checked as its put would be, then run with its steps' progress as server-sent events ([`recipes`]) |
 //!
 //! [`router`] is [`crate::router`] with a [`Console`] (the chat endpoint); a server built
 //! with [`crate::router`] alone serves the console with the chat switched off, and the
 //! chat says so.
 
 pub mod chat;
+pub mod recipes;
 
 use std::sync::Arc;
 
@@ -45,6 +48,7 @@ const CONSOLE_CSS: &str = include_str!("../../assets/console/console.css");
 const CONSOLE_JS: &str = include_str!("../../assets/console/console.js");
 const FORM_JS: &str = include_str!("../../assets/console/form.js");
 const CHAT_JS: &str = include_str!("../../assets/console/chat.js");
+const RECIPES_JS: &str = include_str!("../../assets/console/recipes.js");
 
 /// The console's content security policy: nothing inline, nothing from elsewhere.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
@@ -168,12 +172,14 @@ fn handler(route: &crate::Route) -> MethodRouter<AppState> {
         ("GET", "/console/console.js") => get(js),
         ("GET", "/console/form.js") => get(form_js),
         ("GET", "/console/chat.js") => get(chat_js),
+        ("GET", "/console/recipes.js") => get(recipes_js),
         ("GET", "/console/api/levels/{bundle}/{slug}/{version}") => get(levels),
         ("GET", "/console/api/bundles/{bundle}/export") => get(export_bundle),
         ("POST", "/console/api/bundles/import") => post(import_bundle),
         ("GET", "/console/api/chat") => get(chat::status),
         ("POST", "/console/api/chat") => post(chat::turn),
         ("POST", "/console/api/chat/approve") => post(chat::approve),
+        ("POST", "/console/api/recipes/try") => post(recipes::try_recipe),
         (method, path) => {
             panic!("routes() lists {method} {path}, which the console has no handler for")
         }
@@ -213,6 +219,10 @@ async fn form_js() -> Response {
 
 async fn chat_js() -> Response {
     asset("text/javascript; charset=utf-8", CHAT_JS)
+}
+
+async fn recipes_js() -> Response {
+    asset("text/javascript; charset=utf-8", RECIPES_JS)
 }
 
 /// `GET /console/api/levels/{bundleID}/{slug}/{version}`: each level's text with its

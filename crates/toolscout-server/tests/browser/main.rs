@@ -17,6 +17,7 @@
 mod browser;
 mod chat;
 mod endpoint;
+mod recipes;
 mod tools;
 
 use std::future::Future;
@@ -51,6 +52,12 @@ const FLOWS: &[(&str, Flow)] = &[
     }),
     ("tools_list_follows_the_catalog_live_with_a_token", |e| {
         Box::pin(tools::list_follows_the_catalog_live_with_a_token(e))
+    }),
+    ("recipes_build_try_save_and_find", |e| {
+        Box::pin(recipes::build_try_save_and_find(e))
+    }),
+    ("recipes_a_bad_mapping_is_shown_at_its_step", |e| {
+        Box::pin(recipes::a_bad_mapping_is_shown_at_its_step(e))
     }),
     ("chat_search_call_answer_and_palette", |e| {
         Box::pin(chat::search_call_answer_and_palette(e))

@@ -22,6 +22,11 @@ async fn the_page_and_its_assets_are_served_with_a_strict_policy() {
         ),
         ("/console/form.js", "text/javascript", "SchemaForm"),
         ("/console/chat.js", "text/javascript", "/console/api/chat"),
+        (
+            "/console/recipes.js",
+            "text/javascript",
+            "/console/api/recipes/try",
+        ),
         ("/console/console.css", "text/css", "--accent"),
     ] {
         let r = send(&f.app, "GET", uri, None).await;

@@ -5,6 +5,7 @@
 
 mod connections;
 mod console;
+mod console_recipes;
 mod events;
 mod manifest;
 #[cfg(feature = "mcp")]

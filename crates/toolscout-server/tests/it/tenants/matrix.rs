@@ -300,6 +300,25 @@ fn requests() -> Vec<Request> {
         "/console/api/chat/approve".into(),
         Some(json!({"run": fresh, "callId": "call_0", "approve": true})),
     ));
+    // The console's recipe try: a recipe over each name, checked in A's view (B's tools
+    // are no tool of the catalog, as nobody's are) and run when it checks.
+    for name in names {
+        let recipe = |approved: bool| {
+            json!({"tool": {"name": "alpha_try", "description": "Tries a step.", "type": "recipe",
+                "impl": {"steps": [{"id": "one", "tool": name, "args": {"customer": "x"}}]}},
+                "approved": approved})
+        };
+        r.push((
+            "POST",
+            "/console/api/recipes/try".into(),
+            Some(recipe(false)),
+        ));
+        r.push((
+            "POST",
+            "/console/api/recipes/try".into(),
+            Some(recipe(true)),
+        ));
+    }
     // Imports (an archive made in the world itself, see `archive`): the shared bundle
     // under B's id, under a fresh one and as it is, and A's own bundle again.
     for (of, as_id, slug) in [
@@ -452,6 +471,21 @@ fn normalize(text: &str) -> String {
     out
 }
 
+/// An event stream with its steps' durations (`"ms":12`) as `"ms":<n>`: the one part of
+/// a recipe's run that differs between two worlds.
+fn without_timings(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("\"ms\":") {
+        let (before, after) = rest.split_at(at + 5);
+        out.push_str(before);
+        out.push_str("<n>");
+        rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A search's hits in name order: BM25 statistics are index-wide, so another tenant's
 /// tools may reorder a tenant's hits (documented), never change which they are.
 fn as_set(mut body: Value) -> Value {
@@ -545,8 +579,13 @@ async fn answer(w: &World, (method, uri, body): &Request) -> String {
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .unwrap();
+    let streamed = response_headers
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
     let body = if bytes.starts_with(b"PK") {
         unzipped(&bytes)
+    } else if streamed {
+        Value::String(without_timings(&String::from_utf8_lossy(&bytes)))
     } else {
         serde_json::from_slice(&bytes).unwrap_or(Value::Null)
     };

@@ -65,6 +65,7 @@ const EVERY_ROUTE: &[(&str, &str, Access)] = &[
     ("GET", "/console/console.js", Access::Asset),
     ("GET", "/console/form.js", Access::Asset),
     ("GET", "/console/chat.js", Access::Asset),
+    ("GET", "/console/recipes.js", Access::Asset),
     (
         "GET",
         "/console/api/levels/{bundle}/{slug}/{version}",
@@ -75,6 +76,7 @@ const EVERY_ROUTE: &[(&str, &str, Access)] = &[
     ("GET", "/console/api/chat", Access::Read),
     ("POST", "/console/api/chat", Access::Caller),
     ("POST", "/console/api/chat/approve", Access::Caller),
+    ("POST", "/console/api/recipes/try", Access::Caller),
     ("GET", "/admin/tenants", Access::Operator),
     ("POST", "/admin/tenants", Access::Operator),
     ("GET", "/admin/tenants/{tenant}", Access::Operator),
