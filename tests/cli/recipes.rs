@@ -150,3 +150,32 @@ fn http_get_then_json_query_and_a_graph_with_a_parallel_pair_run_from_the_cli() 
     assert_eq!(value["zone"], "Europe/Oslo", "{outcome}");
     assert_eq!(value["tokyo"], value["in_oslo"], "{outcome}");
 }
+
+#[test]
+fn a_recipe_with_a_write_asks_once_and_refused_runs_nothing() {
+    let env = Env::new();
+    env.check(&["bundle", "put", "mine"]);
+    let body = serde_json::json!({
+        "slug": "note-time", "version": "1", "name": "note_time",
+        "description": "Writes the current UTC time to time.txt.",
+        "type": "recipe",
+        "impl": {"steps": [
+            {"id": "now", "tool": "clock", "args": {"action": "now"}},
+            {"id": "save", "tool": "write_file", "args": {"file_path": "time.txt"}, "from": {"content": "$.steps.now.time"}}
+        ]}
+    });
+    let file = env.path().join("note.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "mine"]);
+    // No terminal, no --yes: refused, and no step ran.
+    let out = env.output(&["call", "note_time"]);
+    assert!(!out.status.success());
+    let outcome: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(outcome["error"]["kind"], "approval_refused", "{outcome}");
+    assert!(!env.workspace().join("time.txt").exists());
+    // Approving the recipe approves its steps, once.
+    let out = env.check(&["--approve", "note_time", "call", "note_time"]);
+    let outcome: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert!(env.workspace().join("time.txt").exists());
+}

@@ -251,6 +251,10 @@ impl ToolHost for OfferedHost {
         self.inner.spec(name)
     }
 
+    fn approval_steps(&self, name: &str) -> Vec<toolscout_invoke::PlannedStep> {
+        self.inner.approval_steps(name)
+    }
+
     fn call<'a>(
         &'a self,
         name: &'a str,

@@ -114,6 +114,16 @@ window.Chat = (() => {
         state.calls.set(data.call_id, li);
         break;
       }
+      case "tool_progress": {
+        // A recipe's steps, under its call, as they start and finish.
+        const p = data.progress || {};
+        if (p.event !== "step_finished" && p.event !== "step_skipped") break;
+        const li = state.calls.get(data.call_id) || entry("event call");
+        const item = p.item === undefined ? "" : " #" + p.item;
+        const mark = p.event === "step_skipped" ? "– skipped" : p.ok ? "✓ " + p.ms + " ms" : "✗ " + (p.error || "failed");
+        li.append(el("div", { class: "chat-step", "data-step": p.step, text: "step " + p.step + item + " · " + p.tool + " " + mark }));
+        break;
+      }
       case "tool_call_finished": {
         const li = state.calls.get(data.call_id) || entry("event call");
         const details = el("details", {}, el("summary", { text: data.ok ? "→ ok" : "→ failed" }), el("pre", { text: JSON.stringify(data.result, null, 2) }));
@@ -129,6 +139,10 @@ window.Chat = (() => {
         break;
       case "approval_requested": {
         const li = entry("event call", el("span", { class: "what", text: "approve " + data.tool + "? " }), document.createTextNode(short(data.arguments, 300) + " "));
+        if (data.steps && data.steps.length) {
+          // A recipe: the one approval covers every step it runs.
+          li.append(el("div", { class: "chat-step", text: "a recipe; it runs " + data.steps.map((x) => x.step + " (" + x.tool + (x.requires_approval ? ", asks approval" : "") + ")").join(", ") }));
+        }
         for (const [label, approve] of [["Approve", true], ["Refuse", false]]) {
           const b = el("button", { type: "button", class: approve ? "primary" : "danger", text: label });
           b.addEventListener("click", async () => {

@@ -219,6 +219,10 @@ impl ToolHost for PinnedHost {
         self.inner.resolve_alias(name)
     }
 
+    fn approval_steps(&self, name: &str) -> Vec<toolscout_invoke::PlannedStep> {
+        self.inner.approval_steps(name)
+    }
+
     fn call<'a>(
         &'a self,
         name: &'a str,

@@ -228,6 +228,61 @@ pub(crate) async fn approvals_are_buttons(env: Env) -> Result<()> {
     result
 }
 
+/// A recipe with a step that requires approval: one approval, listing the steps, then
+/// each step's progress under the call.
+pub(crate) async fn a_recipe_asks_once_and_shows_its_steps(env: Env) -> Result<()> {
+    let model = Endpoint::start(vec![
+        call(
+            "r1",
+            "call_tool",
+            r#"{"name":"guarded_offset","arguments":{}}"#,
+        ),
+        text("Tokyo is at +09:00."),
+    ])
+    .await;
+    let settings = ChatSettings::new(&model.base_url, "", "scripted-model");
+    let server = Server::start_with(Some(settings), true).await?;
+    let s = Session::open(&env).await?;
+    let result = async {
+        s.client.goto(&format!("{}#/chat", server.url)).await?;
+        s.wait_text("#chat-status", "scripted-model").await?;
+        s.type_into("#chat-input", "Tokyo's offset?").await?;
+        s.find("#send").await?.click().await?;
+        let asked = s
+            .wait_text("#chat-log li:last-child", "approve guarded_offset?")
+            .await?;
+        ensure!(
+            asked.contains("a recipe; it runs now (guarded_clock, asks approval), offset (json_query)"),
+            "the approval does not list the steps: {asked}"
+        );
+        s.find("#chat-log li:last-child button.primary")
+            .await?
+            .click()
+            .await?;
+        let log = s.wait_text("#chat-log", "Tokyo is at +09:00.").await?;
+        let steps = s
+            .js("[...document.querySelectorAll('#chat-log li[data-call=r1] .chat-step')].map(e => e.textContent).join('\\n')")
+            .await?;
+        let steps = steps.as_str().unwrap_or_default().to_owned();
+        ensure!(
+            steps.contains("step now · guarded_clock ✓") && steps.contains("step offset · json_query ✓"),
+            "the steps are not shown under the call: {steps:?}\n{log}"
+        );
+        let result = s
+            .js("document.querySelector('#chat-log li[data-call=r1] details pre').textContent")
+            .await?;
+        ensure!(
+            result.as_str().is_some_and(|r| r.contains("+09:00")),
+            "the recipe's result is not shown: {result}"
+        );
+        s.screenshot("chat-recipe").await?;
+        Ok(())
+    }
+    .await;
+    s.close().await;
+    result
+}
+
 pub(crate) async fn without_endpoint_says_so(env: Env) -> Result<()> {
     let server = Server::start(None).await?;
     let s = Session::open(&env).await?;

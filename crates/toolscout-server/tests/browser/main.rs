@@ -65,6 +65,9 @@ const FLOWS: &[(&str, Flow)] = &[
     ("chat_approvals_are_buttons", |e| {
         Box::pin(chat::approvals_are_buttons(e))
     }),
+    ("chat_a_recipe_asks_once_and_shows_its_steps", |e| {
+        Box::pin(chat::a_recipe_asks_once_and_shows_its_steps(e))
+    }),
     ("chat_without_endpoint_says_so", |e| {
         Box::pin(chat::without_endpoint_says_so(e))
     }),
@@ -173,7 +176,7 @@ impl Server {
     }
 
     /// With `guarded`, the catalog also has `guarded_clock` (the clock, requiring
-    /// approval). The invoker has no approver, as in `toolscout serve`: the person's
+    /// approval) and the recipe `guarded_offset` over it. The invoker has no approver, as in `toolscout serve`: the person's
     /// answer in the chat is the gate (the agent host calls with the approval given).
     async fn start_with(chat: Option<ChatSettings>, guarded: bool) -> Result<Server> {
         Server::start_with_options(chat, guarded, ServerOptions::default()).await
@@ -203,6 +206,22 @@ impl Server {
                 "guarded-clock",
                 "1",
                 &toolscout_catalog::ToolPut::native(spec, "clock"),
+            )?;
+            // And a recipe over it: one approval for its steps.
+            let recipe = toolscout_spec::ToolSpec::builder(
+                "guarded_offset",
+                "Tokyo's UTC offset, read from the guarded clock",
+            )
+            .build()?;
+            let block = serde_json::json!({"steps": [
+                {"id": "now", "tool": "guarded_clock", "args": {"action": "now", "time_zone": "Asia/Tokyo"}},
+                {"id": "offset", "tool": "json_query", "args": {"path": "$.utc_offset"}, "from": {"value": "$.steps.now"}}
+            ], "result": "$.steps.offset[0]"});
+            catalog.put_tool(
+                bundle,
+                "guarded-offset",
+                "1",
+                &toolscout_catalog::ToolPut::recipe(recipe, block),
             )?;
         }
         let mut invoker = Invoker::default();

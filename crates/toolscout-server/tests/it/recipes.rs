@@ -289,3 +289,98 @@ async fn over_mcp_a_recipe_with_a_write_asks_once_listing_its_steps() {
         client.cancel().await.unwrap();
     }
 }
+
+/// The outcome event of a console try's server-sent events.
+fn tried_outcome(r: &crate::Reply) -> Value {
+    let text = r.body.as_str().unwrap_or_default();
+    let block = text
+        .split("\n\n")
+        .find(|b| b.lines().any(|l| l.trim() == "event: outcome"))
+        .unwrap_or_else(|| panic!("no outcome event in {text}"));
+    let data: String = block
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(str::trim_start)
+        .collect();
+    serde_json::from_str(&data).unwrap()
+}
+
+#[tokio::test]
+async fn the_console_tries_both_recipes_before_they_are_saved() {
+    let w = world().await;
+    let mut fetch = fetch_recipe();
+    fetch["slug"] = json!("city-temperature");
+    fetch["version"] = json!("1");
+    let r = send(
+        &w.app,
+        "POST",
+        "/console/api/recipes/try",
+        Some(json!({"tool": fetch, "args": {"url": w.weather_url}})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        tried_outcome(&r),
+        json!({"ok": true, "value": {"status": 200, "celsius": 21}})
+    );
+    let mut graph = graph_recipe();
+    graph["slug"] = json!("tokyo-now-in-oslo");
+    graph["version"] = json!("1");
+    let r = send(
+        &w.app,
+        "POST",
+        "/console/api/recipes/try",
+        Some(json!({"tool": graph, "args": {}})),
+    )
+    .await;
+    let outcome = tried_outcome(&r);
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    check_graph(&outcome["value"]);
+}
+
+#[tokio::test]
+async fn over_rest_and_json_rpc_a_recipe_with_a_write_is_refused_unapproved_and_runs_nothing() {
+    let w = world().await;
+    let body = json!({
+        "name": "note_time",
+        "description": "Writes the current UTC time to time.txt.",
+        "type": "recipe",
+        "impl": {"steps": [
+            {"id": "now", "tool": "clock", "args": {"action": "now"}},
+            {"id": "save", "tool": "write_file", "args": {"file_path": "time.txt"}, "from": {"content": "$.steps.now.time"}}
+        ]}
+    });
+    assert_eq!(w.put("note-time", body).await.status, 200);
+    let rest = send(
+        &w.app,
+        "POST",
+        "/api/v1/tools/note_time/invoke",
+        Some(json!({"args": {}})),
+    )
+    .await;
+    assert_eq!(
+        rest.body["error"]["kind"], "approval_refused",
+        "{}",
+        rest.body
+    );
+    let rpc = send(
+        &w.app,
+        "POST",
+        "/rpc",
+        Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "note_time", "arguments": {}}})),
+    )
+    .await;
+    assert!(
+        rpc.body.to_string().contains("approval_refused"),
+        "{}",
+        rpc.body
+    );
+    assert!(
+        !w.workspace.path().join("time.txt").exists(),
+        "an unapproved recipe wrote"
+    );
+    // Usage: the refused calls ran no step.
+    let catalog = w.state.toolbox().catalog();
+    let (clock, _) = catalog.name_holder("clock").unwrap();
+    assert_eq!(catalog.tool(clock).unwrap().usage.call_count, 0);
+}
