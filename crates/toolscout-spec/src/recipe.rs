@@ -854,48 +854,25 @@ impl Recipe {
         if sel.parses_json() {
             return None;
         }
-        let Some(segments) = sel.segments() else {
+        if !sel.is_singular() {
             return Some(BTreeSet::from(["array".to_owned()]));
-        };
-        let schema = match sel.root() {
-            Root::Args => arg_schema.clone(),
-            Root::Index => {
-                return segments
-                    .is_empty()
-                    .then(|| BTreeSet::from(["integer".to_owned()]));
-            }
-            Root::Step(id) => {
-                let j = self.position(id)?;
-                let s = &self.steps[j];
-                let output = resolve(&s.tool)?.output_schema?;
-                if s.for_each.is_some() {
-                    json!({"type": "array", "items": output})
-                } else {
-                    output
-                }
-            }
-            Root::Item => {
-                let each = self.steps[i].for_each.as_ref()?;
-                let list = self.selected_schema(each, arg_schema, resolve)?;
-                list.get("items")?.clone()
-            }
-            Root::Steps => return None,
-        };
-        let found = walk(&schema, segments)?;
-        let types = types_of(found);
+        }
+        let types = types_of(&self.selected_schema(i, sel, arg_schema, resolve)?);
         (!types.is_empty()).then_some(types)
     }
 
-    /// The schema a singular selection lands on, when it can be told.
+    /// The schema a singular selection of step `i` lands on, when it can be told.
     fn selected_schema(
         &self,
+        i: usize,
         sel: &Selection,
         arg_schema: &Value,
         resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
     ) -> Option<Value> {
         let segments = sel.segments()?;
-        let schema = match sel.root() {
+        let root = match sel.root() {
             Root::Args => arg_schema.clone(),
+            Root::Index => json!({"type": "integer"}),
             Root::Step(id) => {
                 let s = &self.steps[self.position(id)?];
                 let output = resolve(&s.tool)?.output_schema?;
@@ -905,9 +882,16 @@ impl Recipe {
                     output
                 }
             }
-            _ => return None,
+            // An item of the step's list (its `forEach` never reads `$.item` itself).
+            Root::Item => {
+                let each = self.steps.get(i)?.for_each.as_ref()?;
+                self.selected_schema(i, each, arg_schema, resolve)?
+                    .get("items")?
+                    .clone()
+            }
+            Root::Steps => return None,
         };
-        walk(&schema, segments).cloned()
+        walk(&root, segments).cloned()
     }
 }
 
@@ -1394,6 +1378,23 @@ mod tests {
                 .to_string(),
             "step 'a': 'num' requires 'n'; give it in \"args\" or \"from\""
         );
+        let items = Recipe::parse(&json!({"steps": [
+            {"id": "a", "tool": "num", "forEach": "$.args.words", "from": {"n": "$.item"}}
+        ]}))
+        .unwrap();
+        let words = json!({"type": "object", "properties": {"words": {"type": "array", "items": {"type": "string"}}}});
+        assert_eq!(
+            items
+                .check_tools("r", &words, &mut tools)
+                .unwrap_err()
+                .to_string(),
+            "step 'a': from.n: $.item gives string, but 'num' takes integer for 'n'"
+        );
+        let index = Recipe::parse(&json!({"steps": [
+            {"id": "a", "tool": "num", "forEach": "$.args.words", "from": {"n": "$.index"}}
+        ]}))
+        .unwrap();
+        index.check_tools("r", &words, &mut tools).unwrap();
         let unknown = Recipe::parse(&json!({"steps": [{"id": "a", "tool": "nope"}]})).unwrap();
         assert_eq!(
             unknown
