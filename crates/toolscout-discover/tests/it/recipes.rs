@@ -471,6 +471,12 @@ fn level_3_shows_the_steps_and_levels_1_and_2_one_tool() {
         .collect();
     insta::assert_snapshot!(text.join("\n---\n"));
     assert!(!text[1].contains("Steps"));
+    // Search finds it like any tool.
+    let hits = w
+        .toolbox
+        .search(&toolscout_search::SearchQuery::new("tokyo offset"))
+        .unwrap();
+    assert_eq!(hits.hits[0].0.spec.name.as_str(), "tokyo_offset");
 }
 
 #[test]
