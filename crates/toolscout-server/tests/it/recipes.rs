@@ -31,6 +31,12 @@ struct World {
 }
 
 async fn world() -> World {
+    world_with(toolscout_invoke::SecretStore::default()).await
+}
+
+/// [`world`] whose invoker holds `secrets`; the loopback server also answers `/echo`
+/// with its query string.
+async fn world_with(secrets: toolscout_invoke::SecretStore) -> World {
     let catalog_dir = tempfile::tempdir().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let catalog = Catalog::open_with(
@@ -39,8 +45,9 @@ async fn world() -> World {
     )
     .unwrap();
     let loopback = || AllowedHosts::new(["127.0.0.1:*"]).allow_private(true);
-    let mut invoker =
-        Invoker::default().with_http_config(HttpConfig::with_allowed_hosts(loopback()));
+    let mut invoker = Invoker::default()
+        .with_http_config(HttpConfig::with_allowed_hosts(loopback()))
+        .with_secrets(secrets);
     toolscout_invoke::builtin::register(
         &mut invoker,
         &BuiltinConfig::new(workspace.path(), loopback()),
@@ -58,10 +65,17 @@ async fn world() -> World {
     )
     .await;
     assert_eq!(put.status, 200, "{}", put.body);
-    let weather = axum::Router::new().route(
-        "/weather",
-        axum::routing::get(|| async { axum::Json(json!({"city": "Oslo", "temp": {"c": 21}})) }),
-    );
+    let weather = axum::Router::new()
+        .route(
+            "/weather",
+            axum::routing::get(|| async { axum::Json(json!({"city": "Oslo", "temp": {"c": 21}})) }),
+        )
+        .route(
+            "/echo",
+            axum::routing::get(|uri: axum::http::Uri| async move {
+                axum::Json(json!({"query": uri.query().unwrap_or_default()}))
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let weather_url = format!("http://{}/weather", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, weather).await });
@@ -383,4 +397,65 @@ async fn over_rest_and_json_rpc_a_recipe_with_a_write_is_refused_unapproved_and_
     let catalog = w.state.toolbox().catalog();
     let (clock, _) = catalog.name_holder("clock").unwrap();
     assert_eq!(catalog.tool(clock).unwrap().usage.call_count, 0);
+}
+
+#[tokio::test]
+async fn each_step_gets_only_the_secrets_granted_to_its_tool_and_none_reach_the_result() {
+    let mut secrets = toolscout_invoke::SecretStore::default();
+    secrets.insert("API_KEY", "s3cr3t-value");
+    secrets.grant_tool("API_KEY", "keyed_echo");
+    let w = world_with(secrets).await;
+    let echo = w.weather_url.replace("/weather", "/echo");
+    for (slug, name) in [
+        ("keyed-echo", "keyed_echo"),
+        ("unkeyed-echo", "unkeyed_echo"),
+    ] {
+        let http = json!({
+            "name": name, "description": "Echoes its query.", "type": "http",
+            "impl": {"method": "GET", "urlTemplate": format!("{echo}?key=${{API_KEY}}")}
+        });
+        let put = w.put(slug, http).await;
+        assert_eq!(put.status, 200, "{}", put.body);
+    }
+    let recipe = |name: &str, tool: &str| {
+        json!({"name": name, "description": "Calls an echo.", "type": "recipe",
+               "impl": {"steps": [{"id": "echo", "tool": tool}], "result": "$.steps.echo"}})
+    };
+    assert_eq!(
+        w.put("granted", recipe("granted", "keyed_echo"))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        w.put("not-granted", recipe("not_granted", "unkeyed_echo"))
+            .await
+            .status,
+        200
+    );
+    let ok = send(
+        &w.app,
+        "POST",
+        "/api/v1/tools/granted/invoke",
+        Some(json!({"args": {}})),
+    )
+    .await;
+    assert_eq!(ok.body["ok"], true, "{}", ok.body);
+    // The step sent the key (the echo holds it), and the answer has it redacted.
+    assert_eq!(ok.body["value"]["query"], "key=[REDACTED]", "{}", ok.body);
+    assert!(!ok.body.to_string().contains("s3cr3t-value"));
+    let refused = send(
+        &w.app,
+        "POST",
+        "/api/v1/tools/not_granted/invoke",
+        Some(json!({"args": {}})),
+    )
+    .await;
+    assert_eq!(refused.body["ok"], false, "{}", refused.body);
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("step 'echo' (unkeyed_echo) of recipe 'not_granted' failed: "),
+        "{message}"
+    );
+    assert!(!refused.body.to_string().contains("s3cr3t-value"));
 }
