@@ -122,6 +122,9 @@ impl std::fmt::Debug for Toolbox {
     }
 }
 
+/// How many search hits [`Toolbox::suggest`] reads past to find the name matches.
+const SUGGEST_HITS: usize = 50;
+
 /// What a name refers to.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Lookup {
@@ -418,12 +421,21 @@ impl Toolbox {
     /// Names close to `name`, at most five: the one tool whose name starts with `name`
     /// when there is exactly one (a name cut short), then the search index's did-you-mean.
     pub fn suggest(&self, name: &str) -> Vec<String> {
+        // Enough hits that the name matches are all there behind the word matches: which
+        // of them make the first five then depends on the scope's tools alone, where a
+        // cut at five hits would depend on other scopes' tools through the index-wide
+        // word statistics that order the word matches.
         let q = SearchQuery::new(name)
             .with_include_disabled(true)
-            .with_limit(5);
-        let Ok(r) = self.inner.index.search(&self.scoped(&q)) else {
+            .with_limit(SUGGEST_HITS);
+        let Ok(mut r) = self.inner.index.search(&self.scoped(&q)) else {
             return Vec::new();
         };
+        if r.did_you_mean.is_empty() {
+            // Only name matches make suggestions: a word of a description is no typo.
+            r.hits.retain(|h| h.tier != toolscout_search::Tier::Word);
+        }
+        r.hits.truncate(5);
         // Suggestions are a courtesy: a store that cannot be read now gives none.
         let hits = self.resolve(r.hits).unwrap_or_default();
         // A name cut short (a small model writes `list_numbers_for_a_country` for
@@ -442,9 +454,7 @@ impl Toolbox {
             Vec::new()
         };
         let rest: Vec<String> = if r.did_you_mean.is_empty() {
-            // Only name matches make suggestions: a word of a description is no typo.
             hits.into_iter()
-                .filter(|(_, h)| h.tier != toolscout_search::Tier::Word)
                 .map(|(t, _)| t.spec.name.to_string())
                 .collect()
         } else {
