@@ -203,19 +203,21 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// The README's recipe: the clock in Tokyo, then its UTC offset selected.
+fn tokyo_offset() -> Value {
+    json!({
+        "steps": [
+            {"id": "now", "tool": "clock", "args": {"action": "now", "time_zone": "Asia/Tokyo"}},
+            {"id": "offset", "tool": "json_query", "args": {"path": "$.utc_offset"}, "from": {"value": "$.steps.now"}}
+        ],
+        "result": "$.steps.offset[0]"
+    })
+}
+
 #[test]
 fn clock_then_json_query_runs_with_no_arguments() {
     let w = world(true);
-    w.put_ok(
-        "tokyo_offset",
-        json!({
-            "steps": [
-                {"id": "now", "tool": "clock", "args": {"action": "now", "time_zone": "Asia/Tokyo"}},
-                {"id": "offset", "tool": "json_query", "args": {"path": "$.utc_offset"}, "from": {"value": "$.steps.now"}}
-            ],
-            "result": "$.steps.offset[0]"
-        }),
-    );
+    w.put_ok("tokyo_offset", tokyo_offset());
     let (result, events) = rt().block_on(w.call("tokyo_offset", json!({})));
     assert_eq!(result.unwrap(), json!("+09:00"));
     let started: Vec<_> = events
@@ -451,16 +453,7 @@ fn put_refuses_a_missing_tool_a_cycle_and_a_wrong_type_naming_the_step() {
 #[test]
 fn level_3_shows_the_steps_and_levels_1_and_2_one_tool() {
     let w = world(true);
-    w.put_ok(
-        "tokyo_offset",
-        json!({
-            "steps": [
-                {"id": "now", "tool": "clock", "args": {"action": "now", "time_zone": "Asia/Tokyo"}},
-                {"id": "offset", "tool": "json_query", "args": {"path": "$.utc_offset"}, "from": {"value": "$.steps.now"}}
-            ],
-            "result": "$.steps.offset[0]"
-        }),
-    );
+    w.put_ok("tokyo_offset", tokyo_offset());
     let Some((id, true)) = w.toolbox.catalog().name_holder("tokyo_offset") else {
         panic!("the recipe is not callable");
     };

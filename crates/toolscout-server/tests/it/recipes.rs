@@ -131,6 +131,19 @@ fn graph_recipe() -> Value {
     })
 }
 
+/// A recipe whose second step writes with `write_file`, which requires approval.
+fn note_time() -> Value {
+    json!({
+        "name": "note_time",
+        "description": "Writes the current UTC time to time.txt.",
+        "type": "recipe",
+        "impl": {"steps": [
+            {"id": "now", "tool": "clock", "args": {"action": "now"}},
+            {"id": "save", "tool": "write_file", "args": {"file_path": "time.txt"}, "from": {"content": "$.steps.now.time"}}
+        ]}
+    })
+}
+
 /// The graph's result is the same instant in Oslo's zone, whoever calls it.
 fn check_graph(value: &Value) {
     assert_eq!(value["zone"], "Europe/Oslo", "{value}");
@@ -271,16 +284,7 @@ async fn a_bad_recipe_is_refused_over_rest_naming_the_step_and_nothing_is_stored
 #[tokio::test]
 async fn over_mcp_a_recipe_with_a_write_asks_once_listing_its_steps() {
     let w = world().await;
-    let body = json!({
-        "name": "note_time",
-        "description": "Writes the current UTC time to time.txt.",
-        "type": "recipe",
-        "impl": {"steps": [
-            {"id": "now", "tool": "clock", "args": {"action": "now"}},
-            {"id": "save", "tool": "write_file", "args": {"file_path": "time.txt"}, "from": {"content": "$.steps.now.time"}}
-        ]}
-    });
-    assert_eq!(w.put("note-time", body).await.status, 200);
+    assert_eq!(w.put("note-time", note_time()).await.status, 200);
     let url = spawn(w.state.clone()).await;
     for answer in [ElicitationAction::Decline, ElicitationAction::Accept] {
         let (client, asked) = connect_with(&url, Some(answer.clone()), None).await;
@@ -355,16 +359,7 @@ async fn the_console_tries_both_recipes_before_they_are_saved() {
 #[tokio::test]
 async fn over_rest_and_json_rpc_a_recipe_with_a_write_is_refused_unapproved_and_runs_nothing() {
     let w = world().await;
-    let body = json!({
-        "name": "note_time",
-        "description": "Writes the current UTC time to time.txt.",
-        "type": "recipe",
-        "impl": {"steps": [
-            {"id": "now", "tool": "clock", "args": {"action": "now"}},
-            {"id": "save", "tool": "write_file", "args": {"file_path": "time.txt"}, "from": {"content": "$.steps.now.time"}}
-        ]}
-    });
-    assert_eq!(w.put("note-time", body).await.status, 200);
+    assert_eq!(w.put("note-time", note_time()).await.status, 200);
     let rest = send(
         &w.app,
         "POST",
