@@ -197,7 +197,9 @@ pub struct AgentConfig {
     pub split_needs: bool,
     /// Under [`Policy::Retrieve`], a request of several needs (see
     /// [`split_needs`](Self::split_needs)) is followed through: after a step whose
-    /// calls served a need, and after an answer that follows a successful call, the
+    /// calls served a need, after an answer that follows a successful call, and after
+    /// a forced first request declined (answered with no call) when two or more needs
+    /// were sure, the
     /// first need whose own search was sure and that no call has served yet is put
     /// to the model, in a system message ("The request also asks: …"), and the run goes
     /// on (at most four times a run); under [`ToolChoice::RequiredAfterActivation`] the

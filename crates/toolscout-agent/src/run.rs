@@ -395,9 +395,10 @@ pub(crate) fn run_loop<'a>(
     })
 }
 
-/// The model answered, in text or with the answer tool. After a real call, a need of
-/// several left unserved is put to the model (see [`follow_up`]): `None`, the run goes
-/// on. Else the answer is final: reported, and returned.
+/// The model answered, in text or with the answer tool. After a real call, or before
+/// any when the request holds several sure needs (see [`Needs::declined_unserved`]), a
+/// need left unserved is put to the model (see [`follow_up`]): `None`, the run goes on.
+/// Else the answer is final: reported, and returned.
 #[allow(clippy::too_many_arguments)]
 fn answered(
     rt: &Runtime<'_>,
@@ -409,7 +410,9 @@ fn answered(
     needs: &mut Needs,
     text: String,
 ) -> Option<String> {
-    if forcing.acted && follow_up(rt, config, depth, tools, messages, forcing, needs) {
+    if (forcing.acted || (forcing.forced > 0 && needs.declined_unserved()))
+        && follow_up(rt, config, depth, tools, messages, forcing, needs)
+    {
         return None;
     }
     rt.emitter.emit(AgentEvent::FinalAnswer {
@@ -516,7 +519,8 @@ fn retrieve_message(
 const PER_NEED: usize = 2;
 
 /// The tools for a message of several needs: the whole message's and each need's (a
-/// need whose retrieval is unsure, below [`AgentConfig::confidence_floor`], adds none),
+/// need whose retrieval is unsure, below [`AgentConfig::confidence_floor`], adds its best
+/// tool only, and is not one of the needs followed up),
 /// taken in turns by rank, so that every need has its best tool before any has its
 /// second; at most `retrieve_top_k` + [`PER_NEED`] a need, within the activation cap.
 /// The confidence is the surest of them.
@@ -527,14 +531,23 @@ fn retrieve_needs(
     needs: &[String],
 ) -> (crate::Retrieval, Vec<Need>) {
     let whole = host.retrieve(message, config.retrieve_top_k);
-    let parts: Vec<(&String, crate::Retrieval)> = needs
+    let all: Vec<(&String, crate::Retrieval)> = needs
         .iter()
         .map(|need| (need, host.retrieve(need, PER_NEED)))
-        .filter(|(_, r)| !r.tools.is_empty() && !r.is_below(config.confidence_floor))
+        .filter(|(_, r)| !r.tools.is_empty())
         .collect();
     let limit = (config.retrieve_top_k + PER_NEED * needs.len()).min(config.activation_cap);
+    // An unsure need still brings its best tool: its own search ranks it first, where the
+    // whole message's may not rank it at all.
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
-        .chain(parts.iter().map(|(_, r)| r.tools.as_slice()))
+        .chain(all.iter().map(|(_, r)| {
+            let sure = !r.is_below(config.confidence_floor);
+            &r.tools[..if sure { r.tools.len() } else { 1 }]
+        }))
+        .collect();
+    let parts: Vec<&(&String, crate::Retrieval)> = all
+        .iter()
+        .filter(|(_, r)| !r.is_below(config.confidence_floor))
         .collect();
     let mut tools: Vec<String> = Vec::new();
     let deepest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
@@ -655,6 +668,23 @@ impl Needs {
     /// its tools having run for another): none is pending, none is waiting for its call.
     fn all_served(&self) -> bool {
         self.made > 0 && self.pending.is_empty() && self.asked.is_none()
+    }
+
+    /// Whether an answer given before any call succeeded leaves needs to put to the
+    /// model one at a time: the run follows needs up already (one was put, and was
+    /// declined or its call refused), or the request holds two or more needs whose own
+    /// searches were sure, and the model declined them all at once.
+    ///
+    /// **Rationale:** shown the tools of three or four needs at once, a small model
+    /// sometimes answers the first request with a made-up account of the work ("I
+    /// have retrieved … and calculated …") and no call; put one need at a time, with its
+    /// tool, it calls it (in 50 Seal-Tools multi-tool runs, 3 ended so with no tool
+    /// called). A request of one need, or of needs no search was sure of, still ends on
+    /// its answer: that is how a request no tool serves is declined; and so does a
+    /// request the model was never required to call a tool for (its text answer is how
+    /// it answers then).
+    fn declined_unserved(&self) -> bool {
+        self.made > 0 || self.asked.is_some() || self.pending.len() >= 2
     }
 
     /// The pending need `tool` ranks highest for, the first on a tie.

@@ -1012,3 +1012,101 @@ request 3: tool_choice=required tools=[answer, get_soil_report]
 request 4: tool_choice=auto tools=[answer]
 "#);
 }
+
+/// A request of several sure needs that the first request declines with the answer tool
+/// and no call (a small model writes a made-up account of the work): each need is put to
+/// the model with its tool, as after a declined need. A request of one need declined so
+/// ends on the answer: that is how a request no tool serves is declined.
+#[tokio::test]
+async fn a_request_of_several_needs_declined_at_once_is_put_need_by_need() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "answer",
+            r#"{"text":"I have checked the timber and the soil."}"#,
+        ),
+        call("c2", "get_timber_resources", r#"{"what":"the area"}"#),
+        call("c3", "get_soil_report", r#"{"what":"a soil sample"}"#),
+        text("Oak; the soil is loam."),
+    ])
+    .await;
+    let several = run_followed(
+        &server,
+        needs_host(),
+        false,
+        "Check the timber resources of the area, and then give me a report on a soil sample.",
+    )
+    .await;
+    let server = Server::start(vec![call(
+        "c1",
+        "answer",
+        r#"{"text":"I have a report on the soil."}"#,
+    )])
+    .await;
+    let one = run_followed(
+        &server,
+        needs_host(),
+        false,
+        "Give me a report on a soil sample.",
+    )
+    .await;
+    insta::assert_snapshot!(format!("{several}\n{one}"), @r#"
+followed up [
+    "Check the timber resources of the area -> [\"get_timber_resources\"]",
+    "give me a report on a soil sample. -> [\"get_soil_report\"]",
+]
+ran ["answer ran", "get_timber_resources ran", "get_soil_report ran"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report, get_planting_instructions]
+request 2: tool_choice=required tools=[answer, get_timber_resources]
+request 3: tool_choice=required tools=[answer, get_soil_report]
+request 4: tool_choice=auto tools=[answer]
+
+followed up []
+ran ["answer ran"]
+request 1: tool_choice=required tools=[answer, get_soil_report]
+"#);
+}
+
+/// A need whose own search is unsure (below the confidence floor) still brings its best
+/// tool into the first request's array: the whole message's search may not rank it at
+/// all. It is not followed up: only a sure need is.
+#[tokio::test]
+async fn an_unsure_need_brings_its_best_tool_but_is_not_followed_up() {
+    let server = Server::start(vec![
+        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+        text("Oak."),
+    ])
+    .await;
+    let agent = toolscout_agent::Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation)
+            .build()
+            .unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(Sure {
+            inner: needs_host(),
+            // The soil need is unsure; the timber need and the whole message are sure.
+            confidence: |m| Some(if m.starts_with("give me") { 0.1 } else { 0.9 }),
+        }),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let report = agent
+        .run(
+            "Check the timber resources of the area, and then give me a report on a soil sample.",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    let mut followed = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let AgentEvent::NeedFollowedUp { need, .. } = event {
+            followed.push(need);
+        }
+    }
+    insta::assert_snapshot!(format!("followed up {followed:?}\n{}", requests_seen(&server)), @r"
+followed up []
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
+request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_soil_report]
+");
+}
