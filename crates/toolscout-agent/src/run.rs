@@ -539,16 +539,14 @@ fn retrieve_needs(
     let limit = (config.retrieve_top_k + PER_NEED * needs.len()).min(config.activation_cap);
     // An unsure need still brings its best tool: its own search ranks it first, where the
     // whole message's may not rank it at all.
+    let sure = |r: &crate::Retrieval| !r.is_below(config.confidence_floor);
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
-        .chain(all.iter().map(|(_, r)| {
-            let sure = !r.is_below(config.confidence_floor);
-            &r.tools[..if sure { r.tools.len() } else { 1 }]
-        }))
+        .chain(
+            all.iter()
+                .map(|(_, r)| &r.tools[..if sure(r) { r.tools.len() } else { 1 }]),
+        )
         .collect();
-    let parts: Vec<&(&String, crate::Retrieval)> = all
-        .iter()
-        .filter(|(_, r)| !r.is_below(config.confidence_floor))
-        .collect();
+    let parts: Vec<&(&String, crate::Retrieval)> = all.iter().filter(|(_, r)| sure(r)).collect();
     let mut tools: Vec<String> = Vec::new();
     let deepest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
     'ranks: for rank in 0..deepest {

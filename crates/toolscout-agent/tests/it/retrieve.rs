@@ -763,7 +763,7 @@ last request's messages:
 /// "need -> tools", each call and whether it ran, and the requests.
 async fn run_followed(
     server: &Server,
-    host: toolscout_agent::StaticHost,
+    host: impl ToolHost + 'static,
     ground: bool,
     message: &str,
 ) -> String {
@@ -1077,36 +1077,22 @@ async fn an_unsure_need_brings_its_best_tool_but_is_not_followed_up() {
         text("Oak."),
     ])
     .await;
-    let agent = toolscout_agent::Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation)
-            .build()
-            .unwrap(),
-        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-        std::sync::Arc::new(Sure {
-            inner: needs_host(),
-            // The soil need is unsure; the timber need and the whole message are sure.
-            confidence: |m| Some(if m.starts_with("give me") { 0.1 } else { 0.9 }),
-        }),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let report = agent
-        .run(
-            "Check the timber resources of the area, and then give me a report on a soil sample.",
-            RunOptions::default().with_events(tx),
-        )
-        .await;
-    assert_eq!(report.stop, StopReason::Answer);
-    let mut followed = Vec::new();
-    while let Ok(event) = rx.try_recv() {
-        if let AgentEvent::NeedFollowedUp { need, .. } = event {
-            followed.push(need);
-        }
-    }
-    insta::assert_snapshot!(format!("followed up {followed:?}\n{}", requests_seen(&server)), @r"
+    let host = Sure {
+        inner: needs_host(),
+        // The soil need is unsure; the timber need and the whole message are sure.
+        confidence: |m| Some(if m.starts_with("give me") { 0.1 } else { 0.9 }),
+    };
+    let seen = run_followed(
+        &server,
+        host,
+        false,
+        "Check the timber resources of the area, and then give me a report on a soil sample.",
+    )
+    .await;
+    insta::assert_snapshot!(seen, @r#"
 followed up []
+ran ["get_timber_resources ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
 request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_soil_report]
-");
+"#);
 }
