@@ -198,11 +198,12 @@ pub struct AgentConfig {
     /// Under [`Policy::Retrieve`], a request of several needs (see
     /// [`split_needs`](Self::split_needs)) is followed through: after a step whose
     /// calls served a need, after an answer that follows a successful call, and after
-    /// a forced first request declined (answered with no call) when two or more needs
-    /// were sure, the
-    /// first need whose own search was sure and that no call has served yet is put
-    /// to the model, in a system message ("The request also asks: …"), and the run goes
-    /// on (at most four times a run); under [`ToolChoice::RequiredAfterActivation`] the
+    /// a forced first request declined (answered with no call) when two or more needs'
+    /// own searches were sure (reached [`confidence_floor`](Self::confidence_floor)), the
+    /// first need that no call has served yet is put to the model (a need whose search
+    /// was unsure is put with its best tool, the only one of its tools in the array),
+    /// in a system message ("The request also asks: …"), and the run goes on (at most
+    /// four times a run); under [`ToolChoice::RequiredAfterActivation`] the
     /// next request requires a call and shows only that need's best tool and the answer
     /// tool (which declines). The answer is final once no such need is left. One
     /// successful call serves one need: the one just put to the model if it is one of
@@ -212,7 +213,9 @@ pub struct AgentConfig {
     /// [`ground_arguments`](Self::ground_arguments)), the need is put again at once with
     /// its next tool; so is the need a refused call of the first request ranks its tool
     /// highest for. Once every need followed up has been served and the last calls
-    /// succeeded, the request that closes the run shows only the answer tool.
+    /// succeeded, the request that closes the run shows only the answer tool. A request
+    /// sends the last need put to the model, not the ones before it (the calls that
+    /// follow each answer it); the run's transcript keeps them all.
     ///
     /// **Rationale:** a small model given a request of three things calls the tool for
     /// the first and answers; the tools for the others are in its array, unused. Asked

@@ -96,9 +96,9 @@ struct Forcing {
     /// The endpoint refused a request that said `required`: no more are made.
     refused: bool,
     /// The tools of a need left unserved that was just put to the model (see
-    /// [`AgentConfig::follow_needs`]): they are sure, so the next request requires a
-    /// call even after earlier calls, and shows only them (and the answer tool, which
-    /// still declines).
+    /// [`AgentConfig::follow_needs`]): they were found for it, so the next request
+    /// requires a call even after earlier calls, and shows only them (and the answer
+    /// tool, which still declines).
     follow_up: Option<Vec<String>>,
     /// Every need of a request of several has been served by a call that succeeded:
     /// the next request closes the run, and shows only the answer tool (see
@@ -198,7 +198,7 @@ pub(crate) fn run_loop<'a>(
             let (force, shown) = forcing.next_request(config);
             let mut body = request_body(
                 config,
-                &messages,
+                &needs.sent(&messages),
                 &tools,
                 force.then_some(&finders[..]),
                 shown.as_deref(),
@@ -227,7 +227,7 @@ pub(crate) fn run_loop<'a>(
             {
                 tracing::warn!(parent: &span, error = %e, "the endpoint refused a required tool call; asking again without");
                 forcing.refused = true;
-                body = request_body(config, &messages, &tools, None, None);
+                body = request_body(config, &needs.sent(&messages), &tools, None, None);
                 result = tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
@@ -458,7 +458,7 @@ fn retrieve(
         let Message::User { content } = message else {
             continue;
         };
-        let (found, needs, sure_needs) = retrieve_message(rt.host, config, content);
+        let (found, needs, found_needs) = retrieve_message(rt.host, config, content);
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
@@ -467,7 +467,7 @@ fn retrieve(
             needs,
         });
         if Some(i) == last_user {
-            pending = sure_needs;
+            pending = found_needs;
         }
         if Some(i) == last_user {
             last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
@@ -494,7 +494,7 @@ pub fn retrieve_for(
     (found, needs)
 }
 
-/// [`retrieve_for`], with the needs whose own search was sure and their tools.
+/// [`retrieve_for`], with the needs whose own search found tools, and those tools.
 fn retrieve_message(
     host: &dyn ToolHost,
     config: &AgentConfig,
@@ -506,24 +506,31 @@ fn retrieve_message(
         Vec::new()
     };
     if needs.len() > 1 {
-        let (found, sure) = retrieve_needs(host, config, message, &needs);
-        (found, needs, sure)
+        let (found, found_needs) = retrieve_needs(host, config, message, &needs);
+        (found, needs, found_needs)
     } else {
         let found = host.retrieve(message, config.retrieve_top_k);
         (found, Vec::new(), Vec::new())
     }
 }
 
-/// How many of each need's best tools [`retrieve_needs`] takes, beside the whole
-/// message's [`AgentConfig::retrieve_top_k`].
+/// How many of each need's best tools [`retrieve_needs`] finds: the first joins the first
+/// request's array, the next is put to the model when a call of the first is refused
+/// (see [`Needs::refused`]).
 const PER_NEED: usize = 2;
 
-/// The tools for a message of several needs: the whole message's and each need's (a
-/// need whose retrieval is unsure, below [`AgentConfig::confidence_floor`], adds its best
-/// tool only, and is not one of the needs followed up),
-/// taken in turns by rank, so that every need has its best tool before any has its
-/// second; at most `retrieve_top_k` + [`PER_NEED`] a need, within the activation cap.
-/// The confidence is the surest of them.
+/// The tools for a message of several needs: the whole message's
+/// [`AgentConfig::retrieve_top_k`] and each need's best, taken in turns by rank, so that
+/// every need has its best tool before the whole message has its second; within the
+/// activation cap. The confidence is the surest of the whole message's and the sure
+/// needs' (those whose search reached [`AgentConfig::confidence_floor`]). Every need is
+/// returned with the tools found for it, to be followed up: a sure need's best
+/// [`PER_NEED`], an unsure need's best only.
+///
+/// **Rationale:** each need's second tool in the first array cost 1.7 tools a request
+/// on Seal-Tools (6.5 → 4.7) for few calls: shown a need's two tools, a small model
+/// picks the weaker more often than the weaker is right (see [`Needs::next`]), and the
+/// second is still offered when the first is refused.
 fn retrieve_needs(
     host: &dyn ToolHost,
     config: &AgentConfig,
@@ -536,17 +543,15 @@ fn retrieve_needs(
         .map(|need| (need, host.retrieve(need, PER_NEED)))
         .filter(|(_, r)| !r.tools.is_empty())
         .collect();
-    let limit = (config.retrieve_top_k + PER_NEED * needs.len()).min(config.activation_cap);
-    // An unsure need still brings its best tool: its own search ranks it first, where the
-    // whole message's may not rank it at all.
     let sure = |r: &crate::Retrieval| !r.is_below(config.confidence_floor);
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
-        .chain(
-            all.iter()
-                .map(|(_, r)| &r.tools[..if sure(r) { r.tools.len() } else { 1 }]),
-        )
+        .chain(all.iter().map(|(_, r)| &r.tools[..1]))
         .collect();
-    let parts: Vec<&(&String, crate::Retrieval)> = all.iter().filter(|(_, r)| sure(r)).collect();
+    let limit = lists
+        .iter()
+        .map(|l| l.len())
+        .sum::<usize>()
+        .min(config.activation_cap);
     let mut tools: Vec<String> = Vec::new();
     let deepest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
     'ranks: for rank in 0..deepest {
@@ -562,28 +567,24 @@ fn retrieve_needs(
         }
     }
     let confidence = std::iter::once(&whole)
-        .chain(parts.iter().map(|(_, r)| r))
+        .chain(all.iter().map(|(_, r)| r).filter(|r| sure(r)))
         .filter_map(|r| r.confidence)
         .reduce(f32::max);
-    let sure = parts
+    let needs = all
         .iter()
         .map(|(need, r)| Need {
             again: false,
+            sure: sure(r),
             text: (*need).clone(),
-            tools: r
-                .tools
-                .iter()
-                .filter(|t| tools.contains(t))
-                .cloned()
-                .collect(),
+            tools: r.tools[..if sure(r) { r.tools.len() } else { 1 }].to_vec(),
         })
-        .filter(|need| !need.tools.is_empty())
         .collect();
-    (crate::Retrieval { tools, confidence }, sure)
+    (crate::Retrieval { tools, confidence }, needs)
 }
 
-/// One need of a request of several, whose own search was sure: the tools found for it
-/// (all activated), so that the run can tell whether a call has served it.
+/// One need of a request of several, whose own search found tools: the tools found for it
+/// (the first activated with the request's, the others when they are put to the model),
+/// so that the run can tell whether a call has served it.
 #[derive(Debug, Clone)]
 pub(crate) struct Need {
     /// The need, as the request states it.
@@ -592,6 +593,9 @@ pub(crate) struct Need {
     tools: Vec<String>,
     /// It was asked for once and the call refused: these are its other tools.
     again: bool,
+    /// Its own search reached [`AgentConfig::confidence_floor`]: its best tool only is
+    /// known when it did not.
+    sure: bool,
 }
 
 /// Puts the next need left (see [`Needs::next`]) to the model, if there is one
@@ -612,6 +616,7 @@ fn follow_up(
     };
     forcing.follow_up = Some(need.tools.clone());
     activate(rt, config, depth, tools, &need.tools);
+    needs.said.push(messages.len());
     messages.push(Message::system(fill(
         crate::prompts::FOLLOW_NEED.trim_end(),
         &[("{need}", need.text.trim().trim_end_matches(['.', ',', ';']))],
@@ -637,6 +642,8 @@ struct Needs {
     made: u32,
     /// The tools that have run successfully.
     ran: Vec<String>,
+    /// Where in the conversation each need was put to the model, in order.
+    said: Vec<usize>,
 }
 
 impl Needs {
@@ -682,7 +689,23 @@ impl Needs {
     /// request the model was never required to call a tool for (its text answer is how
     /// it answers then).
     fn declined_unserved(&self) -> bool {
-        self.made > 0 || self.asked.is_some() || self.pending.len() >= 2
+        self.made > 0 || self.asked.is_some() || self.pending.iter().filter(|n| n.sure).count() >= 2
+    }
+
+    /// The messages a request sends: the conversation without the needs put to the model
+    /// before the last one. Those have been answered (served, declined or refused) and
+    /// the calls that followed each say what was done; the transcript keeps them.
+    ///
+    /// **Rationale:** each was repeated in every later request of the run, 60-odd
+    /// prompt tokens a request, on the runs that already make the most requests.
+    fn sent<'m>(&self, messages: &'m [Message]) -> Vec<&'m Message> {
+        let stale = &self.said[..self.said.len().saturating_sub(1)];
+        messages
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !stale.contains(i))
+            .map(|(_, m)| m)
+            .collect()
     }
 
     /// The pending need `tool` ranks highest for, the first on a tie.
@@ -748,7 +771,7 @@ impl Needs {
             let shown = Need {
                 text: need.text.clone(),
                 tools: need.tools[..1].to_vec(),
-                again: need.again,
+                ..need.clone()
             };
             self.asked = Some(need);
             return Some(shown);
@@ -834,7 +857,7 @@ fn activate(
 /// of several needs: the answer tool).
 fn request_body(
     config: &AgentConfig,
-    messages: &[Message],
+    messages: &[&Message],
     tools: &ToolSet,
     force: Option<&[String]>,
     shown: Option<&[String]>,

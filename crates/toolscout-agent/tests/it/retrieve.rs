@@ -652,7 +652,7 @@ async fn a_request_of_several_needs_retrieves_a_tool_for_each() {
     }
     insta::assert_snapshot!(seen, @r#"
     split_needs=true: needs ["How do I plant tomatoes in loam soil?", "check the timber resources of the area", "tell me the current price of Bitcoin."]
-    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_planting_instructions, get_crypto_price, get_soil_report]
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources, get_planting_instructions, get_crypto_price]
     split_needs=false: needs []
     request 1: tool_choice=auto tools=[discover_search, discover_describe, get_timber_resources]
     "#);
@@ -826,7 +826,7 @@ followed up [
     "once I have the current cryptocurrency price, check the timber resources. -> [\"get_timber_resources\"]",
 ]
 ran ["get_crypto_price ran", "get_timber_resources ran"]
-request 1: tool_choice=required tools=[answer, get_crypto_price, get_timber_resources]
+request 1: tool_choice=required tools=[answer, get_crypto_price]
 request 2: tool_choice=required tools=[answer, get_timber_resources]
 request 3: tool_choice=auto tools=[answer]
 "#
@@ -872,7 +872,8 @@ fn refusing_host() -> toolscout_agent::StaticHost {
 
 /// A need is followed up with its best tool; when that call is refused for a value the
 /// request does not give (the tool did not fit and the model made the value up), the
-/// need is asked for again at once with its next tool, and that one runs.
+/// need is asked for again at once with its next tool (not in the first request's array:
+/// it joins then), and that one runs.
 #[tokio::test]
 async fn a_need_is_asked_for_with_its_best_tool_then_its_next_if_refused() {
     let host = refusing_host();
@@ -898,7 +899,7 @@ followed up [
     "tell me how to plant tomatoes in this soil. -> [\"get_soil_report\"]",
 ]
 ran ["get_timber_resources ran", "get_planting_instructions failed", "get_soil_report ran"]
-request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions, get_soil_report]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions]
 request 2: tool_choice=required tools=[answer, get_planting_instructions]
 request 3: tool_choice=required tools=[answer, get_soil_report]
 request 4: tool_choice=auto tools=[answer]
@@ -974,7 +975,7 @@ followed up [
     "check the timber resources of the area. -> [\"get_timber_resources\"]",
 ]
 ran ["get_planting_instructions failed", "get_soil_report ran", "get_timber_resources ran"]
-request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions, get_soil_report]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions]
 request 2: tool_choice=required tools=[answer, get_soil_report]
 request 3: tool_choice=required tools=[answer, get_timber_resources]
 request 4: tool_choice=auto tools=[answer]
@@ -1006,7 +1007,7 @@ followed up [
     "give me a report on a soil sample. -> [\"get_soil_report\"]",
 ]
 ran ["get_timber_resources ran", "answer ran", "get_soil_report ran"]
-request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price, get_soil_report, get_planting_instructions]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price, get_soil_report]
 request 2: tool_choice=required tools=[answer, get_crypto_price]
 request 3: tool_choice=required tools=[answer, get_soil_report]
 request 4: tool_choice=auto tools=[answer]
@@ -1056,7 +1057,7 @@ followed up [
     "give me a report on a soil sample. -> [\"get_soil_report\"]",
 ]
 ran ["answer ran", "get_timber_resources ran", "get_soil_report ran"]
-request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report, get_planting_instructions]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
 request 2: tool_choice=required tools=[answer, get_timber_resources]
 request 3: tool_choice=required tools=[answer, get_soil_report]
 request 4: tool_choice=auto tools=[answer]
@@ -1069,30 +1070,110 @@ request 1: tool_choice=required tools=[answer, get_soil_report]
 
 /// A need whose own search is unsure (below the confidence floor) still brings its best
 /// tool into the first request's array: the whole message's search may not rank it at
-/// all. It is not followed up: only a sure need is.
+/// all. It is followed up with that tool, as a sure need is; but it is not one of the
+/// sure needs that make a first request declined with no call go on need by need.
 #[tokio::test]
-async fn an_unsure_need_brings_its_best_tool_but_is_not_followed_up() {
-    let server = Server::start(vec![
-        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
-        text("Oak."),
-    ])
-    .await;
-    let host = Sure {
+async fn an_unsure_need_brings_its_best_tool_and_is_followed_up_with_it() {
+    let host = || Sure {
         inner: needs_host(),
         // The soil need is unsure; the timber need and the whole message are sure.
         confidence: |m| Some(if m.starts_with("give me") { 0.1 } else { 0.9 }),
     };
-    let seen = run_followed(
-        &server,
-        host,
-        false,
-        "Check the timber resources of the area, and then give me a report on a soil sample.",
-    )
+    let message =
+        "Check the timber resources of the area, and then give me a report on a soil sample.";
+    let server = Server::start(vec![
+        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+        call("c2", "get_soil_report", r#"{"what":"a soil sample"}"#),
+        text("Oak; the soil is loam."),
+    ])
     .await;
-    insta::assert_snapshot!(seen, @r#"
-followed up []
-ran ["get_timber_resources ran"]
+    let served = run_followed(&server, host(), false, message).await;
+    let server = Server::start(vec![call(
+        "c1",
+        "answer",
+        r#"{"text":"I have checked the timber and the soil."}"#,
+    )])
+    .await;
+    let declined = run_followed(&server, host(), false, message).await;
+    insta::assert_snapshot!(format!("{served}\n{declined}"), @r#"
+followed up [
+    "give me a report on a soil sample. -> [\"get_soil_report\"]",
+]
+ran ["get_timber_resources ran", "get_soil_report ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
-request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_soil_report]
+request 2: tool_choice=required tools=[answer, get_soil_report]
+request 3: tool_choice=auto tools=[answer]
+
+followed up []
+ran ["answer ran"]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
+"#);
+}
+
+/// A need put to the model is said once: a later request leaves out the needs put
+/// before the last (answered since, by the calls that follow each), while the
+/// transcript keeps every one.
+#[tokio::test]
+async fn a_request_leaves_out_the_needs_put_before_the_last() {
+    let server = Server::start(vec![
+        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
+        call("c2", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
+        call("c3", "get_soil_report", r#"{"what":"a soil sample"}"#),
+        text("Oak; 1 dollar; loam."),
+    ])
+    .await;
+    let agent = toolscout_agent::Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation)
+            .build()
+            .unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(needs_host()),
+    );
+    let report = agent
+        .run(
+            "Check the timber resources of the area, then tell me the current price of Bitcoin, \
+             and finally give me a report on a soil sample.",
+            RunOptions::default(),
+        )
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_paired(&report.messages);
+    let system = |messages: &[Value]| -> Vec<String> {
+        messages
+            .iter()
+            .filter(|m| m["role"] == "system")
+            .filter_map(|m| m["content"].as_str())
+            .filter(|c| c.starts_with("The request also asks"))
+            .map(|c| c.split('.').next().unwrap_or(c).to_owned())
+            .collect()
+    };
+    let mut seen: Vec<String> = server
+        .requests()
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let messages = r["messages"].as_array().unwrap();
+            format!(
+                "request {}: {} messages, needs said {:?}",
+                i + 1,
+                messages.len(),
+                system(messages)
+            )
+        })
+        .collect();
+    let transcript: Vec<Value> = report
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap())
+        .collect();
+    seen.push(format!("transcript: needs said {:?}", system(&transcript)));
+    insta::assert_snapshot!(seen.join("\n"), @r#"
+request 1: 2 messages, needs said []
+request 2: 5 messages, needs said ["The request also asks: \"tell me the current price of Bitcoin\""]
+request 3: 7 messages, needs said ["The request also asks: \"give me a report on a soil sample\""]
+request 4: 9 messages, needs said ["The request also asks: \"give me a report on a soil sample\""]
+transcript: needs said ["The request also asks: \"tell me the current price of Bitcoin\"", "The request also asks: \"give me a report on a soil sample\""]
 "#);
 }
