@@ -8,163 +8,13 @@
 //! sub-task instead. The split here is cheap and lexical: sentences, the connectives
 //! that start another request ("also", "additionally", "then", "after that",
 //! "finally"), list items and lines. It never splits inside a sentence at a plain "and"
-//! ("times and distances" is one need). A piece too short to ask for anything, or made
-//! only of greetings, thanks and offers of help ("Can you help me with that?"), joins
-//! its neighbour.
+//! ("times and distances" is one need).
 
 /// Most needs one message is split into; the rest stays with the last.
 pub const MAX_NEEDS: usize = 5;
 
 /// Fewest words of a need: a shorter piece ("Thanks!", "Then:") joins its neighbour.
 const MIN_WORDS: usize = 3;
-
-/// Words that ask for nothing by themselves: greetings, thanks, offers and requests of
-/// help, pronouns and the small words of a sentence. A piece made only of them ("Can you
-/// help me with that?", "Thank you for your help.", "I need your help with a few
-/// things.") is not a need: searched alone it finds a tool at random, and following it
-/// up costs a request. It joins its neighbour, as a short piece does.
-const FILLER: [&str; 140] = [
-    "a",
-    "about",
-    "afternoon",
-    "ai",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "anything",
-    "are",
-    "assist",
-    "assistance",
-    "assistant",
-    "assisting",
-    "at",
-    "be",
-    "been",
-    "being",
-    "bot",
-    "but",
-    "by",
-    "can",
-    "chatbot",
-    "could",
-    "couple",
-    "d",
-    "dear",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "evening",
-    "few",
-    "following",
-    "for",
-    "from",
-    "get",
-    "give",
-    "good",
-    "greetings",
-    "had",
-    "has",
-    "have",
-    "hello",
-    "help",
-    "helping",
-    "helps",
-    "here",
-    "hey",
-    "hi",
-    "hope",
-    "hoping",
-    "how",
-    "i",
-    "if",
-    "in",
-    "is",
-    "it",
-    "its",
-    "just",
-    "kindly",
-    "like",
-    "ll",
-    "looking",
-    "love",
-    "m",
-    "may",
-    "me",
-    "might",
-    "mine",
-    "morning",
-    "multiple",
-    "must",
-    "my",
-    "myself",
-    "need",
-    "needed",
-    "needs",
-    "now",
-    "of",
-    "offer",
-    "on",
-    "or",
-    "our",
-    "ours",
-    "out",
-    "please",
-    "possible",
-    "provide",
-    "question",
-    "questions",
-    "re",
-    "really",
-    "request",
-    "s",
-    "several",
-    "shall",
-    "should",
-    "sir",
-    "so",
-    "some",
-    "something",
-    "stuff",
-    "support",
-    "t",
-    "task",
-    "tasks",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "there",
-    "these",
-    "thing",
-    "things",
-    "this",
-    "those",
-    "to",
-    "too",
-    "up",
-    "us",
-    "ve",
-    "very",
-    "want",
-    "wanted",
-    "wants",
-    "was",
-    "we",
-    "were",
-    "what",
-    "will",
-    "with",
-    "wonder",
-    "wondering",
-    "would",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-];
 
 /// Connectives that start another request inside a sentence, lower case, each
 /// preceded by a comma or "and" (or by both, e.g. ", and also").
@@ -214,12 +64,7 @@ pub fn split_needs(message: &str) -> Vec<String> {
             continue;
         }
         match needs.last_mut() {
-            Some(last)
-                if words(piece) < MIN_WORDS
-                    || words(last) < MIN_WORDS
-                    || asks_nothing(piece)
-                    || asks_nothing(last) =>
-            {
+            Some(last) if words(piece) < MIN_WORDS || words(last) < MIN_WORDS => {
                 last.push(' ');
                 last.push_str(piece);
             }
@@ -256,16 +101,6 @@ fn opens_enumeration(piece: &str) -> bool {
             .strip_prefix(opener)
             .is_some_and(|rest| rest.starts_with(*then))
     })
-}
-
-/// Whether every word of `piece` is a [`FILLER`] word (and it has one).
-fn asks_nothing(piece: &str) -> bool {
-    let lower = piece.to_lowercase();
-    let mut words = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .peekable();
-    words.peek().is_some() && words.all(|w| FILLER.binary_search(&w).is_ok())
 }
 
 fn words(text: &str) -> usize {
@@ -470,45 +305,6 @@ mod tests {
         let needs = split_needs(&many);
         assert_eq!(needs.len(), MAX_NEEDS);
         assert!(needs[MAX_NEEDS - 1].contains("number 8"), "{needs:?}");
-    }
-
-    #[test]
-    fn a_piece_that_asks_for_nothing_joins_its_neighbour() {
-        assert_eq!(
-            split_needs(
-                "Hey Chatbot! I need your help. I'll be driving on South Terrace today, can you check for speed cameras on that road?"
-            ),
-            [
-                "Hey Chatbot! I need your help. I'll be driving on South Terrace today, can you check for speed cameras on that road?"
-            ]
-        );
-        assert_eq!(
-            split_needs(
-                "I need your help with a few things. Get the weather in Oslo. Then, book a table for two. Thank you for your help."
-            ),
-            [
-                "I need your help with a few things. Get the weather in Oslo.",
-                "book a table for two. Thank you for your help."
-            ]
-        );
-        // One word that asks for something keeps the piece a need.
-        assert_eq!(
-            split_needs("Get the weather in Oslo. Can you give me a summary of it?"),
-            [
-                "Get the weather in Oslo.",
-                "Can you give me a summary of it?"
-            ]
-        );
-    }
-
-    #[test]
-    fn filler_words_are_sorted_and_lower_case() {
-        assert!(FILLER.is_sorted(), "binary_search needs FILLER sorted");
-        assert!(
-            FILLER
-                .iter()
-                .all(|w| w.chars().all(|c| c.is_ascii_lowercase()))
-        );
     }
 
     #[test]
