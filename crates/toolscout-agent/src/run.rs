@@ -768,11 +768,8 @@ impl Needs {
                 return None;
             }
             self.made += u32::from(!need.again);
-            let shown = Need {
-                text: need.text.clone(),
-                tools: need.tools[..1].to_vec(),
-                ..need.clone()
-            };
+            let mut shown = need.clone();
+            shown.tools.truncate(1);
             self.asked = Some(need);
             return Some(shown);
         }
