@@ -298,27 +298,28 @@ fn states_values(piece: &str) -> bool {
     if piece.contains('?') {
         return false;
     }
-    let lower = piece.to_lowercase();
-    let mut words = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty());
+    let mut words = lower_words(piece);
     words
         .next()
-        .is_some_and(|first| THING_SUBJECTS.binary_search(&first).is_ok())
+        .is_some_and(|first| THING_SUBJECTS.binary_search(&first.as_str()).is_ok())
         && words
             .next()
-            .is_some_and(|second| ANOTHER.binary_search(&second).is_err())
-        && words.all(|w| ASKING.binary_search(&w).is_err())
+            .is_some_and(|second| ANOTHER.binary_search(&second.as_str()).is_err())
+        && words.all(|w| ASKING.binary_search(&w.as_str()).is_err())
 }
 
 /// Whether every word of `piece` is a [`FILLER`] word (and it has one).
 fn asks_nothing(piece: &str) -> bool {
-    let lower = piece.to_lowercase();
-    let mut words = lower
+    let mut words = lower_words(piece).peekable();
+    words.peek().is_some() && words.all(|w| FILLER.binary_search(&w.as_str()).is_ok())
+}
+
+/// The words of `piece` (runs of letters and digits), lower-cased.
+fn lower_words(piece: &str) -> impl Iterator<Item = String> + '_ {
+    piece
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .peekable();
-    words.peek().is_some() && words.all(|w| FILLER.binary_search(&w).is_ok())
+        .map(str::to_lowercase)
 }
 
 fn words(text: &str) -> usize {
