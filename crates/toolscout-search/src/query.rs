@@ -324,8 +324,9 @@ pub struct Hit {
     /// How close in meaning the tool is to the query: the cosine (−1 to 1) of their
     /// vectors on all-MiniLM-L6-v2's scale (unrelated texts near 0.1, texts on one subject
     /// above 0.3; see [`Embedder::calibrate`](crate::Embedder::calibrate)), for hits of a
-    /// sentence query ranked with an [`Embedder`](crate::Embedder). `None` for name
-    /// matches, and without an embedder.
+    /// sentence query ranked with an [`Embedder`](crate::Embedder); for a query of several
+    /// sentences, the best of the whole query's cosine and each sentence's (in the light
+    /// of the whole). `None` for name matches, and without an embedder.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub meaning: Option<f32>,
     /// The ids of the near-twins grouped under this hit, best first, when the query asked

@@ -447,7 +447,7 @@ impl SearchIndex {
         // on a large catalog) runs beside the word search.
         let (sem, text, words) = (f.sem, f.text, f.words);
         let (words, query) = std::thread::scope(|scope| {
-            let embedding = scope.spawn(|| sem.query_vector(text));
+            let embedding = scope.spawn(|| sem.query_vectors(text));
             let words = match words {
                 Some(words) => self.fused_word_hits(
                     searcher,
