@@ -197,7 +197,7 @@ pub fn split_needs(message: &str) -> Vec<String> {
     let mut pieces: Vec<(String, bool)> = Vec::new();
     for line in message.lines() {
         let line = strip_list_marker(line.trim());
-        for sentence in sentences(line) {
+        for sentence in toolscout_search::analyzer::sentences(line) {
             let cut = at_connectives(sentence);
             let whole = cut.len() == 1 && cut[0] == sentence.trim();
             pieces.extend(cut.into_iter().map(|p| (p, whole)));
@@ -343,32 +343,6 @@ fn strip_list_marker(line: &str) -> &str {
         }
     }
     line
-}
-
-/// The sentences of a line: cut after `.`, `!`, `?` or `;` followed by a space and a
-/// capital letter, a digit or a quote (so "e.g. this" and "3.5 km" stay whole).
-fn sentences(line: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let chars: Vec<(usize, char)> = line.char_indices().collect();
-    for (k, &(i, c)) in chars.iter().enumerate() {
-        if !matches!(c, '.' | '!' | '?' | ';') {
-            continue;
-        }
-        let Some(&(_, space)) = chars.get(k + 1) else {
-            continue;
-        };
-        let Some(&(next_at, next)) = chars.get(k + 2) else {
-            continue;
-        };
-        let opens = next.is_uppercase() || next.is_ascii_digit() || matches!(next, '"' | '\'');
-        if space == ' ' && (opens || c == ';' || c == '?' || c == '!') {
-            out.push(&line[start..=i]);
-            start = next_at;
-        }
-    }
-    out.push(&line[start..]);
-    out
 }
 
 /// A sentence cut before each connective that starts another request (", and also",

@@ -313,6 +313,42 @@ static EMPTY_TOKEN: Token = Token {
     position_length: 1,
 };
 
+/// The sentences of a line: cut after `.`, `!`, `?` or `;` followed by a space and a
+/// capital letter, a digit or a quote (so "e.g. this" and "3.5 km" stay whole); after
+/// `!`, `?` or `;` followed by a space, whatever comes next.
+///
+/// ```
+/// use toolscout_search::analyzer::sentences;
+///
+/// assert_eq!(
+///     sentences("Find flights to Oslo, e.g. on Monday. Then book a hotel!"),
+///     ["Find flights to Oslo, e.g. on Monday.", "Then book a hotel!"]
+/// );
+/// ```
+pub fn sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if !matches!(c, '.' | '!' | '?' | ';') {
+            continue;
+        }
+        let Some(&(_, space)) = chars.get(k + 1) else {
+            continue;
+        };
+        let Some(&(next_at, next)) = chars.get(k + 2) else {
+            continue;
+        };
+        let opens = next.is_uppercase() || next.is_ascii_digit() || matches!(next, '"' | '\'');
+        if space == ' ' && (opens || c == ';' || c == '?' || c == '!') {
+            out.push(&line[start..=i]);
+            start = next_at;
+        }
+    }
+    out.push(&line[start..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
