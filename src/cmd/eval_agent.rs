@@ -128,6 +128,9 @@ fn trace(event: &AgentEvent) {
         AgentEvent::NeedFollowedUp { need, tools, .. } => {
             eprintln!("    ↻ followed up: {} [{}]", cut(need), tools.join(", "));
         }
+        AgentEvent::AnswerQuestioned { answer, .. } => {
+            eprintln!("    ? no call yet: {}", cut(answer));
+        }
         AgentEvent::FinalAnswer { text, .. } => eprintln!("    = {}", cut(text)),
         _ => {}
     }

@@ -141,6 +141,17 @@ pub enum AgentEvent {
         /// The tools found for it (activated again if they had left the array).
         tools: Vec<String>,
     },
+    /// The model answered a request it was required to call a tool for, before any call
+    /// ran, with an account of work that no call did ("I found a house in Long Beach"):
+    /// it was told that nothing has run yet and asked once more to call a tool or decline.
+    AnswerQuestioned {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The answer.
+        answer: String,
+    },
     /// A tool's schema was appended to the tools array.
     Activated {
         /// Agent name.

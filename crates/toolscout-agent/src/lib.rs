@@ -74,6 +74,7 @@
 
 mod agent;
 mod builder;
+mod claims;
 mod client;
 mod config;
 mod error;

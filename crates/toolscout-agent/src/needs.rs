@@ -315,7 +315,7 @@ fn asks_nothing(piece: &str) -> bool {
 }
 
 /// The words of `piece` (runs of letters and digits), lower-cased.
-fn lower_words(piece: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn lower_words(piece: &str) -> impl Iterator<Item = String> + '_ {
     piece
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())

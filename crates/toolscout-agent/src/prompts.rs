@@ -19,6 +19,10 @@ pub const SUBAGENT_TASK: &str = include_str!("../prompts/agent_subagent_task.txt
 /// (see [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)): `{need}` is the
 /// first need left, as the request states it.
 pub const FOLLOW_NEED: &str = include_str!("../prompts/agent_follow_need.md");
+/// Put to the model when it answers a request it was required to call a tool for with an
+/// account of work that no call did ("I found a house in Long Beach"): `{tool}` is the
+/// best tool found for the request.
+pub const NO_CALL_YET: &str = include_str!("../prompts/agent_no_call_yet.md");
 /// The request for a tool's [utterances](crate::write_utterances): `{name}`,
 /// `{description}` and `{parameters}` (the parameter names) are filled in.
 pub const UTTERANCES: &str = include_str!("../prompts/utterances.md");

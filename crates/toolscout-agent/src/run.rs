@@ -100,6 +100,12 @@ struct Forcing {
     /// requires a call even after earlier calls, and shows only them (and the answer
     /// tool, which still declines).
     follow_up: Option<Vec<String>>,
+    /// An answer given before any call, reporting work no call did, was questioned (see
+    /// [`answered`]); once a run.
+    questioned: bool,
+    /// The best tool retrieved for the last user message, named when an answer is
+    /// questioned.
+    best: Option<String>,
     /// Every need of a request of several has been served by a call that succeeded:
     /// the next request closes the run, and shows only the answer tool (see
     /// [`AgentConfig::follow_needs`]).
@@ -160,7 +166,8 @@ pub(crate) fn run_loop<'a>(
         let mut needs = Needs::default();
         if config.policy == Policy::Retrieve {
             let pending;
-            (forcing.activated, pending) = retrieve(rt, config, depth, &mut tools, &messages);
+            (forcing.activated, pending, forcing.best) =
+                retrieve(rt, config, depth, &mut tools, &messages);
             if config.follow_needs {
                 needs.pending = pending;
             }
@@ -398,6 +405,9 @@ pub(crate) fn run_loop<'a>(
 /// The model answered, in text or with the answer tool. After a real call, or before
 /// any when the request holds several sure needs (see [`Needs::declined_unserved`]), a
 /// need left unserved is put to the model (see [`follow_up`]): `None`, the run goes on.
+/// Before any call, on a request that required one, an answer that reports work done
+/// ("I found a house…", see [`crate::claims`]) is made up: the model is told that no
+/// tool has run and required once more to call one (or decline with the answer tool).
 /// Else the answer is final: reported, and returned.
 #[allow(clippy::too_many_arguments)]
 fn answered(
@@ -413,6 +423,25 @@ fn answered(
     if (forcing.acted || (forcing.forced > 0 && needs.declined_unserved()))
         && follow_up(rt, config, depth, tools, messages, forcing, needs)
     {
+        return None;
+    }
+    if !forcing.acted
+        && forcing.forced > 0
+        && !forcing.questioned
+        && let Some(best) = forcing.best.clone()
+        && crate::claims::claims_work(&text)
+    {
+        forcing.questioned = true;
+        forcing.activated = true;
+        messages.push(Message::system(fill(
+            crate::prompts::NO_CALL_YET.trim_end(),
+            &[("{tool}", best.as_str())],
+        )));
+        rt.emitter.emit(AgentEvent::AnswerQuestioned {
+            agent: config.name.clone(),
+            depth,
+            answer: text,
+        });
         return None;
     }
     rt.emitter.emit(AgentEvent::FinalAnswer {
@@ -440,20 +469,22 @@ fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[St
 /// conversation rebuilds the same tools array, then appends. Whether the next request
 /// must call a tool: anything was activated and the last message's retrieval reached
 /// [`AgentConfig::confidence_floor`] (an earlier message's sure tools do not force a
-/// call on a later, unsure turn).
+/// call on a later, unsure turn); the needs of the last message to follow up; and the
+/// best tool found for it.
 fn retrieve(
     rt: &Runtime<'_>,
     config: &AgentConfig,
     depth: u32,
     tools: &mut ToolSet,
     messages: &[Message],
-) -> (bool, Vec<Need>) {
+) -> (bool, Vec<Need>, Option<String>) {
     let last_user = messages
         .iter()
         .rposition(|m| matches!(m, Message::User { .. }));
     let mut activated = false;
     let mut last_sure = false;
     let mut pending = Vec::new();
+    let mut best = None;
     for (i, message) in messages.iter().enumerate() {
         let Message::User { content } = message else {
             continue;
@@ -468,16 +499,15 @@ fn retrieve(
         });
         if Some(i) == last_user {
             pending = found_needs;
-        }
-        if Some(i) == last_user {
             last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
+            best = found.tools.first().cloned();
         }
         activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
     }
     if !last_sure {
         pending.clear();
     }
-    (activated && last_sure, pending)
+    (activated && last_sure, pending, best)
 }
 
 /// What [`Policy::Retrieve`] finds for one user message before the model's request: the

@@ -1091,7 +1091,7 @@ async fn an_unsure_need_brings_its_best_tool_and_is_followed_up_with_it() {
     let server = Server::start(vec![call(
         "c1",
         "answer",
-        r#"{"text":"I have checked the timber and the soil."}"#,
+        r#"{"text":"None of my tools checks timber or soil."}"#,
     )])
     .await;
     let declined = run_followed(&server, host(), false, message).await;
@@ -1176,4 +1176,124 @@ request 3: 7 messages, needs said ["The request also asks: \"give me a report on
 request 4: 9 messages, needs said ["The request also asks: \"give me a report on a soil sample\""]
 transcript: needs said ["The request also asks: \"tell me the current price of Bitcoin\"", "The request also asks: \"give me a report on a soil sample\""]
 "#);
+}
+
+/// The messages of request `n` (from 1) as the model reads them: role, then content or
+/// the calls made.
+fn conversation(server: &Server, n: usize) -> String {
+    let request = &server.requests()[n - 1];
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    messages
+        .iter()
+        .map(|m| {
+            let role = m["role"].as_str().unwrap_or("?");
+            let calls: Vec<String> = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        c["function"]["name"].as_str().unwrap_or("?"),
+                        c["function"]["arguments"].as_str().unwrap_or("?")
+                    )
+                })
+                .collect();
+            match m["content"].as_str() {
+                _ if role == "system" && m == &messages[0] => {
+                    "system: (the system prompt)\n".to_owned()
+                }
+                Some(content) if calls.is_empty() => format!("{role}: {content}\n"),
+                _ => format!("{role}: calls {}\n", calls.join("; ")),
+            }
+        })
+        .collect()
+}
+
+/// An answer that reports work no call did ("I found…"), given before any call to a
+/// request that required one, is made up: the model is told that no tool has run and
+/// required once more to call one (here it then does). A second such answer is final,
+/// and so is a plain decline at once.
+#[tokio::test]
+async fn a_made_up_account_of_work_is_questioned_once() {
+    let run = |replies: Vec<Reply>| async move {
+        let server = Server::start(replies).await;
+        let agent = toolscout_agent::Agent::new(
+            config(Policy::Retrieve, false)
+                .retrieve_top_k(1)
+                .tool_choice(ToolChoice::RequiredAfterActivation)
+                .build()
+                .unwrap(),
+            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+            std::sync::Arc::new(needs_host()),
+        );
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let report = agent
+            .run(
+                "Give me a report on a soil sample.",
+                RunOptions::default().with_events(tx),
+            )
+            .await;
+        assert_eq!(report.stop, StopReason::Answer);
+        assert_paired(&report.messages);
+        assert_eq!(server.remaining(), 0);
+        let mut questioned = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            if let AgentEvent::AnswerQuestioned { answer, .. } = event {
+                questioned.push(answer);
+            }
+        }
+        (server, report, questioned)
+    };
+    let claim = |id: &str| {
+        call(
+            id,
+            "answer",
+            r#"{"text":"I found a soil report: the sample is loam."}"#,
+        )
+    };
+    let (server, report, questioned) = run(vec![
+        claim("c1"),
+        call("c2", "get_soil_report", r#"{"what":"a soil sample"}"#),
+        text("The sample is loam."),
+    ])
+    .await;
+    assert_eq!(report.answer.as_deref(), Some("The sample is loam."));
+    assert_eq!(questioned, ["I found a soil report: the sample is loam."]);
+    insta::assert_snapshot!(
+        format!("{}\n{}", requests_seen(&server), conversation(&server, 2)),
+        @r#"
+    request 1: tool_choice=required tools=[answer, get_soil_report]
+    request 2: tool_choice=required tools=[answer, get_soil_report]
+    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_soil_report]
+
+    system: (the system prompt)
+    user: Give me a report on a soil sample.
+    assistant: calls answer {"text":"I found a soil report: the sample is loam."}
+    tool: {"ok":true,"value":"delivered"}
+    assistant: I found a soil report: the sample is loam.
+    system: No tool has run yet, so nothing has been found or done: call `get_soil_report` now with the values from the request, or, if it does not do what the user asked, say so.
+    "#
+    );
+
+    let (server, report, questioned) = run(vec![claim("c1"), claim("c2")]).await;
+    assert_eq!(
+        report.answer.as_deref(),
+        Some("I found a soil report: the sample is loam.")
+    );
+    assert_eq!(questioned.len(), 1);
+    assert_eq!(server.requests().len(), 2);
+
+    let (server, report, questioned) = run(vec![call(
+        "c1",
+        "answer",
+        r#"{"text":"None of my tools reports on soil."}"#,
+    )])
+    .await;
+    assert_eq!(
+        report.answer.as_deref(),
+        Some("None of my tools reports on soil.")
+    );
+    assert!(questioned.is_empty());
+    assert_eq!(server.requests().len(), 1);
 }

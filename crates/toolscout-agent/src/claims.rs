@@ -1,0 +1,149 @@
+//! Whether an answer reports work done: "I found a house in Long Beach", "I have
+//! booked the table", "Your payment has been sent". Given before any call ran, such an
+//! answer is made up — nothing was found, booked or sent — and the loop asks for the
+//! call instead (see `answered` in the loop).
+//!
+//! **Rationale:** a small model required to call a tool sometimes answers with the
+//! answer tool, restating the request as done ("Can you find me a house…?" → "I found a
+//! house…"). That is no decline: a decline says what cannot be done ("None of my tools
+//! can book a table"), asks a question, or answers from what the model knows ("The 2020
+//! World Series was won by the Dodgers"), and none of those says that the assistant did
+//! something. The check is lexical and narrow on purpose: a sentence whose subject is
+//! the assistant ("I", "I have", "I've just") followed by a verb of work done, or a
+//! passive "has been" / "have been" with one; a sentence with a negation ("I found
+//! no…", "I have not booked") is not a claim.
+
+use crate::needs::lower_words;
+
+/// Verbs of work a tool would have done, in the past participle or the simple past
+/// (the same word for most), sorted.
+const DONE: [&str; 48] = [
+    "added",
+    "analysed",
+    "analyzed",
+    "booked",
+    "bought",
+    "calculated",
+    "canceled",
+    "cancelled",
+    "changed",
+    "checked",
+    "completed",
+    "computed",
+    "converted",
+    "created",
+    "deleted",
+    "downloaded",
+    "fetched",
+    "found",
+    "generated",
+    "got",
+    "identified",
+    "located",
+    "looked",
+    "made",
+    "obtained",
+    "ordered",
+    "paid",
+    "placed",
+    "played",
+    "posted",
+    "processed",
+    "purchased",
+    "registered",
+    "removed",
+    "reserved",
+    "retrieved",
+    "saved",
+    "scheduled",
+    "searched",
+    "sent",
+    "set",
+    "started",
+    "submitted",
+    "transferred",
+    "translated",
+    "updated",
+    "uploaded",
+    "verified",
+];
+
+/// Words between the subject and the verb that keep the sentence a claim: "I have
+/// found", "I've just booked", "I successfully sent".
+const BETWEEN: [&str; 6] = ["already", "also", "have", "just", "successfully", "ve"];
+
+/// Words that make a sentence no claim: "I found no flights", "I have not booked", "I
+/// couldn't find" (split at the apostrophe, its `t`).
+const NEGATIONS: [&str; 7] = ["cannot", "no", "none", "not", "nothing", "t", "unable"];
+
+/// Whether one sentence of `answer` says the assistant did a piece of work (see the
+/// [module docs](self)).
+pub(crate) fn claims_work(answer: &str) -> bool {
+    answer
+        .lines()
+        .flat_map(toolscout_search::analyzer::sentences)
+        .any(sentence_claims_work)
+}
+
+fn sentence_claims_work(sentence: &str) -> bool {
+    let words: Vec<String> = lower_words(sentence).collect();
+    if words.iter().any(|w| NEGATIONS.contains(&w.as_str())) {
+        return false;
+    }
+    let done = |w: &String| DONE.binary_search(&w.as_str()).is_ok();
+    words.iter().enumerate().any(|(i, word)| {
+        let rest = &words[i + 1..];
+        match word.as_str() {
+            "i" | "we" => rest
+                .iter()
+                .find(|w| !BETWEEN.contains(&w.as_str()))
+                .is_some_and(done),
+            "has" | "have" => {
+                rest.first().is_some_and(|w| w == "been") && rest.get(1).is_some_and(done)
+            }
+            _ => false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_verbs_are_sorted_for_the_binary_search() {
+        assert!(DONE.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn an_account_of_work_done_is_a_claim() {
+        for answer in [
+            "I found a house accommodation in Long Beach with a review rating of at least 4.2.",
+            "Sure! I've just booked a table for two at 7 pm.",
+            "I have retrieved the data and calculated the mean.",
+            "Your payment of $100 to Mary has been sent.",
+            "Done. We successfully created the asset.",
+        ] {
+            assert!(claims_work(answer), "{answer}");
+        }
+    }
+
+    #[test]
+    fn a_decline_a_question_or_knowledge_is_no_claim() {
+        for answer in [
+            "None of my tools can book a table; call the restaurant.",
+            "I found no flights on that day.",
+            "I have not booked anything yet: which date?",
+            "I couldn't find a house in Long Beach.",
+            "I'm sorry, but I cannot assist with that request.",
+            "The 2020 World Series was won by the Los Angeles Dodgers.",
+            "To rent a house, you can use the Hotels_2_SearchHouse function.",
+            "I have a report on the soil.",
+            "Could you tell me the city?",
+            "I need the amount and receiver of the payment.",
+            "",
+        ] {
+            assert!(!claims_work(answer), "{answer}");
+        }
+    }
+}
