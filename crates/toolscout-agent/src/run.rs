@@ -433,9 +433,12 @@ fn answered(
     {
         forcing.questioned = true;
         forcing.activated = true;
+        // It is in the array unless later activations evicted it.
+        activate(rt, config, depth, tools, std::slice::from_ref(&best));
+        let shown = tools.alias(&best).unwrap_or(&best);
         messages.push(Message::system(fill(
             crate::prompts::NO_CALL_YET.trim_end(),
-            &[("{tool}", best.as_str())],
+            &[("{tool}", shown)],
         )));
         rt.emitter.emit(AgentEvent::AnswerQuestioned {
             agent: config.name.clone(),

@@ -105,6 +105,14 @@ impl ToolSet {
         self.aliases.get(alias).map(String::as_str)
     }
 
+    /// The name the model sees for `name`, a tool currently in the array: its alias.
+    pub(crate) fn alias(&self, name: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|e| e.spec.name.as_str() == name)
+            .map(|e| e.alias.as_str())
+    }
+
     /// A tool currently in the array.
     pub(crate) fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.entries

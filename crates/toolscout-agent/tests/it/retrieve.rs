@@ -1276,6 +1276,33 @@ async fn a_made_up_account_of_work_is_questioned_once() {
     "#
     );
 
+    // The tool is named as the model sees it in the array: `weather.forecast` is
+    // `weather_forecast` there.
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "answer",
+            r#"{"text":"I have checked the forecast: rain in Paris."}"#,
+        ),
+        call("c2", "weather_forecast", r#"{"city":"Paris"}"#),
+        text("Rain in Paris."),
+    ])
+    .await;
+    let report = agent(
+        &server,
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .tool_choice(ToolChoice::RequiredAfterActivation),
+    )
+    .run(
+        "What is the weather forecast for Paris?",
+        RunOptions::default(),
+    )
+    .await;
+    assert_eq!(report.answer.as_deref(), Some("Rain in Paris."));
+    let said = conversation(&server, 2);
+    assert!(said.contains("call `weather_forecast` now"), "{said}");
+
     let (server, report, questioned) = run(vec![claim("c1"), claim("c2")]).await;
     assert_eq!(
         report.answer.as_deref(),

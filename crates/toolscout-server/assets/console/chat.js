@@ -154,6 +154,10 @@ window.Chat = (() => {
         }
         break;
       }
+      case "answer_questioned":
+        // The answer above reported work before any tool ran: the model is asked to call one.
+        entry("event", el("span", { class: "what", text: "no tool has run yet " }), document.createTextNode("— the model is asked to call one"));
+        break;
       case "final_answer":
         if (!state.answer || !state.answer.textContent) (state.answer || entry("assistant")).textContent = data.text;
         break;
