@@ -32,6 +32,14 @@ fn requests_seen(server: &Server) -> String {
         .collect()
 }
 
+/// The retrieve policy with one tool retrieved and a call required after activation:
+/// the set-up of the tests of forcing, needs and answers.
+fn forced(stream: bool) -> toolscout_agent::AgentConfigBuilder {
+    config(Policy::Retrieve, stream)
+        .retrieve_top_k(1)
+        .tool_choice(ToolChoice::RequiredAfterActivation)
+}
+
 /// The tools of each `Retrieved` event the run sent, best first.
 fn retrieved(rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>) -> Vec<Vec<String>> {
     let mut out = Vec::new();
@@ -189,12 +197,7 @@ async fn tool_choice_is_required_after_activation_then_auto() {
         text("Sunny, 21 °C."),
     ])
     .await;
-    let agent = agent(
-        &server,
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation),
-    );
+    let agent = agent(&server, forced(false));
     let report = agent
         .run("What's the weather in Oslo?", RunOptions::default())
         .await;
@@ -217,12 +220,7 @@ async fn a_refused_forced_request_is_made_again_unforced() {
             text("Sunny, 21 °C."),
         ])
         .await;
-        let agent = agent(
-            &server,
-            config(Policy::Retrieve, stream)
-                .retrieve_top_k(1)
-                .tool_choice(ToolChoice::RequiredAfterActivation),
-        );
+        let agent = agent(&server, forced(stream));
         let report = agent
             .run("What's the weather in Oslo?", RunOptions::default())
             .await;
@@ -282,11 +280,7 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
         let server = Server::start(vec![text("Once upon a rainy day…")]).await;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let agent = toolscout_agent::Agent::new(
-            config(Policy::Retrieve, false)
-                .retrieve_top_k(1)
-                .tool_choice(ToolChoice::RequiredAfterActivation)
-                .build()
-                .unwrap(),
+            forced(false).build().unwrap(),
             toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
             std::sync::Arc::new(Sure {
                 inner: crate::host(),
@@ -326,11 +320,7 @@ async fn only_the_last_message_decides_whether_a_call_is_required() {
     // A replayed conversation: the first question is sure, the last turn is not.
     let server = Server::start(vec![text("You're welcome.")]).await;
     let agent = toolscout_agent::Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation)
-            .build()
-            .unwrap(),
+        forced(false).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(Sure {
             inner: crate::host(),
@@ -364,12 +354,7 @@ async fn a_search_under_required_forces_the_next_request_too() {
         text("Two sunny days."),
     ])
     .await;
-    let agent = agent(
-        &server,
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation),
-    );
+    let agent = agent(&server, forced(false));
     let report = agent
         .run("What's the weather in Oslo?", RunOptions::default())
         .await;
@@ -682,12 +667,7 @@ async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
         };
         let server = Server::start(script).await;
         let agent = toolscout_agent::Agent::new(
-            config(Policy::Retrieve, false)
-                .retrieve_top_k(1)
-                .tool_choice(ToolChoice::RequiredAfterActivation)
-                .follow_needs(follow)
-                .build()
-                .unwrap(),
+            forced(false).follow_needs(follow).build().unwrap(),
             toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
             std::sync::Arc::new(needs_host()),
         );
@@ -768,12 +748,7 @@ async fn run_followed(
     message: &str,
 ) -> String {
     let agent = toolscout_agent::Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation)
-            .ground_arguments(ground)
-            .build()
-            .unwrap(),
+        forced(false).ground_arguments(ground).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(host),
     );
@@ -1123,11 +1098,7 @@ async fn a_request_leaves_out_the_needs_put_before_the_last() {
     ])
     .await;
     let agent = toolscout_agent::Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation)
-            .build()
-            .unwrap(),
+        forced(false).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(needs_host()),
     );
@@ -1219,11 +1190,7 @@ async fn a_made_up_account_of_work_is_questioned_once() {
     let run = |replies: Vec<Reply>| async move {
         let server = Server::start(replies).await;
         let agent = toolscout_agent::Agent::new(
-            config(Policy::Retrieve, false)
-                .retrieve_top_k(1)
-                .tool_choice(ToolChoice::RequiredAfterActivation)
-                .build()
-                .unwrap(),
+            forced(false).build().unwrap(),
             toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
             std::sync::Arc::new(needs_host()),
         );
@@ -1288,17 +1255,12 @@ async fn a_made_up_account_of_work_is_questioned_once() {
         text("Rain in Paris."),
     ])
     .await;
-    let report = agent(
-        &server,
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .tool_choice(ToolChoice::RequiredAfterActivation),
-    )
-    .run(
-        "What is the weather forecast for Paris?",
-        RunOptions::default(),
-    )
-    .await;
+    let report = agent(&server, forced(false))
+        .run(
+            "What is the weather forecast for Paris?",
+            RunOptions::default(),
+        )
+        .await;
     assert_eq!(report.answer.as_deref(), Some("Rain in Paris."));
     let said = conversation(&server, 2);
     assert!(said.contains("call `weather_forecast` now"), "{said}");
