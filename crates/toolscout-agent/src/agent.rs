@@ -147,18 +147,22 @@ impl Agent {
     }
 }
 
+/// What a policy appends to the system prompt about using the tools.
+pub(crate) fn guidance(policy: Policy) -> Option<&'static str> {
+    match policy {
+        Policy::Upfront => None,
+        Policy::Browse => Some(prompts::BROWSE),
+        Policy::Retrieve => Some(prompts::RETRIEVE),
+    }
+}
+
 /// The conversation with the agent's system prompt first.
 pub(crate) fn with_system(config: &AgentConfig, mut messages: Vec<Message>) -> Vec<Message> {
     if matches!(messages.first(), Some(Message::System { .. })) {
         return messages;
     }
     let mut prompt = config.system_prompt.trim().to_owned();
-    let guidance = match config.policy {
-        Policy::Upfront => None,
-        Policy::Browse => Some(prompts::BROWSE),
-        Policy::Retrieve => Some(prompts::RETRIEVE),
-    };
-    if let Some(guidance) = guidance {
+    if let Some(guidance) = guidance(config.policy) {
         if !prompt.is_empty() {
             prompt.push_str("\n\n");
         }

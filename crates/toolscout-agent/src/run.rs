@@ -106,16 +106,30 @@ struct Forcing {
     /// The best tool retrieved for the last user message, named when an answer is
     /// questioned.
     best: Option<String>,
-    /// Every need of a request of several has been served by a call that succeeded:
-    /// the next request closes the run, and shows only the answer tool (see
-    /// [`AgentConfig::follow_needs`]).
+    /// The last user message asked for one thing: once a call serves it, the run
+    /// closes (see [`AgentConfig::follow_needs`]).
+    one_need: bool,
+    /// Every need of the request has been served by a call that succeeded: the next
+    /// request closes the run, and shows no tools (see [`AgentConfig::follow_needs`]).
     closing: bool,
+}
+
+/// The tools a request shows.
+#[derive(Debug, PartialEq)]
+enum Shown {
+    /// The whole array (without the finders when a call is required).
+    All,
+    /// Only these, when any of them is still in the array (a need followed up, and the
+    /// answer tool to decline it).
+    Only(Vec<String>),
+    /// None: the request that closes the run asks for the answer only.
+    Nothing,
 }
 
 impl Forcing {
     /// Whether the next request says `tool_choice: "required"` (counted if so), and
-    /// when it follows a need up or closes the run, the only tools it shows.
-    fn next_request(&mut self, config: &AgentConfig) -> (bool, Option<Vec<String>>) {
+    /// the tools it shows.
+    fn next_request(&mut self, config: &AgentConfig) -> (bool, Shown) {
         let follow_up = self.follow_up.take();
         let closing = std::mem::take(&mut self.closing);
         let force = config.tool_choice == ToolChoice::RequiredAfterActivation
@@ -127,9 +141,10 @@ impl Forcing {
         let shown = match follow_up.filter(|_| force) {
             Some(mut tools) => {
                 tools.push(ANSWER_TOOL.to_owned());
-                Some(tools)
+                Shown::Only(tools)
             }
-            None => (closing && !force).then(|| vec![ANSWER_TOOL.to_owned()]),
+            None if closing && !force => Shown::Nothing,
+            None => Shown::All,
         };
         (force, shown)
     }
@@ -165,11 +180,12 @@ pub(crate) fn run_loop<'a>(
         // The needs of a request of several that no call has served yet.
         let mut needs = Needs::default();
         if config.policy == Policy::Retrieve {
-            let pending;
-            (forcing.activated, pending, forcing.best) =
-                retrieve(rt, config, depth, &mut tools, &messages);
+            let found = retrieve(rt, config, depth, &mut tools, &messages);
+            forcing.activated = found.sure;
+            forcing.best = found.best;
+            forcing.one_need = found.one_need;
             if config.follow_needs {
-                needs.pending = pending;
+                needs.pending = found.pending;
             }
         }
         // Calls `ground_arguments` refused: made again unchanged, they run.
@@ -203,13 +219,22 @@ pub(crate) fn run_loop<'a>(
                 step: steps,
             });
             let (force, shown) = forcing.next_request(config);
-            let mut body = request_body(
-                config,
-                &needs.sent(&messages),
-                &tools,
-                force.then_some(&finders[..]),
-                shown.as_deref(),
-            );
+            let plain;
+            let mut sent = needs.sent(&messages);
+            // With no tools to call, the guidance on calling them is left out too.
+            if shown == Shown::Nothing
+                && let Some(first) = sent.first()
+                && let Some(own) = own_prompt(config, first)
+            {
+                if own.is_empty() {
+                    sent.remove(0);
+                } else {
+                    plain = Message::system(own);
+                    sent[0] = &plain;
+                }
+            }
+            let mut body =
+                request_body(config, &sent, &tools, force.then_some(&finders[..]), &shown);
             let emitter = rt.emitter.clone();
             let on_text = |text: &str| {
                 emitter.emit(AgentEvent::TextDelta {
@@ -234,7 +259,7 @@ pub(crate) fn run_loop<'a>(
             {
                 tracing::warn!(parent: &span, error = %e, "the endpoint refused a required tool call; asking again without");
                 forcing.refused = true;
-                body = request_body(config, &needs.sent(&messages), &tools, None, None);
+                body = request_body(config, &needs.sent(&messages), &tools, None, &Shown::All);
                 result = tokio::select! {
                     biased;
                     () = cancel.cancelled() => None,
@@ -386,8 +411,11 @@ pub(crate) fn run_loop<'a>(
                     &mut forcing,
                     &mut needs,
                 );
-                // The last need served and nothing failed: what is left is the answer.
-                forcing.closing = !followed && progressed && !failed && needs.all_served();
+                // The last need served (or the one need of a request of one), nothing
+                // failed and nothing new was found: what is left is the answer.
+                let served = needs.all_served() || (config.follow_needs && forcing.one_need);
+                forcing.closing =
+                    !followed && progressed && !failed && !forcing.activated && served;
             }
         };
         RunReport {
@@ -480,7 +508,7 @@ fn retrieve(
     depth: u32,
     tools: &mut ToolSet,
     messages: &[Message],
-) -> (bool, Vec<Need>, Option<String>) {
+) -> LastRetrieval {
     let last_user = messages
         .iter()
         .rposition(|m| matches!(m, Message::User { .. }));
@@ -488,6 +516,7 @@ fn retrieve(
     let mut last_sure = false;
     let mut pending = Vec::new();
     let mut best = None;
+    let mut one_need = false;
     for (i, message) in messages.iter().enumerate() {
         let Message::User { content } = message else {
             continue;
@@ -498,9 +527,10 @@ fn retrieve(
             depth,
             tools: found.tools.clone(),
             confidence: found.confidence,
-            needs,
+            needs: needs.clone(),
         });
         if Some(i) == last_user {
+            one_need = needs.is_empty();
             pending = found_needs;
             last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
             best = found.tools.first().cloned();
@@ -510,7 +540,26 @@ fn retrieve(
     if !last_sure {
         pending.clear();
     }
-    (activated && last_sure, pending, best)
+    LastRetrieval {
+        sure: activated && last_sure,
+        pending,
+        best,
+        one_need,
+    }
+}
+
+/// What [`retrieve`] found for the last user message.
+struct LastRetrieval {
+    /// Tools were activated and the last message's retrieval reached the confidence
+    /// floor: the next request requires a call.
+    sure: bool,
+    /// The needs of the last message to follow up (none when it asks for one thing, or
+    /// its retrieval was unsure).
+    pending: Vec<Need>,
+    /// The best tool found for the last message.
+    best: Option<String>,
+    /// The last message was not split: it asks for one thing.
+    one_need: bool,
 }
 
 /// What [`Policy::Retrieve`] finds for one user message before the model's request: the
@@ -882,15 +931,15 @@ fn activate(
 }
 
 /// The request: `force` (the finders to leave out) says `tool_choice: "required"`;
-/// `shown`, when some of them are in the array, is all of the array the request shows
-/// (a need followed up: its tools and the answer tool; the request that closes a run
-/// of several needs: the answer tool).
+/// `shown` is what of the array the request shows: [`Shown::Only`] a need followed up
+/// (its tools and the answer tool, when some of them are in the array),
+/// [`Shown::Nothing`] for the request that closes the run.
 fn request_body(
     config: &AgentConfig,
     messages: &[&Message],
     tools: &ToolSet,
     force: Option<&[String]>,
-    shown: Option<&[String]>,
+    shown: &Shown,
 ) -> Map<String, Value> {
     let mut body = config.request_params.clone();
     for key in ["stream", "stream_options", "tools"] {
@@ -898,22 +947,24 @@ fn request_body(
     }
     body.insert("model".to_owned(), json!(config.model));
     body.insert("messages".to_owned(), json!(messages));
+    // Only the tools asked for, unless none of them is left in the array.
+    let mut only = match shown {
+        Shown::Only(only) => Some(tools.to_openai_only(only)).filter(|o| !o.is_empty()),
+        Shown::All | Shown::Nothing => None,
+    };
     // Forced, without the finders: unless nothing else would be left.
     let forced = force
-        .map(|hidden| match shown {
-            Some(only) => Some(tools.to_openai_only(only))
-                .filter(|o| !o.is_empty())
-                .unwrap_or_else(|| tools.to_openai_without(hidden)),
-            None => tools.to_openai_without(hidden),
+        .map(|hidden| {
+            only.take()
+                .unwrap_or_else(|| tools.to_openai_without(hidden))
         })
         .filter(|left| !left.is_empty());
     let required = forced.is_some();
-    let tools = forced.unwrap_or_else(|| {
-        shown
-            .map(|only| tools.to_openai_only(only))
-            .filter(|o| !o.is_empty())
-            .unwrap_or_else(|| tools.to_openai())
-    });
+    let tools = match forced {
+        Some(forced) => forced,
+        None if *shown == Shown::Nothing => Vec::new(),
+        None => only.unwrap_or_else(|| tools.to_openai()),
+    };
     if tools.is_empty() {
         body.remove("tool_choice");
     } else {
@@ -923,6 +974,17 @@ fn request_body(
         }
     }
     body
+}
+
+/// The text of `message`, the system prompt, without the policy's guidance that
+/// [`with_system`](crate::agent::with_system) appended; `None` when it has none (a
+/// conversation that brought its own system prompt).
+fn own_prompt<'m>(config: &AgentConfig, message: &'m Message) -> Option<&'m str> {
+    let Message::System { content } = message else {
+        return None;
+    };
+    let guidance = crate::agent::guidance(config.policy)?.trim();
+    Some(content.strip_suffix(guidance)?.trim_end())
 }
 
 /// Usage counted locally, for endpoints that report none.

@@ -82,7 +82,7 @@ async fn retrieve_activates_the_best_tools_before_the_first_request() {
         insta::allow_duplicates! {
             insta::assert_snapshot!(requests_seen(&server), @r"
             request 1: tool_choice=auto tools=[discover_search, discover_describe, get_weather, weather_forecast]
-            request 2: tool_choice=auto tools=[discover_search, discover_describe, get_weather, weather_forecast]
+            request 2: tool_choice=auto tools=[]
             ");
         }
     }
@@ -204,7 +204,67 @@ async fn tool_choice_is_required_after_activation_then_auto() {
     assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."));
     insta::assert_snapshot!(requests_seen(&server), @r#"
     request 1: tool_choice=required tools=[answer, get_weather]
+    request 2: tool_choice=auto tools=[]
+    "#);
+}
+
+/// A request of one thing, once a call serves it, is closed: the next request shows no
+/// tools and asks for the answer, whether the call was required (a sure retrieval) or
+/// not. Not when a call of that step failed: the model may make it again.
+#[tokio::test]
+async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
+    const FLOOR: f32 = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
+    let cases: [(&str, Confidence, bool); 3] = [
+        ("served", |_| Some(FLOOR), false),
+        ("served, unsure", |_| Some(FLOOR - 0.01), false),
+        ("a call failed", |_| Some(FLOOR), true),
+    ];
+    let mut seen = Vec::new();
+    for (case, sure, fail) in cases {
+        let mut first = vec![("c1", "get_weather", r#"{"city":"Oslo"}"#)];
+        if fail {
+            first.push(("c2", "get_wether", r#"{"city":"Oslo"}"#));
+        }
+        let server = Server::start(vec![calls(&first), text("Sunny, 21 °C.")]).await;
+        let agent = toolscout_agent::Agent::new(
+            forced(false).build().unwrap(),
+            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+            std::sync::Arc::new(Sure {
+                inner: crate::host(),
+                confidence: sure,
+            }),
+        );
+        let report = agent
+            .run("What's the weather in Oslo?", RunOptions::default())
+            .await;
+        assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."), "{case}");
+        assert_paired(&report.messages);
+        // The request with no tools leaves the guidance on tools out of the system prompt.
+        let requests = server.requests();
+        let prompt = requests.last().unwrap()["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .replace(toolscout_agent::prompts::RETRIEVE.trim(), "<guidance>");
+        seen.push(format!(
+            "{case}\n{}last system prompt: {prompt:?}\n",
+            requests_seen(&server)
+        ));
+    }
+    insta::assert_snapshot!(seen.join("\n"), @r#"
+    served
+    request 1: tool_choice=required tools=[answer, get_weather]
+    request 2: tool_choice=auto tools=[]
+    last system prompt: "You are a test assistant."
+
+    served, unsure
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
+    request 2: tool_choice=auto tools=[]
+    last system prompt: "You are a test assistant."
+
+    a call failed
+    request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
+    last system prompt: "You are a test assistant.\n\n<guidance>"
     "#);
 }
 
@@ -230,7 +290,7 @@ async fn a_refused_forced_request_is_made_again_unforced() {
             insta::assert_snapshot!(requests_seen(&server), @r#"
             request 1: tool_choice=required tools=[answer, get_weather]
             request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
-            request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
+            request 3: tool_choice=auto tools=[]
             "#);
         }
     }
@@ -363,7 +423,7 @@ async fn a_search_under_required_forces_the_next_request_too() {
     insta::assert_snapshot!(requests_seen(&server), @r#"
     request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=required tools=[answer, get_weather, weather_forecast]
-    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
+    request 3: tool_choice=auto tools=[]
     "#);
 }
 
@@ -525,7 +585,7 @@ async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
     assert_eq!(report.stop, StopReason::Answer);
     insta::assert_snapshot!(requests_seen(&server), @r#"
     request 1: tool_choice=required tools=[answer, get_weather, weather_forecast]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather, weather_forecast]
+    request 2: tool_choice=auto tools=[]
     "#);
 }
 
@@ -719,7 +779,7 @@ async fn an_answer_that_leaves_a_need_unserved_is_followed_up() {
 follow_needs=true: answer "Oak and pine; Bitcoin is at 1 dollar.", followed up ["tell me the current price of Bitcoin. -> [\"get_crypto_price\"]"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
 request 2: tool_choice=required tools=[answer, get_crypto_price]
-request 3: tool_choice=auto tools=[answer]
+request 3: tool_choice=auto tools=[]
 last request's messages:
   user: Check the timber resources of the area, and then tell me the current price of Bitcoin.
   assistant:  calls ["get_timber_resources"]
@@ -803,7 +863,7 @@ followed up [
 ran ["get_crypto_price ran", "get_timber_resources ran"]
 request 1: tool_choice=required tools=[answer, get_crypto_price]
 request 2: tool_choice=required tools=[answer, get_timber_resources]
-request 3: tool_choice=auto tools=[answer]
+request 3: tool_choice=auto tools=[]
 "#
     );
 }
@@ -877,15 +937,15 @@ ran ["get_timber_resources ran", "get_planting_instructions failed", "get_soil_r
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions]
 request 2: tool_choice=required tools=[answer, get_planting_instructions]
 request 3: tool_choice=required tools=[answer, get_soil_report]
-request 4: tool_choice=auto tools=[answer]
+request 4: tool_choice=auto tools=[]
 "#
     );
 }
 
-/// Once the last need is served, the request that closes the run shows only the answer
-/// tool; not when a call of that step failed, which the model may make again.
+/// Once the last need is served, the request that closes the run shows no tools; not
+/// when a call of that step failed, which the model may make again.
 #[tokio::test]
-async fn the_request_after_the_last_need_shows_only_the_answer_unless_a_call_failed() {
+async fn the_request_after_the_last_need_shows_no_tools_unless_a_call_failed() {
     let message =
         "Check the timber resources of the area, and then tell me the current price of Bitcoin.";
     let mut seen = Vec::new();
@@ -911,7 +971,7 @@ followed up [
 ran ["get_timber_resources ran", "get_crypto_price ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
 request 2: tool_choice=required tools=[answer, get_crypto_price]
-request 3: tool_choice=auto tools=[answer]
+request 3: tool_choice=auto tools=[]
 
 a call failed: true
 followed up [
@@ -953,7 +1013,7 @@ ran ["get_planting_instructions failed", "get_soil_report ran", "get_timber_reso
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_planting_instructions]
 request 2: tool_choice=required tools=[answer, get_soil_report]
 request 3: tool_choice=required tools=[answer, get_timber_resources]
-request 4: tool_choice=auto tools=[answer]
+request 4: tool_choice=auto tools=[]
 "#);
 }
 
@@ -985,7 +1045,7 @@ ran ["get_timber_resources ran", "answer ran", "get_soil_report ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price, get_soil_report]
 request 2: tool_choice=required tools=[answer, get_crypto_price]
 request 3: tool_choice=required tools=[answer, get_soil_report]
-request 4: tool_choice=auto tools=[answer]
+request 4: tool_choice=auto tools=[]
 "#);
 }
 
@@ -1035,7 +1095,7 @@ ran ["answer ran", "get_timber_resources ran", "get_soil_report ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
 request 2: tool_choice=required tools=[answer, get_timber_resources]
 request 3: tool_choice=required tools=[answer, get_soil_report]
-request 4: tool_choice=auto tools=[answer]
+request 4: tool_choice=auto tools=[]
 
 followed up []
 ran ["answer ran"]
@@ -1077,7 +1137,7 @@ followed up [
 ran ["get_timber_resources ran", "get_soil_report ran"]
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
 request 2: tool_choice=required tools=[answer, get_soil_report]
-request 3: tool_choice=auto tools=[answer]
+request 3: tool_choice=auto tools=[]
 
 followed up []
 ran ["answer ran"]
@@ -1232,7 +1292,7 @@ async fn a_made_up_account_of_work_is_questioned_once() {
         @r#"
     request 1: tool_choice=required tools=[answer, get_soil_report]
     request 2: tool_choice=required tools=[answer, get_soil_report]
-    request 3: tool_choice=auto tools=[discover_search, discover_describe, answer, get_soil_report]
+    request 3: tool_choice=auto tools=[]
 
     system: (the system prompt)
     user: Give me a report on a soil sample.
