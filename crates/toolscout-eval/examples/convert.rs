@@ -5,7 +5,8 @@
 //! cargo run -p toolscout-eval --example convert -- seal-tools Seal-Tools dev data/seal-tools
 //! ```
 //!
-//! prints what it wrote and what it skipped. `chains` picks, from converted tools and
+//! writes `tools.jsonl`, `queries.jsonl` and `multi.jsonl` (the tasks of two tools or
+//! more) and prints what it wrote and what it skipped. `chains` picks, from converted tools and
 //! tasks, the tasks whose answer feeds a call's result into another call, and writes a
 //! recipe for each chain (`eval agent --recipes`):
 //!
@@ -53,13 +54,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         "seal-tools" => toolscout_eval::convert::seal_tools(from.as_ref(), split)?,
         other => return Err(format!("unknown benchmark {other:?}; known: seal-tools").into()),
     };
-    let (tools, tasks) = converted.write(out.as_ref())?;
+    let written = converted.write(out.as_ref())?;
     println!(
-        "{} tools in {}, {} tasks in {}, {} skipped",
+        "{} tools in {}, {} tasks in {} ({} of two tools or more also in {}), {} skipped",
         converted.tools.len(),
-        tools.display(),
+        written.tools.display(),
         converted.tasks.len(),
-        tasks.display(),
+        written.tasks.display(),
+        written.multi_tasks,
+        written.multi.display(),
         converted.skipped.len()
     );
     for line in &converted.skipped {

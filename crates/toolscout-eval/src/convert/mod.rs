@@ -1,6 +1,7 @@
 //! Public benchmarks turned into the evaluation format (see the [crate] documentation):
 //! each converter reads the benchmark as its authors publish it and returns the tools
-//! and the tasks, which [`Converted::write`] puts in `tools.jsonl` and `queries.jsonl`.
+//! and the tasks, which [`Converted::write`] puts in `tools.jsonl` and `queries.jsonl`
+//! (and the tasks of two tools or more, the multi-tool set, in `multi.jsonl` too).
 //!
 //! The data is not part of toolscout: fetch the benchmark (e.g. `git clone`), convert it
 //! into a folder of your own, and point `toolscout eval` at it.
@@ -31,20 +32,59 @@ pub struct Converted {
     pub skipped: Vec<String>,
 }
 
+/// The files [`Converted::write`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Written {
+    /// `tools.jsonl`: every tool.
+    pub tools: PathBuf,
+    /// `queries.jsonl`: every task.
+    pub tasks: PathBuf,
+    /// `multi.jsonl`: the tasks whose `expected` names two tools or more, in the same
+    /// order (the multi-tool set).
+    pub multi: PathBuf,
+    /// How many tasks `multi.jsonl` holds.
+    pub multi_tasks: usize,
+}
+
 impl Converted {
-    /// Writes `tools.jsonl` and `queries.jsonl` into `dir` (created when missing);
-    /// returns their paths.
-    pub fn write(&self, dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    /// Writes `tools.jsonl`, `queries.jsonl` and `multi.jsonl` into `dir` (created when
+    /// missing); see [`Written`].
+    pub fn write(&self, dir: &Path) -> Result<Written> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Io {
             path: dir.to_owned(),
             source,
         })?;
         let tools = dir.join("tools.jsonl");
         let tasks = dir.join("queries.jsonl");
+        let multi = dir.join("multi.jsonl");
+        let several: Vec<Value> = self
+            .tasks
+            .iter()
+            .filter(|task| distinct_expected(task) >= 2)
+            .cloned()
+            .collect();
         write_lines(&tools, &self.tools)?;
         write_lines(&tasks, &self.tasks)?;
-        Ok((tools, tasks))
+        write_lines(&multi, &several)?;
+        Ok(Written {
+            tools,
+            tasks,
+            multi,
+            multi_tasks: several.len(),
+        })
     }
+}
+
+/// How many different tools a task's `expected` names.
+fn distinct_expected(task: &Value) -> usize {
+    let mut names: Vec<&str> = task["expected"]
+        .as_array()
+        .map(|e| e.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
 }
 
 fn write_lines(path: &Path, values: &[Value]) -> Result<()> {

@@ -86,9 +86,26 @@ fn seal_tools_tasks_list_each_tool_once_and_keep_their_calls() {
         toolscout_eval::convert::seal_tools(&dir.path().join("Seal-Tools_Dataset"), "dev").unwrap();
     assert_eq!(again, converted);
     let out = tempfile::tempdir().unwrap();
-    let (tools, tasks) = converted.write(out.path()).unwrap();
-    assert_eq!(std::fs::read_to_string(tools).unwrap().lines().count(), 3);
-    assert_eq!(std::fs::read_to_string(tasks).unwrap().lines().count(), 2);
+    let written = converted.write(out.path()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(written.tools)
+            .unwrap()
+            .lines()
+            .count(),
+        3
+    );
+    assert_eq!(
+        std::fs::read_to_string(written.tasks)
+            .unwrap()
+            .lines()
+            .count(),
+        2
+    );
+    // The multi-tool set: the task of two tools (three calls), not the task of one.
+    let multi = std::fs::read_to_string(written.multi).unwrap();
+    assert_eq!(written.multi_tasks, 1);
+    assert_eq!(multi.lines().count(), 1);
+    assert!(multi.contains("dev-difficult-1"), "{multi}");
 }
 
 #[test]
@@ -111,7 +128,8 @@ fn a_missing_file_or_a_bad_line_says_which() {
 fn chains_are_the_tasks_that_feed_a_result_into_a_call_and_each_gets_a_recipe() {
     let dir = seal_tools_dir();
     let converted = toolscout_eval::convert::seal_tools(dir.path(), "dev").unwrap();
-    let (tools, tasks) = converted.write(&dir.path().join("out")).unwrap();
+    let written = converted.write(&dir.path().join("out")).unwrap();
+    let (tools, tasks) = (written.tools, written.tasks);
     let chains = toolscout_eval::convert::chains(&tools, &tasks).unwrap();
     assert_eq!(chains.tasks.len(), 1, "{:?}", chains.tasks);
     assert_eq!(chains.tasks[0]["id"], "dev-difficult-1");
