@@ -213,9 +213,10 @@ pub struct AgentConfig {
     /// [`ground_arguments`](Self::ground_arguments)), the need is put again at once with
     /// its next tool; so is the need a refused call of the first request ranks its tool
     /// highest for. Once every need followed up has been served and the last calls
-    /// succeeded, the request that closes the run shows no tools: it asks for the
-    /// answer. So does the request after a step whose calls succeeded, one of them a
-    /// real call, on a request of one need (when the step found no other tools). A request
+    /// succeeded, the request that closes the run shows no tools and ends by asking for
+    /// the answer in plain text. So does the request after a step whose calls
+    /// succeeded, one of them a real call, on a request of one need (when the step found
+    /// no other tools). A request
     /// sends the last need put to the model, not the ones before it (the calls that
     /// follow each answer it); the run's transcript keeps them all.
     ///
@@ -238,7 +239,11 @@ pub struct AgentConfig {
     /// against closing only after a required call), and from 1,384 before either. What
     /// it gives up: a second call the model would have made on its own after a first
     /// that succeeded, for a need the split did not see (e.g. two cities' weather in one
-    /// sentence, when the model calls one per step).
+    /// sentence, when the model calls one per step). Shown no tools and not told to
+    /// answer, the model wrote a call as JSON text for its answer in 3 of 50 MetaTool
+    /// runs; asked to answer in plain text, it answered in each (replayed), at 23
+    /// tokens; shown only the answer tool, as before, it gave an empty answer in 2 of
+    /// them and called a tool it was not shown in the third.
     #[serde(default = "default_follow_needs")]
     pub follow_needs: bool,
     /// In which order a batch of retrieved or found tools is appended.

@@ -19,6 +19,10 @@ pub const SUBAGENT_TASK: &str = include_str!("../prompts/agent_subagent_task.txt
 /// (see [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)): `{need}` is the
 /// first need left, as the request states it.
 pub const FOLLOW_NEED: &str = include_str!("../prompts/agent_follow_need.md");
+/// Ends the request that closes a run, which shows no tools, once every need of the
+/// request has been served (see
+/// [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)).
+pub const CLOSING: &str = include_str!("../prompts/agent_closing.md");
 /// Put to the model when it answers a request it was required to call a tool for with an
 /// account of work that no call did ("I found a house in Long Beach"): `{tool}` is the
 /// best tool found for the request.

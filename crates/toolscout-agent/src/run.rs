@@ -219,19 +219,23 @@ pub(crate) fn run_loop<'a>(
                 step: steps,
             });
             let (force, shown) = forcing.next_request(config);
-            let plain;
+            let (plain, ask);
             let mut sent = needs.sent(&messages);
-            // With no tools to call, the guidance on calling them is left out too.
-            if shown == Shown::Nothing
-                && let Some(first) = sent.first()
-                && let Some(own) = own_prompt(config, first)
-            {
-                if own.is_empty() {
-                    sent.remove(0);
-                } else {
-                    plain = Message::system(own);
-                    sent[0] = &plain;
+            if shown == Shown::Nothing {
+                // With no tools to call, the guidance on calling them is left out too,
+                // and the request ends by asking for the answer in plain text.
+                if let Some(first) = sent.first()
+                    && let Some(own) = own_prompt(config, first)
+                {
+                    if own.is_empty() {
+                        sent.remove(0);
+                    } else {
+                        plain = Message::system(own);
+                        sent[0] = &plain;
+                    }
                 }
+                ask = Message::system(crate::prompts::CLOSING.trim_end());
+                sent.push(&ask);
             }
             let mut body =
                 request_body(config, &sent, &tools, force.then_some(&finders[..]), &shown);

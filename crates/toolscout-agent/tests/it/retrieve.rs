@@ -239,15 +239,22 @@ async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
             .await;
         assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."), "{case}");
         assert_paired(&report.messages);
-        // The request with no tools leaves the guidance on tools out of the system prompt.
+        // The request with no tools leaves the guidance on tools out of the system prompt
+        // and ends by asking for the answer.
         let requests = server.requests();
-        let prompt = requests.last().unwrap()["messages"][0]["content"]
+        let last = &requests.last().unwrap()["messages"];
+        let prompt = last[0]["content"]
             .as_str()
             .unwrap_or_default()
             .replace(toolscout_agent::prompts::RETRIEVE.trim(), "<guidance>");
+        let end = last.as_array().and_then(|m| m.last()).cloned();
+        let end = match end.unwrap_or_default() {
+            end if end["role"] == "system" => format!("system {}", end["content"]),
+            end => end["role"].as_str().unwrap_or_default().to_owned(),
+        };
         seen.push(format!(
-            "{case}\n{}last system prompt: {prompt:?}\n",
-            requests_seen(&server)
+            "{case}\n{}last system prompt: {prompt:?}\nlast message: {end}\n",
+            requests_seen(&server),
         ));
     }
     insta::assert_snapshot!(seen.join("\n"), @r#"
@@ -255,16 +262,19 @@ async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
     request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=auto tools=[]
     last system prompt: "You are a test assistant."
+    last message: system "Now answer the user in plain text, from the results above; make no more calls."
 
     served, unsure
     request 1: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
     request 2: tool_choice=auto tools=[]
     last system prompt: "You are a test assistant."
+    last message: system "Now answer the user in plain text, from the results above; make no more calls."
 
     a call failed
     request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
     last system prompt: "You are a test assistant.\n\n<guidance>"
+    last message: tool
     "#);
 }
 
@@ -787,6 +797,7 @@ last request's messages:
   system: The request also asks: "tell me the current price of Bitcoin". If a tool in your list does that and you have not called it yet, call it now with the values from the request. If it is done already, or no tool fits, give the user your final answer.
   assistant:  calls ["get_crypto_price"]
   tool: {"ok":true,"value":"done"}
+  system: Now answer the user in plain text, from the results above; make no more calls.
 follow_needs=false: answer "The area has oak and pine.", followed up []
 request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
 request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_timber_resources, get_crypto_price]
@@ -1204,7 +1215,7 @@ async fn a_request_leaves_out_the_needs_put_before_the_last() {
 request 1: 2 messages, needs said []
 request 2: 5 messages, needs said ["The request also asks: \"tell me the current price of Bitcoin\""]
 request 3: 7 messages, needs said ["The request also asks: \"give me a report on a soil sample\""]
-request 4: 9 messages, needs said ["The request also asks: \"give me a report on a soil sample\""]
+request 4: 10 messages, needs said ["The request also asks: \"give me a report on a soil sample\""]
 transcript: needs said ["The request also asks: \"tell me the current price of Bitcoin\"", "The request also asks: \"give me a report on a soil sample\""]
 "#);
 }
