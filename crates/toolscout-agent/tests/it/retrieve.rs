@@ -226,14 +226,7 @@ async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
             first.push(("c2", "get_wether", r#"{"city":"Oslo"}"#));
         }
         let server = Server::start(vec![calls(&first), text("Sunny, 21 °C.")]).await;
-        let agent = toolscout_agent::Agent::new(
-            forced(false).build().unwrap(),
-            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-            std::sync::Arc::new(Sure {
-                inner: crate::host(),
-                confidence: sure,
-            }),
-        );
+        let agent = sure_agent(&server, sure);
         let report = agent
             .run("What's the weather in Oslo?", RunOptions::default())
             .await;
@@ -309,6 +302,19 @@ async fn a_refused_forced_request_is_made_again_unforced() {
 /// How sure a retrieval is of a message.
 type Confidence = fn(&str) -> Option<f32>;
 
+/// The forced set-up over the test host, with each message's retrieval as sure as
+/// `confidence` says.
+fn sure_agent(server: &Server, confidence: Confidence) -> toolscout_agent::Agent {
+    toolscout_agent::Agent::new(
+        forced(false).build().unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(Sure {
+            inner: crate::host(),
+            confidence,
+        }),
+    )
+}
+
 /// The test host, with each message's retrieval as sure as `confidence` says.
 struct Sure {
     inner: toolscout_agent::StaticHost,
@@ -349,14 +355,7 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
     for (sure, confidence, first) in cases {
         let server = Server::start(vec![text("Once upon a rainy day…")]).await;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let agent = toolscout_agent::Agent::new(
-            forced(false).build().unwrap(),
-            toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-            std::sync::Arc::new(Sure {
-                inner: crate::host(),
-                confidence: sure,
-            }),
-        );
+        let agent = sure_agent(&server, sure);
         let report = agent
             .run(
                 "Tell me a story about the weather",
