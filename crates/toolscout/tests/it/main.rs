@@ -46,14 +46,22 @@ async fn ask(
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
         .collect();
-    // The tool ran: its result is the last message of the second request.
-    let result = requests[1]["messages"]
-        .as_array()
-        .unwrap()
-        .last()
+    // The tool ran: its result is the last tool message of the second request, which
+    // closes the run by asking for the answer in plain text, with no tools.
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
         .unwrap()
         .clone();
-    assert_eq!(result["role"], "tool");
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "system", "{last}");
+    assert_eq!(
+        last["content"],
+        toolscout::agent::prompts::CLOSING.trim_end(),
+        "{last}"
+    );
     (reply, offered, result)
 }
 
