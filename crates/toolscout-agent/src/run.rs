@@ -526,15 +526,16 @@ fn retrieve(
             continue;
         };
         let (found, needs, found_needs) = retrieve_message(rt.host, config, content);
+        let unsplit = needs.is_empty();
         rt.emitter.emit(AgentEvent::Retrieved {
             agent: config.name.clone(),
             depth,
             tools: found.tools.clone(),
             confidence: found.confidence,
-            needs: needs.clone(),
+            needs,
         });
         if Some(i) == last_user {
-            one_need = needs.is_empty();
+            one_need = unsplit;
             pending = found_needs;
             last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
             best = found.tools.first().cloned();
