@@ -221,9 +221,11 @@ pub(crate) fn run_loop<'a>(
             let (force, shown) = forcing.next_request(config);
             let (plain, ask);
             let mut sent = needs.sent(&messages);
-            if shown == Shown::Nothing {
-                // With no tools to call, the guidance on calling them is left out too,
-                // and the request ends by asking for the answer in plain text.
+            // A request that shows no tools, or requires a call of the tools it shows,
+            // leaves out the guidance on when to call them and on finding others: it has
+            // nothing to say then (a required call has no finder to use), and it was the
+            // largest part of the first request after the tools.
+            if shown == Shown::Nothing || force {
                 if let Some(first) = sent.first()
                     && let Some(own) = own_prompt(config, first)
                 {
@@ -234,6 +236,9 @@ pub(crate) fn run_loop<'a>(
                         sent[0] = &plain;
                     }
                 }
+            }
+            if shown == Shown::Nothing {
+                // The request that closes the run asks for the answer in plain text.
                 ask = Message::system(crate::prompts::CLOSING.trim_end());
                 sent.push(&ask);
             }

@@ -210,10 +210,10 @@ async fn tool_choice_is_required_after_activation_then_auto() {
 
 /// A request of one thing, once a call serves it, is closed: the next request shows no
 /// tools and asks for the answer, whether the call was required (a sure retrieval) or
-/// not. Not when a call of that step failed: the model may make it again.
+/// not. Not when a call of that step failed: the model may make it again. Only a request
+/// that requires no call and shows tools carries the guidance on calling them.
 #[tokio::test]
 async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
-    const FLOOR: f32 = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
     let cases: [(&str, Confidence, bool); 3] = [
         ("served", |_| Some(FLOOR), false),
         ("served, unsure", |_| Some(FLOOR - 0.01), false),
@@ -232,21 +232,27 @@ async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
             .await;
         assert_eq!(report.answer.as_deref(), Some("Sunny, 21 °C."), "{case}");
         assert_paired(&report.messages);
-        // The request with no tools leaves the guidance on tools out of the system prompt
-        // and ends by asking for the answer.
+        // A request that requires a call, and the request with no tools, leave the
+        // guidance on tools out of the system prompt; the latter ends by asking for the
+        // answer.
         let requests = server.requests();
+        let prompts: Vec<String> = requests
+            .iter()
+            .map(|r| {
+                r["messages"][0]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace(toolscout_agent::prompts::RETRIEVE.trim(), "<guidance>")
+            })
+            .collect();
         let last = &requests.last().unwrap()["messages"];
-        let prompt = last[0]["content"]
-            .as_str()
-            .unwrap_or_default()
-            .replace(toolscout_agent::prompts::RETRIEVE.trim(), "<guidance>");
         let end = last.as_array().and_then(|m| m.last()).cloned();
         let end = match end.unwrap_or_default() {
             end if end["role"] == "system" => format!("system {}", end["content"]),
             end => end["role"].as_str().unwrap_or_default().to_owned(),
         };
         seen.push(format!(
-            "{case}\n{}last system prompt: {prompt:?}\nlast message: {end}\n",
+            "{case}\n{}system prompts: {prompts:?}\nlast message: {end}\n",
             requests_seen(&server),
         ));
     }
@@ -254,19 +260,19 @@ async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
     served
     request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=auto tools=[]
-    last system prompt: "You are a test assistant."
+    system prompts: ["You are a test assistant.", "You are a test assistant."]
     last message: system "Now answer the user in plain text, from the results above; make no more calls."
 
     served, unsure
     request 1: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
     request 2: tool_choice=auto tools=[]
-    last system prompt: "You are a test assistant."
+    system prompts: ["You are a test assistant.\n\n<guidance>", "You are a test assistant."]
     last message: system "Now answer the user in plain text, from the results above; make no more calls."
 
     a call failed
     request 1: tool_choice=required tools=[answer, get_weather]
     request 2: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
-    last system prompt: "You are a test assistant.\n\n<guidance>"
+    system prompts: ["You are a test assistant.", "You are a test assistant.\n\n<guidance>"]
     last message: tool
     "#);
 }
@@ -306,7 +312,7 @@ type Confidence = fn(&str) -> Option<f32>;
 /// `confidence` says.
 fn sure_agent(server: &Server, confidence: Confidence) -> toolscout_agent::Agent {
     toolscout_agent::Agent::new(
-        forced(false).build().unwrap(),
+        forced(false).confidence_floor(FLOOR).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(Sure {
             inner: crate::host(),
@@ -314,6 +320,9 @@ fn sure_agent(server: &Server, confidence: Confidence) -> toolscout_agent::Agent
         }),
     )
 }
+
+/// The confidence floor of the tests of unsure retrieval (the default, 0, has none).
+const FLOOR: f32 = 0.3;
 
 /// The test host, with each message's retrieval as sure as `confidence` says.
 struct Sure {
@@ -346,7 +355,6 @@ impl ToolHost for Sure {
 
 #[tokio::test]
 async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
-    const FLOOR: f32 = toolscout_agent::DEFAULT_CONFIDENCE_FLOOR;
     let cases: [(Confidence, Option<f32>, &str); 3] = [
         (|_| Some(FLOOR - 0.01), Some(FLOOR - 0.01), "auto"),
         (|_| Some(FLOOR), Some(FLOOR), "required"),
@@ -384,12 +392,41 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
     }
 }
 
+/// By default (a floor of 0) an unsure retrieval requires a call too: the model declines
+/// with the answer tool rather than in text.
+#[tokio::test]
+async fn by_default_an_unsure_retrieval_requires_a_call() {
+    let server = Server::start(vec![call(
+        "c1",
+        "answer",
+        r#"{"text":"Once upon a rainy day…"}"#,
+    )])
+    .await;
+    let agent = toolscout_agent::Agent::new(
+        forced(false).build().unwrap(),
+        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
+        std::sync::Arc::new(Sure {
+            inner: crate::host(),
+            confidence: |_| Some(0.05),
+        }),
+    );
+    let report = agent
+        .run("Tell me a story about the weather", RunOptions::default())
+        .await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_eq!(report.answer.as_deref(), Some("Once upon a rainy day…"));
+    assert_eq!(
+        requests_seen(&server),
+        "request 1: tool_choice=required tools=[answer, get_weather]\n"
+    );
+}
+
 #[tokio::test]
 async fn only_the_last_message_decides_whether_a_call_is_required() {
     // A replayed conversation: the first question is sure, the last turn is not.
     let server = Server::start(vec![text("You're welcome.")]).await;
     let agent = toolscout_agent::Agent::new(
-        forced(false).build().unwrap(),
+        forced(false).confidence_floor(FLOOR).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(Sure {
             inner: crate::host(),
@@ -808,7 +845,8 @@ last request's messages:
 }
 
 /// Runs `message` over `host` against `server` (one tool retrieved for the whole
-/// message, a call required after activation, arguments checked when `ground`); the run
+/// message, a call required after activation unless the retrieval is below [`FLOOR`],
+/// arguments checked when `ground`); the run
 /// must end in an answer with its calls paired. What it shows: the needs followed up, as
 /// "need -> tools", each call and whether it ran, and the requests.
 async fn run_followed(
@@ -818,7 +856,11 @@ async fn run_followed(
     message: &str,
 ) -> String {
     let agent = toolscout_agent::Agent::new(
-        forced(false).ground_arguments(ground).build().unwrap(),
+        forced(false)
+            .confidence_floor(FLOOR)
+            .ground_arguments(ground)
+            .build()
+            .unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(host),
     );
