@@ -225,16 +225,15 @@ pub(crate) fn run_loop<'a>(
             // leaves out the guidance on when to call them and on finding others: it has
             // nothing to say then (a required call has no finder to use), and it was the
             // largest part of the first request after the tools.
-            if shown == Shown::Nothing || force {
-                if let Some(first) = sent.first()
-                    && let Some(own) = own_prompt(config, first)
-                {
-                    if own.is_empty() {
-                        sent.remove(0);
-                    } else {
-                        plain = Message::system(own);
-                        sent[0] = &plain;
-                    }
+            if (shown == Shown::Nothing || force)
+                && let Some(first) = sent.first()
+                && let Some(own) = own_prompt(config, first)
+            {
+                if own.is_empty() {
+                    sent.remove(0);
+                } else {
+                    plain = Message::system(own);
+                    sent[0] = &plain;
                 }
             }
             if shown == Shown::Nothing {
