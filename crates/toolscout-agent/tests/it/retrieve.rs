@@ -419,6 +419,33 @@ async fn by_default_an_unsure_retrieval_requires_a_call() {
         requests_seen(&server),
         "request 1: tool_choice=required tools=[answer, get_weather]\n"
     );
+    // What the model reads of the way to decline, on every forced request.
+    let tools = server.requests()[0]["tools"].clone();
+    let answer = tools
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["function"]["name"] == "answer"))
+        .expect("the forced request offers answer");
+    insta::assert_snapshot!(serde_json::to_string_pretty(answer).unwrap(), @r#"
+    {
+      "type": "function",
+      "function": {
+        "name": "answer",
+        "description": "Reply to the user in text, when you are done or no tool fits.",
+        "parameters": {
+          "type": "object",
+          "properties": {
+            "text": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "text"
+          ]
+        },
+        "strict": false
+      }
+    }
+    "#);
 }
 
 #[tokio::test]
