@@ -1,38 +1,9 @@
 //! The agent options `chat` and `eval agent` share: how tools reach the model.
 
 use toolscout_agent::{
-    ActivationOrder, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_CONFIDENCE_FLOOR,
-    DEFAULT_MARGIN, DEFAULT_RETRIEVE_TOP_K, DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice,
-    ToolboxHost,
+    AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_MARGIN, DEFAULT_RETRIEVE_TOP_K,
+    DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice, ToolboxHost,
 };
-
-/// `--activation-order`: where in a batch of activated tools the best match goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OrderArg {
-    /// The best match first, as the search ranks them.
-    BestFirst,
-    /// The best match last, nearest the conversation.
-    BestLast,
-}
-
-impl From<OrderArg> for ActivationOrder {
-    fn from(arg: OrderArg) -> Self {
-        match arg {
-            OrderArg::BestFirst => ActivationOrder::BestFirst,
-            OrderArg::BestLast => ActivationOrder::BestLast,
-        }
-    }
-}
-
-impl OrderArg {
-    /// The library's default, as a flag value.
-    fn default_value() -> Self {
-        match ActivationOrder::default() {
-            ActivationOrder::BestFirst => OrderArg::BestFirst,
-            ActivationOrder::BestLast => OrderArg::BestLast,
-        }
-    }
-}
 
 /// `--tool-choice`: whether the model must call a tool after activations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -75,12 +46,6 @@ pub(crate) struct ActivationArgs {
     /// Whether the model must call a tool after new activations.
     #[arg(long, value_enum, default_value_t = ToolChoiceArg::default_value())]
     pub(crate) tool_choice: ToolChoiceArg,
-    /// Where in each batch of retrieved or found tools the best match goes.
-    #[arg(long, value_enum, default_value_t = OrderArg::default_value())]
-    pub(crate) activation_order: OrderArg,
-    /// Retrieval confidence (0–1) below which no call is required after retrieving.
-    #[arg(long, default_value_t = DEFAULT_CONFIDENCE_FLOOR, value_parser = unit_interval)]
-    pub(crate) confidence_floor: f32,
     /// Refuse a call of a catalog tool whose required arguments the conversation did not
     /// give (the model invented them), telling the model to ask the user instead; the
     /// same call made again runs.
@@ -119,8 +84,6 @@ impl ActivationArgs {
             .retrieve_top_k(self.top_k)
             .activate_hits(self.activate_hits)
             .tool_choice(self.tool_choice.into())
-            .activation_order(self.activation_order.into())
-            .confidence_floor(self.confidence_floor)
             .ground_arguments(self.ground_arguments)
             .follow_needs(self.follow_needs)
     }

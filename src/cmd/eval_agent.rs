@@ -287,8 +287,6 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "top_k": args.activation.top_k,
         "activate_hits": args.activation.activate_hits,
         "tool_choice": format!("{:?}", args.activation.tool_choice),
-        "activation_order": format!("{:?}", args.activation.activation_order),
-        "confidence_floor": args.activation.confidence_floor,
         "ground_arguments": args.activation.ground_arguments,
         "follow_needs": args.activation.follow_needs,
         "twin_similarity": args.activation.twin_similarity,
@@ -314,7 +312,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, activation-order {:?}, confidence-floor {}, ground-arguments {}, follow-needs {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -322,8 +320,6 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.top_k,
         args.activation.activate_hits,
         args.activation.tool_choice,
-        args.activation.activation_order,
-        args.activation.confidence_floor,
         args.activation.ground_arguments,
         args.activation.follow_needs,
         args.activation.twin_similarity,

@@ -10,8 +10,9 @@
 //! - **Margin.** With tools far behind the first in meaning left out, how often is an
 //!   expected tool still among them, and how many tools are offered?
 //! - **Confidence.** How sure is retrieval of its best tool, on tasks that have a right
-//!   tool and on tasks that have none? For each floor, the share of tool tasks that still
-//!   get a required call, and of no-tool tasks that are left free to answer in text.
+//!   tool and on tasks that have none? For each floor, the share of tool tasks at or
+//!   above it and of no-tool tasks below it: how well a floor would tell them apart (the
+//!   agent has none: every retrieval that found a tool requires a call).
 //!
 //! The measuring is `toolscout_eval::retrieve`'s; this module reads the flags and prints.
 
@@ -193,7 +194,7 @@ pub(crate) fn run(
     );
     println!(
         "{:<8} {:>26} {:>26}",
-        "floor", "with a tool: call required", "without: left to answer"
+        "floor", "with a tool: at or above", "without: below"
     );
     for f in &report.floors {
         println!(

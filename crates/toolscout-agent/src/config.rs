@@ -69,24 +69,19 @@ pub enum ToolChoice {
     /// decline. With Qwen2.5-Coder-1.5B on the 33 of 50 MetaTool tasks whose first
     /// request is required, leaving the guidance out kept the right calls at 23 and cut
     /// the prompt tokens from 618 to 539 a task.
+    ///
+    /// Every retrieval that activated a tool requires a call, however unsure the host
+    /// is of it ([`crate::Retrieval::confidence`]). A confidence floor under which the
+    /// model was left free to answer in text was an option until no dev set wanted one:
+    /// the model answered in text on requests its tools could serve, and such a request
+    /// cost more (it shows the finders and the guidance, which a required request leaves
+    /// out). With Qwen2.5-Coder-1.5B (`toolscout eval agent --limit 50`, the tasks whose
+    /// best tool scored under a floor of 0.3, each run both ways): MetaTool's 16 made 4
+    /// right calls instead of 2 at 601 prompt tokens a task instead of 924; BFCL's 32
+    /// irrelevance tasks of the 50 abstained in 25 instead of 24 at 753 tokens instead
+    /// of 879 (the model declines with the answer tool).
     #[default]
     RequiredAfterActivation,
-}
-
-/// In which order a batch of tools is appended to the tools array: the tools a
-/// retrieval ranks best for a user message, or a search's best hits.
-///
-/// **Rationale for the default:** with Qwen2.5-Coder-1.5B on 50 BFCL tasks (the retrieve
-/// defaults), best first called the right tool in 0.78 of them, best last in 0.74: a
-/// wrong pick is as often the last tool as another.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ActivationOrder {
-    /// The best match first, as the search ranks them.
-    #[default]
-    BestFirst,
-    /// The best match last, nearest the conversation.
-    BestLast,
 }
 
 /// Which of the host's tools an agent may use.
@@ -161,15 +156,6 @@ pub struct AgentConfig {
     /// Whether the model must call a tool after activations.
     #[serde(default)]
     pub tool_choice: ToolChoice,
-    /// Under [`ToolChoice::RequiredAfterActivation`], a call is required after retrieval
-    /// only when the host's [confidence](crate::Retrieval::confidence) in its best tool is
-    /// at least this: below it the retrieved tools are offered and the model may answer in
-    /// text. 0 (the default) requires a call whenever retrieval activated a tool; the
-    /// model still declines through the answer tool. A floor suits an assistant whose
-    /// messages mostly need no tool ("What is 2+2?" retrieves a calculator it need not
-    /// call). Needs whose own search is below it are not followed up.
-    #[serde(default = "default_confidence_floor")]
-    pub confidence_floor: f32,
     /// Refuse a call of a catalog tool when a required argument's value is nowhere in
     /// what the user said or a tool returned (the model made it up), with an
     /// `ungrounded_arguments` error that tells the model to ask the user instead. The
@@ -208,10 +194,8 @@ pub struct AgentConfig {
     /// [`split_needs`](Self::split_needs)) is followed through: after a step whose
     /// calls served a need, after an answer that follows a successful call, and after
     /// a forced first request declined (answered with no call) when two or more needs'
-    /// own searches were sure (reached [`confidence_floor`](Self::confidence_floor)), the
-    /// first need that no call has served yet is put to the model (a need whose search
-    /// was unsure is put with its best tool, the only one of its tools in the array),
-    /// in a system message ("The request also asks: …"), and the run goes on (at most
+    /// own searches found tools, the first need that no call has served yet is put to
+    /// the model, in a system message ("The request also asks: …"), and the run goes on (at most
     /// four times a run); under [`ToolChoice::RequiredAfterActivation`] the
     /// next request requires a call and shows only that need's best tool and the answer
     /// tool (which declines). The answer is final once no such need is left. One
@@ -255,9 +239,6 @@ pub struct AgentConfig {
     /// them and called a tool it was not shown in the third.
     #[serde(default = "default_follow_needs")]
     pub follow_needs: bool,
-    /// In which order a batch of retrieved or found tools is appended.
-    #[serde(default)]
-    pub activation_order: ActivationOrder,
     /// Whether to stream responses (server-sent events).
     pub stream: bool,
     /// How deep sub-agents may nest: 0 means this agent may not delegate.
@@ -272,25 +253,6 @@ pub struct AgentConfig {
 fn default_top_k() -> usize {
     DEFAULT_RETRIEVE_TOP_K
 }
-
-fn default_confidence_floor() -> f32 {
-    DEFAULT_CONFIDENCE_FLOOR
-}
-
-/// The default of [`AgentConfig::confidence_floor`]: every retrieval that activated a
-/// tool requires a call (or the answer tool, which declines).
-///
-/// **Rationale:** an unsure retrieval left the model free to answer in text, and it did
-/// so on requests its tools could serve, while the request cost more: it shows the
-/// finders and the guidance on when to call, which a required request leaves out. With
-/// Qwen2.5-Coder-1.5B (`toolscout eval agent --limit 50`, the tasks whose best tool
-/// scored under the old floor of 0.3, each run both ways): MetaTool's 16 made 4 right
-/// calls instead of 2 at 601 prompt tokens a task instead of 924; BFCL's 32 irrelevance
-/// tasks of the 50 abstained in 25 instead of 24 at 753 tokens instead of 879 (the
-/// model declines with the answer tool; most have no tool retrieved at all). A floor
-/// of 0.3 was chosen earlier on BFCL alone, where 0.94 of the tool tasks score above
-/// it.
-pub const DEFAULT_CONFIDENCE_FLOOR: f32 = 0.0;
 
 fn default_ground_arguments() -> bool {
     true
@@ -340,11 +302,9 @@ impl AgentConfig {
                 retrieve_top_k: DEFAULT_RETRIEVE_TOP_K,
                 activate_hits: DEFAULT_ACTIVATE_HITS,
                 tool_choice: ToolChoice::default(),
-                confidence_floor: DEFAULT_CONFIDENCE_FLOOR,
                 ground_arguments: default_ground_arguments(),
                 split_needs: default_split_needs(),
                 follow_needs: default_follow_needs(),
-                activation_order: ActivationOrder::default(),
                 stream: true,
                 max_depth: 2,
                 request_params: serde_json::Map::new(),
@@ -440,17 +400,6 @@ impl AgentConfigBuilder {
         self.config.follow_needs = follow;
         self
     }
-    /// Sets the retrieval confidence below which no call is required (see
-    /// [`AgentConfig::confidence_floor`]).
-    pub fn confidence_floor(mut self, floor: f32) -> Self {
-        self.config.confidence_floor = floor;
-        self
-    }
-    /// Sets the order in which a batch of retrieved or found tools is appended.
-    pub fn activation_order(mut self, order: ActivationOrder) -> Self {
-        self.config.activation_order = order;
-        self
-    }
     /// Turns streaming on or off.
     pub fn stream(mut self, stream: bool) -> Self {
         self.config.stream = stream;
@@ -484,41 +433,11 @@ impl AgentConfigBuilder {
         if c.max_steps == 0 {
             return Err(err("max_steps must be at least 1"));
         }
-        if !(0.0..=1.0).contains(&c.confidence_floor) {
-            return Err(err("confidence_floor must be between 0 and 1"));
-        }
         if c.activation_cap == 0 && c.policy.browses() {
             return Err(err(
                 "the browse and retrieve policies need an activation cap of at least 1",
             ));
         }
         Ok(c)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_confidence_floor_outside_0_to_1_is_refused() {
-        for floor in [f32::NAN, -0.1, 1.5, f32::INFINITY] {
-            let err = AgentConfig::builder("a", "m")
-                .confidence_floor(floor)
-                .build()
-                .unwrap_err();
-            assert!(
-                err.to_string().contains("confidence_floor"),
-                "{floor}: {err}"
-            );
-        }
-        for floor in [0.0, 0.3, 1.0] {
-            assert!(
-                AgentConfig::builder("a", "m")
-                    .confidence_floor(floor)
-                    .build()
-                    .is_ok()
-            );
-        }
     }
 }

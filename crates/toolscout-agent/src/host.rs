@@ -197,7 +197,10 @@ pub struct Retrieval {
     /// 1: 1 when the message is the tool's name, the share of the name it spells when it
     /// is the start of one; for a sentence, how close in meaning the two are (the cosine
     /// of a sentence encoder: about 0.1 for unrelated texts, above 0.3 for one subject).
-    /// `None` when the host cannot tell; the loop then trusts the tools.
+    /// `None` when the host cannot tell. The loop reports it
+    /// ([`crate::AgentEvent::Retrieved`]) and requires a call whatever it is (see
+    /// [`crate::ToolChoice::RequiredAfterActivation`]); `toolscout eval retrieve` shows
+    /// how well it tells requests a tool serves from requests none does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f32>,
 }

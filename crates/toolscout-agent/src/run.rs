@@ -15,8 +15,8 @@ use crate::host::{ANSWER_TOOL, answer_tool_spec};
 use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
 use crate::{
-    ActivationOrder, AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport,
-    StopReason, TokenUsage, ToolChoice, ToolHost, ToolScope,
+    AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport, StopReason,
+    TokenUsage, ToolChoice, ToolHost, ToolScope,
 };
 use crate::{Approver, Validators};
 use toolscout_invoke::ErrorKind;
@@ -181,7 +181,7 @@ pub(crate) fn run_loop<'a>(
         let mut needs = Needs::default();
         if config.policy == Policy::Retrieve {
             let found = retrieve(rt, config, depth, &mut tools, &messages);
-            forcing.activated = found.sure;
+            forcing.activated = found.require_call;
             forcing.best = found.best;
             forcing.one_need = found.one_need;
             if config.follow_needs {
@@ -379,7 +379,6 @@ pub(crate) fn run_loop<'a>(
                     .cloned()
                     .collect();
                 disclosed(rt, config, depth, &done.outcome.disclosed);
-                let names = ordered(config, names);
                 forcing.activated |= activate(rt, config, depth, &mut tools, &names);
             }
             if let Some(text) = final_text {
@@ -439,7 +438,7 @@ pub(crate) fn run_loop<'a>(
 }
 
 /// The model answered, in text or with the answer tool. After a real call, or before
-/// any when the request holds several sure needs (see [`Needs::declined_unserved`]), a
+/// any when the request holds several needs (see [`Needs::declined_unserved`]), a
 /// need left unserved is put to the model (see [`follow_up`]): `None`, the run goes on.
 /// Before any call, on a request that required one, an answer that reports work done
 /// ("I found a house…", see [`crate::claims`]) is made up: the model is told that no
@@ -506,10 +505,9 @@ fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[St
 /// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
 /// activates what each finds. Earlier messages are searched again so that a continued
 /// conversation rebuilds the same tools array, then appends. Whether the next request
-/// must call a tool: anything was activated and the last message's retrieval reached
-/// [`AgentConfig::confidence_floor`] (an earlier message's sure tools do not force a
-/// call on a later, unsure turn); the needs of the last message to follow up; and the
-/// best tool found for it.
+/// must call a tool: anything was activated and the last message's retrieval found a
+/// tool (an earlier message's tools do not force a call on a later turn that found
+/// none); the needs of the last message to follow up; and the best tool found for it.
 fn retrieve(
     rt: &Runtime<'_>,
     config: &AgentConfig,
@@ -521,7 +519,7 @@ fn retrieve(
         .iter()
         .rposition(|m| matches!(m, Message::User { .. }));
     let mut activated = false;
-    let mut last_sure = false;
+    let mut last_found = false;
     let mut pending = Vec::new();
     let mut best = None;
     let mut one_need = false;
@@ -541,16 +539,13 @@ fn retrieve(
         if Some(i) == last_user {
             one_need = unsplit;
             pending = found_needs;
-            last_sure = !found.tools.is_empty() && !found.is_below(config.confidence_floor);
+            last_found = !found.tools.is_empty();
             best = found.tools.first().cloned();
         }
-        activated |= activate(rt, config, depth, tools, &ordered(config, found.tools));
-    }
-    if !last_sure {
-        pending.clear();
+        activated |= activate(rt, config, depth, tools, &found.tools);
     }
     LastRetrieval {
-        sure: activated && last_sure,
+        require_call: activated && last_found,
         pending,
         best,
         one_need,
@@ -559,11 +554,10 @@ fn retrieve(
 
 /// What [`retrieve`] found for the last user message.
 struct LastRetrieval {
-    /// Tools were activated and the last message's retrieval reached the confidence
-    /// floor: the next request requires a call.
-    sure: bool,
-    /// The needs of the last message to follow up (none when it asks for one thing, or
-    /// its retrieval was unsure).
+    /// Tools were activated and the last message's retrieval found some: the next
+    /// request requires a call.
+    require_call: bool,
+    /// The needs of the last message to follow up (none when it asks for one thing).
     pending: Vec<Need>,
     /// The best tool found for the last message.
     best: Option<String>,
@@ -613,10 +607,9 @@ const PER_NEED: usize = 2;
 /// The tools for a message of several needs: the whole message's
 /// [`AgentConfig::retrieve_top_k`] and each need's best, taken in turns by rank, so that
 /// every need has its best tool before the whole message has its second; within the
-/// activation cap. The confidence is the surest of the whole message's and the sure
-/// needs' (those whose search reached [`AgentConfig::confidence_floor`]). Every need is
-/// returned with the tools found for it, to be followed up: a sure need's best
-/// [`PER_NEED`], an unsure need's best only.
+/// activation cap. The confidence is the surest of the whole message's and the needs'.
+/// Every need whose search found tools is returned with its best [`PER_NEED`], to be
+/// followed up.
 ///
 /// **Rationale:** each need's second tool in the first array cost 1.7 tools a request
 /// on Seal-Tools (6.5 → 4.7) for few calls: shown a need's two tools, a small model
@@ -634,7 +627,6 @@ fn retrieve_needs(
         .map(|need| (need, host.retrieve(need, PER_NEED)))
         .filter(|(_, r)| !r.tools.is_empty())
         .collect();
-    let sure = |r: &crate::Retrieval| !r.is_below(config.confidence_floor);
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
         .chain(all.iter().map(|(_, r)| &r.tools[..1]))
         .collect();
@@ -658,16 +650,15 @@ fn retrieve_needs(
         }
     }
     let confidence = std::iter::once(&whole)
-        .chain(all.iter().map(|(_, r)| r).filter(|r| sure(r)))
+        .chain(all.iter().map(|(_, r)| r))
         .filter_map(|r| r.confidence)
         .reduce(f32::max);
     let needs = all
         .iter()
         .map(|(need, r)| Need {
             again: false,
-            sure: sure(r),
             text: (*need).clone(),
-            tools: r.tools[..if sure(r) { r.tools.len() } else { 1 }].to_vec(),
+            tools: r.tools.clone(),
         })
         .collect();
     (crate::Retrieval { tools, confidence }, needs)
@@ -684,9 +675,6 @@ pub(crate) struct Need {
     tools: Vec<String>,
     /// It was asked for once and the call refused: these are its other tools.
     again: bool,
-    /// Its own search reached [`AgentConfig::confidence_floor`]: its best tool only is
-    /// known when it did not.
-    sure: bool,
 }
 
 /// Puts the next need left (see [`Needs::next`]) to the model, if there is one
@@ -769,18 +757,18 @@ impl Needs {
     /// Whether an answer given before any call succeeded leaves needs to put to the
     /// model one at a time: the run follows needs up already (one was put, and was
     /// declined or its call refused), or the request holds two or more needs whose own
-    /// searches were sure, and the model declined them all at once.
+    /// searches found tools, and the model declined them all at once.
     ///
     /// **Rationale:** shown the tools of three or four needs at once, a small model
     /// sometimes answers the first request with a made-up account of the work ("I
     /// have retrieved … and calculated …") and no call; put one need at a time, with its
     /// tool, it calls it (in 50 Seal-Tools multi-tool runs, 3 ended so with no tool
-    /// called). A request of one need, or of needs no search was sure of, still ends on
+    /// called). A request of one need still ends on
     /// its answer: that is how a request no tool serves is declined; and so does a
     /// request the model was never required to call a tool for (its text answer is how
     /// it answers then).
     fn declined_unserved(&self) -> bool {
-        self.made > 0 || self.asked.is_some() || self.pending.iter().filter(|n| n.sure).count() >= 2
+        self.made > 0 || self.asked.is_some() || self.pending.len() >= 2
     }
 
     /// The messages a request sends: the conversation without the needs put to the model
@@ -890,17 +878,13 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     }
 }
 
-/// A batch of tools, best first, in the order [`AgentConfig::activation_order`] appends
-/// them.
-fn ordered(config: &AgentConfig, mut best_first: Vec<String>) -> Vec<String> {
-    if config.activation_order == ActivationOrder::BestLast {
-        best_first.reverse();
-    }
-    best_first
-}
-
-/// Appends tools to the tools array (browse and retrieve policies), within the scope.
-/// Whether any was added.
+/// Appends tools to the tools array (browse and retrieve policies), within the scope,
+/// in the order given (a batch best first). Whether any was added.
+///
+/// **Rationale for best first:** with Qwen2.5-Coder-1.5B on 50 BFCL tasks, best first
+/// called the right tool in 0.78 of them, best last (nearest the conversation) in 0.74:
+/// a wrong pick is as often the last tool as another. Best last was an option until
+/// then.
 fn activate(
     rt: &Runtime<'_>,
     config: &AgentConfig,

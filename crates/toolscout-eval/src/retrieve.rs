@@ -11,8 +11,9 @@
 //! - **Margin.** With tools far behind the first in meaning left out, how often is an
 //!   expected tool still among them, and how many tools are offered?
 //! - **Confidence.** How sure is retrieval of its best tool, on tasks that have a right
-//!   tool and on tasks that have none? For each floor, the share of tool tasks that still
-//!   get a required call, and of no-tool tasks that are left free to answer in text.
+//!   tool and on tasks that have none? For each floor, the share of tool tasks at or
+//!   above it and of no-tool tasks below it: how well a floor would tell them apart (the
+//!   agent has none: every retrieval that found a tool requires a call).
 //!
 //! Beside them, [`RetrieveReport::activation`] measures the agent's own first-turn
 //! retrieval ([`toolscout_agent::retrieve_for`]), the message split into needs and
@@ -206,7 +207,7 @@ impl RetrieveEval {
             .floors
             .iter()
             .map(|&floor| {
-                // As the agent decides: a call is required when something was found and
+                // As a floor would decide: a call required when something was found and
                 // its confidence is not measured below the floor.
                 let required = |r: &Retrieval| !r.tools.is_empty() && !r.is_below(floor);
                 let required_n = conf.with_tool.iter().filter(|r| required(r)).count();
@@ -271,7 +272,7 @@ pub struct RetrieveReport {
     pub settings: Vec<SettingFigures>,
     /// How sure retrieval is of its best tool, at the agent's twin setting.
     pub confidence: ConfidenceFigures,
-    /// For each confidence floor, what the agent would do.
+    /// For each confidence floor, how well it tells tool tasks from no-tool tasks.
     pub floors: Vec<FloorFigures>,
     /// The agent's own first-turn retrieval over the tasks with a right tool.
     pub activation: ActivationFigures,
@@ -325,15 +326,15 @@ pub struct ConfidenceFigures {
     pub found_nothing: usize,
 }
 
-/// What a confidence floor would do.
+/// How well a confidence floor tells tool tasks from no-tool tasks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct FloorFigures {
     /// The floor.
     pub floor: f32,
-    /// The share of tool tasks whose retrieval still requires a call.
+    /// The share of tool tasks whose retrieval is at or above the floor.
     pub tool_tasks_required: f64,
-    /// The share of no-tool tasks left free to answer in text.
+    /// The share of no-tool tasks whose retrieval is below it (or found nothing).
     pub no_tool_tasks_free: f64,
 }
 

@@ -209,24 +209,24 @@ async fn tool_choice_is_required_after_activation_then_auto() {
 }
 
 /// A request of one thing, once a call serves it, is closed: the next request shows no
-/// tools and asks for the answer, whether the call was required (a sure retrieval) or
-/// not. Not when a call of that step failed: the model may make it again. Only a request
-/// that requires no call and shows tools carries the guidance on calling them.
+/// tools and asks for the answer, whether the call was required or not (`auto`). Not when
+/// a call of that step failed: the model may make it again. Only a request that requires
+/// no call and shows tools carries the guidance on calling them.
 #[tokio::test]
 async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
-    let cases: [(&str, Confidence, bool); 3] = [
-        ("served", |_| Some(FLOOR), false),
-        ("served, unsure", |_| Some(FLOOR - 0.01), false),
-        ("a call failed", |_| Some(FLOOR), true),
+    let cases: [(&str, ToolChoice, bool); 3] = [
+        ("served", ToolChoice::RequiredAfterActivation, false),
+        ("served, not required", ToolChoice::Auto, false),
+        ("a call failed", ToolChoice::RequiredAfterActivation, true),
     ];
     let mut seen = Vec::new();
-    for (case, sure, fail) in cases {
+    for (case, choice, fail) in cases {
         let mut first = vec![("c1", "get_weather", r#"{"city":"Oslo"}"#)];
         if fail {
             first.push(("c2", "get_wether", r#"{"city":"Oslo"}"#));
         }
         let server = Server::start(vec![calls(&first), text("Sunny, 21 °C.")]).await;
-        let agent = sure_agent(&server, sure);
+        let agent = agent(&server, forced(false).tool_choice(choice));
         let report = agent
             .run("What's the weather in Oslo?", RunOptions::default())
             .await;
@@ -263,8 +263,8 @@ async fn a_request_of_one_need_closes_after_its_call_unless_a_call_failed() {
     system prompts: ["You are a test assistant.", "You are a test assistant."]
     last message: system "Now answer the user in plain text, from the results above; make no more calls."
 
-    served, unsure
-    request 1: tool_choice=auto tools=[discover_search, discover_describe, answer, get_weather]
+    served, not required
+    request 1: tool_choice=auto tools=[discover_search, discover_describe, get_weather]
     request 2: tool_choice=auto tools=[]
     system prompts: ["You are a test assistant.\n\n<guidance>", "You are a test assistant."]
     last message: system "Now answer the user in plain text, from the results above; make no more calls."
@@ -312,7 +312,7 @@ type Confidence = fn(&str) -> Option<f32>;
 /// `confidence` says.
 fn sure_agent(server: &Server, confidence: Confidence) -> toolscout_agent::Agent {
     toolscout_agent::Agent::new(
-        forced(false).confidence_floor(FLOOR).build().unwrap(),
+        forced(false).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(Sure {
             inner: crate::host(),
@@ -320,9 +320,6 @@ fn sure_agent(server: &Server, confidence: Confidence) -> toolscout_agent::Agent
         }),
     )
 }
-
-/// The confidence floor of the tests of unsure retrieval (the default, 0, has none).
-const FLOOR: f32 = 0.3;
 
 /// The test host, with each message's retrieval as sure as `confidence` says.
 struct Sure {
@@ -353,14 +350,18 @@ impl ToolHost for Sure {
     }
 }
 
+/// However sure or unsure the host is of what it retrieved, a call is required after
+/// it (the model may decline with the answer tool), and the `Retrieved` event reports
+/// the host's confidence.
 #[tokio::test]
-async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
-    let cases: [(Confidence, Option<f32>, &str); 3] = [
-        (|_| Some(FLOOR - 0.01), Some(FLOOR - 0.01), "auto"),
-        (|_| Some(FLOOR), Some(FLOOR), "required"),
-        (|_| None, None, "required"),
+async fn every_retrieval_requires_a_call_and_reports_its_confidence() {
+    let cases: [(Confidence, Option<f32>); 4] = [
+        (|_| Some(0.0), Some(0.0)),
+        (|_| Some(0.29), Some(0.29)),
+        (|_| Some(0.9), Some(0.9)),
+        (|_| None, None),
     ];
-    for (sure, confidence, first) in cases {
+    for (sure, confidence) in cases {
         let server = Server::start(vec![text("Once upon a rainy day…")]).await;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let agent = sure_agent(&server, sure);
@@ -372,14 +373,9 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
             .await;
         assert_eq!(report.stop, StopReason::Answer);
         // A forced request leaves out the tools that only find tools.
-        let tools = if first == "required" {
-            "answer, get_weather"
-        } else {
-            "discover_search, discover_describe, answer, get_weather"
-        };
         assert_eq!(
             requests_seen(&server),
-            format!("request 1: tool_choice={first} tools=[{tools}]\n"),
+            "request 1: tool_choice=required tools=[answer, get_weather]\n",
             "confidence {confidence:?}"
         );
         let mut seen = Vec::new();
@@ -392,24 +388,17 @@ async fn an_unsure_retrieval_offers_its_tools_without_requiring_a_call() {
     }
 }
 
-/// By default (a floor of 0) an unsure retrieval requires a call too: the model declines
-/// with the answer tool rather than in text.
+/// An unsure retrieval requires a call too: the model declines with the answer tool
+/// rather than in text.
 #[tokio::test]
-async fn by_default_an_unsure_retrieval_requires_a_call() {
+async fn an_unsure_retrieval_requires_a_call() {
     let server = Server::start(vec![call(
         "c1",
         "answer",
         r#"{"text":"Once upon a rainy day…"}"#,
     )])
     .await;
-    let agent = toolscout_agent::Agent::new(
-        forced(false).build().unwrap(),
-        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-        std::sync::Arc::new(Sure {
-            inner: crate::host(),
-            confidence: |_| Some(0.05),
-        }),
-    );
+    let agent = sure_agent(&server, |_| Some(0.05));
     let report = agent
         .run("Tell me a story about the weather", RunOptions::default())
         .await;
@@ -450,23 +439,16 @@ async fn by_default_an_unsure_retrieval_requires_a_call() {
 
 #[tokio::test]
 async fn only_the_last_message_decides_whether_a_call_is_required() {
-    // A replayed conversation: the first question is sure, the last turn is not.
+    // A replayed conversation: the first question finds a tool, the last turn none.
     let server = Server::start(vec![text("You're welcome.")]).await;
-    let agent = toolscout_agent::Agent::new(
-        forced(false).confidence_floor(FLOOR).build().unwrap(),
-        toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
-        std::sync::Arc::new(Sure {
-            inner: crate::host(),
-            confidence: |m| Some(if m.contains("Oslo") { 0.9 } else { 0.1 }),
-        }),
-    );
+    let agent = agent(&server, forced(false));
     let conversation = vec![
         Message::user("What's the weather in Oslo?"),
         Message::Assistant {
             content: Some("Sunny.".to_owned()),
             tool_calls: Vec::new(),
         },
-        Message::user("Thanks for the weather, bye"),
+        Message::user("Thanks, bye"),
     ];
     let report = agent
         .run_messages(conversation, RunOptions::default())
@@ -595,39 +577,6 @@ async fn without_activations_nothing_is_forced() {
         "{}",
         requests_seen(&server)
     );
-}
-
-/// `ActivationOrder::BestLast` appends each batch with its best match last: retrieved
-/// tools and a search's hits alike.
-#[tokio::test]
-async fn best_last_puts_the_best_match_nearest_the_conversation() {
-    let server = Server::start(vec![
-        call("c1", "discover_search", r#"{"query":"weather"}"#),
-        text("Found them."),
-    ])
-    .await;
-    let agent = agent(
-        &server,
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(2)
-            .activate_hits(2)
-            .activation_order(toolscout_agent::ActivationOrder::BestLast),
-    );
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let report = agent
-        .run(
-            "What's the weather in Oslo today?",
-            RunOptions::default().with_events(tx),
-        )
-        .await;
-    assert_eq!(report.stop, StopReason::Answer);
-    let retrieved = retrieved(&mut rx);
-    // The event keeps the ranking; the tools array reverses it.
-    assert_eq!(retrieved, [["get_weather", "weather.forecast"]]);
-    insta::assert_snapshot!(requests_seen(&server), @r"
-    request 1: tool_choice=auto tools=[discover_search, discover_describe, weather_forecast, get_weather]
-    request 2: tool_choice=auto tools=[discover_search, discover_describe, weather_forecast, get_weather]
-    ");
 }
 
 /// The defaults are the measured best (see `ToolChoice` and `DEFAULT_RETRIEVE_TOP_K`):
@@ -872,8 +821,7 @@ last request's messages:
 }
 
 /// Runs `message` over `host` against `server` (one tool retrieved for the whole
-/// message, a call required after activation unless the retrieval is below [`FLOOR`],
-/// arguments checked when `ground`); the run
+/// message, a call required after activation, arguments checked when `ground`); the run
 /// must end in an answer with its calls paired. What it shows: the needs followed up, as
 /// "need -> tools", each call and whether it ran, and the requests.
 async fn run_followed(
@@ -883,11 +831,7 @@ async fn run_followed(
     message: &str,
 ) -> String {
     let agent = toolscout_agent::Agent::new(
-        forced(false)
-            .confidence_floor(FLOOR)
-            .ground_arguments(ground)
-            .build()
-            .unwrap(),
+        forced(false).ground_arguments(ground).build().unwrap(),
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),
         std::sync::Arc::new(host),
     );
@@ -1179,48 +1123,6 @@ request 4: tool_choice=auto tools=[]
 followed up []
 ran ["answer ran"]
 request 1: tool_choice=required tools=[answer, get_soil_report]
-"#);
-}
-
-/// A need whose own search is unsure (below the confidence floor) still brings its best
-/// tool into the first request's array: the whole message's search may not rank it at
-/// all. It is followed up with that tool, as a sure need is; but it is not one of the
-/// sure needs that make a first request declined with no call go on need by need.
-#[tokio::test]
-async fn an_unsure_need_brings_its_best_tool_and_is_followed_up_with_it() {
-    let host = || Sure {
-        inner: needs_host(),
-        // The soil need is unsure; the timber need and the whole message are sure.
-        confidence: |m| Some(if m.starts_with("give me") { 0.1 } else { 0.9 }),
-    };
-    let message =
-        "Check the timber resources of the area, and then give me a report on a soil sample.";
-    let server = Server::start(vec![
-        call("c1", "get_timber_resources", r#"{"what":"the area"}"#),
-        call("c2", "get_soil_report", r#"{"what":"a soil sample"}"#),
-        text("Oak; the soil is loam."),
-    ])
-    .await;
-    let served = run_followed(&server, host(), false, message).await;
-    let server = Server::start(vec![call(
-        "c1",
-        "answer",
-        r#"{"text":"None of my tools checks timber or soil."}"#,
-    )])
-    .await;
-    let declined = run_followed(&server, host(), false, message).await;
-    insta::assert_snapshot!(format!("{served}\n{declined}"), @r#"
-followed up [
-    "give me a report on a soil sample. -> [\"get_soil_report\"]",
-]
-ran ["get_timber_resources ran", "get_soil_report ran"]
-request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
-request 2: tool_choice=required tools=[answer, get_soil_report]
-request 3: tool_choice=auto tools=[]
-
-followed up []
-ran ["answer ran"]
-request 1: tool_choice=required tools=[answer, get_timber_resources, get_soil_report]
 "#);
 }
 
