@@ -195,8 +195,8 @@ pub struct AgentConfig {
     /// calls served a need, after an answer that follows a successful call, and after
     /// a forced first request declined (answered with no call) when two or more needs'
     /// own searches found tools, the first need that no call has served yet is put to
-    /// the model, in a system message ("The request also asks: …"), and the run goes on (at most
-    /// four times a run); under [`ToolChoice::RequiredAfterActivation`] the
+    /// the model, in a system message ("The request also asks: …"), and the run goes
+    /// on (at most four times a run); under [`ToolChoice::RequiredAfterActivation`] the
     /// next request requires a call and shows only that need's best tool and the answer
     /// tool (which declines). The answer is final once no such need is left. One
     /// successful call serves one need: the one just put to the model if it is one of
