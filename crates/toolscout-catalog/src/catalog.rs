@@ -259,9 +259,16 @@ impl Catalog {
 
     /// Calls `f` after every committed change, with what changed and the new identity.
     ///
-    /// `f` runs on the thread that made the change, after the catalog's locks are
-    /// released, so it may read the catalog. To receive changes on another thread, send
-    /// them down a channel: `catalog.subscribe(move |c| { let _ = tx.send(c.clone()); })`.
+    /// Changes come in the order the catalog took them in (generation order), one at a
+    /// time, each once, whichever thread made them; changes made while the subscribers
+    /// heard an earlier one come together, as one change (every event in order, the
+    /// identity and generation of the last), as the changes one reload reads do. `f` runs
+    /// on the thread that made the change, or on one that was telling an earlier change
+    /// when it was made, after the
+    /// catalog's locks are released, so it may read (and write) the catalog. A panic in
+    /// `f` is caught and stops neither the other subscribers nor the changes after it.
+    /// To receive changes on another thread, send them down a channel:
+    /// `catalog.subscribe(move |c| { let _ = tx.send(c.clone()); })`.
     pub fn subscribe(&self, f: impl Fn(&CatalogChange) + Send + Sync + 'static) -> Subscription {
         self.subscribers.add(std::sync::Arc::new(f))
     }
@@ -342,7 +349,7 @@ impl Catalog {
     }
 
     fn reload_inner(&self, force: bool) -> Result<bool> {
-        let _one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
+        let one = self.reloading.lock().unwrap_or_else(|e| e.into_inner());
         // The store's lock first, then the in-memory state: a process that waits for
         // another's write must not hold the state, or every read here waits with it.
         let mut read = self.store.read()?;
@@ -350,11 +357,9 @@ impl Catalog {
         let events = self.refresh(&mut *read, &mut state, force)?;
         drop(read);
         let changed = !events.is_empty();
-        let change = self.change(&mut state, events);
-        drop(state);
-        if let Some(change) = change {
-            self.subscribers.notify(&change);
-        }
+        // A subscriber may reload or write itself.
+        drop(one);
+        self.announce(state, events);
         Ok(changed)
     }
 
@@ -403,7 +408,7 @@ impl Catalog {
         writer: &Viewer,
         op: impl FnOnce(&mut Tx<'_>) -> Result<R>,
     ) -> Result<R> {
-        let _one = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let one = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         // The store's lock first (see `reload_inner`): the locks are always taken in this
         // order, and no one waits for the store's lock while holding the state.
         let mut write = self.store.write()?;
@@ -448,28 +453,42 @@ impl Catalog {
             state.token = token;
         }
         events.extend(tx_events);
-        let change = self.change(&mut state, events);
-        drop(state);
-        if let Some(change) = change {
-            self.subscribers.notify(&change);
-        }
+        // A subscriber may write itself.
+        drop(one);
+        self.announce(state, events);
         result
     }
 
-    /// The notification for `events`, if there is anything to say and anyone to hear it.
-    fn change(&self, state: &mut State, events: Vec<CatalogEvent>) -> Option<CatalogChange> {
+    /// Tells the subscribers of `events`, which brought `state` to what it is: queued
+    /// under the state's lock, so that changes are told in the order the state took them
+    /// in (generation order, whichever thread made them), then told once it is released.
+    fn announce(&self, mut state: MutexGuard<'_, State>, events: Vec<CatalogEvent>) {
         if events.is_empty() {
-            return None;
+            return;
         }
         state.changed();
-        if self.subscribers.is_empty() {
-            return None;
+        if !self.subscribers.is_empty() {
+            self.subscribers.queue(CatalogChange {
+                events,
+                identity: state.identity(),
+                generation: state.generation,
+            });
         }
-        Some(CatalogChange {
-            events,
-            identity: state.identity(),
-            generation: state.generation,
-        })
+        drop(state);
+        self.subscribers.deliver();
+    }
+
+    /// Waits up to `timeout` until every change this process took in before the call
+    /// (its own writes, and other processes' it read) has reached every subscriber;
+    /// returns whether it has.
+    ///
+    /// A write or a reload returns once its change is told, unless another thread was
+    /// telling an earlier one at the time: that thread tells it next, in order. A reader
+    /// of something a subscriber keeps (a search index fed by the catalog's changes)
+    /// settles first to see at least what the catalog holds when it asks. Called from
+    /// within a subscriber it returns `false` at once.
+    pub fn settle(&self, timeout: std::time::Duration) -> bool {
+        self.subscribers.settle(timeout)
     }
 
     /// The bundle with this id.

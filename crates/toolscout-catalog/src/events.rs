@@ -1,6 +1,9 @@
 //! Change notifications: what changed, and the catalog's identity after the change.
 
-use std::sync::{Arc, RwLock};
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -97,11 +100,43 @@ pub struct Subscription(pub(crate) u64);
 
 type Callback = Arc<dyn Fn(&CatalogChange) + Send + Sync>;
 
-/// The subscriber list.
+/// The subscriber list, and the changes waiting to be told to it.
+///
+/// Changes are queued under the catalog's state lock, in the order the state took them
+/// in (which is generation order: a write and a reload both catch up with the store
+/// under that lock), and told to the subscribers from that queue by one thread at a
+/// time, in that order. A thread that queues a change while another is telling does not
+/// wait for it: the teller tells it too (see [`Subscribers::deliver`]).
+///
+/// **Rationale:** a write and a reload of other processes' changes run on different
+/// threads and release the state lock before they tell; told each by its own thread, a
+/// change could reach a subscriber after a later one (a feed then dropped it as already
+/// sent, issue #62). Telling from under the state lock would order them too, but a
+/// subscriber may read the catalog.
 #[derive(Default)]
 pub(crate) struct Subscribers {
     next: std::sync::atomic::AtomicU64,
     list: RwLock<Vec<(u64, Callback)>>,
+    /// The changes queued and not yet told, in order.
+    queue: Mutex<Queue>,
+    /// Held by the thread that tells.
+    telling: Mutex<()>,
+    /// Signalled whenever a change has been told.
+    told: Condvar,
+}
+
+/// The queue of [`Subscribers`], with how many changes were ever queued and told.
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<CatalogChange>,
+    queued: u64,
+    told: u64,
+}
+
+thread_local! {
+    /// Set while this thread tells subscribers: a subscriber that writes to the catalog
+    /// queues its change for the loop it runs in, and never waits for it.
+    static TELLING: Cell<bool> = const { Cell::new(false) };
 }
 
 impl std::fmt::Debug for Subscribers {
@@ -130,17 +165,105 @@ impl Subscribers {
         self.list.read().map(|l| l.is_empty()).unwrap_or(false)
     }
 
-    /// Calls every subscriber, outside any catalog lock so that they may call back.
-    pub(crate) fn notify(&self, change: &CatalogChange) {
+    fn lock_queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `change` to be told. Call it under the catalog's state lock, so that the
+    /// queue's order is the state's; then, with that lock released, [`deliver`](Self::deliver).
+    pub(crate) fn queue(&self, change: CatalogChange) {
         if change.events.is_empty() {
             return;
         }
-        let callbacks: Vec<Callback> = {
-            let list = self.list.read().unwrap_or_else(|e| e.into_inner());
-            list.iter().map(|(_, c)| Arc::clone(c)).collect()
-        };
-        for c in callbacks {
-            c(change);
+        let mut queue = self.lock_queue();
+        queue.queued += 1;
+        queue.waiting.push_back(change);
+    }
+
+    /// Tells every queued change to every subscriber, in order, outside any catalog lock
+    /// so that they may call back. Changes queued while the subscribers heard the last
+    /// are told together, as one change (see [`merged`]). When another thread is telling, it tells what this
+    /// one queued, and this returns at once; a subscriber that reads search results
+    /// waits for it with [`settle`](Self::settle).
+    pub(crate) fn deliver(&self) {
+        if TELLING.with(Cell::get) {
+            // A subscriber's own write: the loop below, on this thread, tells it next.
+            return;
+        }
+        loop {
+            let Ok(teller) = self.telling.try_lock() else {
+                // The teller checks the queue again after it lets go (below), so what
+                // this thread queued before trying is told.
+                return;
+            };
+            TELLING.with(|t| t.set(true));
+            loop {
+                let (change, n) = {
+                    let mut queue = self.lock_queue();
+                    let n = queue.waiting.len();
+                    (merged(queue.waiting.drain(..)), n)
+                };
+                let Some(change) = change else {
+                    break;
+                };
+                let callbacks: Vec<Callback> = {
+                    let list = self.list.read().unwrap_or_else(|e| e.into_inner());
+                    list.iter().map(|(_, c)| Arc::clone(c)).collect()
+                };
+                for c in callbacks {
+                    // A subscriber that panics does not stop the others, nor the
+                    // changes after this one.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c(&change)));
+                }
+                self.lock_queue().told += n as u64;
+                self.told.notify_all();
+            }
+            TELLING.with(|t| t.set(false));
+            drop(teller);
+            if self.lock_queue().waiting.is_empty() {
+                return;
+            }
         }
     }
+
+    /// Waits up to `timeout` until every change queued before the call has been told to
+    /// every subscriber; returns whether it has. On the thread that tells (a subscriber
+    /// asking), it returns `false` at once.
+    pub(crate) fn settle(&self, timeout: Duration) -> bool {
+        if TELLING.with(Cell::get) {
+            return false;
+        }
+        let deadline = Instant::now() + timeout;
+        let mut queue = self.lock_queue();
+        let target = queue.queued;
+        while queue.told < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            queue = self
+                .told
+                .wait_timeout(queue, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+}
+
+/// Changes told together as one: every event in order, the identity and generation of
+/// the last; `None` for none.
+///
+/// **Rationale:** a subscriber's work per change (a search index's commit) is what lets
+/// changes pile up when every replica writes at once: told one by one, a burst of
+/// writes queued faster than a replica's index committed them, and the feed behind the
+/// index fell seconds behind. A reload that reads several generations at once already
+/// tells them as one change, so no subscriber may count on one change a generation.
+fn merged(changes: impl Iterator<Item = CatalogChange>) -> Option<CatalogChange> {
+    changes.reduce(|mut all, next| {
+        all.events.extend(next.events);
+        all.identity = next.identity;
+        all.generation = next.generation;
+        all
+    })
 }

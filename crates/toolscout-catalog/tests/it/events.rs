@@ -149,3 +149,102 @@ fn unsubscribe_stops_notifications_and_subscribers_may_read_the_catalog() {
     c.put_tool(b, "t", "2", &http_put("t")).unwrap();
     assert_eq!(*counts.lock().unwrap(), [0, 1]);
 }
+
+/// Issue #62: a write of this process and a reload of another's ran on two threads and
+/// told their changes after letting the state go, so a subscriber could hear a change
+/// after a later one (a feed then dropped it as already sent). Changes now come in
+/// generation order, each once, whichever thread made them.
+#[test]
+fn changes_from_writes_and_reloads_on_two_threads_come_in_generation_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = Arc::new(open_bare(dir.path()));
+    let other = open_bare(dir.path());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let (mine, theirs) = (id(1), id(2));
+    // A subscriber that takes time over the changes a reload brings, as an index update
+    // does: the window in which the writer thread's change could overtake.
+    here.subscribe(move |change| {
+        let read = change
+            .events
+            .iter()
+            .any(|e| matches!(e, CatalogEvent::ToolPut { bundle, .. } if *bundle == theirs));
+        if read {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        sink.lock().unwrap().push(change.generation);
+    });
+    here.put_bundle(mine, &BundlePut::new("mine")).unwrap();
+    other.put_bundle(theirs, &BundlePut::new("theirs")).unwrap();
+    const WRITES: usize = 150;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reloader = {
+        let (here, stop) = (Arc::clone(&here), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                here.reload().unwrap();
+            }
+        })
+    };
+    let writer = {
+        let here = Arc::clone(&here);
+        std::thread::spawn(move || {
+            for n in 0..WRITES {
+                let slug = format!("m{n}");
+                here.put_tool(mine, &slug, "1", &http_put(&slug)).unwrap();
+            }
+        })
+    };
+    for n in 0..WRITES {
+        let slug = format!("t{n}");
+        other
+            .put_tool(theirs, &slug, "1", &http_put(&slug))
+            .unwrap();
+    }
+    writer.join().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    reloader.join().unwrap();
+    here.reload().unwrap();
+    assert!(here.settle(std::time::Duration::from_secs(5)));
+    let seen = seen.lock().unwrap();
+    let out_of_order: Vec<(u64, u64)> = seen
+        .windows(2)
+        .filter(|w| w[1] <= w[0])
+        .map(|w| (w[0], w[1]))
+        .collect();
+    assert!(
+        out_of_order.is_empty(),
+        "{} of {} changes came after a later one: {:?}",
+        out_of_order.len(),
+        seen.len(),
+        &out_of_order[..out_of_order.len().min(5)]
+    );
+    assert_eq!(seen.last().copied(), Some(here.generation()));
+}
+
+/// A subscriber may write to the catalog: its change is told after the one it heard,
+/// on the same thread, without waiting for itself.
+#[test]
+fn a_subscriber_that_writes_hears_its_own_change_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = Arc::new(open_bare(dir.path()));
+    let (first, echo) = (id(1), id(2));
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let (writer, sink) = (Arc::downgrade(&c), Arc::clone(&heard));
+    c.subscribe(move |change| {
+        sink.lock().unwrap().push(change.events.clone());
+        if change.events == [CatalogEvent::BundlePut { bundle: first }]
+            && let Some(c) = writer.upgrade()
+        {
+            c.put_bundle(echo, &BundlePut::new("echo")).unwrap();
+        }
+    });
+    c.put_bundle(first, &BundlePut::new("first")).unwrap();
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            vec![CatalogEvent::BundlePut { bundle: first }],
+            vec![CatalogEvent::BundlePut { bundle: echo }]
+        ]
+    );
+}
