@@ -61,7 +61,11 @@ pub enum Opened {
 ///
 /// Writes ([`upsert`](Self::upsert), [`delete`](Self::delete)) become visible at
 /// [`commit`](Self::commit); until then every search sees the previous snapshot. The
-/// index is `Send + Sync`: search from many threads, write from any.
+/// index is `Send + Sync`: search from many threads, write from any. Writes from several
+/// threads go into one batch, which the next commit (any thread's) makes visible and a
+/// [`rollback`](Self::rollback) (any thread's) drops: a program whose threads write
+/// batches of their own lets one thread at a time write (as
+/// `toolscout_discover::Toolbox` does).
 pub struct SearchIndex {
     pub(crate) index: Index,
     pub(crate) reader: IndexReader,
@@ -628,17 +632,23 @@ impl SearchIndex {
     /// The writer is let go after each commit (and made again at the next write): its
     /// indexing memory is freed, and another process may write to an index on disk.
     pub fn commit(&self) -> Result<()> {
-        self.with_writer(|w| {
-            let mut prepared = w.prepare_commit()?;
-            prepared.set_payload(&self.payload());
-            prepared.commit()?;
-            Ok(())
-        })?;
-        let writer = self
-            .writer
-            .lock()
-            .map_err(|_| Error::Writer("a previous write panicked".to_owned()))?
-            .take();
+        // Committed and let go under one hold of the writer: a write another thread
+        // made between the two would be dropped with the writer, never committed.
+        let writer = {
+            let mut guard = self
+                .writer
+                .lock()
+                .map_err(|_| Error::Writer("a previous write panicked".to_owned()))?;
+            if guard.is_none() {
+                *guard = Some(self.new_writer()?);
+            }
+            if let Some(w) = guard.as_mut() {
+                let mut prepared = w.prepare_commit()?;
+                prepared.set_payload(&self.payload());
+                prepared.commit()?;
+            }
+            guard.take()
+        };
         if let Some(w) = writer {
             // Lets merges the commit started finish, so segments do not pile up.
             w.wait_merging_threads()?;

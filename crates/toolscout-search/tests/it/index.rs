@@ -192,3 +192,41 @@ fn a_second_writer_waits_for_the_first_and_both_writes_land() {
     ids.sort();
     assert_eq!(ids, ["alpha", "beta"]);
 }
+
+/// Issue #62: `commit` committed under one hold of the writer and let it go under
+/// another, so a tool another thread added in between was dropped with the writer and
+/// never committed. Two threads that each add and commit lose nothing.
+#[test]
+fn two_threads_that_add_and_commit_lose_no_tool() {
+    let index = std::sync::Arc::new(SearchIndex::in_memory().unwrap());
+    const EACH: usize = 200;
+    let threads: Vec<_> = (0..2)
+        .map(|t| {
+            let index = std::sync::Arc::clone(&index);
+            std::thread::spawn(move || {
+                for n in 0..EACH {
+                    let spec = ToolSpec::builder(format!("t{t}_tool_{n}"), "A tool")
+                        .build()
+                        .unwrap();
+                    index.upsert(&IndexDoc::new(&spec)).unwrap();
+                    index.commit().unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let held = index.fingerprints().unwrap();
+    let missing: Vec<String> = (0..2)
+        .flat_map(|t| (0..EACH).map(move |n| format!("t{t}_tool_{n}")))
+        .filter(|name| !held.contains_key(name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} tools lost: {:?}",
+        missing.len(),
+        2 * EACH,
+        &missing[..missing.len().min(5)]
+    );
+}
