@@ -58,7 +58,9 @@ pub use builder::{DEFAULT_BUNDLE, ToolboxBuilder};
 pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
 pub use recipe::{Progress, RecipeEvent};
-pub use toolbox::{Follower, IndexSync, Lookup, ToolHits, Toolbox, call_looked_up, listed_spec};
+pub use toolbox::{
+    AUDIT_EVERY, Audit, Follower, IndexSync, Lookup, ToolHits, Toolbox, call_looked_up, listed_spec,
+};
 pub use tools::{
     Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, MAX_SIMILAR_SHOWN,
     Scope, marked,
