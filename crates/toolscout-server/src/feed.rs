@@ -1,5 +1,6 @@
 //! `GET /api/v1/events`: the catalog's changes as Server-Sent Events, one event per
-//! committed change (this process's, or another's once the catalog follows it), with the
+//! change the catalog tells (this process's write, or what it read of others' once it
+//! follows them; writes close together may come as one), in generation order, with the
 //! tool names it added, removed, enabled, disabled or changed, as the stream's reader
 //! sees the catalog.
 //!
@@ -122,6 +123,11 @@ pub struct FeedEvent {
     /// misses nothing by resuming after this event.
     #[serde(skip)]
     pub(crate) from: u64,
+    /// Whether the change came after a later one was told (so its generation is not
+    /// past the last event's): the stream sends `reset` for it, and no client resumes
+    /// across it. The catalog tells changes in order, so this is a guard, not a path.
+    #[serde(skip)]
+    pub(crate) reset: bool,
 }
 
 impl FeedEvent {
@@ -600,6 +606,9 @@ impl ChangeFeed {
             moves.push((was, after));
         }
         let from = names.generation;
+        // A change older than one already told (a feed made after the change was
+        // queued finds nothing moved, and sends nothing).
+        let late = change.generation <= from;
         names.generation = change.generation.max(names.generation);
         names.identity = change.identity;
         let moved = classify(&names, &moves, &before, &Viewer::Operator);
@@ -626,6 +635,7 @@ impl ChangeFeed {
             disabled: moved.disabled,
             changed: moved.changed,
             from,
+            reset: late,
         });
         {
             let mut ring = self.lock_ring();
@@ -683,6 +693,10 @@ impl ChangeFeed {
             return None;
         }
         let ring = self.lock_ring();
+        // A reset at or after the client's event: it may not have had it.
+        if ring.iter().any(|e| e.reset && e.generation >= generation) {
+            return None;
+        }
         if generation == current {
             return Some(Vec::new());
         }
@@ -849,6 +863,59 @@ mod tests {
                 assert_eq!(Scope::of(&bundle).seen_by(viewer), by_scopes);
             }
         }
+    }
+
+    /// Issue #62: a change told after a later one named tools no event in order could
+    /// tell; the operator's stream dropped it as already sent. It is a reset now, and
+    /// no client resumes across it.
+    #[test]
+    fn a_change_told_after_a_later_one_is_a_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(dir.path(), &[]).unwrap();
+        let feed = ChangeFeed::new(&catalog, 4);
+        let bundle = Uuid::now_v7();
+        catalog
+            .put_bundle(bundle, &toolscout_catalog::BundlePut::new("b"))
+            .unwrap();
+        let start = catalog.generation();
+        let put = |name: &str| {
+            let spec = toolscout_spec::ToolSpec::builder(name, "A tool")
+                .build()
+                .unwrap();
+            let tool = catalog
+                .put_tool(
+                    bundle,
+                    &name.replace('_', "-"),
+                    "1",
+                    &toolscout_catalog::ToolPut::spec_only(spec),
+                )
+                .unwrap();
+            CatalogChange {
+                events: vec![CatalogEvent::ToolPut {
+                    tool: tool.id,
+                    bundle,
+                }],
+                identity: catalog.identity(),
+                generation: catalog.generation(),
+            }
+        };
+        let (first, second) = (put("first_tool"), put("second_tool"));
+        let mut rx = feed.subscribe();
+        let told = feed.apply(&catalog, &second).unwrap();
+        assert!(!told.reset);
+        assert_eq!(told.added, ["second_tool"]);
+        let late = feed.apply(&catalog, &first).unwrap();
+        assert!(late.reset, "{late:?}");
+        assert_eq!(late.added, ["first_tool"]);
+        assert_eq!(late.generation, second.generation);
+        assert!(rx.try_recv().is_ok_and(|e| !e.reset));
+        assert!(rx.try_recv().is_ok_and(|e| e.reset));
+        // A client anywhere before the reset re-reads; one past it resumes.
+        assert!(feed.since(start).is_none());
+        assert!(feed.since(second.generation).is_none());
+        let third = put("third_tool");
+        assert!(!feed.apply(&catalog, &third).unwrap().reset);
+        assert_eq!(feed.since(third.generation).map(|e| e.len()), Some(0));
     }
 
     #[test]

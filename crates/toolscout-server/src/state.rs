@@ -387,10 +387,23 @@ impl AppState {
             .event_streams
             .min(options.connections.max_connections / 2)
             .max(1);
-        let feed = Arc::new(crate::feed::ChangeFeed::new(toolbox.catalog(), streams));
         // The feed reads the catalog to name what changed: on a thread of its own, fed
-        // by the subscription (which must not hold the toolbox: the catalog holds it).
+        // by the subscription (which must not hold the toolbox: the catalog holds it), in
+        // the order the catalog tells changes (generation order).
         let (feed_tx, feed_rx) = std::sync::mpsc::channel::<toolscout_catalog::CatalogChange>();
+        let (revocations, _) = broadcast::channel(64);
+        let revoked = revocations.clone();
+        // Subscribed before the feed reads the catalog: a change in between reaches the
+        // feed, which finds it already read (no name moved), instead of being missed.
+        let subscription = toolbox.catalog().subscribe(move |change| {
+            // No receiver (no MCP session, no stream of a tenant) is fine.
+            let _ = tx.send(change.identity);
+            for r in Revocation::of(&change.events) {
+                let _ = revoked.send(r);
+            }
+            let _ = feed_tx.send(change.clone());
+        });
+        let feed = Arc::new(crate::feed::ChangeFeed::new(toolbox.catalog(), streams));
         let (feeder, fed) = (toolbox.clone(), Arc::clone(&feed));
         let _ = std::thread::Builder::new()
             .name("toolscout-feed".to_owned())
@@ -400,16 +413,6 @@ impl AppState {
                     fed.apply(feeder.catalog(), &change);
                 }
             });
-        let (revocations, _) = broadcast::channel(64);
-        let revoked = revocations.clone();
-        let subscription = toolbox.catalog().subscribe(move |change| {
-            // No receiver (no MCP session, no stream of a tenant) is fine.
-            let _ = tx.send(change.identity);
-            for r in Revocation::of(&change.events) {
-                let _ = revoked.send(r);
-            }
-            let _ = feed_tx.send(change.clone());
-        });
         AppState {
             inner: Arc::new(Inner {
                 toolbox,

@@ -175,6 +175,17 @@ impl Source {
         match self {
             Source::Operator { rx, sent } => {
                 let e = rx.recv().await?;
+                if e.reset {
+                    // Names moved that no event in order can tell: the client re-reads.
+                    *sent = (*sent).max(e.generation);
+                    let position =
+                        serde_json::json!({"generation": e.generation, "identity": e.identity});
+                    return Ok(Some(sse(
+                        "reset",
+                        Some(e.generation.to_string()),
+                        &position,
+                    )));
+                }
                 if e.generation <= *sent {
                     return Ok(None);
                 }

@@ -18,6 +18,7 @@ mod props;
 #[cfg(feature = "mcp")]
 mod recipes;
 mod remote;
+mod replicas;
 mod rest;
 mod rpc;
 mod security;
