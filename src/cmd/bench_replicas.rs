@@ -9,6 +9,13 @@
 //!   does). The last write is also looked for by search on every replica.
 //! * **requests/s** under a mixed load (90 % search, 8 % manifest pages, 2 % writes)
 //!   from `--clients` clients spread over the replicas;
+//! * with `--concurrent-writes N` (600 by default), **writers on every replica at once**:
+//!   N writes at full speed, one writer per replica, optionally disturbed half-way
+//!   (`--disrupt kill`: one replica killed with SIGKILL and started again; `--disrupt
+//!   CMD`: a shell command, such as a database restart), then an audit of every
+//!   acknowledged write on every replica: in its feed exactly once (or covered by a
+//!   `reset`), found by its exact name in its search, the same ETag everywhere (see
+//!   `bench_audit.rs`);
 //! * with `--tools`, the **cold start** on that catalog: its import into the database,
 //!   a replica's start with an empty directory (its search index built from the heads),
 //!   and again with its index current, until it answers; peak memory of each.
@@ -43,13 +50,22 @@ pub(crate) struct ReplicasArgs {
     /// Concurrent clients of the mixed load.
     #[arg(long, default_value_t = 16)]
     clients: usize,
+    /// Writes of the concurrent phase, in all (a writer on every replica at once, then
+    /// the audit of every write on every replica); 0 leaves the phase out.
+    #[arg(long, default_value_t = 600)]
+    concurrent_writes: usize,
+    /// Disturbs the concurrent phase half-way: `kill` (the last replica is killed with
+    /// SIGKILL and started again on its directory), or a shell command to run then, e.g.
+    /// `su postgres -c "pg_ctl -D /path restart -m fast"`.
+    #[arg(long)]
+    disrupt: Option<String>,
     /// Tools (JSONL) for the cold start, e.g. a catalog of 92,589; without it the cold
     /// start is not measured.
     #[arg(long)]
     tools: Option<PathBuf>,
 }
 
-const TOKEN: &str = "bench-replicas-token";
+pub(crate) const TOKEN: &str = "bench-replicas-token";
 
 pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Result<()> {
     let Some(admin) = global.store.as_ref().map(|s| s.0.clone()) else {
@@ -73,15 +89,33 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     };
     let result = runtime.block_on(async {
         let mut rows = Vec::new();
+        let mut audits = Vec::new();
+        let disrupt = args
+            .disrupt
+            .as_deref()
+            .map(super::bench_audit::Disruption::parse);
         for &k in &args.replicas {
             eprintln!("{k} replica(s)…");
             rows.push(run_k(k, &url, args, global).await?);
+            if args.concurrent_writes > 0 {
+                eprintln!("{k} replica(s), a writer on each…");
+                audits.push(
+                    super::bench_audit::run(
+                        k,
+                        &url,
+                        args.concurrent_writes,
+                        disrupt.as_ref(),
+                        global,
+                    )
+                    .await?,
+                );
+            }
         }
         let cold = match &args.tools {
             Some(tools) => Some(cold_start(&url, tools, global).await?),
             None => None,
         };
-        Ok::<_, anyhow::Error>((rows, cold))
+        Ok::<_, anyhow::Error>((rows, audits, cold))
     });
     // Dropped whatever happened; a failure to drop it only leaves a database behind.
     if let Err(e) = runtime.block_on(admin_sql(
@@ -90,8 +124,8 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     )) {
         eprintln!("warning: the database {name} was not dropped: {e}");
     }
-    let (rows, cold) = result?;
-    let report = json!({"replicas": rows, "cold_start": cold});
+    let (rows, audits, cold) = result?;
+    let report = json!({"replicas": rows, "concurrent": audits, "cold_start": cold});
     if json_out {
         return super::emit(&serde_json::to_string_pretty(&report)?);
     }
@@ -109,6 +143,10 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
             r["latency_ms_p99"].as_f64().unwrap_or(0.0),
             r["errors"]
         ));
+    }
+    if !audits.is_empty() {
+        out.push('\n');
+        out.push_str(&super::bench_audit::table(&audits));
     }
     if let Some(c) = &cold {
         out.push_str(&format!(
@@ -138,7 +176,7 @@ async fn admin_sql(url: &str, sql: &str) -> Result<()> {
 }
 
 /// `toolscout --store URL --catalog DIR serve` on a free loopback port; its address.
-fn start(url: &str, dir: &Path, global: &Global) -> Result<(Server, String)> {
+pub(crate) fn start(url: &str, dir: &Path, global: &Global) -> Result<(Server, String)> {
     let exe = std::env::current_exe().context("finding the toolscout binary")?;
     let mut cmd = Command::new(exe);
     cmd.arg("--store").arg(url).arg("--catalog").arg(dir);
@@ -193,7 +231,7 @@ fn tool_body(name: &str) -> Value {
     })
 }
 
-async fn put_tool(
+pub(crate) async fn put_tool(
     client: &reqwest::Client,
     addr: &str,
     bundle: uuid::Uuid,
@@ -229,7 +267,7 @@ async fn get_ok(client: &reqwest::Client, url: String) -> Result<(), String> {
     }
 }
 
-fn pct(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

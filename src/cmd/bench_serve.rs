@@ -7,6 +7,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
@@ -44,12 +45,18 @@ pub(crate) struct ServeArgs {
 }
 
 /// The server child, killed when dropped.
-pub(crate) struct Server(Child);
+pub(crate) struct Server(Child, Arc<std::sync::atomic::AtomicUsize>);
 
 impl Server {
     /// The server's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.0.id()
+    }
+
+    /// How many times the server said that an audit found its search index out of line
+    /// with the catalog (and mended it): an index update was lost.
+    pub(crate) fn audit_mends(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 
@@ -445,7 +452,8 @@ pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
         .spawn()
         .context("starting toolscout serve")?;
     let stderr = child.stderr.take().context("reading the server's output")?;
-    let server = Server(child);
+    let mends = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = Server(child, Arc::clone(&mends));
     let mut lines = BufReader::new(stderr);
     loop {
         let mut line = String::new();
@@ -463,6 +471,9 @@ pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
             std::thread::spawn(move || {
                 let mut sink = String::new();
                 while lines.read_line(&mut sink).is_ok_and(|n| n > 0) {
+                    if sink.starts_with("search index audit") {
+                        mends.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     sink.clear();
                 }
             });

@@ -3,6 +3,7 @@
 pub(crate) mod agent_opts;
 pub(crate) mod approve;
 pub(crate) mod bench;
+mod bench_audit;
 #[cfg(feature = "postgres")]
 mod bench_replicas;
 pub(crate) mod bench_scale;

@@ -260,8 +260,14 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         let console = Console::default().with_chat(chat);
         let reaper = tokio::spawn(reap_every(state.toolbox().clone(), REAP_INTERVAL));
         // Other processes' writes reach the index, the MCP sessions and the event feed
-        // as soon as the store announces them, not at the next request.
-        let follower = state.toolbox().follow();
+        // as soon as the store announces them, not at the next request; an audit that
+        // finds the index out of line with the catalog mends it and says so.
+        let follower = state.toolbox().follow_reporting(|audit| {
+            note(&format!(
+                "search index audit at generation {}: {} tool(s) indexed again, {} dropped (an update was lost; mended)",
+                audit.generation, audit.repaired, audit.removed
+            ));
+        });
         let served =
             toolscout_server::console::serve_until(listener, state, console, shutdown_signal())
                 .await
