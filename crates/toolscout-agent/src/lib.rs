@@ -83,6 +83,7 @@ mod exec;
 mod grounding;
 pub mod host;
 mod message;
+pub mod relax;
 pub mod needs;
 pub mod prompts;
 mod run;
