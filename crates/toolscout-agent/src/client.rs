@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::{Result, relax};
 use crate::wire::{Assembler, Chunk, Completion, Response};
+use crate::{Result, relax};
 
 /// A client for one OpenAI-compatible endpoint: OpenAI, OpenRouter, vLLM, llama.cpp's
 /// server…
@@ -114,7 +114,9 @@ impl ChatClient {
         if self.relaxes_schemas() {
             relax::relax_tools(&mut body);
         }
-        let result = self.retrying(body.clone(), stream, step, &mut on_text).await;
+        let result = self
+            .retrying(body.clone(), stream, step, &mut on_text)
+            .await;
         match result {
             Err(e)
                 if relax::rejects_schemas(&e)

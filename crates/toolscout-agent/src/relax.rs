@@ -40,7 +40,11 @@ pub const RELAXED_KEYWORDS: &[&str] = &[
 /// Whether an endpoint's error says it could not take the request's tool schemas or the
 /// grammar built from them: a 400 whose message names a schema or a grammar.
 pub(crate) fn rejects_schemas(e: &Error) -> bool {
-    let Error::Endpoint { status: 400, message } = e else {
+    let Error::Endpoint {
+        status: 400,
+        message,
+    } = e
+    else {
         return false;
     };
     let message = message.to_ascii_lowercase();

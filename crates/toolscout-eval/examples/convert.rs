@@ -61,7 +61,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         // The second argument is the servers' tools file, not a split.
         "mcp-bench" => toolscout_eval::convert::mcp_bench(from.as_ref(), split.as_ref())?,
         other => {
-            return Err(format!("unknown benchmark {other:?}; known: seal-tools, mcp-bench").into());
+            return Err(
+                format!("unknown benchmark {other:?}; known: seal-tools, mcp-bench").into(),
+            );
         }
     };
     let written = converted.write(out.as_ref())?;

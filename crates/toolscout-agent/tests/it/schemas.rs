@@ -4,9 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolscout_agent::{
-    Agent, ChatClient, Policy, RunOptions, StaticHost, StopReason, ToolChoice,
-};
+use toolscout_agent::{Agent, ChatClient, Policy, RunOptions, StaticHost, StopReason, ToolChoice};
 use toolscout_spec::ToolSpec;
 
 use crate::server::{Reply, Server, call, text};
@@ -140,7 +138,10 @@ async fn llama_cpp_pattern_refusal_is_answered_by_relaxed_schemas_remembered_for
         let client = ChatClient::new(&server.base_url, "k");
         let agent = forced_agent(&client, stream);
         let report = agent
-            .run("Fetch the web page https://example.com", RunOptions::default())
+            .run(
+                "Fetch the web page https://example.com",
+                RunOptions::default(),
+            )
             .await;
         assert_eq!(report.stop, StopReason::Answer, "stream {stream}");
         assert_eq!(report.answer.as_deref(), Some("The page says Hello."));
@@ -162,7 +163,10 @@ async fn llama_cpp_pattern_refusal_is_answered_by_relaxed_schemas_remembered_for
         assert!(first.contains("^https?://"), "{first}");
 
         let again = agent
-            .run("Fetch the web page https://example.org", RunOptions::default())
+            .run(
+                "Fetch the web page https://example.org",
+                RunOptions::default(),
+            )
             .await;
         assert_eq!(again.stop, StopReason::Answer, "stream {stream}");
         insta::allow_duplicates! {

@@ -299,6 +299,9 @@ mod tests {
         // A plain word is English unless qualified.
         assert_eq!(first_mention(plan, "BioMCP", "search"), None);
         // Part of a longer name is not the name.
-        assert_eq!(first_mention("use gene_getter_v2", "BioMCP", "gene_getter"), None);
+        assert_eq!(
+            first_mention("use gene_getter_v2", "BioMCP", "gene_getter"),
+            None
+        );
     }
 }

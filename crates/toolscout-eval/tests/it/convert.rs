@@ -203,10 +203,7 @@ fn mcp_bench_dir() -> tempfile::TempDir {
              "fuzzy_description": "I'm stuck on melanoma resistance; what do we know?", "distraction_servers": ["NASA Data"]}
         ]}]),
     );
-    file(
-        "mcpbench_tasks_multi_3server_runner_format.json",
-        json!([]),
-    );
+    file("mcpbench_tasks_multi_3server_runner_format.json", json!([]));
     dir
 }
 
@@ -224,11 +221,20 @@ fn mcp_bench_tools_are_bundled_by_server_and_shared_names_qualified() {
     // as `import mcp` does.
     assert_eq!(
         names,
-        ["search_arxiv", "paper_search_search", "think", "gene_getter", "biomcp_search"]
+        [
+            "search_arxiv",
+            "paper_search_search",
+            "think",
+            "gene_getter",
+            "biomcp_search"
+        ]
     );
     // An empty schema is an object of no properties; a missing type is an object's.
     let think = &converted.tools[2];
-    assert_eq!(think["parameters"], json!({"type": "object", "properties": {}}));
+    assert_eq!(
+        think["parameters"],
+        json!({"type": "object", "properties": {}})
+    );
     assert_eq!(converted.tools[1]["parameters"]["type"], "object");
     for tool in &converted.tools {
         toolscout_spec::adapters::jsonl::from_value(tool).unwrap();
@@ -252,7 +258,13 @@ fn mcp_bench_tasks_expect_the_tools_their_plan_names_in_order() {
     let multi = &converted.tasks[1];
     assert_eq!(
         multi["expected"],
-        json!(["think", "gene_getter", "search_arxiv", "biomcp_search", "paper_search_search"])
+        json!([
+            "think",
+            "gene_getter",
+            "search_arxiv",
+            "biomcp_search",
+            "paper_search_search"
+        ])
     );
     assert_eq!(multi["offered"], multi["expected"]);
     assert_eq!(multi["servers"], json!(["Paper Search", "BioMCP"]));
@@ -271,7 +283,10 @@ fn mcp_bench_tasks_expect_the_tools_their_plan_names_in_order() {
     let lines = toolscout_eval::read::tool_lines(&written.tools).unwrap();
     for task in &tasks {
         for name in &task.expected {
-            assert!(lines.specs.iter().any(|s| s.name.as_str() == name), "{name}");
+            assert!(
+                lines.specs.iter().any(|s| s.name.as_str() == name),
+                "{name}"
+            );
         }
     }
 }
@@ -279,12 +294,12 @@ fn mcp_bench_tasks_expect_the_tools_their_plan_names_in_order() {
 #[test]
 fn mcp_bench_without_its_files_says_which() {
     let dir = mcp_bench_dir();
-    let err = toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("nope.json"))
-        .unwrap_err();
+    let err =
+        toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("nope.json")).unwrap_err();
     assert!(err.to_string().contains("nope.json"), "{err}");
     std::fs::write(dir.path().join("bad.json"), "{\"summary\": {}}").unwrap();
-    let err = toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("bad.json"))
-        .unwrap_err();
+    let err =
+        toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("bad.json")).unwrap_err();
     assert!(err.to_string().contains("collect_mcp_info.py"), "{err}");
     std::fs::remove_file(
         dir.path()

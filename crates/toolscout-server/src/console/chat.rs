@@ -334,8 +334,7 @@ pub(crate) async fn turn(
         .client
         .clone()
         .unwrap_or_else(|| ChatClient::new(&settings.base_url, &settings.api_key));
-    let mut agent = Agent::new(config, client, Arc::new(host))
-    .with_approver(approver);
+    let mut agent = Agent::new(config, client, Arc::new(host)).with_approver(approver);
     for subagent in &settings.subagents {
         agent = agent.with_subagent(subagent.clone());
     }

@@ -261,7 +261,10 @@ fn done_event(body: &Value) -> Value {
         .split("\n\n")
         .find(|b| b.starts_with("event: done"))
         .unwrap_or_else(|| panic!("no done event in {text}"));
-    let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
+    let data = block
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap();
     serde_json::from_str(data).unwrap()
 }
 
