@@ -5,6 +5,8 @@
 //! over the whole tool catalog stored in a temporary flat-file catalog. Every tool is
 //! answered by a stub that returns a plausible success once its arguments pass the
 //! tool's schema; a task succeeds when the model makes such a call to an expected tool.
+//! Each task's line and the figures also count the calls nobody asked for: calls of
+//! catalog tools outside the task's `expected` that ran.
 //! The catalog, the oracle host, the reading of each run and the figures are
 //! `toolscout_eval::agent`'s; this module wires them to the command line and prints.
 
@@ -270,7 +272,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             String::new()
         };
         eprintln!(
-            "[{}/{}] {} {:.1}s steps={} prompt_tokens={} calls=[{}] expected={expected}{retrieved} stop={stop}",
+            "[{}/{}] {} {:.1}s steps={} prompt_tokens={} calls=[{}] expected={expected} unasked={}[{}]{retrieved} stop={stop}",
             i + 1,
             tasks.len(),
             if success { "ok  " } else { "FAIL" },
@@ -278,6 +280,8 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             run.report.steps,
             run.report.usage.prompt_tokens,
             seen.calls.join(", "),
+            seen.unasked.len(),
+            seen.unasked.join(", "),
         );
     }
     let retrieve = args.policy == EvalPolicy::Retrieve;

@@ -2,13 +2,15 @@
 
 use async_openai::Client;
 use async_openai::config::OpenAIConfig;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::Result;
 use crate::wire::{Assembler, Chunk, Completion, Response};
+use crate::{Result, relax};
 
 /// A client for one OpenAI-compatible endpoint: OpenAI, OpenRouter, vLLM, llama.cpp's
 /// server…
@@ -24,11 +26,22 @@ use crate::wire::{Assembler, Chunk, Completion, Response};
 /// which retries these three times within a second. A streamed answer that broke off
 /// after text was shown is not sent again, and an endpoint that cannot be reached at all
 /// is reported without the long pauses (a wrong URL should say so at once).
+///
+/// An endpoint that cannot take the tools' schemas — llama.cpp answers 400 "JSON schema
+/// conversion failed: …" or "Failed to parse grammar" — gets an unforced request (no
+/// `tool_choice: "required"`) sent again with the schemas relaxed
+/// ([`crate::relax::RELAXED_KEYWORDS`] left out; the tools still check calls against
+/// their full schemas), and every later request of this client and its clones is
+/// relaxed from the start ([`ChatClient::relaxes_schemas`]). A forced request that fails
+/// is the caller's to send again unforced first: the agent loop does, and no longer
+/// forces for the rest of that run.
 #[derive(Debug, Clone)]
 pub struct ChatClient {
     inner: Client<OpenAIConfig>,
     retries: u32,
     first_pause: Duration,
+    /// The endpoint refused the tools' schemas once: they are sent relaxed.
+    relaxed: Arc<AtomicBool>,
 }
 
 /// How many times a transient failure is retried by default.
@@ -60,7 +73,14 @@ impl ChatClient {
             inner: Client::with_config(config),
             retries: DEFAULT_RETRIES,
             first_pause: DEFAULT_FIRST_PAUSE,
+            relaxed: Arc::default(),
         }
+    }
+
+    /// Whether the endpoint refused the tools' schemas and this client (and every clone
+    /// of it) now sends them relaxed: without [`crate::relax::RELAXED_KEYWORDS`].
+    pub fn relaxes_schemas(&self) -> bool {
+        self.relaxed.load(Ordering::Relaxed)
     }
 
     /// How often a transient failure (429, 502, 503, 504) is retried, and the pause before the first retry (each later pause
@@ -79,9 +99,41 @@ impl ChatClient {
         self
     }
 
+    /// [`ChatClient::retrying`], and once more with the tools' schemas relaxed when the
+    /// endpoint refused them on an unforced request (see [`ChatClient`]).
+    pub(crate) async fn complete<F>(
+        &self,
+        mut body: serde_json::Map<String, Value>,
+        stream: bool,
+        step: u32,
+        mut on_text: F,
+    ) -> Result<Completion>
+    where
+        F: FnMut(&str) + Send,
+    {
+        if self.relaxes_schemas() {
+            relax::relax_tools(&mut body);
+        }
+        let result = self
+            .retrying(body.clone(), stream, step, &mut on_text)
+            .await;
+        match result {
+            Err(e)
+                if relax::rejects_schemas(&e)
+                    && !relax::forced(&body)
+                    && relax::relax_tools(&mut body) =>
+            {
+                tracing::warn!(error = %e, "the endpoint refused the tools' schemas; sending them without {:?} from now on", relax::RELAXED_KEYWORDS);
+                self.relaxed.store(true, Ordering::Relaxed);
+                self.retrying(body, stream, step, &mut on_text).await
+            }
+            other => other,
+        }
+    }
+
     /// [`ChatClient::attempt`], again after a pause while the failure is transient and
     /// nothing was shown yet.
-    pub(crate) async fn complete<F>(
+    async fn retrying<F>(
         &self,
         body: serde_json::Map<String, Value>,
         stream: bool,

@@ -85,6 +85,7 @@ pub mod host;
 mod message;
 pub mod needs;
 pub mod prompts;
+pub mod relax;
 mod run;
 mod static_host;
 mod toolbox_host;

@@ -259,7 +259,9 @@ pub(crate) fn run_loop<'a>(
             };
             // An endpoint may refuse what forcing asks of it (llama.cpp answers 400
             // "Failed to parse grammar" for the grammar of some tools' schemas): the same
-            // request unforced, and no forcing for the rest of the run.
+            // request unforced, and no forcing for the rest of the run. If that too is
+            // refused for the tools' schemas, the client sends it once more with them
+            // relaxed, and relaxes them from then on (`crate::relax`).
             if force
                 && let Some(Err(e)) = &result
                 && e.status()

@@ -6,7 +6,13 @@
 //! ```
 //!
 //! writes `tools.jsonl`, `queries.jsonl` and `multi.jsonl` (the tasks of two tools or
-//! more) and prints what it wrote and what it skipped. `chains` picks, from converted tools and
+//! more) and prints what it wrote and what it skipped. MCP-Bench takes the servers'
+//! `tools/list` answers as its `utils/collect_mcp_info.py` writes them:
+//!
+//! ```sh
+//! git clone https://github.com/Accenture/mcp-bench
+//! cargo run -p toolscout-eval --example convert -- mcp-bench mcp-bench mcp-bench/mcp_servers_info.json data/mcp-bench
+//! ``` `chains` picks, from converted tools and
 //! tasks, the tasks whose answer feeds a call's result into another call, and writes a
 //! recipe for each chain (`eval agent --recipes`):
 //!
@@ -46,13 +52,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let [benchmark, from, split, out] = args.as_slice() else {
         return Err(
-            "usage: convert seal-tools DIR SPLIT OUT_DIR | convert chains TOOLS TASKS OUT_DIR"
+            "usage: convert seal-tools DIR SPLIT OUT_DIR | convert mcp-bench DIR SERVERS_JSON OUT_DIR | convert chains TOOLS TASKS OUT_DIR"
                 .into(),
         );
     };
     let converted = match benchmark.as_str() {
         "seal-tools" => toolscout_eval::convert::seal_tools(from.as_ref(), split)?,
-        other => return Err(format!("unknown benchmark {other:?}; known: seal-tools").into()),
+        // The second argument is the servers' tools file, not a split.
+        "mcp-bench" => toolscout_eval::convert::mcp_bench(from.as_ref(), split.as_ref())?,
+        other => {
+            return Err(
+                format!("unknown benchmark {other:?}; known: seal-tools, mcp-bench").into(),
+            );
+        }
     };
     let written = converted.write(out.as_ref())?;
     println!(

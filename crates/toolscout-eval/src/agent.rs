@@ -11,8 +11,9 @@
 //! - [`run_task`] runs one [`Task`] through an [`Agent`] and reads what happened from
 //!   its events into an [`Outcome`] ([`Outcome::from_events`] does the reading alone).
 //! - [`Totals`] sums outcomes; [`Totals::figures`] turns them into the rates of
-//!   [`Figures`] (serde `Serialize`): success, complete success, tool recall,
-//!   pre-activation recall, grounding refusals and false refusals, needs, steps, tokens.
+//!   [`Figures`] (serde `Serialize`): success, complete success, tool recall, calls
+//!   nobody asked for, pre-activation recall, grounding refusals and false refusals,
+//!   needs, steps, tokens.
 //!
 //! ```no_run
 //! use std::collections::HashSet;
@@ -319,6 +320,11 @@ pub struct Outcome {
     pub first_prompt_tokens: Option<u64>,
     /// Tools called successfully.
     pub called_ok: HashSet<String>,
+    /// Calls nobody asked for, in order: calls of catalog tools outside the task's
+    /// `expected` that ran (succeeded, or failed or timed out while running; a recipe's
+    /// step counts as a call of its tool). A call refused before it ran did nothing and
+    /// is not among them.
+    pub unasked: Vec<String>,
     /// Calls refused as `ungrounded_arguments`: the tool and the arguments.
     pub refused: Vec<(String, Value)>,
     /// The needs the first message was split into (0 when it was not).
@@ -388,11 +394,14 @@ impl Outcome {
                             .unwrap_or(Value::Null);
                         seen.refused.push((tool.clone(), args));
                     }
-                    seen.catalog_ran |= catalog.contains(tool)
-                        && (ok
-                            || [ErrorKind::ToolFailed, ErrorKind::Timeout]
-                                .iter()
-                                .any(|k| kind == Some(k.as_str())));
+                    let ran = ok
+                        || [ErrorKind::ToolFailed, ErrorKind::Timeout]
+                            .iter()
+                            .any(|k| kind == Some(k.as_str()));
+                    seen.catalog_ran |= catalog.contains(tool) && ran;
+                    if ran && catalog.contains(tool) && !task.expected.contains(tool) {
+                        seen.unasked.push(tool.clone());
+                    }
                     seen.calls.push(match kind {
                         Some(k) if !ok => format!("{tool}({k})"),
                         _ => tool.clone(),
@@ -404,8 +413,12 @@ impl Outcome {
                     if progress["event"] == "step_finished" && progress["ok"] == true =>
                 {
                     if let Some(step_tool) = progress["tool"].as_str() {
-                        seen.expected_called |= task.expected.iter().any(|t| t == step_tool);
+                        let expected = task.expected.iter().any(|t| t == step_tool);
+                        seen.expected_called |= expected;
                         seen.called_ok.insert(step_tool.to_owned());
+                        if !expected {
+                            seen.unasked.push(step_tool.to_owned());
+                        }
                         seen.calls.push(format!("{step_tool}(step)"));
                     }
                 }
@@ -511,6 +524,10 @@ pub struct Totals {
     pub complete: usize,
     /// The sum over tasks of the share of the expected tools called successfully.
     pub recall: f64,
+    /// Calls nobody asked for ([`Outcome::unasked`]).
+    pub unasked_calls: usize,
+    /// Tasks with such a call.
+    pub unasked_tasks: usize,
     /// The sum over tasks of the share of the expected tools activated before the first
     /// request.
     pub pre_activation: f64,
@@ -543,6 +560,8 @@ impl Totals {
             !task.irrelevant() && task.expected.iter().all(|t| outcome.called_ok.contains(t)),
         );
         self.recall += share(&|t| outcome.called_ok.contains(t));
+        self.unasked_calls += outcome.unasked.len();
+        self.unasked_tasks += usize::from(!outcome.unasked.is_empty());
         self.pre_activation += share(&|t| outcome.retrieved.contains(t));
         self.refusals += outcome.refused.len();
         self.refused_tasks += usize::from(!outcome.refused.is_empty());
@@ -591,6 +610,8 @@ impl Totals {
             success_rate: self.successes as f64 / n,
             complete_success_rate: self.complete as f64 / n,
             tool_recall: self.recall / n,
+            unasked_calls_per_task: self.unasked_calls as f64 / n,
+            tasks_with_an_unasked_call_rate: self.unasked_tasks as f64 / n,
             mean_needs: self.needs as f64 / n,
             grounding_refusals_per_task: self.refusals as f64 / n,
             tasks_with_a_refusal_rate: self.refused_tasks as f64 / n,
@@ -641,6 +662,11 @@ pub struct Figures {
     pub complete_success_rate: f64,
     /// The mean share of a task's expected tools called successfully.
     pub tool_recall: f64,
+    /// Calls nobody asked for (of tools outside the task's `expected`, that ran), per
+    /// task: what the user pays for and gets nothing from.
+    pub unasked_calls_per_task: f64,
+    /// Tasks with such a call.
+    pub tasks_with_an_unasked_call_rate: f64,
     /// The mean number of needs a first message was split into.
     pub mean_needs: f64,
     /// Calls refused as `ungrounded_arguments`, per task.

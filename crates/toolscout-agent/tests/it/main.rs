@@ -9,6 +9,7 @@ mod endpoint;
 mod grounding;
 mod live;
 mod retrieve;
+mod schemas;
 mod server;
 mod subagent;
 mod toolbox;

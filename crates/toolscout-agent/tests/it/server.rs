@@ -22,6 +22,9 @@ pub(crate) enum Reply {
     Calls(Option<String>, Vec<(String, String, String)>),
     /// An error status with an OpenAI error body.
     Error(u16, String),
+    /// An error status with exactly this JSON body (llama.cpp's error bodies differ from
+    /// OpenAI's: their `code` is the status, a number).
+    Body(u16, Value),
     /// A raw body (sent as server-sent events when the request streams, JSON otherwise).
     Raw(String),
 }
@@ -128,6 +131,9 @@ async fn completions(State(inner): State<Arc<Mutex<Inner>>>, Json(body): Json<Va
         let body = json!({"error": {"message": message, "type": "invalid_request_error", "param": null, "code": "context_length_exceeded"}});
         return (StatusCode::from_u16(*status).unwrap(), Json(body)).into_response();
     }
+    if let Reply::Body(status, body) = &reply {
+        return (StatusCode::from_u16(*status).unwrap(), Json(body.clone())).into_response();
+    }
     if let Reply::Raw(raw) = reply {
         let kind = if stream {
             "text/event-stream"
@@ -203,7 +209,7 @@ fn message(reply: &Reply) -> Value {
                 "id": id, "type": "function", "function": {"name": name, "arguments": args}
             })).collect::<Vec<_>>(),
         }),
-        Reply::Error(..) | Reply::Raw(_) => Value::Null,
+        Reply::Error(..) | Reply::Body(..) | Reply::Raw(_) => Value::Null,
     }
 }
 
@@ -237,7 +243,7 @@ fn chunks(reply: &Reply) -> Vec<Value> {
                 }
             }
         }
-        Reply::Error(..) | Reply::Raw(_) => {}
+        Reply::Error(..) | Reply::Body(..) | Reply::Raw(_) => {}
     }
     out
 }

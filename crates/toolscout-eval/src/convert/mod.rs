@@ -14,9 +14,11 @@ use serde_json::Value;
 use crate::{Error, Result};
 
 mod chains;
+mod mcp_bench;
 mod seal_tools;
 
 pub use chains::{Chains, chains};
+pub use mcp_bench::mcp_bench;
 pub use seal_tools::seal_tools;
 
 /// A benchmark in the evaluation format.
@@ -24,7 +26,7 @@ pub use seal_tools::seal_tools;
 #[non_exhaustive]
 pub struct Converted {
     /// One object a tool: `{name, description, parameters, bundle?, bundle_description?,
-    /// source}`.
+    /// source, meta?}`.
     pub tools: Vec<Value>,
     /// One object a task: `{id, query, expected, offered, calls, source}`.
     pub tasks: Vec<Value>,

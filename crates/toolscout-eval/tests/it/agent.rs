@@ -104,6 +104,8 @@ fn totals_of_hand_built_outcomes() {
             "success_rate",
             "complete_success_rate",
             "tool_recall",
+            "unasked_calls_per_task",
+            "tasks_with_an_unasked_call_rate",
             "mean_needs",
             "grounding_refusals_per_task",
             "tasks_with_a_refusal_rate",
@@ -228,6 +230,62 @@ fn an_outcome_reads_a_run_s_events() {
     let refused_only = Outcome::from_events(&events[4..6], &task, &catalog);
     assert!(refused_only.catalog_called && !refused_only.catalog_ran);
     assert!(!refused_only.success(&task));
+}
+
+/// A call nobody asked for is a call of a catalog tool outside the task's `expected`
+/// that ran: a flight search and a TV show's cast in a task about a route between
+/// parks. A refused call did nothing, and a discover tool is no catalog tool.
+#[test]
+fn calls_nobody_asked_for_are_counted_per_task_and_in_the_figures() {
+    let task = Task::new(
+        "A route between two national parks",
+        &["find_parks", "route"],
+    );
+    let catalog: HashSet<String> = [
+        "find_parks",
+        "route",
+        "search_flights",
+        "tv_cast",
+        "weather",
+    ]
+    .map(str::to_owned)
+    .into();
+    let events = [
+        finished("1", "discover_tools", true, None),
+        finished("2", "find_parks", true, None),
+        finished("3", "search_flights", true, None),
+        finished("4", "tv_cast", false, Some(ErrorKind::ToolFailed)),
+        finished("5", "weather", false, Some(ErrorKind::UngroundedArguments)),
+        finished("6", "weather", false, Some(ErrorKind::InvalidArguments)),
+        finished("7", "search_flights", true, None),
+        // A recipe's step of a tool nobody asked for ran too.
+        AgentEvent::ToolProgress {
+            agent: "eval".to_owned(),
+            depth: 0,
+            call_id: "8".to_owned(),
+            tool: "parks_then_weather".to_owned(),
+            progress: json!({"event": "step_finished", "step": "w", "tool": "weather", "ok": true}),
+        },
+    ];
+    let seen = Outcome::from_events(&events, &task, &catalog);
+    assert_eq!(
+        seen.unasked,
+        ["search_flights", "tv_cast", "search_flights", "weather"]
+    );
+    // The oracle's run of the same task: only what was asked.
+    let oracle = Outcome::from_events(&events[1..2], &task, &catalog);
+    assert!(oracle.unasked.is_empty());
+
+    let mut totals = Totals::default();
+    totals.add(&task, &seen);
+    totals.add(&task, &oracle);
+    assert_eq!(totals.unasked_calls, 4);
+    assert_eq!(totals.unasked_tasks, 1);
+    let figures = totals.figures(true);
+    assert_eq!(figures.unasked_calls_per_task, 2.0);
+    assert_eq!(figures.tasks_with_an_unasked_call_rate, 0.5);
+    let v = serde_json::to_value(&figures).unwrap();
+    assert_eq!(v["unasked_calls_per_task"], 2.0);
 }
 
 #[test]

@@ -159,3 +159,154 @@ fn chains_are_the_tasks_that_feed_a_result_into_a_call_and_each_gets_a_recipe() 
         "{value}"
     );
 }
+
+/// An MCP-Bench folder of three servers (one listing no tools) and three tasks: one
+/// over one server, one over two, one that names no tool.
+fn mcp_bench_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let servers = json!({"summary": {"total_servers": 3}, "servers": {
+        "Paper Search": {"name": "Paper Search", "connection_status": "success", "tools": {
+            "search_arxiv": {"name": "search_arxiv", "description": "Search arXiv papers", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}, "max_results": {"type": "integer", "minimum": 1}}, "required": ["query"]}},
+            "search": {"name": "search", "description": "Search every source", "input_schema": {"properties": {"q": {"type": "string"}}}}
+        }},
+        "BioMCP": {"name": "BioMCP", "connection_status": "success", "tools": {
+            "think": {"name": "think", "description": "Plan the research", "input_schema": {}},
+            "gene_getter": {"name": "gene_getter", "description": "Gene annotation", "input_schema": {"type": "object", "properties": {"gene_id_or_symbol": {"type": "string"}}}},
+            "search": {"name": "search", "description": "Search biomedical records", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}
+        }},
+        "NASA Data": {"name": "NASA Data", "connection_status": "failed", "error": "Connection closed", "tools": {}}
+    }});
+    std::fs::write(dir.path().join("servers.json"), servers.to_string()).unwrap();
+    let tasks = dir.path().join("tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    let file = |name: &str, groups: serde_json::Value| {
+        std::fs::write(
+            tasks.join(name),
+            json!({"server_tasks": groups, "total_tasks": 0}).to_string(),
+        )
+        .unwrap();
+    };
+    file(
+        "mcpbench_tasks_single_runner_format.json",
+        json!([{"server_name": "Paper Search", "tasks": [
+            {"task_id": "paper_search_000", "task_description": "1. Call search_arxiv for 'BRAF'. 2. search the results.",
+             "fuzzy_description": "What's new on BRAF in preprints?", "distraction_servers": ["NASA Data"]},
+            {"task_id": "paper_search_001", "task_description": "Find papers and read them.",
+             "fuzzy_description": "Read me some papers."}
+        ]}]),
+    );
+    file(
+        "mcpbench_tasks_multi_2server_runner_format.json",
+        json!([{"server_name": "Paper Search+BioMCP", "servers": ["Paper Search", "BioMCP"], "tasks": [
+            {"task_id": "paper_search_biomcp_000",
+             "task_description": "1) Use BioMCP:think to plan. 2) BioMCP:gene_getter for BRAF. 3) Paper Search:search_arxiv, then BioMCP:search and Paper Search:search. 4) BioMCP:gene_getter again.",
+             "fuzzy_description": "I'm stuck on melanoma resistance; what do we know?", "distraction_servers": ["NASA Data"]}
+        ]}]),
+    );
+    file("mcpbench_tasks_multi_3server_runner_format.json", json!([]));
+    dir
+}
+
+#[test]
+fn mcp_bench_tools_are_bundled_by_server_and_shared_names_qualified() {
+    let dir = mcp_bench_dir();
+    let converted =
+        toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("servers.json")).unwrap();
+    let names: Vec<&str> = converted
+        .tools
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    // In the file's order. `search` is both servers': each is qualified by its server,
+    // as `import mcp` does.
+    assert_eq!(
+        names,
+        [
+            "search_arxiv",
+            "paper_search_search",
+            "think",
+            "gene_getter",
+            "biomcp_search"
+        ]
+    );
+    // An empty schema is an object of no properties; a missing type is an object's.
+    let think = &converted.tools[2];
+    assert_eq!(
+        think["parameters"],
+        json!({"type": "object", "properties": {}})
+    );
+    assert_eq!(converted.tools[1]["parameters"]["type"], "object");
+    for tool in &converted.tools {
+        toolscout_spec::adapters::jsonl::from_value(tool).unwrap();
+        assert!(toolscout_spec::adapters::jsonl::bundle_of(tool).is_some());
+    }
+    insta::assert_snapshot!(converted.tools[4].to_string(), @r#"{"name":"biomcp_search","description":"Search biomedical records","parameters":{"type":"object","properties":{"query":{"type":"string"}}},"source":"mcp-bench","bundle":"BioMCP","meta":{"server":"BioMCP","tool":"search"}}"#);
+}
+
+#[test]
+fn mcp_bench_tasks_expect_the_tools_their_plan_names_in_order() {
+    let dir = mcp_bench_dir();
+    let converted =
+        toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("servers.json")).unwrap();
+    assert_eq!(converted.tasks.len(), 2);
+    // The bare word "search" in a plan is English; `search_arxiv` reads as a name.
+    let single = &converted.tasks[0];
+    assert_eq!(single["query"], "What's new on BRAF in preprints?");
+    assert_eq!(single["expected"], json!(["search_arxiv"]));
+    assert_eq!(single["source"], "mcp-bench/single");
+    // Two servers: each tool once, in the order first named, qualified names included.
+    let multi = &converted.tasks[1];
+    assert_eq!(
+        multi["expected"],
+        json!([
+            "think",
+            "gene_getter",
+            "search_arxiv",
+            "biomcp_search",
+            "paper_search_search"
+        ])
+    );
+    assert_eq!(multi["offered"], multi["expected"]);
+    assert_eq!(multi["servers"], json!(["Paper Search", "BioMCP"]));
+    assert_eq!(multi["distraction_servers"], json!(["NASA Data"]));
+    insta::assert_debug_snapshot!(converted.skipped, @r#"
+    [
+        "server NASA Data: no tools (Connection closed)",
+        "tasks/mcpbench_tasks_single_runner_format.json: paper_search_001 names no tool of its servers (Paper Search)",
+    ]
+    "#);
+    // Written, the tasks read back as evaluation tasks over the tools.
+    let out = tempfile::tempdir().unwrap();
+    let written = converted.write(out.path()).unwrap();
+    assert_eq!(written.multi_tasks, 1);
+    let tasks = toolscout_eval::read::tasks(&written.tasks, None).unwrap();
+    let lines = toolscout_eval::read::tool_lines(&written.tools).unwrap();
+    for task in &tasks {
+        for name in &task.expected {
+            assert!(
+                lines.specs.iter().any(|s| s.name.as_str() == name),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn mcp_bench_without_its_files_says_which() {
+    let dir = mcp_bench_dir();
+    let err =
+        toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("nope.json")).unwrap_err();
+    assert!(err.to_string().contains("nope.json"), "{err}");
+    std::fs::write(dir.path().join("bad.json"), "{\"summary\": {}}").unwrap();
+    let err =
+        toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("bad.json")).unwrap_err();
+    assert!(err.to_string().contains("collect_mcp_info.py"), "{err}");
+    std::fs::remove_file(
+        dir.path()
+            .join("tasks/mcpbench_tasks_multi_3server_runner_format.json"),
+    )
+    .unwrap();
+    let err = toolscout_eval::convert::mcp_bench(dir.path(), &dir.path().join("servers.json"))
+        .unwrap_err();
+    assert!(err.to_string().contains("3server"), "{err}");
+}

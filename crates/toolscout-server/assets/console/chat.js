@@ -55,7 +55,8 @@ window.Chat = (() => {
       entry("error", document.createTextNode(message));
       return done();
     }
-    const state = { run: null, answer: null, calls: new Map() };
+    // What to go back to when the turn fails at the endpoint: the conversation before it.
+    const state = { run: null, answer: null, calls: new Map(), before: transcript, text };
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -87,11 +88,16 @@ window.Chat = (() => {
   function handle(state, name, data) {
     if (name === "run") { state.run = data.run; return; }
     if (name === "done") {
-      transcript = data.messages || transcript;
       const reason = data.stop && data.stop.reason;
-      if (reason && reason !== "answer") {
-        const why = reason === "endpoint_error" ? "the model endpoint failed: " + (data.stop.message || "") : "the run stopped: " + reason.replace(/_/g, " ");
-        entry("error", document.createTextNode(why));
+      if (reason === "endpoint_error") {
+        // A failed turn leaves the chat as it was before it, so the next message does
+        // not carry what broke this one; the message goes back into the input.
+        transcript = state.before;
+        entry("error", document.createTextNode("the model endpoint failed: " + (data.stop.message || "") + " — the conversation goes on from before this message"));
+        if (!$("#chat-input").value.trim()) $("#chat-input").value = state.text;
+      } else {
+        transcript = data.messages || transcript;
+        if (reason && reason !== "answer") entry("error", document.createTextNode("the run stopped: " + reason.replace(/_/g, " ")));
       }
       const usage = data.usage || {};
       entry("event", document.createTextNode(data.steps + " step" + (data.steps === 1 ? "" : "s") + " · " + ((usage.prompt_tokens || 0) + (usage.completion_tokens || 0)) + " tokens"));

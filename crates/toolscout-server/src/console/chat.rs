@@ -330,12 +330,11 @@ pub(crate) async fn turn(
     } else {
         Arc::new(OperatorApproves)
     };
-    let mut agent = Agent::new(
-        config,
-        ChatClient::new(&settings.base_url, &settings.api_key),
-        Arc::new(host),
-    )
-    .with_approver(approver);
+    let client = console
+        .client
+        .clone()
+        .unwrap_or_else(|| ChatClient::new(&settings.base_url, &settings.api_key));
+    let mut agent = Agent::new(config, client, Arc::new(host)).with_approver(approver);
     for subagent in &settings.subagents {
         agent = agent.with_subagent(subagent.clone());
     }

@@ -58,6 +58,9 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
 #[derive(Debug, Clone, Default)]
 pub struct Console {
     pub(crate) chat: Option<ChatSettings>,
+    /// The chat's one client of its endpoint, shared by every turn: what it learns of
+    /// the endpoint (that it refuses some tool schemas) holds for the next turn too.
+    pub(crate) client: Option<toolscout_agent::ChatClient>,
     pub(crate) approvals: chat::Approvals,
 }
 
@@ -65,6 +68,9 @@ impl Console {
     /// A console whose chat talks to `settings`' endpoint; without one the chat says
     /// that no endpoint is configured.
     pub fn with_chat(mut self, settings: Option<ChatSettings>) -> Self {
+        self.client = settings
+            .as_ref()
+            .map(|s| toolscout_agent::ChatClient::new(&s.base_url, &s.api_key));
         self.chat = settings;
         self
     }

@@ -3,7 +3,7 @@
 
 use axum::body::Body;
 use axum::http::Request;
-use serde_json::json;
+use serde_json::{Value, json};
 use toolscout_server::ServerOptions;
 use tower::ServiceExt;
 use uuid::Uuid;
@@ -207,4 +207,94 @@ async fn a_bundle_exported_as_zip_imports_into_another_server() {
         .unwrap();
     let r = crate::reply(to.app.clone().oneshot(request).await.unwrap()).await;
     assert_eq!(r.status, 415, "{}", r.body);
+}
+
+/// A model endpoint on 127.0.0.1 that answers llama.cpp's 400 to any request whose
+/// tools carry a `pattern` (as llama.cpp does for `http_get`'s `^https?://`), and a
+/// streamed "Hello." otherwise; it records each request's `http_get` `url` schema.
+async fn pattern_refusing_endpoint() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::response::IntoResponse;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let record = record.clone();
+            async move {
+                let url = body["tools"]
+                    .as_array()
+                    .and_then(|tools| {
+                        tools
+                            .iter()
+                            .find(|t| t["function"]["name"] == "http_get")
+                            .map(|t| t["function"]["parameters"]["properties"]["url"].clone())
+                    })
+                    .unwrap_or(Value::Null);
+                record.lock().unwrap().push(url.clone());
+                if url.get("pattern").is_some() {
+                    let error = json!({"error": {"code": 400, "message": "JSON schema conversion failed: Pattern must start with '^' and end with '$'", "type": "invalid_request_error"}});
+                    return (axum::http::StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+                }
+                let chunk = |delta: Value, finish: Value| {
+                    json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+                };
+                let sse = format!(
+                    "data: {}\n\ndata: {}\n\ndata: [DONE]\n\n",
+                    chunk(json!({"role": "assistant", "content": "Hello."}), Value::Null),
+                    chunk(json!({}), json!("stop"))
+                );
+                ([(axum::http::header::CONTENT_TYPE, "text/event-stream")], sse).into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+/// The `done` event of a chat turn's server-sent events.
+fn done_event(body: &Value) -> Value {
+    let text = body.as_str().unwrap();
+    let block = text
+        .split("\n\n")
+        .find(|b| b.starts_with("event: done"))
+        .unwrap_or_else(|| panic!("no done event in {text}"));
+    let data = block
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap();
+    serde_json::from_str(data).unwrap()
+}
+
+/// The console chat over llama.cpp with `http_get` pinned: the endpoint refuses its
+/// `pattern`, the turn is answered with the schemas relaxed, and the next turn sends
+/// them relaxed from its first request (one client of the endpoint for every turn).
+#[tokio::test]
+async fn the_chat_answers_an_endpoint_that_refuses_a_pattern_and_remembers_it() {
+    let f = fixture();
+    let (base_url, seen) = pattern_refusing_endpoint().await;
+    let console = toolscout_server::console::Console::default().with_chat(Some(
+        toolscout_server::console::ChatSettings::new(&base_url, "", "scripted-model"),
+    ));
+    let app = toolscout_server::console::router(f.state.clone(), console);
+    let mut messages = vec![json!({"role": "user", "content": "Fetch https://example.com"})];
+    for turn in 1..=2 {
+        let body = json!({"messages": messages, "pinned": ["http_get"]});
+        let r = send(&app, "POST", "/console/api/chat", Some(body)).await;
+        assert_eq!(r.status, 200, "turn {turn}: {}", r.body);
+        let done = done_event(&r.body);
+        assert_eq!(done["stop"]["reason"], "answer", "turn {turn}: {done}");
+        assert_eq!(done["answer"], "Hello.");
+        messages = done["messages"].as_array().unwrap().clone();
+        messages.push(json!({"role": "user", "content": "And again?"}));
+    }
+    let seen: Vec<String> = seen.lock().unwrap().iter().map(Value::to_string).collect();
+    // Turn 1: refused, then relaxed; turn 2: relaxed from its first request.
+    insta::assert_snapshot!(seen.join("\n"), @r#"
+    {"type":"string","description":"Absolute http:// or https:// URL","format":"uri","pattern":"^https?://"}
+    {"type":"string","description":"Absolute http:// or https:// URL"}
+    {"type":"string","description":"Absolute http:// or https:// URL"}
+    "#);
 }
