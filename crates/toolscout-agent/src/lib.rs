@@ -80,12 +80,15 @@ mod config;
 mod error;
 mod event;
 mod exec;
+mod followup;
 mod grounding;
 pub mod host;
 mod message;
 pub mod needs;
 pub mod prompts;
 pub mod relax;
+mod request;
+mod retrieval;
 mod run;
 mod static_host;
 mod toolbox_host;
@@ -107,7 +110,7 @@ pub use host::{
     ToolHost, answer_tool_spec, call_tool_spec,
 };
 pub use message::{FunctionCall, Message, TokenUsage, ToolCall};
-pub use run::retrieve_for;
+pub use retrieval::retrieve_for;
 pub use static_host::{DISCOVER_DESCRIBE, DISCOVER_SEARCH, StaticHost};
 pub use toolbox_host::{DEFAULT_MARGIN, DEFAULT_TWIN_SIMILARITY, ToolboxHost};
 pub use utterances::{UTTERANCES_PER_TOOL, parse_utterances, utterance_prompt, write_utterances};

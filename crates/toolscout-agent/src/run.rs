@@ -1,17 +1,37 @@
 //! The loop: request, assemble, run the calls in parallel, activate, repeat.
+//!
+//! A [`Run`] owns what one agent's loop keeps between its requests: the conversation,
+//! the tools array, whether the next request requires a call ([`Forcing`]), the needs
+//! left to follow up ([`Needs`]), the usage. Its phases, in the order of a step:
+//!
+//! 1. [`Run::retrieve_first`] (under [`Policy::Retrieve`], once, before the first
+//!    request): the tools each user message finds, activated; the needs to follow.
+//! 2. [`Run::request`]: the request's body (which messages, which tools, forced or not)
+//!    and its answer, asked again unforced when the endpoint refuses a forced request.
+//! 3. [`Run::answered`]: an answer in text (or with the answer tool): final, or a need
+//!    left is put to the model, or a made-up account of work is questioned.
+//! 4. [`Run::take_calls`]: the calls run in parallel; their results join the
+//!    conversation, the tools they disclosed or found are activated, the needs they
+//!    served are struck off; then the next need left is put to the model, or the run
+//!    closes.
+//!
+//! What a request asks is in `request.rs`, the needs in `followup.rs`, retrieval in
+//! `retrieval.rs`.
 
 use futures_util::future::join_all;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
-use toolscout_spec::tokens;
 use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::agent::subagent_spec;
 use crate::event::Emitter;
 use crate::exec::{Executed, execute};
+use crate::followup::Needs;
 use crate::grounding::{Grounding, Grounds};
 use crate::host::{ANSWER_TOOL, answer_tool_spec};
+use crate::request::{Forcing, Shown, estimate, own_prompt, request_body};
+use crate::retrieval::{LastRetrieval, retrieve_message};
 use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
 use crate::{
@@ -20,12 +40,6 @@ use crate::{
 };
 use crate::{Approver, Validators};
 use toolscout_invoke::ErrorKind;
-
-/// How many requests of one run may say `tool_choice: "required"`.
-///
-/// **Rationale:** each activation asks for a call once; a model that keeps searching
-/// (each search activating new hits) must not be forced forever.
-const MAX_FORCED_REQUESTS: u32 = 3;
 
 /// What every loop of one run (the top-level agent's and its sub-agents') shares.
 pub(crate) struct Runtime<'a> {
@@ -84,89 +98,65 @@ fn initial_tools(
     tools
 }
 
-/// Whether the model must call a tool on the next request; see [`ToolChoice`].
-#[derive(Debug, Default)]
-struct Forcing {
-    /// Tools were activated since the last request.
-    activated: bool,
-    /// A real tool (not a discover tool) has been called successfully.
-    acted: bool,
-    /// Requests that said `required` so far.
-    forced: u32,
-    /// The endpoint refused a request that said `required`: no more are made.
-    refused: bool,
-    /// The tools of a need left unserved that was just put to the model (see
-    /// [`AgentConfig::follow_needs`]): they were found for it, so the next request
-    /// requires a call even after earlier calls, and shows only them (and the answer
-    /// tool, which still declines).
-    follow_up: Option<Vec<String>>,
-    /// An answer given before any call, reporting work no call did, was questioned (see
-    /// [`answered`]); once a run.
-    questioned: bool,
-    /// The best tool retrieved for the last user message, named when an answer is
-    /// questioned.
-    best: Option<String>,
-    /// The last user message asked for one thing: once a call serves it, the run
-    /// closes (see [`AgentConfig::follow_needs`]).
-    one_need: bool,
-    /// Every need of the request has been served by a call that succeeded: the next
-    /// request closes the run, and shows no tools (see [`AgentConfig::follow_needs`]).
-    closing: bool,
-}
-
-/// The tools a request shows.
-#[derive(Debug, PartialEq)]
-enum Shown {
-    /// The whole array (without the finders when a call is required).
-    All,
-    /// Only these, when any of them is still in the array (a need followed up, and the
-    /// answer tool to decline it).
-    Only(Vec<String>),
-    /// None: the request that closes the run asks for the answer only.
-    Nothing,
-}
-
-impl Forcing {
-    /// Whether the next request says `tool_choice: "required"` (counted if so), and
-    /// the tools it shows.
-    fn next_request(&mut self, config: &AgentConfig) -> (bool, Shown) {
-        let follow_up = self.follow_up.take();
-        let closing = std::mem::take(&mut self.closing);
-        let force = config.tool_choice == ToolChoice::RequiredAfterActivation
-            && !self.refused
-            && ((self.activated && !self.acted && self.forced < MAX_FORCED_REQUESTS)
-                || follow_up.is_some());
-        self.activated = false;
-        self.forced += u32::from(force);
-        let shown = match follow_up.filter(|_| force) {
-            Some(mut tools) => {
-                tools.push(ANSWER_TOOL.to_owned());
-                Shown::Only(tools)
-            }
-            None if closing && !force => Shown::Nothing,
-            None => Shown::All,
-        };
-        (force, shown)
-    }
-}
-
 /// Runs one agent's loop; boxed because sub-agents recurse into it.
 pub(crate) fn run_loop<'a>(
     rt: &'a Runtime<'a>,
     config: &'a AgentConfig,
     depth: u32,
-    mut messages: Vec<Message>,
+    messages: Vec<Message>,
     cancel: CancellationToken,
 ) -> BoxFuture<'a, RunReport> {
     Box::pin(async move {
-        let agent = config.name.clone();
+        let mut run = Run::new(rt, config, depth, messages);
+        if config.policy == Policy::Retrieve {
+            run.retrieve_first();
+        }
+        let (stop, answer) = run.go(&cancel).await;
+        run.report(stop, answer)
+    })
+}
+
+/// One agent's loop and what it keeps between requests (see the module's doc).
+pub(crate) struct Run<'a> {
+    rt: &'a Runtime<'a>,
+    config: &'a AgentConfig,
+    depth: u32,
+    agent: String,
+    messages: Vec<Message>,
+    /// The tools a run starts with (the meta tools: discover, call_tool, answer; and
+    /// sub-agents): a successful call of anything else is a real action.
+    meta: Vec<String>,
+    /// The meta tools that only find tools, left out of a request that requires a call:
+    /// the model must then call one of the tools it was given, or answer (a small model
+    /// told to call something calls `discover_tools` and writes the call as text).
+    finders: Vec<String>,
+    tools: ToolSet,
+    forcing: Forcing,
+    usage: TokenUsage,
+    /// The needs of a request of several that no call has served yet.
+    needs: Needs,
+    /// Calls `ground_arguments` refused: made again unchanged, they run.
+    refused: std::sync::Mutex<std::collections::HashSet<String>>,
+    steps: u32,
+}
+
+/// What one step's calls did (see [`Run::take_calls`]).
+enum Taken {
+    /// The run goes on.
+    Next,
+    /// The answer tool's text was final.
+    Answer(String),
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        rt: &'a Runtime<'a>,
+        config: &'a AgentConfig,
+        depth: u32,
+        messages: Vec<Message>,
+    ) -> Run<'a> {
         let initial = initial_tools(rt, config, depth);
-        // The tools a run starts with are the meta tools (discover, call_tool, answer)
-        // and sub-agents; a successful call of anything else is a real action.
         let meta: Vec<String> = initial.iter().map(|t| t.name.to_string()).collect();
-        // A request that requires a call leaves out the tools that only find tools: the
-        // model must then call one of the tools it was given, or answer (a small model
-        // told to call something calls `discover_tools` and writes the call as text).
         let finders: Vec<String> = meta
             .iter()
             .filter(|name| {
@@ -174,691 +164,498 @@ pub(crate) fn run_loop<'a>(
             })
             .cloned()
             .collect();
-        let mut tools = ToolSet::new(initial, config.activation_cap);
-        let mut forcing = Forcing::default();
-        let mut usage = TokenUsage::default();
-        // The needs of a request of several that no call has served yet.
-        let mut needs = Needs::default();
-        if config.policy == Policy::Retrieve {
-            let found = retrieve(rt, config, depth, &mut tools, &messages);
-            forcing.activated = found.require_call;
-            forcing.best = found.best;
-            forcing.one_need = found.one_need;
-            if config.follow_needs {
-                needs.pending = found.pending;
-            }
+        Run {
+            rt,
+            config,
+            depth,
+            agent: config.name.clone(),
+            messages,
+            meta,
+            finders,
+            tools: ToolSet::new(initial, config.activation_cap),
+            forcing: Forcing::default(),
+            usage: TokenUsage::default(),
+            needs: Needs::default(),
+            refused: std::sync::Mutex::new(std::collections::HashSet::new()),
+            steps: 0,
         }
-        // Calls `ground_arguments` refused: made again unchanged, they run.
-        let refused = std::sync::Mutex::new(std::collections::HashSet::new());
-        let mut steps = 0u32;
-        let mut answer = None;
-        let stop = loop {
+    }
+
+    /// The run's report.
+    fn report(self, stop: StopReason, answer: Option<String>) -> RunReport {
+        RunReport {
+            agent: self.agent,
+            messages: self.messages,
+            answer,
+            usage: self.usage,
+            steps: self.steps,
+            stop,
+            tools: self.tools.names(),
+        }
+    }
+
+    /// Steps until an answer, a limit or a cancellation.
+    async fn go(&mut self, cancel: &CancellationToken) -> (StopReason, Option<String>) {
+        loop {
             if cancel.is_cancelled() {
-                break StopReason::Cancelled;
+                return (StopReason::Cancelled, None);
             }
-            if steps >= config.max_steps {
-                break StopReason::MaxSteps;
+            if self.steps >= self.config.max_steps {
+                return (StopReason::MaxSteps, None);
             }
-            if config.max_tokens.is_some_and(|max| usage.total() >= max) {
-                break StopReason::MaxTokens;
+            if self
+                .config
+                .max_tokens
+                .is_some_and(|max| self.usage.total() >= max)
+            {
+                return (StopReason::MaxTokens, None);
             }
-            steps += 1;
+            self.steps += 1;
             let span = tracing::info_span!(
                 "agent_step",
-                agent = %agent,
-                depth,
-                step = steps,
+                agent = %self.agent,
+                depth = self.depth,
+                step = self.steps,
                 prompt_tokens = Empty,
                 completion_tokens = Empty,
                 tool_calls = Empty,
                 finish_reason = Empty,
             );
-            rt.emitter.emit(AgentEvent::StepStarted {
-                agent: agent.clone(),
-                depth,
-                step: steps,
+            self.rt.emitter.emit(AgentEvent::StepStarted {
+                agent: self.agent.clone(),
+                depth: self.depth,
+                step: self.steps,
             });
-            let (force, shown) = forcing.next_request(config);
-            let (plain, ask);
-            let mut sent = needs.sent(&messages);
-            // A request that shows no tools, or requires a call of the tools it shows,
-            // leaves out the guidance on when to call them and on finding others: it has
-            // nothing to say then (a required call has no finder to use), and it was the
-            // largest part of the first request after the tools.
-            if (shown == Shown::Nothing || force)
-                && let Some(first) = sent.first()
-                && let Some(own) = own_prompt(config, first)
-            {
-                if own.is_empty() {
-                    sent.remove(0);
-                } else {
-                    plain = Message::system(own);
-                    sent[0] = &plain;
-                }
-            }
-            if shown == Shown::Nothing {
-                // The request that closes the run asks for the answer in plain text.
-                ask = Message::system(crate::prompts::CLOSING.trim_end());
-                sent.push(&ask);
-            }
-            let mut body =
-                request_body(config, &sent, &tools, force.then_some(&finders[..]), &shown);
-            let emitter = rt.emitter.clone();
-            let on_text = |text: &str| {
-                emitter.emit(AgentEvent::TextDelta {
-                    agent: agent.clone(),
-                    depth,
-                    text: text.to_owned(),
-                });
-            };
-            let mut result = tokio::select! {
-                biased;
-                () = cancel.cancelled() => None,
-                r = rt.client.complete(body.clone(), config.stream, steps, on_text)
-                    .instrument(span.clone()) => Some(r),
-            };
-            // An endpoint may refuse what forcing asks of it (llama.cpp answers 400
-            // "Failed to parse grammar" for the grammar of some tools' schemas): the same
-            // request unforced, and no forcing for the rest of the run. If that too is
-            // refused for the tools' schemas, the client sends it once more with them
-            // relaxed, and relaxes them from then on (`crate::relax`).
-            if force
-                && let Some(Err(e)) = &result
-                && e.status()
-                    .is_some_and(|s| (400..500).contains(&s) && s != 401 && s != 429)
-            {
-                tracing::warn!(parent: &span, error = %e, "the endpoint refused a required tool call; asking again without");
-                forcing.refused = true;
-                body = request_body(config, &needs.sent(&messages), &tools, None, &Shown::All);
-                result = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => None,
-                    r = rt.client.complete(body.clone(), config.stream, steps, on_text)
-                        .instrument(span.clone()) => Some(r),
-                };
-            }
+            let (body, result) = self.request(&span, cancel).await;
             let completion = match result {
-                None => break StopReason::Cancelled,
+                None => return (StopReason::Cancelled, None),
                 Some(Err(e)) => {
                     tracing::warn!(parent: &span, error = %e, "the endpoint failed");
-                    break StopReason::EndpointError {
-                        status: e.status(),
-                        message: e.to_string(),
-                    };
+                    return (
+                        StopReason::EndpointError {
+                            status: e.status(),
+                            message: e.to_string(),
+                        },
+                        None,
+                    );
                 }
                 Some(Ok(c)) => c,
             };
-            let step_usage = completion
-                .usage
-                .unwrap_or_else(|| estimate(&body, &completion));
-            span.record("prompt_tokens", step_usage.prompt_tokens);
-            span.record("completion_tokens", step_usage.completion_tokens);
-            span.record("tool_calls", completion.tool_calls.len());
-            if let Some(reason) = &completion.finish_reason {
-                span.record("finish_reason", reason.as_str());
+            self.record(&span, &body, &completion);
+            if completion.tool_calls.is_empty() {
+                let text = completion.content;
+                match self.answered(text) {
+                    None => continue,
+                    Some(text) => return (StopReason::Answer, Some(text)),
+                }
             }
-            usage.add(step_usage);
-            rt.emitter.emit(AgentEvent::StepFinished {
+            match self.take_calls(&completion, &span, cancel).await {
+                Taken::Next => {}
+                Taken::Answer(text) => return (StopReason::Answer, Some(text)),
+            }
+        }
+    }
+
+    /// Phase 1, [`Policy::Retrieve`]: searches the catalog with every user message, in
+    /// order, and activates what each finds. Earlier messages are searched again so that
+    /// a continued conversation rebuilds the same tools array, then appends. The next
+    /// request must call a tool when anything was activated and the last message's
+    /// retrieval found a tool (an earlier message's tools do not force a call on a later
+    /// turn that found none); the needs of the last message are followed up; its best
+    /// tool is named if an answer is questioned.
+    fn retrieve_first(&mut self) {
+        let found = self.retrieve_messages();
+        self.forcing.activated = found.require_call;
+        self.forcing.best = found.best;
+        self.forcing.one_need = found.one_need;
+        if self.config.follow_needs {
+            self.needs.pending = found.pending;
+        }
+    }
+
+    /// The retrieval of [`Run::retrieve_first`], message by message.
+    fn retrieve_messages(&mut self) -> LastRetrieval {
+        let last_user = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::User { .. }));
+        let mut activated = false;
+        let mut last = LastRetrieval {
+            require_call: false,
+            pending: Vec::new(),
+            best: None,
+            one_need: false,
+        };
+        let mut last_found = false;
+        let user: Vec<(usize, String)> = self
+            .messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| match m {
+                Message::User { content } => Some((i, content.clone())),
+                _ => None,
+            })
+            .collect();
+        for (i, content) in user {
+            let (found, needs, found_needs) = retrieve_message(self.rt.host, self.config, &content);
+            let unsplit = needs.is_empty();
+            self.rt.emitter.emit(AgentEvent::Retrieved {
+                agent: self.agent.clone(),
+                depth: self.depth,
+                tools: found.tools.clone(),
+                confidence: found.confidence,
+                needs,
+            });
+            if Some(i) == last_user {
+                last.one_need = unsplit;
+                last.pending = found_needs;
+                last_found = !found.tools.is_empty();
+                last.best = found.tools.first().cloned();
+            }
+            activated |= self.activate(&found.tools);
+        }
+        last.require_call = activated && last_found;
+        last
+    }
+
+    /// Phase 2: the next request and the endpoint's answer (`None` when the run was
+    /// cancelled meanwhile), with the body that was sent.
+    ///
+    /// An endpoint may refuse what forcing asks of it (llama.cpp answers 400 "Failed to
+    /// parse grammar" for the grammar of some tools' schemas): the same request is sent
+    /// unforced, and no later request of the run is forced. If that too is refused for
+    /// the tools' schemas, the client sends it once more with them relaxed, and relaxes
+    /// them from then on (`crate::relax`).
+    async fn request(
+        &mut self,
+        span: &tracing::Span,
+        cancel: &CancellationToken,
+    ) -> (Map<String, Value>, Option<crate::Result<Completion>>) {
+        let (force, shown) = self.forcing.next_request(self.config);
+        let mut body = self.body(force, &shown);
+        let mut result = self.complete(&body, span, cancel).await;
+        if force
+            && let Some(Err(e)) = &result
+            && e.status()
+                .is_some_and(|s| (400..500).contains(&s) && s != 401 && s != 429)
+        {
+            tracing::warn!(parent: span, error = %e, "the endpoint refused a required tool call; asking again without");
+            self.forcing.refused = true;
+            body = request_body(
+                self.config,
+                &self.needs.sent(&self.messages),
+                &self.tools,
+                None,
+                &Shown::All,
+            );
+            result = self.complete(&body, span, cancel).await;
+        }
+        (body, result)
+    }
+
+    /// The body of a request that requires a call (`force`) or not and shows `shown`.
+    ///
+    /// A request that shows no tools, or requires a call of the tools it shows, leaves
+    /// out the guidance on when to call them and on finding others: it has nothing to
+    /// say then (a required call has no finder to use), and it was the largest part of
+    /// the first request after the tools. The request that closes the run asks for the
+    /// answer in plain text.
+    fn body(&self, force: bool, shown: &Shown) -> Map<String, Value> {
+        let (plain, ask);
+        let mut sent = self.needs.sent(&self.messages);
+        if (*shown == Shown::Nothing || force)
+            && let Some(first) = sent.first()
+            && let Some(own) = own_prompt(self.config, first)
+        {
+            if own.is_empty() {
+                sent.remove(0);
+            } else {
+                plain = Message::system(own);
+                sent[0] = &plain;
+            }
+        }
+        if *shown == Shown::Nothing {
+            ask = Message::system(crate::prompts::CLOSING.trim_end());
+            sent.push(&ask);
+        }
+        request_body(
+            self.config,
+            &sent,
+            &self.tools,
+            force.then_some(&self.finders[..]),
+            shown,
+        )
+    }
+
+    /// Sends `body`, telling the text as it streams in; `None` when cancelled first.
+    async fn complete(
+        &self,
+        body: &Map<String, Value>,
+        span: &tracing::Span,
+        cancel: &CancellationToken,
+    ) -> Option<crate::Result<Completion>> {
+        let emitter = self.rt.emitter.clone();
+        let (agent, depth) = (self.agent.clone(), self.depth);
+        let on_text = move |text: &str| {
+            emitter.emit(AgentEvent::TextDelta {
                 agent: agent.clone(),
                 depth,
-                step: steps,
-                usage: step_usage,
+                text: text.to_owned(),
             });
-            // `null` content is only valid next to tool calls; a bare empty turn keeps "".
-            let content = (!completion.content.is_empty() || completion.tool_calls.is_empty())
-                .then(|| completion.content.clone());
-            messages.push(Message::Assistant {
-                content: content.clone(),
-                tool_calls: completion.tool_calls.clone(),
-            });
-            if completion.tool_calls.is_empty() {
-                let text = content.unwrap_or_default();
-                match answered(
-                    rt,
-                    config,
-                    depth,
-                    &mut tools,
-                    &mut messages,
-                    &mut forcing,
-                    &mut needs,
-                    text,
-                ) {
-                    None => continue,
-                    Some(text) => {
-                        answer = Some(text);
-                        break StopReason::Answer;
-                    }
-                }
-            }
-            // What the conversation gave so far: a call's required arguments must be in it.
-            let grounds = config.ground_arguments.then(|| Grounding {
-                grounds: Grounds::of(&messages),
-                exempt: &meta,
-                refused: &refused,
-            });
-            let executed: Vec<Executed> =
-                join_all(completion.tool_calls.iter().map(|call| {
-                    execute(rt, config, depth, &tools, call, grounds.as_ref(), &cancel)
-                }))
-                .instrument(span)
-                .await;
-            for (call, done) in completion.tool_calls.iter().zip(&executed) {
-                messages.push(Message::Tool {
-                    tool_call_id: call.id.clone(),
-                    content: done.outcome.result.to_string(),
-                });
-            }
-            let mut final_text = None;
-            // A real call made now: progress, after which the next need left is asked for.
-            let mut progressed = false;
-            // A call of the need just asked for was refused for arguments the request
-            // does not give: its other tools are offered at once.
-            let mut asked_again = false;
-            // A call (not the answer tool's) failed now: the model may make it again.
-            let mut failed = false;
-            for done in executed {
-                usage.add(done.usage);
-                if done.tool == ANSWER_TOOL && tools.get(ANSWER_TOOL).is_some() {
-                    final_text = done.answer;
-                    continue;
-                }
-                tools.touch(&done.tool);
-                failed |= !done.outcome.is_ok();
-                let real = done.outcome.is_ok() && !meta.contains(&done.tool);
-                forcing.acted |= real;
-                if real {
-                    needs.served(&done.tool);
-                    progressed = true;
-                } else if done.outcome.error_kind() == Some(ErrorKind::UngroundedArguments) {
-                    asked_again |= needs.refused(&done.tool);
-                }
-                let found = done.outcome.found.iter().take(config.activate_hits);
-                let names: Vec<String> = done
-                    .outcome
-                    .disclosed
-                    .iter()
-                    .chain(found)
-                    .cloned()
-                    .collect();
-                disclosed(rt, config, depth, &done.outcome.disclosed);
-                forcing.activated |= activate(rt, config, depth, &mut tools, &names);
-            }
-            if let Some(text) = final_text {
-                // The answer tool's text is the final answer, as if the model had said it.
-                messages.push(Message::Assistant {
-                    content: Some(text.clone()),
-                    tool_calls: Vec::new(),
-                });
-                // The model also declines a need it was asked for ("no tool fits") so.
-                match answered(
-                    rt,
-                    config,
-                    depth,
-                    &mut tools,
-                    &mut messages,
-                    &mut forcing,
-                    &mut needs,
-                    text,
-                ) {
-                    None => continue,
-                    Some(text) => {
-                        answer = Some(text);
-                        break StopReason::Answer;
-                    }
-                }
-            }
-            // A request of several needs: once a call has served one, the next need left
-            // is asked for at once, rather than after the model answers having served
-            // one (a small model calls one tool a turn, then answers).
-            if progressed || asked_again {
-                let followed = follow_up(
-                    rt,
-                    config,
-                    depth,
-                    &mut tools,
-                    &mut messages,
-                    &mut forcing,
-                    &mut needs,
-                );
-                // The last need served (or the one need of a request of one), nothing
-                // failed and nothing new was found: what is left is the answer.
-                let served = needs.all_served() || (config.follow_needs && forcing.one_need);
-                forcing.closing =
-                    !followed && progressed && !failed && !forcing.activated && served;
-            }
         };
-        RunReport {
-            agent,
-            messages,
-            answer,
-            usage,
-            steps,
-            stop,
-            tools: tools.names(),
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            r = self.rt.client.complete(body.clone(), self.config.stream, self.steps, on_text)
+                .instrument(span.clone()) => Some(r),
         }
-    })
-}
-
-/// The model answered, in text or with the answer tool. After a real call, or before
-/// any when the request holds several needs (see [`Needs::declined_unserved`]), a
-/// need left unserved is put to the model (see [`follow_up`]): `None`, the run goes on.
-/// Before any call, on a request that required one, an answer that reports work done
-/// ("I found a house…", see [`crate::claims`]) is made up: the model is told that no
-/// tool has run and required once more to call one (or decline with the answer tool).
-/// Else the answer is final: reported, and returned.
-#[allow(clippy::too_many_arguments)]
-fn answered(
-    rt: &Runtime<'_>,
-    config: &AgentConfig,
-    depth: u32,
-    tools: &mut ToolSet,
-    messages: &mut Vec<Message>,
-    forcing: &mut Forcing,
-    needs: &mut Needs,
-    text: String,
-) -> Option<String> {
-    if (forcing.acted || (forcing.forced > 0 && needs.declined_unserved()))
-        && follow_up(rt, config, depth, tools, messages, forcing, needs)
-    {
-        return None;
     }
-    if !forcing.acted
-        && forcing.forced > 0
-        && !forcing.questioned
-        && let Some(best) = forcing.best.clone()
-        && crate::claims::claims_work(&text)
-    {
-        forcing.questioned = true;
-        forcing.activated = true;
-        // It is in the array unless later activations evicted it.
-        activate(rt, config, depth, tools, std::slice::from_ref(&best));
-        let shown = tools.alias(&best).unwrap_or(&best);
-        messages.push(Message::system(fill(
-            crate::prompts::NO_CALL_YET.trim_end(),
-            &[("{tool}", shown)],
-        )));
-        rt.emitter.emit(AgentEvent::AnswerQuestioned {
-            agent: config.name.clone(),
-            depth,
-            answer: text,
+
+    /// Counts the step's usage (estimated when the endpoint reports none) and adds the
+    /// model's turn to the conversation.
+    fn record(&mut self, span: &tracing::Span, body: &Map<String, Value>, completion: &Completion) {
+        let step_usage = completion
+            .usage
+            .unwrap_or_else(|| estimate(body, completion));
+        span.record("prompt_tokens", step_usage.prompt_tokens);
+        span.record("completion_tokens", step_usage.completion_tokens);
+        span.record("tool_calls", completion.tool_calls.len());
+        if let Some(reason) = &completion.finish_reason {
+            span.record("finish_reason", reason.as_str());
+        }
+        self.usage.add(step_usage);
+        self.rt.emitter.emit(AgentEvent::StepFinished {
+            agent: self.agent.clone(),
+            depth: self.depth,
+            step: self.steps,
+            usage: step_usage,
         });
-        return None;
-    }
-    rt.emitter.emit(AgentEvent::FinalAnswer {
-        agent: config.name.clone(),
-        depth,
-        text: text.clone(),
-    });
-    Some(text)
-}
-
-/// Reports the tools a call disclosed at level 2 or 3.
-fn disclosed(rt: &Runtime<'_>, config: &AgentConfig, depth: u32, disclosed: &[String]) {
-    if disclosed.is_empty() {
-        return;
-    }
-    rt.emitter.emit(AgentEvent::Disclosed {
-        agent: config.name.clone(),
-        depth,
-        tools: disclosed.to_vec(),
-    });
-}
-
-/// [`Policy::Retrieve`]: searches the catalog with every user message, in order, and
-/// activates what each finds. Earlier messages are searched again so that a continued
-/// conversation rebuilds the same tools array, then appends. Whether the next request
-/// must call a tool: anything was activated and the last message's retrieval found a
-/// tool (an earlier message's tools do not force a call on a later turn that found
-/// none); the needs of the last message to follow up; and the best tool found for it.
-fn retrieve(
-    rt: &Runtime<'_>,
-    config: &AgentConfig,
-    depth: u32,
-    tools: &mut ToolSet,
-    messages: &[Message],
-) -> LastRetrieval {
-    let last_user = messages
-        .iter()
-        .rposition(|m| matches!(m, Message::User { .. }));
-    let mut activated = false;
-    let mut last_found = false;
-    let mut pending = Vec::new();
-    let mut best = None;
-    let mut one_need = false;
-    for (i, message) in messages.iter().enumerate() {
-        let Message::User { content } = message else {
-            continue;
-        };
-        let (found, needs, found_needs) = retrieve_message(rt.host, config, content);
-        let unsplit = needs.is_empty();
-        rt.emitter.emit(AgentEvent::Retrieved {
-            agent: config.name.clone(),
-            depth,
-            tools: found.tools.clone(),
-            confidence: found.confidence,
-            needs,
+        // `null` content is only valid next to tool calls; a bare empty turn keeps "".
+        let content = (!completion.content.is_empty() || completion.tool_calls.is_empty())
+            .then(|| completion.content.clone());
+        self.messages.push(Message::Assistant {
+            content,
+            tool_calls: completion.tool_calls.clone(),
         });
-        if Some(i) == last_user {
-            one_need = unsplit;
-            pending = found_needs;
-            last_found = !found.tools.is_empty();
-            best = found.tools.first().cloned();
+    }
+
+    /// Phase 4: runs the step's calls in parallel and takes in what they did; then, on a
+    /// request of several needs, the next need left is put to the model at once (rather
+    /// than after the model answers having served one: a small model calls one tool a
+    /// turn, then answers), or the run closes when every need is served.
+    async fn take_calls(
+        &mut self,
+        completion: &Completion,
+        span: &tracing::Span,
+        cancel: &CancellationToken,
+    ) -> Taken {
+        // What the conversation gave so far: a call's required arguments must be in it.
+        let grounds = self.config.ground_arguments.then(|| Grounding {
+            grounds: Grounds::of(&self.messages),
+            exempt: &self.meta,
+            refused: &self.refused,
+        });
+        let executed: Vec<Executed> = join_all(completion.tool_calls.iter().map(|call| {
+            execute(
+                self.rt,
+                self.config,
+                self.depth,
+                &self.tools,
+                call,
+                grounds.as_ref(),
+                cancel,
+            )
+        }))
+        .instrument(span.clone())
+        .await;
+        drop(grounds);
+        for (call, done) in completion.tool_calls.iter().zip(&executed) {
+            self.messages.push(Message::Tool {
+                tool_call_id: call.id.clone(),
+                content: done.outcome.result.to_string(),
+            });
         }
-        activated |= activate(rt, config, depth, tools, &found.tools);
-    }
-    LastRetrieval {
-        require_call: activated && last_found,
-        pending,
-        best,
-        one_need,
-    }
-}
-
-/// What [`retrieve`] found for the last user message.
-struct LastRetrieval {
-    /// Tools were activated and the last message's retrieval found some: the next
-    /// request requires a call.
-    require_call: bool,
-    /// The needs of the last message to follow up (none when it asks for one thing).
-    pending: Vec<Need>,
-    /// The best tool found for the last message.
-    best: Option<String>,
-    /// The last message was not split: it asks for one thing.
-    one_need: bool,
-}
-
-/// What [`Policy::Retrieve`] finds for one user message before the model's request: the
-/// tools to activate, and the needs the message was split into (empty when it asks for
-/// one thing, or [`AgentConfig::split_needs`] is off).
-///
-/// An evaluation calls it to measure retrieval as the agent does it, without a model.
-pub fn retrieve_for(
-    host: &dyn ToolHost,
-    config: &AgentConfig,
-    message: &str,
-) -> (crate::Retrieval, Vec<String>) {
-    let (found, needs, _) = retrieve_message(host, config, message);
-    (found, needs)
-}
-
-/// [`retrieve_for`], with the needs whose own search found tools, and those tools.
-fn retrieve_message(
-    host: &dyn ToolHost,
-    config: &AgentConfig,
-    message: &str,
-) -> (crate::Retrieval, Vec<String>, Vec<Need>) {
-    let needs = if config.split_needs {
-        crate::needs::split_needs(message)
-    } else {
-        Vec::new()
-    };
-    if needs.len() > 1 {
-        let (found, found_needs) = retrieve_needs(host, config, message, &needs);
-        (found, needs, found_needs)
-    } else {
-        let found = host.retrieve(message, config.retrieve_top_k);
-        (found, Vec::new(), Vec::new())
-    }
-}
-
-/// How many of each need's best tools [`retrieve_needs`] finds: the first joins the first
-/// request's array, the next is put to the model when a call of the first is refused
-/// (see [`Needs::refused`]).
-const PER_NEED: usize = 2;
-
-/// The tools for a message of several needs: the whole message's
-/// [`AgentConfig::retrieve_top_k`] and each need's best, taken in turns by rank, so that
-/// every need has its best tool before the whole message has its second; within the
-/// activation cap. The confidence is the surest of the whole message's and the needs'.
-/// Every need whose search found tools is returned with its best [`PER_NEED`], to be
-/// followed up.
-///
-/// **Rationale:** each need's second tool in the first array cost 1.7 tools a request
-/// on Seal-Tools (6.5 → 4.7) for few calls: shown a need's two tools, a small model
-/// picks the weaker more often than the weaker is right (see [`Needs::next`]), and the
-/// second is still offered when the first is refused.
-fn retrieve_needs(
-    host: &dyn ToolHost,
-    config: &AgentConfig,
-    message: &str,
-    needs: &[String],
-) -> (crate::Retrieval, Vec<Need>) {
-    let whole = host.retrieve(message, config.retrieve_top_k);
-    let all: Vec<(&String, crate::Retrieval)> = needs
-        .iter()
-        .map(|need| (need, host.retrieve(need, PER_NEED)))
-        .filter(|(_, r)| !r.tools.is_empty())
-        .collect();
-    let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
-        .chain(all.iter().map(|(_, r)| &r.tools[..1]))
-        .collect();
-    let limit = lists
-        .iter()
-        .map(|l| l.len())
-        .sum::<usize>()
-        .min(config.activation_cap);
-    let mut tools: Vec<String> = Vec::new();
-    let deepest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
-    'ranks: for rank in 0..deepest {
-        for list in &lists {
-            if tools.len() == limit {
-                break 'ranks;
+        let mut final_text = None;
+        // A real call made now: progress, after which the next need left is asked for.
+        let mut progressed = false;
+        // A call of the need just asked for was refused for arguments the request
+        // does not give: its other tools are offered at once.
+        let mut asked_again = false;
+        // A call (not the answer tool's) failed now: the model may make it again.
+        let mut failed = false;
+        for done in executed {
+            self.usage.add(done.usage);
+            if done.tool == ANSWER_TOOL && self.tools.get(ANSWER_TOOL).is_some() {
+                final_text = done.answer;
+                continue;
             }
-            if let Some(tool) = list.get(rank)
-                && !tools.contains(tool)
-            {
-                tools.push(tool.clone());
+            self.tools.touch(&done.tool);
+            failed |= !done.outcome.is_ok();
+            let real = done.outcome.is_ok() && !self.meta.contains(&done.tool);
+            self.forcing.acted |= real;
+            if real {
+                self.needs.served(&done.tool);
+                progressed = true;
+            } else if done.outcome.error_kind() == Some(ErrorKind::UngroundedArguments) {
+                asked_again |= self.needs.refused(&done.tool);
             }
+            let found = done.outcome.found.iter().take(self.config.activate_hits);
+            let names: Vec<String> = done
+                .outcome
+                .disclosed
+                .iter()
+                .chain(found)
+                .cloned()
+                .collect();
+            self.disclosed(&done.outcome.disclosed);
+            self.forcing.activated |= self.activate(&names);
         }
+        if let Some(text) = final_text {
+            // The answer tool's text is the final answer, as if the model had said it.
+            self.messages.push(Message::Assistant {
+                content: Some(text.clone()),
+                tool_calls: Vec::new(),
+            });
+            // The model also declines a need it was asked for ("no tool fits") so.
+            return match self.answered(text) {
+                None => Taken::Next,
+                Some(text) => Taken::Answer(text),
+            };
+        }
+        if progressed || asked_again {
+            let followed = self.follow_up();
+            // The last need served (or the one need of a request of one), nothing
+            // failed and nothing new was found: what is left is the answer.
+            let served =
+                self.needs.all_served() || (self.config.follow_needs && self.forcing.one_need);
+            self.forcing.closing =
+                !followed && progressed && !failed && !self.forcing.activated && served;
+        }
+        Taken::Next
     }
-    let confidence = std::iter::once(&whole)
-        .chain(all.iter().map(|(_, r)| r))
-        .filter_map(|r| r.confidence)
-        .reduce(f32::max);
-    let needs = all
-        .iter()
-        .map(|(need, r)| Need {
-            again: false,
-            text: (*need).clone(),
-            tools: r.tools.clone(),
-        })
-        .collect();
-    (crate::Retrieval { tools, confidence }, needs)
-}
 
-/// One need of a request of several, whose own search found tools: the tools found for it
-/// (the first activated with the request's, the others when they are put to the model),
-/// so that the run can tell whether a call has served it.
-#[derive(Debug, Clone)]
-pub(crate) struct Need {
-    /// The need, as the request states it.
-    text: String,
-    /// Its best tools.
-    tools: Vec<String>,
-    /// It was asked for once and the call refused: these are its other tools.
-    again: bool,
-}
-
-/// Puts the next need left (see [`Needs::next`]) to the model, if there is one
-/// ([`AgentConfig::follow_needs`]): its tools activated again if they had left the
-/// array, a system message naming it, and a next request that requires a call of one of
-/// them (or `answer`). Whether it did.
-fn follow_up(
-    rt: &Runtime<'_>,
-    config: &AgentConfig,
-    depth: u32,
-    tools: &mut ToolSet,
-    messages: &mut Vec<Message>,
-    forcing: &mut Forcing,
-    needs: &mut Needs,
-) -> bool {
-    let Some(need) = needs.next() else {
-        return false;
-    };
-    forcing.follow_up = Some(need.tools.clone());
-    activate(rt, config, depth, tools, &need.tools);
-    needs.said.push(messages.len());
-    messages.push(Message::system(fill(
-        crate::prompts::FOLLOW_NEED.trim_end(),
-        &[("{need}", need.text.trim().trim_end_matches(['.', ',', ';']))],
-    )));
-    rt.emitter.emit(AgentEvent::NeedFollowedUp {
-        agent: config.name.clone(),
-        depth,
-        need: need.text,
-        tools: need.tools,
-    });
-    true
-}
-
-/// The needs of a request of several that the run follows up (see
-/// [`AgentConfig::follow_needs`]).
-#[derive(Debug, Default)]
-struct Needs {
-    /// The needs no call has served yet, in the request's order.
-    pending: Vec<Need>,
-    /// The need last put to the model, until a call serves it.
-    asked: Option<Need>,
-    /// Follow-ups made, at most [`MAX_FOLLOW_UPS`].
-    made: u32,
-    /// The tools that have run successfully.
-    ran: Vec<String>,
-    /// Where in the conversation each need was put to the model, in order.
-    said: Vec<usize>,
-}
-
-impl Needs {
-    /// A successful call of `tool` serves one need: the one just asked for when `tool` is
-    /// one of its tools, else the pending need `tool` ranks highest for (the first on a
-    /// tie). One call never serves two needs: "the weather in Oslo, and also in Rome"
-    /// needs two calls of one tool, and a tool found second for the next need ("once I
-    /// have the cooking time, the food waste figures") was found for its words.
-    fn served(&mut self, tool: &str) {
-        if !self.ran.iter().any(|t| t == tool) {
-            self.ran.push(tool.to_owned());
-        }
-        if self
-            .asked
-            .as_ref()
-            .is_some_and(|need| need.tools.iter().any(|t| t == tool))
+    /// Phase 3: the model answered, in text or with the answer tool. After a real call,
+    /// or before any when the request holds several needs (see
+    /// [`Needs::declined_unserved`]), a need left unserved is put to the model (see
+    /// [`Run::follow_up`]): `None`, the run goes on. Before any call, on a request that
+    /// required one, an answer that reports work done ("I found a house…", see
+    /// [`crate::claims`]) is made up: the model is told that no tool has run and
+    /// required once more to call one (or decline with the answer tool). Else the answer
+    /// is final: reported, and returned.
+    fn answered(&mut self, text: String) -> Option<String> {
+        if (self.forcing.acted || (self.forcing.forced > 0 && self.needs.declined_unserved()))
+            && self.follow_up()
         {
-            self.asked = None;
-            return;
+            return None;
         }
-        if let Some(i) = self.ranked_highest(tool) {
-            self.pending.remove(i);
+        if !self.forcing.acted
+            && self.forcing.forced > 0
+            && !self.forcing.questioned
+            && let Some(best) = self.forcing.best.clone()
+            && crate::claims::claims_work(&text)
+        {
+            self.forcing.questioned = true;
+            self.forcing.activated = true;
+            // It is in the array unless later activations evicted it.
+            self.activate(std::slice::from_ref(&best));
+            let shown = self.tools.alias(&best).unwrap_or(&best).to_owned();
+            self.messages.push(Message::system(fill(
+                crate::prompts::NO_CALL_YET.trim_end(),
+                &[("{tool}", &shown)],
+            )));
+            self.rt.emitter.emit(AgentEvent::AnswerQuestioned {
+                agent: self.agent.clone(),
+                depth: self.depth,
+                answer: text,
+            });
+            return None;
         }
+        self.rt.emitter.emit(AgentEvent::FinalAnswer {
+            agent: self.agent.clone(),
+            depth: self.depth,
+            text: text.clone(),
+        });
+        Some(text)
     }
 
-    /// Whether the run followed needs up and every one has been served (or dropped,
-    /// its tools having run for another): none is pending, none is waiting for its call.
-    fn all_served(&self) -> bool {
-        self.made > 0 && self.pending.is_empty() && self.asked.is_none()
-    }
-
-    /// Whether an answer given before any call succeeded leaves needs to put to the
-    /// model one at a time: the run follows needs up already (one was put, and was
-    /// declined or its call refused), or the request holds two or more needs whose own
-    /// searches found tools, and the model declined them all at once.
-    ///
-    /// **Rationale:** shown the tools of three or four needs at once, a small model
-    /// sometimes answers the first request with a made-up account of the work ("I
-    /// have retrieved … and calculated …") and no call; put one need at a time, with its
-    /// tool, it calls it (in 50 Seal-Tools multi-tool runs, 3 ended so with no tool
-    /// called). A request of one need still ends on
-    /// its answer: that is how a request no tool serves is declined; and so does a
-    /// request the model was never required to call a tool for (its text answer is how
-    /// it answers then).
-    fn declined_unserved(&self) -> bool {
-        self.made > 0 || self.asked.is_some() || self.pending.len() >= 2
-    }
-
-    /// The messages a request sends: the conversation without the needs put to the model
-    /// before the last one. Those have been answered (served, declined or refused) and
-    /// the calls that followed each say what was done; the transcript keeps them.
-    ///
-    /// **Rationale:** each was repeated in every later request of the run, 60-odd
-    /// prompt tokens a request, on the runs that already make the most requests.
-    fn sent<'m>(&self, messages: &'m [Message]) -> Vec<&'m Message> {
-        let stale = &self.said[..self.said.len().saturating_sub(1)];
-        messages
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !stale.contains(i))
-            .map(|(_, m)| m)
-            .collect()
-    }
-
-    /// The pending need `tool` ranks highest for, the first on a tie.
-    fn ranked_highest(&self, tool: &str) -> Option<usize> {
-        self.pending
-            .iter()
-            .enumerate()
-            .filter_map(|(i, need)| need.tools.iter().position(|t| t == tool).map(|r| (r, i)))
-            .min()
-            .map(|(_, i)| i)
-    }
-
-    /// A call of `tool` was refused for arguments the request does not give: it most
-    /// likely was the wrong tool for the need it was made for — the need just asked for
-    /// when `tool` is one of its tools, else (a call of the first request, which shows
-    /// every need's tools) the pending need `tool` ranks highest for. That need goes
-    /// back first in line with its other tools, and `true` says to ask for it again at
-    /// once (a need with no other tool is not).
-    fn refused(&mut self, tool: &str) -> bool {
-        let mut need = match self.asked.take() {
-            Some(need) if need.tools.iter().any(|t| t == tool) => need,
-            Some(need) => {
-                self.asked = Some(need);
-                return false;
-            }
-            None => match self.ranked_highest(tool) {
-                Some(i) => self.pending.remove(i),
-                None => return false,
-            },
-        };
-        need.tools.retain(|t| t != tool);
-        if need.tools.is_empty() {
+    /// Puts the next need left (see [`Needs::next`]) to the model, if there is one
+    /// ([`AgentConfig::follow_needs`]): its tools activated again if they had left the
+    /// array, a system message naming it, and a next request that requires a call of one
+    /// of them (or `answer`). Whether it did.
+    fn follow_up(&mut self) -> bool {
+        let Some(need) = self.needs.next() else {
             return false;
-        }
-        need.again = true;
-        self.pending.insert(0, need);
+        };
+        self.forcing.follow_up = Some(need.tools.clone());
+        self.activate(&need.tools);
+        self.needs.said.push(self.messages.len());
+        self.messages.push(Message::system(fill(
+            crate::prompts::FOLLOW_NEED.trim_end(),
+            &[("{need}", need.text.trim().trim_end_matches(['.', ',', ';']))],
+        )));
+        self.rt.emitter.emit(AgentEvent::NeedFollowedUp {
+            agent: self.agent.clone(),
+            depth: self.depth,
+            need: need.text,
+            tools: need.tools,
+        });
         true
     }
 
-    /// The next need to put to the model, if the run may still follow one up
-    /// ([`MAX_FOLLOW_UPS`]; a need asked again with its other tools does not count),
-    /// with its best tool that no call has run yet: a tool that ran for another need is
-    /// not offered again ("create the asset. The asset is a raw material named
-    /// Chainlink" is one asset, not two), and a need left without tools is dropped. Its
-    /// other tools are offered one by one if the call is refused (see [`Needs::refused`]).
+    /// Reports the tools a call disclosed at level 2 or 3.
+    fn disclosed(&self, disclosed: &[String]) {
+        if disclosed.is_empty() {
+            return;
+        }
+        self.rt.emitter.emit(AgentEvent::Disclosed {
+            agent: self.agent.clone(),
+            depth: self.depth,
+            tools: disclosed.to_vec(),
+        });
+    }
+
+    /// Appends tools to the tools array (browse and retrieve policies), within the scope,
+    /// in the order given (a batch best first). Whether any was added.
     ///
-    /// **Rationale:** shown a need's two or three tools, a small model picks a weaker one
-    /// more often than the weaker one is right: in 21 traced Seal-Tools tasks, of the
-    /// follow-ups with several tools where it called one but the first, the first was
-    /// the right tool in 4 and the one it called in 1.
-    fn next(&mut self) -> Option<Need> {
-        while !self.pending.is_empty() {
-            let mut need = self.pending.remove(0);
-            need.tools.retain(|t| !self.ran.contains(t));
-            if need.tools.is_empty() {
+    /// **Rationale for best first:** with Qwen2.5-Coder-1.5B on 50 BFCL tasks, best first
+    /// called the right tool in 0.78 of them, best last (nearest the conversation) in 0.74:
+    /// a wrong pick is as often the last tool as another. Best last was an option until
+    /// then.
+    fn activate(&mut self, names: &[String]) -> bool {
+        if !self.config.policy.browses() {
+            return false;
+        }
+        let mut added = false;
+        for name in names {
+            // A sub-agent `discover_agents` described: delegation is not bound by the scope.
+            let sub = self
+                .rt
+                .subagent(name)
+                .filter(|_| self.depth < self.rt.max_depth);
+            if sub.is_none() && !self.config.tool_scope.allows(name) {
                 continue;
             }
-            if !need.again && self.made >= MAX_FOLLOW_UPS {
-                self.pending.insert(0, need);
-                return None;
+            let Some(spec) = sub.map(subagent_spec).or_else(|| self.rt.host.spec(name)) else {
+                continue;
+            };
+            if !spec.metadata.enabled_by_default {
+                continue;
             }
-            self.made += u32::from(!need.again);
-            let mut shown = need.clone();
-            shown.tools.truncate(1);
-            self.asked = Some(need);
-            return Some(shown);
+            if let Activation::Added { alias, evicted } = self.tools.activate(spec) {
+                tracing::debug!(tool = %name, %alias, ?evicted, "activated");
+                added = true;
+                self.rt.emitter.emit(AgentEvent::Activated {
+                    agent: self.agent.clone(),
+                    depth: self.depth,
+                    tool: name.clone(),
+                    alias,
+                    evicted,
+                });
+            }
         }
-        None
+        added
     }
 }
-
-const MAX_FOLLOW_UPS: u32 = 4;
 
 /// `template` with each placeholder replaced by its value, in one pass: a value that
 /// holds a placeholder is not expanded again.
@@ -877,128 +674,6 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
         out.push_str(&rest[..at]);
         out.push_str(value);
         rest = &rest[at + key.len()..];
-    }
-}
-
-/// Appends tools to the tools array (browse and retrieve policies), within the scope,
-/// in the order given (a batch best first). Whether any was added.
-///
-/// **Rationale for best first:** with Qwen2.5-Coder-1.5B on 50 BFCL tasks, best first
-/// called the right tool in 0.78 of them, best last (nearest the conversation) in 0.74:
-/// a wrong pick is as often the last tool as another. Best last was an option until
-/// then.
-fn activate(
-    rt: &Runtime<'_>,
-    config: &AgentConfig,
-    depth: u32,
-    tools: &mut ToolSet,
-    names: &[String],
-) -> bool {
-    if !config.policy.browses() {
-        return false;
-    }
-    let mut added = false;
-    for name in names {
-        // A sub-agent `discover_agents` described: delegation is not bound by the scope.
-        let sub = rt.subagent(name).filter(|_| depth < rt.max_depth);
-        if sub.is_none() && !config.tool_scope.allows(name) {
-            continue;
-        }
-        let Some(spec) = sub.map(subagent_spec).or_else(|| rt.host.spec(name)) else {
-            continue;
-        };
-        if !spec.metadata.enabled_by_default {
-            continue;
-        }
-        if let Activation::Added { alias, evicted } = tools.activate(spec) {
-            tracing::debug!(tool = %name, %alias, ?evicted, "activated");
-            added = true;
-            rt.emitter.emit(AgentEvent::Activated {
-                agent: config.name.clone(),
-                depth,
-                tool: name.clone(),
-                alias,
-                evicted,
-            });
-        }
-    }
-    added
-}
-
-/// The request: `force` (the finders to leave out) says `tool_choice: "required"`;
-/// `shown` is what of the array the request shows: [`Shown::Only`] a need followed up
-/// (its tools and the answer tool, when some of them are in the array),
-/// [`Shown::Nothing`] for the request that closes the run.
-fn request_body(
-    config: &AgentConfig,
-    messages: &[&Message],
-    tools: &ToolSet,
-    force: Option<&[String]>,
-    shown: &Shown,
-) -> Map<String, Value> {
-    let mut body = config.request_params.clone();
-    for key in ["stream", "stream_options", "tools"] {
-        body.remove(key);
-    }
-    body.insert("model".to_owned(), json!(config.model));
-    body.insert("messages".to_owned(), json!(messages));
-    // Only the tools asked for, unless none of them is left in the array.
-    let mut only = match shown {
-        Shown::Only(only) => Some(tools.to_openai_only(only)).filter(|o| !o.is_empty()),
-        Shown::All | Shown::Nothing => None,
-    };
-    // Forced, without the finders: unless nothing else would be left.
-    let forced = force
-        .map(|hidden| {
-            only.take()
-                .unwrap_or_else(|| tools.to_openai_without(hidden))
-        })
-        .filter(|left| !left.is_empty());
-    let required = forced.is_some();
-    let tools = match forced {
-        Some(forced) => forced,
-        None if *shown == Shown::Nothing => Vec::new(),
-        None => only.unwrap_or_else(|| tools.to_openai()),
-    };
-    if tools.is_empty() {
-        body.remove("tool_choice");
-    } else {
-        body.insert("tools".to_owned(), Value::Array(tools));
-        if required {
-            body.insert("tool_choice".to_owned(), json!("required"));
-        }
-    }
-    body
-}
-
-/// The text of `message`, the system prompt, without the policy's guidance that
-/// [`with_system`](crate::agent::with_system) appended; `None` when it has none (a
-/// conversation that brought its own system prompt).
-fn own_prompt<'m>(config: &AgentConfig, message: &'m Message) -> Option<&'m str> {
-    let Message::System { content } = message else {
-        return None;
-    };
-    let guidance = crate::agent::guidance(config.policy)?.trim();
-    Some(content.strip_suffix(guidance)?.trim_end())
-}
-
-/// Usage counted locally, for endpoints that report none.
-fn estimate(body: &Map<String, Value>, completion: &Completion) -> TokenUsage {
-    let prompt = ["messages", "tools"]
-        .iter()
-        .filter_map(|k| body.get(*k))
-        .map(tokens::count_json)
-        .sum::<usize>();
-    let completion_tokens = tokens::count(&completion.content)
-        + completion
-            .tool_calls
-            .iter()
-            .map(|c| tokens::count(&c.function.name) + tokens::count(&c.function.arguments))
-            .sum::<usize>();
-    TokenUsage {
-        prompt_tokens: prompt as u64,
-        completion_tokens: completion_tokens as u64,
-        estimated: true,
     }
 }
 
