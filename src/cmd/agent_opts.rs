@@ -2,7 +2,7 @@
 
 use toolscout_agent::{
     AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_MARGIN, DEFAULT_RETRIEVE_TOP_K,
-    DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice, ToolboxHost,
+    DEFAULT_SERVER_TOOLS, DEFAULT_TWIN_SIMILARITY, Policy, ToolChoice, ToolboxHost,
 };
 
 /// `--tool-choice`: whether the model must call a tool after activations.
@@ -43,6 +43,10 @@ pub(crate) struct ActivationArgs {
     /// How many of a search's best hits (or an unknown name's suggestions) are activated.
     #[arg(long, default_value_t = DEFAULT_ACTIVATE_HITS)]
     pub(crate) activate_hits: usize,
+    /// How many other tools of the server (bundle) of a message's best tool the retrieve
+    /// policy offers compactly (name, summary, parameters' names); 0 offers none.
+    #[arg(long, default_value_t = DEFAULT_SERVER_TOOLS)]
+    pub(crate) server_tools: usize,
     /// Whether the model must call a tool after new activations.
     #[arg(long, value_enum, default_value_t = ToolChoiceArg::default_value())]
     pub(crate) tool_choice: ToolChoiceArg,
@@ -83,6 +87,7 @@ impl ActivationArgs {
         builder
             .retrieve_top_k(self.top_k)
             .activate_hits(self.activate_hits)
+            .server_tools(self.server_tools)
             .tool_choice(self.tool_choice.into())
             .ground_arguments(self.ground_arguments)
             .follow_needs(self.follow_needs)

@@ -167,6 +167,7 @@ async fn turn(agent: &Agent, messages: Vec<Message>) -> Result<RunReport> {
                     }
                 }
                 AgentEvent::Activated { tool, .. } => eprintln!("+ {tool}"),
+                AgentEvent::Offered { tools, .. } => eprintln!("+ {} (compact)", tools.join(", ")),
                 _ => {}
             }
         }

@@ -119,6 +119,9 @@ fn trace(event: &AgentEvent) {
             eprintln!("    ← {}", cut(&result.to_string()));
         }
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
+        AgentEvent::Offered { tools, .. } => {
+            eprintln!("    + offered compactly [{}]", tools.join(", "));
+        }
         AgentEvent::ToolProgress { progress, .. } if progress["event"] == "step_finished" => {
             eprintln!(
                 "    · step {} {} ok={}",
@@ -290,6 +293,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "model": args.model,
         "top_k": args.activation.top_k,
         "activate_hits": args.activation.activate_hits,
+        "server_tools": args.activation.server_tools,
         "tool_choice": format!("{:?}", args.activation.tool_choice),
         "ground_arguments": args.activation.ground_arguments,
         "follow_needs": args.activation.follow_needs,
@@ -316,13 +320,14 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
         args.model,
         args.activation.top_k,
         args.activation.activate_hits,
+        args.activation.server_tools,
         args.activation.tool_choice,
         args.activation.ground_arguments,
         args.activation.follow_needs,

@@ -165,6 +165,19 @@ pub enum AgentEvent {
         /// The tool evicted to make room (least recently used), if any.
         evicted: Option<String>,
     },
+    /// Tools offered compactly (name, summary, parameters' names and types): the other
+    /// tools of the server the retrieved tools belong to ([`AgentConfig::server_tools`]).
+    /// A call of one offers it whole ([`AgentEvent::Activated`]).
+    ///
+    /// [`AgentConfig::server_tools`]: crate::AgentConfig::server_tools
+    Offered {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The tool names, best first.
+        tools: Vec<String>,
+    },
     /// The model answered.
     FinalAnswer {
         /// Agent name.

@@ -254,6 +254,19 @@ pub trait ToolHost: Send + Sync {
         Retrieval::default()
     }
 
+    /// The other tools of the server (the bundle: an API's or an MCP server's tools) that
+    /// the tools `found` for `message` belong to, best first for `message`, at most
+    /// `limit`, none of `found`: a task that needs one tool of a server often needs
+    /// several ("put it in a slide deck": create, add a slide, save). The loop offers
+    /// them compactly beside the tools it activated ([`AgentConfig::server_tools`]).
+    /// None by default.
+    ///
+    /// [`AgentConfig::server_tools`]: crate::AgentConfig::server_tools
+    fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
+        let _ = (message, found, limit);
+        Vec::new()
+    }
+
     /// The tool an OpenAI-style alias stands for, when `name` is no tool's name but the
     /// alias of exactly one (`spotify_play` for `spotify.play`): models write the alias of
     /// a tool they found but have not activated. None by default.

@@ -100,8 +100,8 @@ pub use agent::{Agent, RunOptions, RunReport, StopReason, subagent_spec};
 pub use builder::AgentBuilder;
 pub use client::ChatClient;
 pub use config::{
-    AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K, Policy,
-    ToolChoice, ToolScope,
+    AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K,
+    DEFAULT_SERVER_TOOLS, Policy, ToolChoice, ToolScope,
 };
 pub use error::{Error, Result};
 pub use event::{AgentEvent, EventHandler};

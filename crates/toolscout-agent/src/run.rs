@@ -138,7 +138,13 @@ pub(crate) struct Run<'a> {
     /// Calls `ground_arguments` refused: made again unchanged, they run.
     refused: std::sync::Mutex<std::collections::HashSet<String>>,
     steps: u32,
+    /// Tools offered compactly so far ([`Run::offer`]).
+    offered: usize,
 }
+
+/// The most tools one run offers compactly: the first retrieval's server's, and the
+/// servers of the tools that ran (see [`Run::offer_servers_of`]).
+const MAX_OFFERED: usize = 24;
 
 /// What one step's calls did (see [`Run::take_calls`]).
 enum Taken {
@@ -178,6 +184,7 @@ impl<'a> Run<'a> {
             needs: Needs::default(),
             refused: std::sync::Mutex::new(std::collections::HashSet::new()),
             steps: 0,
+            offered: 0,
         }
     }
 
@@ -313,6 +320,11 @@ impl<'a> Run<'a> {
                 last.best = found.tools.first().cloned();
             }
             activated |= self.activate(&found.tools);
+            if Some(i) == last_user && self.config.server_tools > 0 {
+                let limit = self.config.server_tools.min(MAX_OFFERED);
+                let more = self.rt.host.server_tools(&content, &found.tools, limit);
+                self.offer(&more);
+            }
         }
         last.require_call = activated && last_found;
         last
@@ -483,6 +495,8 @@ impl<'a> Run<'a> {
         let mut asked_again = false;
         // A call (not the answer tool's) failed now: the model may make it again.
         let mut failed = false;
+        // The real tools that ran now, in order: their servers' other tools are offered.
+        let mut ran: Vec<String> = Vec::new();
         for done in executed {
             self.usage.add(done.usage);
             if done.tool == ANSWER_TOOL && self.tools.get(ANSWER_TOOL).is_some() {
@@ -490,12 +504,20 @@ impl<'a> Run<'a> {
                 continue;
             }
             self.tools.touch(&done.tool);
+            // A tool offered compactly that the model called: offered whole from now on
+            // (a call its parameters' names alone did not get right is made again so).
+            if self.tools.is_compact(&done.tool) {
+                self.forcing.activated |= self.activate(std::slice::from_ref(&done.tool));
+            }
             failed |= !done.outcome.is_ok();
             let real = done.outcome.is_ok() && !self.meta.contains(&done.tool);
             self.forcing.acted |= real;
             if real {
                 self.needs.served(&done.tool);
                 progressed = true;
+                if !ran.contains(&done.tool) {
+                    ran.push(done.tool.clone());
+                }
             } else if done.outcome.error_kind() == Some(ErrorKind::UngroundedArguments) {
                 asked_again |= self.needs.refused(&done.tool);
             }
@@ -522,6 +544,7 @@ impl<'a> Run<'a> {
                 Some(text) => Taken::Answer(text),
             };
         }
+        self.offer_servers_of(&ran);
         if progressed || asked_again {
             let followed = self.follow_up();
             // The last need served (or the one need of a request of one), nothing
@@ -600,6 +623,63 @@ impl<'a> Run<'a> {
             tools: need.tools,
         });
         true
+    }
+
+    /// Between steps: the server of each real tool that just ran offers its other tools
+    /// compactly, best first for the last user message ([`ToolHost::server_tools`],
+    /// [`AgentConfig::server_tools`] a server), within [`MAX_OFFERED`] a run. Once one
+    /// of a server's tools has run, its siblings are the likely next steps: a task of
+    /// two servers found one tool of the second by a need of its own.
+    fn offer_servers_of(&mut self, ran: &[String]) {
+        if self.config.server_tools == 0 || self.config.policy != Policy::Retrieve {
+            return;
+        }
+        let Some(message) = self.messages.iter().rev().find_map(|m| match m {
+            Message::User { content } => Some(content.clone()),
+            _ => None,
+        }) else {
+            return;
+        };
+        for tool in ran {
+            let left = MAX_OFFERED.saturating_sub(self.offered);
+            if left == 0 {
+                return;
+            }
+            // The tool first (its server is the one asked for), then every tool the
+            // array holds, which are not offered again.
+            let mut known = vec![tool.clone()];
+            known.extend(self.tools.names().into_iter().filter(|n| n != tool));
+            let more =
+                self.rt
+                    .host
+                    .server_tools(&message, &known, self.config.server_tools.min(left));
+            self.offer(&more);
+        }
+    }
+
+    /// Offers tools compactly (see [`ToolSet::offer_compact`]), within the scope; those
+    /// offered are reported.
+    fn offer(&mut self, names: &[String]) {
+        let mut offered = Vec::new();
+        for name in names {
+            if !self.config.tool_scope.allows(name) {
+                continue;
+            }
+            let Some(spec) = self.rt.host.spec(name) else {
+                continue;
+            };
+            if spec.metadata.enabled_by_default && self.tools.offer_compact(spec).is_some() {
+                offered.push(name.clone());
+            }
+        }
+        self.offered += offered.len();
+        if !offered.is_empty() {
+            self.rt.emitter.emit(AgentEvent::Offered {
+                agent: self.agent.clone(),
+                depth: self.depth,
+                tools: offered,
+            });
+        }
     }
 
     /// Reports the tools a call disclosed at level 2 or 3.

@@ -159,6 +159,11 @@ const SIBLINGS: usize = 2;
 /// catalog of loose functions kept in one bundle.
 const SIBLING_BUNDLE: usize = 24;
 
+/// The largest bundle [`ToolHost::server_tools`] offers the tools of: an API's or an MCP
+/// server's (the largest of the 28 servers of MCP-Bench has 35 tools), not a catalog of
+/// loose functions kept in one bundle.
+const SERVER_BUNDLE: usize = 64;
+
 /// How many tools an `unknown_tool` error suggests.
 const SUGGESTIONS: usize = 3;
 
@@ -347,6 +352,55 @@ impl ToolHost for ToolboxHost {
         let mut tools: Vec<String> = kept.into_iter().map(|(name, _)| name).collect();
         tools.extend(self.siblings(&kept_bundles, passed));
         Retrieval { tools, confidence }
+    }
+
+    fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
+        let Some(first) = found.first().filter(|_| limit > 0) else {
+            return Vec::new();
+        };
+        let Lookup::Found(tool) = self.toolbox.lookup(first) else {
+            return Vec::new();
+        };
+        let Ok(bundle) = self.toolbox.catalog().bundle(tool.bundle_id) else {
+            return Vec::new();
+        };
+        // A server's tools: not the built-ins, not a catalog of loose functions kept in
+        // one bundle.
+        let mut size = 0;
+        self.toolbox.catalog().for_each_head(|h, _| {
+            size += usize::from(h.bundle_id == bundle.id);
+        });
+        if bundle.is_built_in || size > SERVER_BUNDLE {
+            return Vec::new();
+        }
+        let text: String = message.chars().take(RETRIEVE_CHARS).collect();
+        let query = SearchQuery::new(text.as_str())
+            .with_bundle(bundle.slug.as_str())
+            .with_limit(size);
+        let Ok(hits) = self.toolbox.search(&query) else {
+            return Vec::new();
+        };
+        // The server's tools the message matches, best first; then the others, which
+        // share no word or meaning with it (the steps a request names only by their
+        // outcome), in the server's own order.
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |name: String, callable: bool| {
+            if callable && !found.contains(&name) && !out.contains(&name) {
+                out.push(name);
+            }
+        };
+        for (t, _) in hits.hits {
+            if t.bundle_id == bundle.id {
+                add(t.spec.name.to_string(), t.is_callable());
+            }
+        }
+        self.toolbox.catalog().for_each_head(|h, disabled| {
+            if h.bundle_id == bundle.id {
+                add(h.name.clone(), disabled.is_none());
+            }
+        });
+        out.truncate(limit);
+        out
     }
 
     fn call<'a>(

@@ -11,7 +11,21 @@ struct Entry {
     alias: String,
     /// Offered from the start: never evicted.
     pinned: bool,
+    /// Offered compactly (its name, summary and parameters' names and types, see
+    /// [`compact_openai`]) until it is called or activated whole: one of a server's
+    /// tools offered together. Not counted against the cap, never evicted.
+    compact: bool,
     last_used: u64,
+}
+
+impl Entry {
+    fn to_openai(&self) -> Value {
+        if self.compact {
+            compact_openai(&self.spec, &self.alias)
+        } else {
+            to_openai_named(&self.spec, &self.alias, false)
+        }
+    }
 }
 
 /// What [`ToolSet::activate`] did.
@@ -19,7 +33,8 @@ struct Entry {
 pub(crate) enum Activation {
     /// The tool was in the array already (its use was recorded).
     Present,
-    /// The tool was appended.
+    /// The tool was appended (or, offered compactly until now, is offered whole where
+    /// it stands).
     Added {
         alias: String,
         evicted: Option<String>,
@@ -60,6 +75,7 @@ impl ToolSet {
                 spec,
                 alias,
                 pinned: true,
+                compact: false,
                 last_used: 0,
             });
         }
@@ -68,10 +84,7 @@ impl ToolSet {
 
     /// The OpenAI tools array.
     pub(crate) fn to_openai(&self) -> Vec<Value> {
-        self.entries
-            .iter()
-            .map(|e| to_openai_named(&e.spec, &e.alias, false))
-            .collect()
+        self.entries.iter().map(Entry::to_openai).collect()
     }
 
     /// The tools array without the tools named in `hidden`.
@@ -79,7 +92,7 @@ impl ToolSet {
         self.entries
             .iter()
             .filter(|e| !hidden.iter().any(|h| h == e.spec.name.as_str()))
-            .map(|e| to_openai_named(&e.spec, &e.alias, false))
+            .map(Entry::to_openai)
             .collect()
     }
 
@@ -88,7 +101,7 @@ impl ToolSet {
         self.entries
             .iter()
             .filter(|e| shown.iter().any(|h| h == e.spec.name.as_str()))
-            .map(|e| to_openai_named(&e.spec, &e.alias, false))
+            .map(Entry::to_openai)
             .collect()
     }
 
@@ -134,36 +147,88 @@ impl ToolSet {
         }
     }
 
-    /// Appends `spec` unless it is present, evicting the least recently used
-    /// activated tool when the cap is reached.
-    pub(crate) fn activate(&mut self, spec: ToolSpec) -> Activation {
+    /// Whether `name` is in the array compactly (see [`ToolSet::offer_compact`]).
+    pub(crate) fn is_compact(&self, name: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| e.compact && e.spec.name.as_str() == name)
+    }
+
+    /// Appends `spec` compactly unless it is present: its name, summary and parameters'
+    /// names and types (see [`compact_openai`]), so that a server's tools can be offered
+    /// together for the tokens of a few whole schemas. The model may call it; the call
+    /// is checked against the full schema, and [`ToolSet::activate`] (which the loop
+    /// makes on a call) offers it whole from then on. Whether it was appended.
+    pub(crate) fn offer_compact(&mut self, spec: ToolSpec) -> Option<String> {
         if self.get(&spec.name).is_some() {
-            self.touch(&spec.name);
-            return Activation::Present;
-        }
-        let mut evicted = None;
-        let active = self.entries.iter().filter(|e| !e.pinned).count();
-        if active >= self.cap.max(1)
-            && let Some(pos) = self
-                .entries
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| !e.pinned)
-                .min_by_key(|(_, e)| e.last_used)
-                .map(|(i, _)| i)
-        {
-            evicted = Some(self.entries.remove(pos).spec.name.to_string());
+            return None;
         }
         let alias = self.new_alias(&spec.name);
         self.aliases.insert(alias.clone(), spec.name.to_string());
-        self.clock += 1;
         self.entries.push(Entry {
             spec,
             alias: alias.clone(),
             pinned: false,
-            last_used: self.clock,
+            compact: true,
+            last_used: 0,
+        });
+        Some(alias)
+    }
+
+    /// Appends `spec` unless it is present, evicting the least recently used
+    /// activated tool when the cap is reached; a tool offered compactly is offered whole
+    /// from now on, where it stands.
+    pub(crate) fn activate(&mut self, spec: ToolSpec) -> Activation {
+        self.clock += 1;
+        let now = self.clock;
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .find(|e| e.compact && e.spec.name == spec.name)
+        {
+            e.compact = false;
+            e.last_used = now;
+            let alias = e.alias.clone();
+            // It counts against the cap now; being the latest used, it stays.
+            let evicted = self.evict_beyond(self.cap.max(1));
+            return Activation::Added { alias, evicted };
+        }
+        if self.get(&spec.name).is_some() {
+            self.touch(&spec.name);
+            return Activation::Present;
+        }
+        let evicted = self.evict_beyond(self.cap.max(1) - 1);
+        let alias = self.new_alias(&spec.name);
+        self.aliases.insert(alias.clone(), spec.name.to_string());
+        self.entries.push(Entry {
+            spec,
+            alias: alias.clone(),
+            pinned: false,
+            compact: false,
+            last_used: now,
         });
         Activation::Added { alias, evicted }
+    }
+
+    /// Evicts the least recently used activated tool (offered whole) when more than
+    /// `keep` are; its name.
+    fn evict_beyond(&mut self, keep: usize) -> Option<String> {
+        let active = self
+            .entries
+            .iter()
+            .filter(|e| !e.pinned && !e.compact)
+            .count();
+        if active <= keep {
+            return None;
+        }
+        let pos = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.pinned && !e.compact)
+            .min_by_key(|(_, e)| e.last_used)
+            .map(|(i, _)| i)?;
+        Some(self.entries.remove(pos).spec.name.to_string())
     }
 
     /// An alias for `name` that no other tool of this run has had: the one
@@ -190,6 +255,53 @@ impl ToolSet {
     }
 }
 
+/// The OpenAI function of `spec` offered compactly: its summary for a description, and
+/// its parameters' names and types (an `enum` of up to eight values kept; nested schemas
+/// only by their type) with what is required; no descriptions, examples or bounds.
+///
+/// **Rationale:** a server's tools offered together in full cost what the model cannot
+/// afford (some MCP servers' descriptions run to thousands of characters); by name and
+/// summary a model can still pick one, and the parameters' names let it make a call that
+/// usually checks out against the full schema, which it then sees.
+pub(crate) fn compact_openai(spec: &ToolSpec, alias: &str) -> Value {
+    const ANY: [&str; 7] = [
+        "string", "number", "integer", "boolean", "object", "array", "null",
+    ];
+    let mut properties = serde_json::Map::new();
+    if let Some(Value::Object(props)) = spec.parameters.get("properties") {
+        for (name, schema) in props {
+            let mut kept = serde_json::Map::new();
+            match schema.get("type") {
+                Some(t @ (Value::String(_) | Value::Array(_))) => {
+                    kept.insert("type".to_owned(), t.clone());
+                }
+                _ => {
+                    kept.insert("type".to_owned(), serde_json::json!(ANY));
+                }
+            }
+            if let Some(Value::Array(values)) = schema.get("enum")
+                && values.len() <= 8
+            {
+                kept.insert("enum".to_owned(), Value::Array(values.clone()));
+            }
+            properties.insert(name.clone(), Value::Object(kept));
+        }
+    }
+    let mut parameters = serde_json::json!({"type": "object", "properties": properties});
+    if let Some(required) = spec.parameters.get("required") {
+        parameters["required"] = required.clone();
+    }
+    serde_json::json!({
+        "type": "function",
+        "function": {
+            "name": alias,
+            "description": spec.summary,
+            "parameters": parameters,
+            "strict": false,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +324,50 @@ mod tests {
         assert_eq!(evicted.as_deref(), Some("b"));
         assert_eq!(set.names(), ["discover_search", "call_tool", "a.one", "c"]);
         assert_eq!(set.activate(spec("c")), Activation::Present);
+    }
+
+    #[test]
+    fn a_compact_tool_is_outside_the_cap_and_offered_whole_where_it_stands_once_activated() {
+        let with_params = |name: &str| {
+            ToolSpec::builder(name, "A tool")
+                .description("A long description")
+                .parameters(serde_json::json!({"type": "object", "properties": {
+                    "q": {"type": "string", "description": "What to look for", "minLength": 2},
+                    "n": {"description": "How many"}},
+                    "required": ["q"]}))
+                .build()
+                .unwrap()
+        };
+        let mut set = ToolSet::new(vec![spec("discover_tools")], 1);
+        set.activate(spec("a"));
+        assert_eq!(set.offer_compact(with_params("b")).as_deref(), Some("b"));
+        assert_eq!(set.offer_compact(with_params("a")), None, "present already");
+        // Compact: not counted against the cap of 1, so `a` stays.
+        assert!(set.is_compact("b"));
+        assert_eq!(set.names(), ["discover_tools", "a", "b"]);
+        let compact = &set.to_openai()[2]["function"];
+        assert_eq!(compact["description"], "A tool");
+        assert_eq!(
+            compact["parameters"],
+            serde_json::json!({"type": "object", "properties": {
+                "q": {"type": "string"},
+                "n": {"type": ["string", "number", "integer", "boolean", "object", "array", "null"]}},
+                "required": ["q"]})
+        );
+        // Activated: whole, where it stood, and now it counts (`a` is evicted).
+        assert_eq!(
+            set.activate(with_params("b")),
+            Activation::Added {
+                alias: "b".to_owned(),
+                evicted: Some("a".to_owned())
+            }
+        );
+        assert!(!set.is_compact("b"));
+        assert_eq!(set.names(), ["discover_tools", "b"]);
+        assert_eq!(
+            set.to_openai()[1]["function"]["description"],
+            "A long description"
+        );
     }
 
     #[test]

@@ -316,6 +316,12 @@ pub struct Outcome {
     pub catalog_ran: bool,
     /// Tools retrieved before the first request.
     pub retrieved: Vec<String>,
+    /// Tools in the first request's array beyond the retrieved ones: offered compactly
+    /// (the retrieved tools' server's, [`AgentEvent::Offered`]) before the first request.
+    pub first_offered: Vec<String>,
+    /// Every tool that was in the array at some point of the run (retrieved, activated
+    /// or offered compactly).
+    pub ever_offered: HashSet<String>,
     /// The first request's prompt tokens.
     pub first_prompt_tokens: Option<u64>,
     /// Tools called successfully.
@@ -346,14 +352,28 @@ impl Outcome {
         let mut seen = Outcome::default();
         let mut arguments: HashMap<&str, &str> = HashMap::new();
         let mut first_retrieval = true;
+        let mut started = false;
         for event in events {
             match event {
+                AgentEvent::StepStarted { depth: 0, .. } => started = true,
+                AgentEvent::Offered {
+                    tools, depth: 0, ..
+                } => {
+                    if !started {
+                        seen.first_offered.extend(tools.iter().cloned());
+                    }
+                    seen.ever_offered.extend(tools.iter().cloned());
+                }
+                AgentEvent::Activated { tool, depth: 0, .. } => {
+                    seen.ever_offered.insert(tool.clone());
+                }
                 AgentEvent::Retrieved {
                     tools,
                     depth: 0,
                     needs,
                     ..
                 } => {
+                    seen.ever_offered.extend(tools.iter().cloned());
                     seen.retrieved.extend(tools.iter().cloned());
                     if first_retrieval {
                         seen.needs = needs.len();
@@ -531,6 +551,11 @@ pub struct Totals {
     /// The sum over tasks of the share of the expected tools activated before the first
     /// request.
     pub pre_activation: f64,
+    /// The same, of the tools in the first request's array (activated, or offered
+    /// compactly).
+    pub first_array: f64,
+    /// The same, of the tools in the array at some point of the run.
+    pub ever_offered: f64,
     /// Calls refused as `ungrounded_arguments`.
     pub refusals: usize,
     /// Tasks with such a refusal.
@@ -563,6 +588,9 @@ impl Totals {
         self.unasked_calls += outcome.unasked.len();
         self.unasked_tasks += usize::from(!outcome.unasked.is_empty());
         self.pre_activation += share(&|t| outcome.retrieved.contains(t));
+        self.first_array +=
+            share(&|t| outcome.retrieved.contains(t) || outcome.first_offered.contains(t));
+        self.ever_offered += share(&|t| outcome.ever_offered.contains(t));
         self.refusals += outcome.refused.len();
         self.refused_tasks += usize::from(!outcome.refused.is_empty());
         self.refused_expected += outcome
@@ -628,6 +656,8 @@ impl Totals {
             retrieval: retrieve.then(|| RetrievalFigures {
                 retrieved_hit_rate: rate(self.hits, self.tasks),
                 pre_activation_recall: self.pre_activation / n,
+                first_array_recall: self.first_array / n,
+                end_activation_recall: self.ever_offered / n,
                 success_given_hit: rate(self.hit_successes, self.hits),
                 success_given_miss: rate(self.miss_successes, self.tasks - self.hits),
             }),
@@ -711,6 +741,12 @@ pub struct RetrievalFigures {
     /// The mean share of a task's expected tools retrieved (activated before the first
     /// request).
     pub pre_activation_recall: f64,
+    /// The mean share of a task's expected tools in the first request's array: activated,
+    /// or offered compactly ([`AgentEvent::Offered`]).
+    pub first_array_recall: f64,
+    /// The mean share of a task's expected tools that were in the array at some point of
+    /// the run (activated, or offered compactly): what the model could call.
+    pub end_activation_recall: f64,
     /// The success rate of tasks with such a hit.
     pub success_given_hit: Option<f64>,
     /// The success rate of the others.

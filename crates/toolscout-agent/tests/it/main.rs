@@ -11,6 +11,7 @@ mod live;
 mod retrieve;
 mod schemas;
 mod server;
+mod servers;
 mod subagent;
 mod toolbox;
 

@@ -88,6 +88,11 @@ fn totals_of_hand_built_outcomes() {
     let retrieval = figures.retrieval.clone().unwrap();
     assert_eq!(retrieval.retrieved_hit_rate, Some(2.0 * third));
     assert_eq!(retrieval.pre_activation_recall, (1.0 + 0.5 + 0.0) / 3.0);
+    // Nothing offered compactly or activated later in these outcomes.
+    assert_eq!(
+        retrieval.first_array_recall,
+        retrieval.pre_activation_recall
+    );
     assert_eq!(retrieval.success_given_hit, Some(1.0));
     assert_eq!(retrieval.success_given_miss, Some(0.0));
     assert_eq!(figures.abstention, None);
@@ -121,6 +126,8 @@ fn totals_of_hand_built_outcomes() {
             "tokens_estimated",
             "retrieved_hit_rate",
             "pre_activation_recall",
+            "first_array_recall",
+            "end_activation_recall",
             "success_given_hit",
             "success_given_miss",
         ]
@@ -185,6 +192,16 @@ fn an_outcome_reads_a_run_s_events() {
             confidence: Some(0.5),
             needs: vec!["weather in Paris".to_owned(), "mail it".to_owned()],
         },
+        AgentEvent::Offered {
+            agent: "eval".to_owned(),
+            depth: 0,
+            tools: vec!["forecast".to_owned()],
+        },
+        AgentEvent::StepStarted {
+            agent: "eval".to_owned(),
+            depth: 0,
+            step: 1,
+        },
         AgentEvent::StepFinished {
             agent: "eval".to_owned(),
             depth: 0,
@@ -201,6 +218,18 @@ fn an_outcome_reads_a_run_s_events() {
         finished("2", "email", false, Some(ErrorKind::UngroundedArguments)),
         started("3", "nope", json!({})),
         finished("3", "nope", false, Some(ErrorKind::UnknownTool)),
+        AgentEvent::Activated {
+            agent: "eval".to_owned(),
+            depth: 0,
+            tool: "email".to_owned(),
+            alias: "email".to_owned(),
+            evicted: None,
+        },
+        AgentEvent::Offered {
+            agent: "eval".to_owned(),
+            depth: 0,
+            tools: vec!["sms".to_owned()],
+        },
         AgentEvent::StepFinished {
             agent: "eval".to_owned(),
             depth: 0,
@@ -219,6 +248,15 @@ fn an_outcome_reads_a_run_s_events() {
     );
     assert!(seen.expected_called && seen.catalog_called && seen.catalog_ran);
     assert_eq!(seen.retrieved, ["weather", "joke"]);
+    // In the first array: retrieved, or offered before the first request; by the end,
+    // everything activated or offered.
+    assert_eq!(seen.first_offered, ["forecast"]);
+    assert_eq!(
+        seen.ever_offered,
+        ["weather", "joke", "forecast", "email", "sms"]
+            .map(str::to_owned)
+            .into()
+    );
     assert!(seen.retrieved_hit(&task));
     assert_eq!(seen.needs, 2);
     assert_eq!(seen.first_prompt_tokens, Some(321));
@@ -227,7 +265,7 @@ fn an_outcome_reads_a_run_s_events() {
     assert!(seen.success(&task));
 
     // A catalog tool refused before it ran does not count as run.
-    let refused_only = Outcome::from_events(&events[4..6], &task, &catalog);
+    let refused_only = Outcome::from_events(&events[6..8], &task, &catalog);
     assert!(refused_only.catalog_called && !refused_only.catalog_ran);
     assert!(!refused_only.success(&task));
 }

@@ -140,6 +140,9 @@ window.Chat = (() => {
       case "disclosed":
         entry("event", el("span", { class: "what", text: "disclosed " }), document.createTextNode(data.tools.join(", ")));
         break;
+      case "offered":
+        entry("event", el("span", { class: "what", text: "offered compactly " }), document.createTextNode(data.tools.join(", ")));
+        break;
       case "activated":
         entry("event", el("span", { class: "what", text: "activated " }), document.createTextNode(data.tool + (data.evicted ? " (evicted " + data.evicted + ")" : "")));
         break;

@@ -1,0 +1,312 @@
+//! A server's tools offered together (#66 item 2): the retrieved tool's server's other
+//! tools join the first array compactly (name, summary, parameters' names and types); a
+//! call of one is checked against its full schema and offers it whole from then on.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use toolscout_agent::{Agent, AgentEvent, ChatClient, Policy, RunOptions, ToolboxHost};
+use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, ToolPut};
+use toolscout_discover::Toolbox;
+use toolscout_invoke::Invoker;
+use toolscout_search::SearchIndex;
+use toolscout_spec::ToolSpec;
+
+use crate::config;
+use crate::server::{Server, call, text};
+
+/// A catalog of two servers: a slide-deck server of six tools, and a weather server.
+fn servers_toolbox(dir: &std::path::Path) -> Toolbox {
+    let catalog = Catalog::open_with(
+        dir,
+        CatalogOptions::default()
+            .with_natives(&["clock"])
+            .with_builtins(false),
+    )
+    .unwrap();
+    let put = |bundle: uuid::Uuid, name: &str, summary: &str, parameters: serde_json::Value| {
+        let spec = ToolSpec::builder(name, summary)
+            .description(format!(
+                "{summary}. A long description the compact offer leaves out."
+            ))
+            .parameters(parameters)
+            .build()
+            .unwrap();
+        catalog
+            .put_tool(
+                bundle,
+                &name.replace('_', "-"),
+                "1",
+                &ToolPut::native(spec, "clock"),
+            )
+            .unwrap();
+    };
+    let slides = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(
+            slides,
+            &BundlePut::new("slides").with_description("Slide decks: make, fill and save them"),
+        )
+        .unwrap();
+    let path = json!({"type": "object", "properties": {"path": {
+        "type": "string", "pattern": "^/.+\\.pptx$",
+        "description": "Where the deck is, an absolute path ending in .pptx"}},
+        "required": ["path"]});
+    put(
+        slides,
+        "create_presentation",
+        "Create a new, empty slide deck",
+        json!({"type": "object", "properties": {"title": {"type": "string", "description": "The deck's title"}}}),
+    );
+    put(
+        slides,
+        "add_slide",
+        "Add a slide with a title and text to a deck",
+        json!({"type": "object", "properties": {
+            "title": {"type": "string", "description": "The slide's title"},
+            "text": {"type": "string", "description": "The slide's text"},
+            "layout": {"type": "string", "enum": ["title", "bullets", "blank"]}},
+            "required": ["title"]}),
+    );
+    put(slides, "save_presentation", "Save a deck to a file", path);
+    put(
+        slides,
+        "list_templates",
+        "List the templates a deck can use",
+        json!({"type": "object", "properties": {}}),
+    );
+    put(
+        slides,
+        "add_image",
+        "Add a picture to a slide",
+        json!({"type": "object", "properties": {
+            "slide": {"type": "integer", "description": "The slide's number, from 1"},
+            "image": {"type": "string", "pattern": "^/.+\\.png$", "description": "An absolute path to a PNG file"}},
+            "required": ["slide", "image"]}),
+    );
+    put(
+        slides,
+        "delete_slide",
+        "Delete a slide from a deck",
+        json!({"type": "object", "properties": {"slide": {"type": "integer"}}, "required": ["slide"]}),
+    );
+    let weather = uuid::Uuid::now_v7();
+    catalog
+        .put_bundle(weather, &BundlePut::new("weather"))
+        .unwrap();
+    put(
+        weather,
+        "get_forecast",
+        "Weather forecast for a city",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    );
+    let mut invoker = Invoker::default();
+    invoker.register_dyn(Arc::new(Stub)).unwrap();
+    Toolbox::new(catalog, SearchIndex::in_memory().unwrap(), invoker).unwrap()
+}
+
+/// The native function behind every tool here: a success, whatever the arguments.
+struct Stub;
+
+impl toolscout_invoke::DynTool for Stub {
+    fn name(&self) -> &str {
+        "clock"
+    }
+
+    fn spec(&self) -> toolscout_spec::Result<ToolSpec> {
+        ToolSpec::builder("clock", "Answer any call with a success").build()
+    }
+
+    fn call_json(
+        &self,
+        _args: serde_json::Value,
+    ) -> toolscout_invoke::BoxFuture<'_, Result<serde_json::Value, toolscout_invoke::ToolError>>
+    {
+        Box::pin(async { Ok(json!("done")) })
+    }
+}
+
+#[tokio::test]
+async fn a_servers_tools_are_offered_together_and_a_called_one_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        // A tool offered compactly, called without an argument its schema requires...
+        call("c1", "add_slide", r#"{"text": "My notes"}"#),
+        // ...and again, seeing the whole schema.
+        call(
+            "c2",
+            "add_slide",
+            r#"{"title": "Notes", "text": "My notes"}"#,
+        ),
+        text("Saved."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .split_needs(false)
+            .server_tools(4)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(servers_toolbox(dir.path()))),
+    );
+    agent
+        .run(
+            "Make a new slide deck of my notes with the chart /tmp/chart.png and save it as /tmp/deck.pptx",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    let mut offered = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let AgentEvent::Offered { tools, .. } = e {
+            offered.push(tools);
+        }
+    }
+    let requests = server.requests();
+    let first = serde_json::to_string_pretty(&requests[0]["tools"]).unwrap();
+    let seen = format!(
+        "offered: {offered:?}\nrequest 1 tools:\n{first}\nthe first call answered: {}\nrequest 2 tools: {}\nrequest 2's add_slide:\n{}",
+        requests[1]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rfind(|m| m["role"] == "tool")
+            .unwrap()["content"],
+        server.tool_arrays()[1].join(", "),
+        serde_json::to_string_pretty(
+            requests[1]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["function"]["name"] == "add_slide")
+                .unwrap()
+        )
+        .unwrap(),
+    );
+    insta::assert_snapshot!(seen);
+}
+
+#[tokio::test]
+async fn only_other_tools_of_the_best_tools_server_are_offered_and_none_when_turned_off() {
+    use toolscout_agent::host::ToolHost as _;
+    let dir = tempfile::tempdir().unwrap();
+    let host = ToolboxHost::new(servers_toolbox(dir.path()));
+    let message = "Make a new slide deck of my notes";
+    // The best tool, and its siblings (at most two) as retrieval adds them.
+    let found = host.retrieve(message, 1).tools;
+    assert_eq!(found.len(), 3, "{found:?}");
+    // The rest of its server, best first for the message, never a found tool, at most
+    // the limit; nothing of the other server.
+    let more = host.server_tools(message, &found, 10);
+    assert_eq!(more.len(), 3, "{more:?}");
+    assert!(
+        more.iter()
+            .all(|t| !found.contains(t) && t != "get_forecast")
+    );
+    assert_eq!(host.server_tools(message, &found, 2), more[..2]);
+    assert!(host.server_tools(message, &found, 0).is_empty());
+    assert!(host.server_tools(message, &[], 5).is_empty());
+    // A server of one tool has no other.
+    assert!(
+        host.server_tools("weather in Oslo", &["get_forecast".to_owned()], 5)
+            .is_empty()
+    );
+    // Turned off: the array is the retrieved tool and the finder.
+    let server = Server::start(vec![text("Done.")]).await;
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .split_needs(false)
+            .server_tools(0)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(host),
+    );
+    agent.run(message, RunOptions::default()).await;
+    let mut expected = vec!["discover_tools".to_owned()];
+    expected.extend(found);
+    assert_eq!(server.tool_arrays()[0], expected);
+}
+
+/// Retrieval between steps (#66 item 3): a task of two servers whose request found the
+/// first server's tools; once a tool of the second has run (called by name, as a
+/// model that knows it does), that server's other tools are offered for the next step.
+#[tokio::test]
+async fn once_a_tool_of_another_server_ran_its_siblings_are_offered_for_the_next_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog_dir = dir.path().join("catalog");
+    let toolbox = servers_toolbox(&catalog_dir);
+    let stocks = uuid::Uuid::now_v7();
+    let catalog = toolbox.catalog();
+    catalog
+        .put_bundle(stocks, &BundlePut::new("stocks"))
+        .unwrap();
+    for (name, summary) in [
+        ("get_stock_history", "Daily prices of a stock over a period"),
+        ("get_stock_quote", "The latest price of a stock"),
+        (
+            "get_company_profile",
+            "A listed company's sector, size and officers",
+        ),
+        ("compare_stocks", "Compare the returns of several stocks"),
+    ] {
+        let spec = ToolSpec::builder(name, summary)
+            .parameters(json!({"type": "object", "properties": {"symbol": {"type": "string"}}}))
+            .build()
+            .unwrap();
+        catalog
+            .put_tool(
+                stocks,
+                &name.replace('_', "-"),
+                "1",
+                &ToolPut::native(spec, "clock"),
+            )
+            .unwrap();
+    }
+    let server = Server::start(vec![
+        call("c1", "create_presentation", r#"{"title": "Apple"}"#),
+        text("Done."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .split_needs(false)
+            // Not closed after the first call, as a request of one need is.
+            .follow_needs(false)
+            .server_tools(2)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    agent
+        .run(
+            "How did Apple's share price do over the last year?",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            AgentEvent::StepStarted { step, .. } => seen.push(format!("step {step}")),
+            AgentEvent::Offered { tools, .. } => seen.push(format!("  offered {tools:?}")),
+            AgentEvent::Activated { tool, .. } => seen.push(format!("  activated {tool}")),
+            AgentEvent::ToolCallFinished { tool, ok, .. } => {
+                seen.push(format!("  called {tool} (ok: {ok})"));
+            }
+            _ => {}
+        }
+    }
+    let arrays = server.tool_arrays();
+    insta::assert_snapshot!(format!(
+        "{}\nrequest 1 tools: {}\nrequest 2 tools: {}",
+        seen.join("\n"),
+        arrays[0].join(", "),
+        arrays[1].join(", ")
+    ));
+}
