@@ -59,6 +59,11 @@ pub(crate) struct ActivationArgs {
     /// the first need left to it once more (at most four times a run).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub(crate) follow_needs: bool,
+    /// Before the first request on a message of several needs, ask the model for the
+    /// tools it needs, one line per step, and search for those steps instead of the
+    /// message's sentences (one request more a run).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub(crate) plan_needs: bool,
     /// How alike in meaning (0–1) a retrieved tool may be to a better one before it is
     /// dropped as a near-duplicate; 1 keeps them all.
     #[arg(long, default_value_t = DEFAULT_TWIN_SIMILARITY, value_parser = unit_interval)]
@@ -91,6 +96,7 @@ impl ActivationArgs {
             .tool_choice(self.tool_choice.into())
             .ground_arguments(self.ground_arguments)
             .follow_needs(self.follow_needs)
+            .plan_needs(self.plan_needs)
     }
 
     /// Applies the host-side options (twins and margin) to a host.

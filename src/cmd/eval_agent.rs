@@ -119,6 +119,7 @@ fn trace(event: &AgentEvent) {
             eprintln!("    ← {}", cut(&result.to_string()));
         }
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
+        AgentEvent::Planned { steps, .. } => eprintln!("    ✎ planned [{}]", steps.join("; ")),
         AgentEvent::Offered { tools, .. } => {
             eprintln!("    + offered compactly [{}]", tools.join(", "));
         }
@@ -297,6 +298,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "tool_choice": format!("{:?}", args.activation.tool_choice),
         "ground_arguments": args.activation.ground_arguments,
         "follow_needs": args.activation.follow_needs,
+        "plan_needs": args.activation.plan_needs,
         "twin_similarity": args.activation.twin_similarity,
         "margin": args.activation.margin,
         "tools": tools.len(),
@@ -320,7 +322,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, plan-needs {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -331,6 +333,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.tool_choice,
         args.activation.ground_arguments,
         args.activation.follow_needs,
+        args.activation.plan_needs,
         args.activation.twin_similarity,
         args.activation.margin,
     );

@@ -255,6 +255,18 @@ pub struct AgentConfig {
     /// them and called a tool it was not shown in the third.
     #[serde(default = "default_follow_needs")]
     pub follow_needs: bool,
+    /// Under [`Policy::Retrieve`], a user message of several needs (see
+    /// [`split_needs`](Self::split_needs)) is first put to the model with
+    /// `prompts/agent_plan.md`, which asks for the tools it needs, one line per step, as
+    /// what each does ("create a slide deck"); those lines, not the message's sentences,
+    /// are its needs, searched and followed up. One request more a run; off by default.
+    ///
+    /// **Rationale:** a request names the outcome, not the tools ("put the summary in a
+    /// slide deck" needs a create and a save): its sentences are often no step at all
+    /// ("Hey, I'm tinkering with a new snack idea"), and the steps they leave unsaid are
+    /// found by no search of their words.
+    #[serde(default)]
+    pub plan_needs: bool,
     /// Whether to stream responses (server-sent events).
     pub stream: bool,
     /// How deep sub-agents may nest: 0 means this agent may not delegate.
@@ -329,6 +341,7 @@ impl AgentConfig {
                 ground_arguments: default_ground_arguments(),
                 split_needs: default_split_needs(),
                 follow_needs: default_follow_needs(),
+                plan_needs: false,
                 stream: true,
                 max_depth: 2,
                 request_params: serde_json::Map::new(),
@@ -428,6 +441,12 @@ impl AgentConfigBuilder {
     /// (see [`AgentConfig::follow_needs`]).
     pub fn follow_needs(mut self, follow: bool) -> Self {
         self.config.follow_needs = follow;
+        self
+    }
+    /// Sets whether a message of several needs is first put to the model for the tools
+    /// it needs ([`AgentConfig::plan_needs`]).
+    pub fn plan_needs(mut self, plan: bool) -> Self {
+        self.config.plan_needs = plan;
         self
     }
     /// Turns streaming on or off.

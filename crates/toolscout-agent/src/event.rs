@@ -165,6 +165,18 @@ pub enum AgentEvent {
         /// The tool evicted to make room (least recently used), if any.
         evicted: Option<String>,
     },
+    /// The model listed the tools a request of several steps needs, before its first
+    /// request ([`AgentConfig::plan_needs`]): these steps are the request's needs.
+    ///
+    /// [`AgentConfig::plan_needs`]: crate::AgentConfig::plan_needs
+    Planned {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The steps, one tool's function each.
+        steps: Vec<String>,
+    },
     /// Tools offered compactly (name, summary, parameters' names and types): the other
     /// tools of the server the retrieved tools belong to ([`AgentConfig::server_tools`]).
     /// A call of one offers it whole ([`AgentEvent::Activated`]).

@@ -30,3 +30,7 @@ pub const NO_CALL_YET: &str = include_str!("../prompts/agent_no_call_yet.md");
 /// The request for a tool's [utterances](crate::write_utterances): `{name}`,
 /// `{description}` and `{parameters}` (the parameter names) are filled in.
 pub const UTTERANCES: &str = include_str!("../prompts/utterances.md");
+/// Asks the model, before the first request, for the tools a request of several steps
+/// needs, one per line, as what they do (see
+/// [`AgentConfig::plan_needs`](crate::AgentConfig::plan_needs)).
+pub const PLAN: &str = include_str!("../prompts/agent_plan.md");

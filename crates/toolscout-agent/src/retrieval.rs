@@ -28,20 +28,23 @@ pub fn retrieve_for(
     config: &AgentConfig,
     message: &str,
 ) -> (crate::Retrieval, Vec<String>) {
-    let (found, needs, _) = retrieve_message(host, config, message);
+    let (found, needs, _) = retrieve_message(host, config, message, None);
     (found, needs)
 }
 
-/// [`retrieve_for`], with the needs whose own search found tools, and those tools.
+/// [`retrieve_for`], with the needs whose own search found tools, and those tools. The
+/// needs are `planned` when the model listed two or more (see
+/// [`AgentConfig::plan_needs`]), else the message's own.
 pub(crate) fn retrieve_message(
     host: &dyn ToolHost,
     config: &AgentConfig,
     message: &str,
+    planned: Option<&[String]>,
 ) -> (crate::Retrieval, Vec<String>, Vec<Need>) {
-    let needs = if config.split_needs {
-        crate::needs::split_needs(message)
-    } else {
-        Vec::new()
+    let needs = match planned {
+        Some(planned) if planned.len() > 1 => planned.to_vec(),
+        _ if config.split_needs => crate::needs::split_needs(message),
+        _ => Vec::new(),
     };
     if needs.len() > 1 {
         let (found, found_needs) = retrieve_needs(host, config, message, &needs);
@@ -116,4 +119,51 @@ fn retrieve_needs(
         })
         .collect();
     (crate::Retrieval { tools, confidence }, needs)
+}
+
+/// The most steps a plan keeps (see [`AgentConfig::plan_needs`]).
+const PLAN_STEPS: usize = 6;
+
+/// The steps of the model's answer to `prompts/agent_plan.md`: one a line, without list
+/// marks, numbers or quotes; lines too long to be a tool's function (the model wrote
+/// prose) are left out, and at most [`PLAN_STEPS`] kept.
+pub(crate) fn plan_steps(answer: &str) -> Vec<String> {
+    answer
+        .lines()
+        .map(|line| {
+            let line = line.trim().trim_start_matches(['-', '*', '•', '#', ' ']);
+            let unnumbered = line.trim_start_matches(|c: char| c.is_ascii_digit());
+            let line = match unnumbered.strip_prefix(['.', ')', ':']) {
+                Some(rest) if unnumbered.len() < line.len() => rest,
+                _ => line,
+            };
+            line.trim().trim_matches(['"', '\'', '`']).trim().to_owned()
+        })
+        .filter(|line| !line.is_empty() && line.chars().count() <= 100)
+        .take(PLAN_STEPS)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plan_steps;
+
+    #[test]
+    fn a_plan_is_read_one_step_a_line_without_marks() {
+        assert_eq!(
+            plan_steps(
+                "1. search academic papers\n2) \"summarize a paper\"\n- create a slide deck\n\n* save the file"
+            ),
+            [
+                "search academic papers",
+                "summarize a paper",
+                "create a slide deck",
+                "save the file"
+            ]
+        );
+        let prose = "Sure! To do this you would first need to look at many different things, and then think carefully about each of them in turn.";
+        assert!(plan_steps(prose).is_empty());
+        assert_eq!(plan_steps("a\nb\nc\nd\ne\nf\ng\nh").len(), 6);
+        assert_eq!(plan_steps("2024 sales report"), ["2024 sales report"]);
+    }
 }

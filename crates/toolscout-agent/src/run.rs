@@ -109,7 +109,7 @@ pub(crate) fn run_loop<'a>(
     Box::pin(async move {
         let mut run = Run::new(rt, config, depth, messages);
         if config.policy == Policy::Retrieve {
-            run.retrieve_first();
+            run.retrieve_first(&cancel).await;
         }
         let (stop, answer) = run.go(&cancel).await;
         run.report(stop, answer)
@@ -270,8 +270,9 @@ impl<'a> Run<'a> {
     /// retrieval found a tool (an earlier message's tools do not force a call on a later
     /// turn that found none); the needs of the last message are followed up; its best
     /// tool is named if an answer is questioned.
-    fn retrieve_first(&mut self) {
-        let found = self.retrieve_messages();
+    async fn retrieve_first(&mut self, cancel: &CancellationToken) {
+        let planned = self.plan(cancel).await;
+        let found = self.retrieve_messages(planned.as_deref());
         self.forcing.activated = found.require_call;
         self.forcing.best = found.best;
         self.forcing.one_need = found.one_need;
@@ -280,8 +281,58 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The retrieval of [`Run::retrieve_first`], message by message.
-    fn retrieve_messages(&mut self) -> LastRetrieval {
+    /// With [`AgentConfig::plan_needs`], when the last user message states several
+    /// needs: the tools it needs as the model lists them (`prompts/agent_plan.md`), one
+    /// step a line; `None` when the model listed fewer than two (or the endpoint failed:
+    /// the run goes on with the message's own needs). Its tokens count in the run's.
+    async fn plan(&mut self, cancel: &CancellationToken) -> Option<Vec<String>> {
+        if !self.config.plan_needs {
+            return None;
+        }
+        let message = self.messages.iter().rev().find_map(|m| match m {
+            Message::User { content } => Some(content.clone()),
+            _ => None,
+        })?;
+        if crate::needs::split_needs(&message).len() < 2 {
+            return None;
+        }
+        let mut body = self.config.request_params.clone();
+        for key in ["stream", "stream_options", "tools", "tool_choice"] {
+            body.remove(key);
+        }
+        body.insert("model".to_owned(), self.config.model.clone().into());
+        let ask = [
+            Message::user(message),
+            Message::system(crate::prompts::PLAN.trim_end()),
+        ];
+        body.insert("messages".to_owned(), serde_json::json!(ask));
+        body.insert("max_tokens".to_owned(), 120.into());
+        let span = tracing::info_span!("agent_plan", agent = %self.agent, depth = self.depth);
+        let completion = match self.complete(&body, &span, cancel).await {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => {
+                tracing::warn!(parent: &span, error = %e, "the plan request failed; going on without");
+                return None;
+            }
+            None => return None,
+        };
+        self.usage.add(
+            completion
+                .usage
+                .unwrap_or_else(|| estimate(&body, &completion)),
+        );
+        let steps = crate::retrieval::plan_steps(&completion.content);
+        self.rt.emitter.emit(AgentEvent::Planned {
+            agent: self.agent.clone(),
+            depth: self.depth,
+            steps: steps.clone(),
+        });
+        (steps.len() > 1).then_some(steps)
+    }
+
+    /// The retrieval of [`Run::retrieve_first`], message by message; the last message's
+    /// needs are the `planned` steps when there are some.
+    fn retrieve_messages(&mut self, planned: Option<&[String]>) -> LastRetrieval {
         let last_user = self
             .messages
             .iter()
@@ -304,7 +355,9 @@ impl<'a> Run<'a> {
             })
             .collect();
         for (i, content) in user {
-            let (found, needs, found_needs) = retrieve_message(self.rt.host, self.config, &content);
+            let plan = planned.filter(|_| Some(i) == last_user);
+            let (found, needs, found_needs) =
+                retrieve_message(self.rt.host, self.config, &content, plan);
             let unsplit = needs.is_empty();
             self.rt.emitter.emit(AgentEvent::Retrieved {
                 agent: self.agent.clone(),

@@ -310,3 +310,55 @@ async fn once_a_tool_of_another_server_ran_its_siblings_are_offered_for_the_next
         arrays[1].join(", ")
     ));
 }
+
+/// The model says what it needs in tool terms (#66 item 1): asked before its first
+/// request for the tools a request of several needs takes, its lines are the needs that
+/// are searched (each one's best tool activated) and followed up.
+#[tokio::test]
+async fn the_tools_the_model_lists_for_a_request_are_its_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = servers_toolbox(dir.path());
+    let server = Server::start(vec![
+        // The plan.
+        text("1. get a weather forecast\n2. create a slide deck\n3. save the deck to a file"),
+        text("Done."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .server_tools(0)
+            .plan_needs(true)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    agent
+        .run(
+            "I'm off to Oslo next week. Put what I should pack, by the weather there, into a presentation at /tmp/pack.pptx.",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            AgentEvent::Planned { steps, .. } => seen.push(format!("planned {steps:?}")),
+            AgentEvent::Retrieved { tools, needs, .. } => {
+                seen.push(format!("retrieved {tools:?} for the needs {needs:?}"));
+            }
+            _ => {}
+        }
+    }
+    let requests = server.requests();
+    let plan = &requests[0];
+    insta::assert_snapshot!(format!(
+        "{}\nthe plan request: tools {}, max_tokens {}, messages:\n{}\nrequest 2 tools: {}",
+        seen.join("\n"),
+        plan.get("tools").is_some(),
+        plan["max_tokens"],
+        serde_json::to_string_pretty(&plan["messages"]).unwrap(),
+        server.tool_arrays()[1].join(", ")
+    ));
+}
