@@ -23,9 +23,56 @@ impl Entry {
         if self.compact {
             compact_openai(&self.spec, &self.alias)
         } else {
-            to_openai_named(&self.spec, &self.alias, false)
+            let mut function = to_openai_named(&self.spec, &self.alias, false);
+            bound_descriptions(&mut function["function"]);
+            function
         }
     }
+}
+
+/// The most characters of a tool's description the tools array carries.
+const DESCRIPTION_CHARS: usize = 600;
+
+/// The most characters of a parameter's description the tools array carries.
+const PARAMETER_CHARS: usize = 300;
+
+/// Cuts a function's description to [`DESCRIPTION_CHARS`] and each of its parameters'
+/// to [`PARAMETER_CHARS`], at the end of a sentence (or a word) and with "…"; the tool
+/// checks calls against its whole schema, and `discover_tools` shows its whole text.
+///
+/// **Rationale:** some MCP servers' tools describe themselves in thousands of
+/// characters (BioMCP's average 1,757 with their schemas): six of them made a first
+/// request of 7,500 tokens, over 12 minutes of prompt processing for a small local
+/// model, where their first sentences say what each does. One BFCL tool of 1,974 and
+/// no MetaTool tool is that long.
+fn bound_descriptions(function: &mut Value) {
+    if let Some(Value::String(d)) = function.get_mut("description") {
+        cut(d, DESCRIPTION_CHARS);
+    }
+    if let Some(Value::Object(props)) = function.pointer_mut("/parameters/properties") {
+        for prop in props.values_mut() {
+            if let Some(Value::String(d)) = prop.get_mut("description") {
+                cut(d, PARAMETER_CHARS);
+            }
+        }
+    }
+}
+
+/// `text` cut to at most `max` characters: after the last sentence that ends in the
+/// second half of them, else after the last whole word, then "…".
+fn cut(text: &mut String, max: usize) {
+    if text.chars().count() <= max {
+        return;
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    let sentence = head
+        .rmatch_indices(['.', '!', '?', '\n'])
+        .map(|(i, _)| i + 1)
+        .find(|&i| i >= head.len() / 2);
+    let end = sentence
+        .or_else(|| head.rfind(char::is_whitespace))
+        .unwrap_or(head.len());
+    *text = format!("{}…", head[..end].trim_end());
 }
 
 /// What [`ToolSet::activate`] did.
@@ -368,6 +415,45 @@ mod tests {
             set.to_openai()[1]["function"]["description"],
             "A long description"
         );
+    }
+
+    #[test]
+    fn long_descriptions_are_cut_at_a_sentence_in_the_array() {
+        let long = format!(
+            "Finds papers. {}",
+            "It reads many sources and more. ".repeat(30)
+        );
+        let papers = ToolSpec::builder("papers", "Finds papers")
+            .description(long.clone())
+            .parameters(serde_json::json!({"type": "object", "properties": {
+                "q": {"type": "string", "description": "word ".repeat(100)},
+                "n": {"type": "integer", "description": "How many"}}}))
+            .build()
+            .unwrap();
+        let mut set = ToolSet::new(vec![papers], 4);
+        set.activate(spec("short"));
+        let array = set.to_openai();
+        let function = &array[0]["function"];
+        let description = function["description"].as_str().unwrap();
+        assert!(
+            description.chars().count() <= DESCRIPTION_CHARS,
+            "{description}"
+        );
+        assert!(description.ends_with("more.…"), "{description}");
+        let q = function["parameters"]["properties"]["q"]["description"]
+            .as_str()
+            .unwrap();
+        assert!(
+            q.chars().count() <= PARAMETER_CHARS && q.ends_with("word…"),
+            "{q}"
+        );
+        assert_eq!(
+            function["parameters"]["properties"]["n"]["description"],
+            "How many"
+        );
+        // A short one is as it was; the spec itself keeps every word.
+        assert_eq!(array[1]["function"]["description"], "A tool");
+        assert_eq!(set.get("papers").unwrap().description, long);
     }
 
     #[test]
