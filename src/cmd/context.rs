@@ -36,7 +36,7 @@ pub(crate) struct Global {
         env = "TOOLSCOUT_DATABASE_URL",
         hide_env_values = true,
         value_name = "URL",
-        value_parser = StoreUrl::parse
+        value_parser = StoreUrlParser
     )]
     pub(crate) store: Option<StoreUrl>,
     /// The directory the file tools may touch (default: the current directory).
@@ -72,12 +72,53 @@ pub(crate) struct StoreUrl(pub(crate) String);
 
 #[cfg(feature = "postgres")]
 impl StoreUrl {
+    /// The URL of `--store` (or `$TOOLSCOUT_DATABASE_URL`), trimmed of white space; an
+    /// error names it with its password replaced ([`redacted_url`]).
     fn parse(s: &str) -> std::result::Result<StoreUrl, String> {
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Ok(StoreUrl(s.to_owned()))
-        } else {
-            Err("expected a PostgreSQL URL, postgres://user:password@host:port/database".to_owned())
+        let url = s.trim();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(StoreUrl(url.to_owned()));
         }
+        let why = if url.contains("://") {
+            "is a URL of another database or driver"
+        } else if url.contains('=') {
+            "is a key=value connection string, which is not read"
+        } else {
+            "is not a URL"
+        };
+        Err(format!(
+            "--store {:?} {why}: expected a PostgreSQL URL, postgres://user:password@host:port/database",
+            redacted_url(url)
+        ))
+    }
+}
+
+/// clap's parser of [`StoreUrl`]. **Rationale:** clap's own error for a value a parser
+/// refuses quotes the value whole ("invalid value '…' for '--store <URL>'"), password
+/// and all, even when the value came from `$TOOLSCOUT_DATABASE_URL`; this one says only
+/// what [`StoreUrl::parse`] says.
+#[cfg(feature = "postgres")]
+#[derive(Debug, Clone, Copy)]
+struct StoreUrlParser;
+
+#[cfg(feature = "postgres")]
+impl clap::builder::TypedValueParser for StoreUrlParser {
+    type Value = StoreUrl;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<StoreUrl, clap::Error> {
+        let refuse = |why: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{why}\n"))
+                .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refuse("--store: the URL is not UTF-8 text".to_owned()))?;
+        StoreUrl::parse(text).map_err(refuse)
     }
 }
 
@@ -86,6 +127,71 @@ impl std::fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("StoreUrl(<hidden>)")
     }
+}
+
+/// `text`, a database URL or connection string, with every password in it replaced by
+/// `***`: the password of a URL's user (`scheme://user:***@host`), a query parameter or
+/// a `key=value` word whose key names a password (`password=***`, `sslpassword=***`,
+/// quoted values whole), and what lies between `:` and `@` in any other word
+/// (`user:***@host`). What is left names the database for an error message.
+pub(crate) fn redacted_url(text: &str) -> String {
+    const HIDDEN: &str = "***";
+    let is_password_key = |k: &str| {
+        let k = k.trim().to_ascii_lowercase();
+        k.contains("password") || k.contains("passwd") || k == "pass" || k == "pwd"
+    };
+    if let Ok(mut url) = url::Url::parse(text)
+        && url.has_host()
+    {
+        if url.password().is_some() {
+            let _ = url.set_password(Some(HIDDEN));
+        }
+        if url.query_pairs().any(|(k, _)| is_password_key(&k)) {
+            let pairs: Vec<(String, String)> = url
+                .query_pairs()
+                .map(|(k, v)| {
+                    let v = if is_password_key(&k) {
+                        HIDDEN.to_owned()
+                    } else {
+                        v.into_owned()
+                    };
+                    (k.into_owned(), v)
+                })
+                .collect();
+            url.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+        return url.to_string().replace("%2A%2A%2A", HIDDEN);
+    }
+    // Not a URL with a host: a libpq `key=value` string, or something that only looks
+    // like a URL. Word by word; a quoted password value runs to its closing quote.
+    let mut out: Vec<String> = Vec::new();
+    let mut words = text.split_whitespace();
+    while let Some(word) = words.next() {
+        match word.split_once('=') {
+            Some((key, value)) if is_password_key(key) => {
+                if let Some(rest) = value.strip_prefix('\'') {
+                    let mut closed = rest.ends_with('\'') && !rest.is_empty();
+                    while !closed {
+                        match words.next() {
+                            Some(w) => closed = w.ends_with('\''),
+                            None => break,
+                        }
+                    }
+                }
+                out.push(format!("{key}={HIDDEN}"));
+            }
+            _ => match (word.find(':'), word.rfind('@')) {
+                (Some(colon), Some(at)) if colon < at => {
+                    let user_end = word[..at].rfind("//").map_or(colon, |slashes| {
+                        word[slashes..at].find(':').map_or(at, |c| slashes + c)
+                    });
+                    out.push(format!("{}:{HIDDEN}{}", &word[..user_end], &word[at..]));
+                }
+                _ => out.push(word.to_owned()),
+            },
+        }
+    }
+    out.join(" ")
 }
 
 /// The prefix of the environment variables that hold secrets: `TOOLSCOUT_SECRET_API_KEY`
