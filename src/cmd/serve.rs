@@ -416,7 +416,10 @@ fn token_bits(token: &str) -> f64 {
 /// (see [`token_bits`]); the message never quotes it.
 fn check_public_token(token: &str) -> Result<()> {
     let bits = token_bits(token);
-    let distinct = token.chars().collect::<std::collections::HashSet<_>>().len();
+    let distinct = token
+        .chars()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
     if bits < PUBLIC_TOKEN_BITS || distinct < PUBLIC_TOKEN_DISTINCT {
         bail!(
             "--public needs a token of at least {PUBLIC_TOKEN_BITS} bits, the only guard of a server others reach: the one given (--token or $TOOLSCOUT_TOKEN) is {} character(s) long, {distinct} different, about {} bits; give 64 random hexadecimal digits (e.g. `openssl rand -hex 32`), or none and one is made",

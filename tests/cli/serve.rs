@@ -575,15 +575,29 @@ fn refused_to_serve(env: &Env, args: &[&str]) -> String {
 #[test]
 fn serve_public_refuses_a_weak_token() {
     let env = Env::new();
-    for weak in ["a", "hunter2-hunter2", &"ab".repeat(40), "0123456789abcdef0123456789abcdef"] {
-        let out = refused_to_serve(&env, &["--addr", "127.0.0.1:0", "--public", "--token", weak]);
+    for weak in [
+        "a",
+        "hunter2-hunter2",
+        &"ab".repeat(40),
+        "0123456789abcdef0123456789abcdef",
+    ] {
+        let out = refused_to_serve(
+            &env,
+            &["--addr", "127.0.0.1:0", "--public", "--token", weak],
+        );
         assert!(out.starts_with("exit 1\n"), "{weak}: {out}");
-        assert!(out.contains("--public needs a token of at least 256 bits"), "{weak}: {out}");
+        assert!(
+            out.contains("--public needs a token of at least 256 bits"),
+            "{weak}: {out}"
+        );
         if weak.len() > 3 {
             assert!(!out.contains(weak), "{out}");
         }
     }
-    insta::assert_snapshot!(refused_to_serve(&env, &["--addr", "127.0.0.1:0", "--public", "--token", "a"]));
+    insta::assert_snapshot!(refused_to_serve(
+        &env,
+        &["--addr", "127.0.0.1:0", "--public", "--token", "a"]
+    ));
     let strong = "3f9c1e0b7a5d48e2b6c4f0a19d7e3b52c8a6f4e1d0b9c7a5e3f1d2b4a6c8e0f7";
     let (_server, _addr, said) = serve(&env, &["--public", "--token", strong]);
     assert!(!said.contains("error"), "{said}");

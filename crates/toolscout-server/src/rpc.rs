@@ -329,7 +329,7 @@ async fn dispatch(
                 Some(Value::Bool(true)) => {
                     return Err(RpcError::new(
                         UNAUTHORIZED,
-                        "unauthorized: only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL",
+                        format!("unauthorized: {}", crate::manifest::why_not_approved(state)),
                     ));
                 }
                 Some(other) => {

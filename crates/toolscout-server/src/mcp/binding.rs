@@ -15,8 +15,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{HeaderValue, Method, Request};
-use axum::response::Response;
+use axum::http::{HeaderValue, Method, Request, StatusCode};
+use axum::response::{IntoResponse as _, Response};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -139,6 +139,26 @@ impl McpService {
                 .headers_mut()
                 .insert(SESSION_ID, HeaderValue::from_static(NO_SESSION));
         }
+        if request.method() == Method::POST {
+            let (parts, body) = request.into_parts();
+            let limit = self.sessions.state.options().body_limit;
+            let bytes = match axum::body::to_bytes(body, limit).await {
+                Ok(bytes) => bytes,
+                Err(_) => {
+                    return rpc_error(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        crate::rpc::INVALID_REQUEST,
+                        format!(
+                            "invalid request: the body could not be read whole (at most {limit} bytes)"
+                        ),
+                    );
+                }
+            };
+            if let Some(refused) = not_a_message(&bytes) {
+                return refused;
+            }
+            request = Request::from_parts(parts, Body::from(bytes));
+        }
         let delete = request.method() == Method::DELETE;
         let response = self.rmcp.handle(request).await;
         // rmcp names a session in an answer only when it made it (an `initialize`).
@@ -155,6 +175,42 @@ impl McpService {
         }
         response.map(Body::new)
     }
+}
+
+/// The JSON-RPC error answer to a body that is no MCP message: `-32700` when it is not
+/// JSON, `-32600` when it is JSON but no JSON-RPC message; `None` for a message.
+///
+/// **Rationale:** rmcp answers both with a 415 in plain text; a JSON-RPC client reads
+/// the error it expects, with no id (none could be read).
+fn not_a_message(body: &[u8]) -> Option<Response> {
+    let value: serde_json::Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(rpc_error(
+                StatusCode::BAD_REQUEST,
+                crate::rpc::PARSE_ERROR,
+                format!("parse error: the body is not JSON ({e}); send one JSON-RPC 2.0 message"),
+            ));
+        }
+    };
+    match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
+        Ok(_) => None,
+        Err(e) => Some(rpc_error(
+            StatusCode::BAD_REQUEST,
+            crate::rpc::INVALID_REQUEST,
+            format!("invalid request: the body is no MCP client message ({e})"),
+        )),
+    }
+}
+
+/// A JSON-RPC error without an id, as an HTTP answer of `status`.
+fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (status, axum::Json(body)).into_response()
 }
 
 impl tower_service::Service<Request<Body>> for McpService {

@@ -7,6 +7,7 @@ mod connections;
 mod console;
 mod console_recipes;
 mod events;
+mod hardening;
 mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;
