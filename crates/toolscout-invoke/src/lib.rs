@@ -93,7 +93,7 @@ pub use http::{HttpConfig, RetryPolicy};
 pub use invoker::{Composite, Invoker};
 pub use native::{BoxFuture, DynTool, NativeTool};
 pub use outcome::{ErrorKind, Outcome, SPEC_ONLY_NOTE, ToolError};
-pub use secrets::{REDACTED, SecretStore};
+pub use secrets::{MIN_REDACTED_RUN, REDACTED, SecretStore};
 pub use tool::{ErrorMode, HttpImpl, Implementation, InvokableTool, NativeImpl, ResponseEncoding};
 pub use usage::{UsageEvent, UsageSink};
 pub use validate::Validators;
