@@ -50,8 +50,15 @@ pub(crate) struct Global {
     /// Let the allowed hosts resolve to loopback and private addresses (local services).
     #[arg(long, global = true)]
     pub(crate) allow_private: bool,
-    /// Approve every call of TOOL, a tool that requires approval (e.g. `write_file`),
-    /// without asking (repeatable; `call`, `chat` and `serve`).
+    /// The longest any one tool call may run, a recipe's whole run included, in seconds,
+    /// whatever a tool's `timeout_seconds` says.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 600,
+        value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub(crate) max_call_seconds: u32,
+    /// Approve every call of TOOL, a tool that requires approval, without asking
+    /// (repeatable; `call`, `chat` and `serve`): `bundle/tool` (e.g. `files/write-file`),
+    /// `tenant:bundle/tool` for a tenant's tool, or a bare name (`write_file`), which
+    /// names only your own and the built-in tools of that name, never a tenant's.
     #[arg(
         id = "approve_tools",
         long = "approve",
@@ -220,7 +227,10 @@ pub(crate) struct SecretArgs {
         value_name = "NAME=HOST"
     )]
     pub(crate) hosts: Vec<String>,
-    /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=get_weather` (repeatable).
+    /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=weather/get-weather`
+    /// (`tenant:bundle/tool` for a tenant's tool; a bare name, `API_KEY=get_weather`,
+    /// grants it to your own and the built-in tools of that name, never a tenant's)
+    /// (repeatable).
     // The ids are explicit: a global flag's id must not be a subcommand's field name
     // (`eval agent --tools` would then fail to downcast at parse time).
     #[arg(
@@ -269,6 +279,8 @@ impl SecretArgs {
                 if host {
                     store.grant_host(name, target);
                 } else {
+                    toolscout_invoke::ToolSelector::parse(target)
+                        .with_context(|| format!("{flag} {grant:?}"))?;
                     store.grant_tool(name, target);
                 }
             }
@@ -630,7 +642,10 @@ impl Context {
         secrets.extend(RemoteSource::secrets(remotes));
         let mut invoker = Invoker::default()
             .with_http_config(HttpConfig::with_allowed_hosts(hosts))
-            .with_secrets(secrets);
+            .with_secrets(secrets)
+            .with_max_timeout(std::time::Duration::from_secs(u64::from(
+                global.max_call_seconds,
+            )));
         // `http_get` keeps the hosts of --allow-host: a remote is for its tools.
         let config = BuiltinConfig::new(workspace, builtin_hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
@@ -673,9 +688,15 @@ impl Context {
 
     /// Sets who approves calls of tools that require approval (see
     /// [`super::approve::TerminalApprover`]).
-    pub(crate) fn with_approver(mut self, approver: super::approve::TerminalApprover) -> Self {
+    /// A bare `--approve` name that two of the operator's bundles hold is an error
+    /// ([`super::approve::TerminalApprover::check_bare_names`]).
+    pub(crate) fn with_approver(
+        mut self,
+        approver: super::approve::TerminalApprover,
+    ) -> Result<Self> {
+        approver.check_bare_names(&self.catalog)?;
         self.invoker = std::mem::take(&mut self.invoker).with_approver(approver);
-        self
+        Ok(self)
     }
 
     /// The catalog, its search index and the invoker, in step.

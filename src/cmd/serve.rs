@@ -163,7 +163,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         args.remotes.check_not_self(args.addr)?;
     }
     let toolbox = Context::open_with_remotes(global, &sources)?
-        .with_approver(super::approve::TerminalApprover::server(&global.approve))
+        .with_approver(super::approve::TerminalApprover::server(&global.approve)?)?
         .into_toolbox()?;
     raise_open_files(args.max_connections as usize);
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -16,6 +16,7 @@ mod lint;
 mod manage;
 mod mcp;
 mod openapi;
+mod owners;
 mod recipes;
 mod remote;
 #[path = "../scripted/mod.rs"]

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use crate::Env;
 
 /// A server, killed when dropped.
-pub(crate) struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -19,7 +19,17 @@ impl Drop for Server {
 /// Starts `toolscout serve --addr 127.0.0.1:0 EXTRA` on `env`; returns it, its address
 /// and what it printed before it was ready.
 pub(crate) fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
+    serve_with_env(env, extra, &[])
+}
+
+/// [`serve`] with these environment variables set.
+pub(crate) fn serve_with_env(
+    env: &Env,
+    extra: &[&str],
+    vars: &[(&str, &str)],
+) -> (Server, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .envs(vars.iter().copied())
         // Hermetic: rank by words, whatever model this machine has fetched.
         .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))

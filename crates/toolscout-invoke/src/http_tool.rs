@@ -41,7 +41,7 @@ pub(crate) async fn run(
     } else {
         0
     };
-    let (mut req, secrets) = build_request(cx, tool.name(), http, args)?;
+    let (mut req, secrets) = build_request(cx, tool, http, args)?;
     let secrets = &secrets;
     // The access token is as secret as the credentials it was bought with: whatever the
     // service echoes of it is redacted like a secret.
@@ -51,7 +51,7 @@ pub(crate) async fn run(
         Some(AuthConfig::OAuth2(o)) => {
             let token = cx
                 .tokens
-                .token(tool.name(), o, cx.secrets, cx.config, timeout)
+                .token(tool, o, cx.secrets, cx.config, timeout)
                 .await?;
             req.headers
                 .push(("Authorization".to_owned(), format!("Bearer {token}")));
@@ -106,10 +106,10 @@ async fn send_and_decode(
         && let Some(AuthConfig::OAuth2(o)) = &http.auth
     {
         // The token may have been revoked early: fetch a fresh one and try once more.
-        cx.tokens.invalidate(tool.name(), o, cx.secrets).await;
+        cx.tokens.invalidate(tool, o, cx.secrets).await;
         let token = cx
             .tokens
-            .token(tool.name(), o, cx.secrets, cx.config, timeout)
+            .token(tool, o, cx.secrets, cx.config, timeout)
             .await?;
         req.headers
             .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
@@ -177,7 +177,7 @@ fn remote_outcome(resp: &HttpResponse) -> Option<Result<Value, ToolError>> {
 /// the host its URL names (see [`SecretStore::scoped`]).
 fn build_request(
     cx: &HttpContext<'_>,
-    tool: &str,
+    tool: &InvokableTool,
     http: &HttpImpl,
     args: &Map<String, Value>,
 ) -> Result<(HttpRequest, SecretStore), ToolError> {
@@ -195,7 +195,8 @@ fn build_request(
         )
     })?;
     let secrets = cx.secrets.scoped(
-        tool,
+        tool.name(),
+        tool.qualified.as_ref(),
         url.host_str().unwrap_or_default(),
         url.port_or_known_default().unwrap_or(0),
     );

@@ -17,10 +17,11 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use aho_corasick::AhoCorasick;
+use toolscout_spec::name::QualifiedName;
 
 use serde_json::Value;
 
-use crate::{Error, Result};
+use crate::{Error, Result, ToolSelector};
 
 /// The text that replaces a secret's value wherever it would appear.
 pub const REDACTED: &str = "[REDACTED]";
@@ -65,19 +66,21 @@ struct Redactor {
 /// Who may use a secret.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Grant {
-    tools: BTreeSet<String>,
+    tools: BTreeSet<ToolSelector>,
     hosts: Vec<String>,
 }
 
 impl SecretStore {
-    /// Lets the tool named `tool` use the secret `name` (wherever its request goes, within
-    /// the allowed hosts).
+    /// Lets the tool `tool` use the secret `name` (wherever its request goes, within the
+    /// allowed hosts). `tool` is a [`ToolSelector`]: `[owner:]bundle/tool` for one tool
+    /// of one bundle, or a bare name for the operator's tools of that name (never a
+    /// tenant's: a tenant could name a tool like the operator's). Text that reads as
+    /// neither grants nothing.
     pub fn grant_tool(&mut self, name: &str, tool: &str) {
-        self.grants
-            .entry(name.to_owned())
-            .or_default()
-            .tools
-            .insert(tool.to_owned());
+        let tools = &mut self.grants.entry(name.to_owned()).or_default().tools;
+        if let Ok(selector) = ToolSelector::parse(tool) {
+            tools.insert(selector);
+        }
     }
 
     /// Lets requests to `host` (the syntax of [`crate::AllowedHosts`]: `api.example.com`,
@@ -95,24 +98,39 @@ impl SecretStore {
         self.grants.contains_key(name)
     }
 
-    /// Whether the tool `tool`, sending a request to `host` on `port`, may use the
-    /// secret `name`: it has no grants, or one of them is this tool or this host.
-    pub fn may_use(&self, name: &str, tool: &str, host: &str, port: u16) -> bool {
+    /// Whether the tool named `tool`, kept at `qualified` (`None`: in no catalog),
+    /// sending a request to `host` on `port`, may use the secret `name`: it has no
+    /// grants, or one of them names this tool ([`ToolSelector::matches`]) or this host.
+    pub fn may_use(
+        &self,
+        name: &str,
+        tool: &str,
+        qualified: Option<&QualifiedName>,
+        host: &str,
+        port: u16,
+    ) -> bool {
         match self.grants.get(name) {
             None => true,
             Some(g) => {
-                g.tools.contains(tool) || crate::AllowedHosts::new(&g.hosts).matches(host, port)
+                g.tools.iter().any(|s| s.matches(tool, qualified))
+                    || crate::AllowedHosts::new(&g.hosts).matches(host, port)
             }
         }
     }
 
-    /// The secrets the tool `tool` may use in a request to `host` on `port` (see
-    /// [`SecretStore::may_use`]); the others are withheld, and a template that names
-    /// one says it is not granted.
-    pub fn scoped(&self, tool: &str, host: &str, port: u16) -> SecretStore {
+    /// The secrets the tool `tool` (kept at `qualified`) may use in a request to `host`
+    /// on `port` (see [`SecretStore::may_use`]); the others are withheld, and a
+    /// template that names one says it is not granted.
+    pub fn scoped(
+        &self,
+        tool: &str,
+        qualified: Option<&QualifiedName>,
+        host: &str,
+        port: u16,
+    ) -> SecretStore {
         let mut out = SecretStore::default();
         for (name, value) in &self.values {
-            if self.may_use(name, tool, host, port) {
+            if self.may_use(name, tool, qualified, host, port) {
                 out.values.insert(name.clone(), value.clone());
             } else {
                 out.withheld.insert(name.clone());
@@ -152,8 +170,9 @@ impl SecretStore {
     }
 
     /// Secrets from a JSON file: one object whose members are `"NAME": "value"`, or
-    /// `"NAME": {"value": "…", "hosts": ["api.example.com"], "tools": ["get_weather"]}`
-    /// to grant the secret (see [`SecretStore::grant_host`], [`SecretStore::grant_tool`]).
+    /// `"NAME": {"value": "…", "hosts": ["api.example.com"], "tools": ["weather/get-weather"]}`
+    /// to grant the secret (see [`SecretStore::grant_host`], [`SecretStore::grant_tool`]:
+    /// a tool is `[tenant:]bundle/tool`, or a bare name for the operator's own tools).
     ///
     /// On Unix the file must not be readable or writable by the group or others (mode
     /// `0600` or stricter): a secrets file anyone can read is refused, not used.
@@ -222,6 +241,8 @@ impl SecretStore {
                             if key == "hosts" {
                                 store.grant_host(name, item);
                             } else {
+                                ToolSelector::parse(item)
+                                    .map_err(|e| bad(format!("\"tools\" of '{name}': {e}")))?;
                                 store.grant_tool(name, item);
                             }
                         }
