@@ -103,6 +103,10 @@ pub(crate) struct Args {
     /// at most half of --max-connections.
     #[arg(long, default_value_t = (toolscout_server::DEFAULT_MAX_CONNECTIONS / 2) as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     event_streams: u32,
+    /// How long a stopping server (SIGINT, SIGTERM) lets the requests in flight finish,
+    /// in seconds; then they are cancelled (a recipe's run with them).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=3600))]
+    shutdown_grace: u16,
     #[command(flatten)]
     remotes: Remotes,
     #[command(flatten)]
@@ -194,7 +198,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             ExposeArg::All => Expose::All,
         })
         .with_connection_limits(
-            ConnectionLimits::default().with_max_connections(args.max_connections as usize),
+            ConnectionLimits::default()
+                .with_max_connections(args.max_connections as usize)
+                .with_shutdown_grace(std::time::Duration::from_secs(u64::from(
+                    args.shutdown_grace,
+                ))),
         )
         .with_event_streams(args.event_streams as usize)
         .with_activation_cap(usize::from(args.activation_cap))

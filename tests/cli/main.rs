@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use insta::assert_snapshot;
 
 mod approve;
+mod bounds;
 mod chat;
 mod enrich;
 mod eval;

@@ -139,6 +139,9 @@ impl McpService {
                 .headers_mut()
                 .insert(SESSION_ID, HeaderValue::from_static(NO_SESSION));
         }
+        // The id of a request this POST carries in a session of its own: the request is
+        // cancelled when its client goes away before the answer is read.
+        let mut cancel_on_drop: Option<(String, serde_json::Value)> = None;
         if request.method() == Method::POST {
             let (parts, body) = request.into_parts();
             let limit = self.sessions.state.options().body_limit;
@@ -157,6 +160,13 @@ impl McpService {
             if let Some(refused) = not_a_message(&bytes) {
                 return refused;
             }
+            if let (Some(session), true) = (&named, own)
+                && let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes)
+                && message.get("method").is_some()
+                && let Some(id) = message.get("id").filter(|id| !id.is_null())
+            {
+                cancel_on_drop = Some((session.clone(), id.clone()));
+            }
             request = Request::from_parts(parts, Body::from(bytes));
         }
         let delete = request.method() == Method::DELETE;
@@ -173,7 +183,90 @@ impl McpService {
         {
             self.sessions.lock().remove(&id);
         }
-        response.map(Body::new)
+        match cancel_on_drop {
+            Some((session, id)) => {
+                let manager = Arc::clone(&self.sessions.manager);
+                response
+                    .map(|body| Body::new(CancelOnDrop::new(Body::new(body), manager, session, id)))
+            }
+            None => response.map(Body::new),
+        }
+    }
+}
+
+/// The answer's body to a request of a session, which cancels the request when it is
+/// dropped before its end: the client went away (it disconnected, or gave up).
+///
+/// **Rationale:** rmcp runs a session's requests in the session's own task, which goes on
+/// when the HTTP request that brought one is gone: a recipe's run went on for its full
+/// time after its client left. The cancellation is what a client would send,
+/// `notifications/cancelled`, handed to the session; the tool call then stops
+/// (`McpServer::call_tool` ends with the request's cancellation).
+struct CancelOnDrop {
+    inner: Body,
+    /// The session and the request's id, until the answer has ended.
+    armed: Option<(Arc<LocalSessionManager>, String, serde_json::Value)>,
+}
+
+impl CancelOnDrop {
+    fn new(
+        inner: Body,
+        manager: Arc<LocalSessionManager>,
+        session: String,
+        id: serde_json::Value,
+    ) -> CancelOnDrop {
+        CancelOnDrop {
+            inner,
+            armed: Some((manager, session, id)),
+        }
+    }
+}
+
+impl http_body::Body for CancelOnDrop {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.armed = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some((manager, session, id)) = self.armed.take() else {
+            return;
+        };
+        let message = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "the client went away"},
+        });
+        let Ok(message) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(message)
+        else {
+            return;
+        };
+        // A drop cannot wait: the message is handed over from a task of its own (a
+        // session that ended meanwhile has nothing left to cancel).
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = manager.accept_message(&session.into(), message).await;
+            });
+        }
     }
 }
 

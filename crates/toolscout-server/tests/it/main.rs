@@ -22,7 +22,7 @@ mod remote;
 mod rest;
 mod rpc;
 mod security;
-mod socket;
+pub(crate) mod socket;
 mod tenants;
 
 use axum::Router;
