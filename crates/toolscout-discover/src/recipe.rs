@@ -319,7 +319,7 @@ impl<'a> RecipeRunner<'a> {
                     &dependents,
                     &args,
                     &results,
-                    &tools,
+                    tools,
                     &mut running,
                     false,
                 );
@@ -335,7 +335,7 @@ impl<'a> RecipeRunner<'a> {
                         &dependents,
                         &args,
                         &results,
-                        &tools,
+                        tools,
                         &mut running,
                         true,
                     ) {
