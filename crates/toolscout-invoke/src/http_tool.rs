@@ -123,21 +123,30 @@ async fn send_and_decode(
     // that no expression can take a secret a piece at a time.
     let mut secrets = cx.secrets.clone();
     secrets.extend(token_secret.clone());
+    finish(&req.method, http, &resp, &secrets)
+}
+
+/// What a response gives the call: a remote outcome's value or error, a status error, or
+/// the body decoded and extracted, with `secrets` redacted before an extraction or an
+/// excerpt picks from it.
+pub(crate) fn finish(
+    method: &Method,
+    http: &HttpImpl,
+    resp: &HttpResponse,
+    secrets: &SecretStore,
+) -> Result<Value, ToolError> {
     if http.response_encoding == ResponseEncoding::Outcome
-        && let Some(outcome) = remote_outcome(&resp)
+        && let Some(outcome) = remote_outcome(resp)
     {
         return match outcome {
-            Ok(value) => extract(http, &resp, secrets.redact_value(&value), &secrets),
+            Ok(value) => extract(http, resp, secrets.redact_value(&value), secrets),
             Err(e) => empty_or(http.error_mode, e),
         };
     }
     if !http.is_success(resp.status) {
-        return empty_or(
-            http.error_mode,
-            status_error(&req.method, http, &resp, &secrets),
-        );
+        return empty_or(http.error_mode, status_error(method, http, resp, secrets));
     }
-    decode(http, &resp, &secrets)
+    decode(http, resp, secrets)
 }
 
 /// The body as a toolscout outcome (`{"ok": true, "value"}` or `{"ok": false, "error"}`),
