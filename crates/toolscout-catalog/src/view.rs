@@ -568,7 +568,7 @@ fn name_rank(state: &State, viewer: &Viewer, raw: &RawTool) -> Option<NameRank> 
 
 /// Of `tools`, the one of greatest [`NameRank`] for `viewer` (the first in iteration
 /// order among equals), with whether it can be called.
-fn best_of<'t>(
+pub(crate) fn best_of<'t>(
     state: &State,
     viewer: &Viewer,
     tools: impl Iterator<Item = &'t RawTool>,
