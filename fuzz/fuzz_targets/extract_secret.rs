@@ -129,9 +129,11 @@ fuzz_target!(|data: &[u8]| {
         .replace('\u{4}', json_escaped);
     let mut secrets = SecretStore::default();
     secrets.insert("K", secret);
+    // What the call gives: its value, or its error's message and details (the outcome's
+    // own keys and the error's kind are the protocol's words, not the response's).
     let outcome = match read_response(&http, status, body.as_bytes(), &secrets) {
-        Ok(value) => json!({"ok": true, "value": value}),
-        Err(e) => json!({"ok": false, "error": e}),
+        Ok(value) => value,
+        Err(e) => json!([e.message, e.details]),
     };
     let chars: Vec<char> = secret.chars().collect();
     let pieces: Vec<String> = chars.windows(4).map(|w| w.iter().collect()).collect();
