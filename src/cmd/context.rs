@@ -150,10 +150,15 @@ pub(crate) fn redacted_url(text: &str) -> String {
     if let Ok(mut url) = url::Url::parse(text)
         && url.has_host()
     {
+        let query_password = url.query_pairs().any(|(k, _)| is_password_key(&k));
+        if url.password().is_none() && !query_password {
+            // Nothing to hide: as it was written (the parser would normalise it).
+            return text.to_owned();
+        }
         if url.password().is_some() {
             let _ = url.set_password(Some(HIDDEN));
         }
-        if url.query_pairs().any(|(k, _)| is_password_key(&k)) {
+        if query_password {
             let pairs: Vec<(String, String)> = url
                 .query_pairs()
                 .map(|(k, v)| {
@@ -492,7 +497,8 @@ impl Remotes {
             };
             if port == addr.port() && same_host {
                 bail!(
-                    "--remote {url} is this server's own address ({addr}): its tools would call themselves; give another server's URL"
+                    "--remote {} is this server's own address ({addr}): its tools would call themselves; give another server's URL",
+                    redacted_url(url)
                 );
             }
         }
@@ -509,7 +515,9 @@ fn remote_host(url: &str) -> Result<String> {
 /// The host (lower case) and port of a `--remote` URL, or an error that says what is
 /// wrong with it.
 fn remote_authority(url: &str) -> Result<(String, u16)> {
-    let bad = |why: &str| anyhow::anyhow!("--remote {url:?}: {why}");
+    // Named with any password replaced: the one error that says passwords do not go in
+    // the URL must not print it.
+    let bad = |why: &str| anyhow::anyhow!("--remote {:?}: {why}", redacted_url(url));
     let lower = url.to_ascii_lowercase();
     let rest = ["http://", "https://"]
         .iter()

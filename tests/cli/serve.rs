@@ -619,3 +619,20 @@ fn serve_public_refuses_a_weak_token() {
         .unwrap_or_else(|| panic!("{said}"));
     assert!(token.len() >= 64, "{token}");
 }
+
+/// Issue 61, item 6 (any flag that may hold a credential): a `--remote` URL with a
+/// password in it is refused without quoting the password.
+#[test]
+fn a_remote_url_with_a_password_is_refused_without_it() {
+    let env = Env::new();
+    for url in [
+        "http://ops:Zq9vW-hunter2@127.0.0.1:7411",
+        "http://ops:Zq9vW-hunter2@127.0.0.1:7411/a b",
+        "ftp://ops:Zq9vW-hunter2@127.0.0.1:7411",
+    ] {
+        let out = refused_to_serve(&env, &["--remote", url]);
+        assert!(out.starts_with("exit 1\n"), "{out}");
+        assert!(!out.contains("hunter2") && !out.contains("Zq9v"), "{out}");
+        assert!(out.contains("--remote"), "{out}");
+    }
+}
