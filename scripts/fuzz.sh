@@ -31,8 +31,8 @@ max_len() {
     case "$1" in
         glob) echo 2048 ;;
         template) echo 4096 ;;
-        jsonpath | extract) echo 8192 ;;
-        json_schema | jsonl) echo 16384 ;;
+        jsonpath | extract | extract_secret) echo 8192 ;;
+        json_schema | jsonl | recipe_plan) echo 16384 ;;
         manifest) echo 32768 ;;
         *) echo 65536 ;;
     esac

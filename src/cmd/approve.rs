@@ -4,18 +4,28 @@
 //! In order: a tool named by `--approve TOOL` is approved; `call --yes` approves; on a
 //! terminal the person is asked (`chat` also offers "always" for the rest of the
 //! session); anything else is refused with a message that says how to allow it.
+//!
+//! `--approve` names a tool as a [`ToolSelector`]: `[tenant:]bundle/tool` for one tool of
+//! one bundle, or a bare name for the operator's own and built-in tools of that name
+//! only, never a tenant's (issue 61: a tenant's recipe named like one the operator
+//! approved ran pre-approved). A bare name that two of the operator's bundles hold is
+//! refused at start-up ([`TerminalApprover::check_bare_names`]).
 
 use std::collections::HashSet;
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::sync::Mutex;
 
+use anyhow::{Result, bail};
 use serde_json::Value;
+use toolscout_catalog::Catalog;
+use toolscout_invoke::ToolSelector;
+use toolscout_spec::name::QualifiedName;
 
 /// The command-line approver, of the invoker and of the agent loop alike.
 #[derive(Debug, Default)]
 pub(crate) struct TerminalApprover {
     /// Tools approved up front (`--approve TOOL`).
-    pre: HashSet<String>,
+    pre: Vec<ToolSelector>,
     /// Every call approved (`call --yes`).
     yes: bool,
     /// Ask the person on the terminal.
@@ -30,23 +40,61 @@ pub(crate) struct TerminalApprover {
 
 impl TerminalApprover {
     /// Approves the tools of `--approve`; asks on the terminal when stdin and stderr are
-    /// one.
-    pub(crate) fn new(pre: &[String]) -> Self {
-        TerminalApprover {
-            pre: pre.iter().cloned().collect(),
+    /// one. A qualified name that does not read is an error.
+    pub(crate) fn new(pre: &[String]) -> Result<Self> {
+        Ok(TerminalApprover {
+            pre: selectors(pre)?,
             ask: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
             ..Default::default()
-        }
+        })
     }
 
     /// The approver of `serve`: approves the tools of `--approve`, asks nobody, and says
     /// in each refusal how an authenticated client approves a call.
-    pub(crate) fn server(pre: &[String]) -> Self {
-        TerminalApprover {
-            pre: pre.iter().cloned().collect(),
+    pub(crate) fn server(pre: &[String]) -> Result<Self> {
+        Ok(TerminalApprover {
+            pre: selectors(pre)?,
             server: true,
             ..Default::default()
+        })
+    }
+
+    /// Refuses a bare `--approve NAME` that more than one of the operator's bundles (its
+    /// own and the built-ins) holds a tool of: which one was meant cannot be told, so
+    /// the error names each by its qualified name. A bare name that none holds is kept
+    /// (its tool may be put later), and a tenant's tools never count (a bare name never
+    /// approves them).
+    pub(crate) fn check_bare_names(&self, catalog: &Catalog) -> Result<()> {
+        for selector in &self.pre {
+            let ToolSelector::Name(name) = selector else {
+                continue;
+            };
+            // Collected first: the catalog's state is locked while its heads are visited.
+            let mut named: Vec<(uuid::Uuid, String)> = Vec::new();
+            catalog.for_each_head(|h, _| {
+                if h.name == *name {
+                    named.push((h.bundle_id, h.slug.clone()));
+                }
+            });
+            let mut holders: Vec<QualifiedName> = Vec::new();
+            for (bundle, slug) in named {
+                if let Some(q) = catalog.qualified_name(bundle, &slug)
+                    && q.owner.is_none()
+                    && !holders.iter().any(|o| o.bundle == q.bundle)
+                {
+                    holders.push(q);
+                }
+            }
+            if holders.len() > 1 {
+                let names: Vec<String> = holders.iter().map(ToString::to_string).collect();
+                bail!(
+                    "--approve {name}: {} of your bundles hold a tool named '{name}'; name the one you approve: --approve {}",
+                    holders.len(),
+                    names.join(" or --approve ")
+                );
+            }
         }
+        Ok(())
     }
 
     /// Approves every call (`call --yes`).
@@ -61,32 +109,41 @@ impl TerminalApprover {
         self
     }
 
-    /// The decision on a call of `tool`: `Ok(())` to run it, or why not.
+    /// The decision on a call of `tool` (kept at `qualified`): `Ok(())` to run it, or
+    /// why not.
     fn decide(
         &self,
         tool: &str,
+        qualified: Option<&QualifiedName>,
         arguments: &Value,
         steps: &[toolscout_invoke::PlannedStep],
-    ) -> Result<(), String> {
-        if self.yes || self.pre.contains(tool) {
+    ) -> std::result::Result<(), String> {
+        if self.yes || self.pre.iter().any(|s| s.matches(tool, qualified)) {
             return Ok(());
         }
+        // "Always" holds for this one tool, not for another owner's of its name.
+        let identity = qualified.map_or_else(|| tool.to_owned(), ToString::to_string);
         if self
             .always
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .contains(tool)
+            .contains(&identity)
         {
             return Ok(());
         }
+        // What `--approve` would name: the bare name is the operator's own only.
+        let flag = match qualified {
+            Some(q) if q.owner.is_some() => q.to_string(),
+            _ => tool.to_owned(),
+        };
         if self.server {
             return Err(format!(
-                "'{tool}' requires approval: a client with the server's token approves one call with \"approved\": true in its tools/call (JSON-RPC) or invoke (REST) request, or the server is started with --approve {tool}"
+                "'{tool}' requires approval: a client with the server's token approves one call with \"approved\": true in its tools/call (JSON-RPC) or invoke (REST) request, or the server is started with --approve {flag}"
             ));
         }
         if !self.ask {
             return Err(format!(
-                "'{tool}' requires approval and no one was asked: pass --approve {tool} (or `call --yes`), or run on a terminal to be asked"
+                "'{tool}' requires approval and no one was asked: pass --approve {flag} (or `call --yes`), or run on a terminal to be asked"
             ));
         }
         let args = arguments.to_string();
@@ -131,7 +188,7 @@ impl TerminalApprover {
                 self.always
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(tool.to_owned());
+                    .insert(identity);
                 Ok(())
             }
             _ => Err("the user did not approve this call".to_owned()),
@@ -144,10 +201,22 @@ impl toolscout_invoke::Approver for TerminalApprover {
         &'a self,
         request: &'a toolscout_invoke::ApprovalRequest,
     ) -> toolscout_invoke::BoxFuture<'a, toolscout_invoke::Approval> {
-        let decision = match self.decide(&request.tool, &request.arguments, &request.steps) {
+        let decision = match self.decide(
+            &request.tool,
+            request.qualified.as_ref(),
+            &request.arguments,
+            &request.steps,
+        ) {
             Ok(()) => toolscout_invoke::Approval::Approved,
             Err(reason) => toolscout_invoke::Approval::Refused(Some(reason)),
         };
         Box::pin(async move { decision })
     }
+}
+
+/// The selectors of `--approve`; a qualified name that does not read is an error.
+fn selectors(pre: &[String]) -> Result<Vec<ToolSelector>> {
+    pre.iter()
+        .map(|p| ToolSelector::parse(p).map_err(|e| anyhow::anyhow!("--approve {p:?}: {e}")))
+        .collect()
 }

@@ -55,9 +55,9 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         Err(e) => e.exit(),
     };
     let arguments = arguments(&tool.spec, &matches)?;
-    let approver =
-        super::approve::TerminalApprover::new(&global.approve).approve_all(matches.get_flag("yes"));
-    let ctx = ctx.with_approver(approver);
+    let approver = super::approve::TerminalApprover::new(&global.approve)?
+        .approve_all(matches.get_flag("yes"));
+    let ctx = ctx.with_approver(approver)?;
     let name = tool.spec.name.to_string();
     // One tool is called: no search index is built.
     let lookup = match &tool.disabled_reason {

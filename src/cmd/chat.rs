@@ -67,14 +67,14 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         .stream(!args.no_stream)
         .build()?;
     // The person at the terminal approves (y/n/always), or `--approve TOOL` did.
+    let approver = super::approve::TerminalApprover::new(&global.approve)?.with_always();
+    approver.check_bare_names(toolbox.catalog())?;
     let mut agent = Agent::new(
         config,
         ChatClient::new(&args.endpoint.base_url, &args.endpoint.api_key),
         Arc::new(args.activation.apply_host(ToolboxHost::new(toolbox))),
     )
-    .with_approver(Arc::new(
-        super::approve::TerminalApprover::new(&global.approve).with_always(),
-    ));
+    .with_approver(Arc::new(approver));
     for subagent in subagents {
         agent = agent.with_subagent(subagent);
     }

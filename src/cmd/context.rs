@@ -36,7 +36,7 @@ pub(crate) struct Global {
         env = "TOOLSCOUT_DATABASE_URL",
         hide_env_values = true,
         value_name = "URL",
-        value_parser = StoreUrl::parse
+        value_parser = StoreUrlParser
     )]
     pub(crate) store: Option<StoreUrl>,
     /// The directory the file tools may touch (default: the current directory).
@@ -50,8 +50,15 @@ pub(crate) struct Global {
     /// Let the allowed hosts resolve to loopback and private addresses (local services).
     #[arg(long, global = true)]
     pub(crate) allow_private: bool,
-    /// Approve every call of TOOL, a tool that requires approval (e.g. `write_file`),
-    /// without asking (repeatable; `call`, `chat` and `serve`).
+    /// The longest any one tool call may run, a recipe's whole run included, in seconds,
+    /// whatever a tool's `timeout_seconds` says.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 600,
+        value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub(crate) max_call_seconds: u32,
+    /// Approve every call of TOOL, a tool that requires approval, without asking
+    /// (repeatable; `call`, `chat` and `serve`): `bundle/tool` (e.g. `files/write-file`),
+    /// `tenant:bundle/tool` for a tenant's tool, or a bare name (`write_file`), which
+    /// names only your own and the built-in tools of that name, never a tenant's.
     #[arg(
         id = "approve_tools",
         long = "approve",
@@ -72,12 +79,53 @@ pub(crate) struct StoreUrl(pub(crate) String);
 
 #[cfg(feature = "postgres")]
 impl StoreUrl {
+    /// The URL of `--store` (or `$TOOLSCOUT_DATABASE_URL`), trimmed of white space; an
+    /// error names it with its password replaced ([`redacted_url`]).
     fn parse(s: &str) -> std::result::Result<StoreUrl, String> {
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Ok(StoreUrl(s.to_owned()))
-        } else {
-            Err("expected a PostgreSQL URL, postgres://user:password@host:port/database".to_owned())
+        let url = s.trim();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(StoreUrl(url.to_owned()));
         }
+        let why = if url.contains("://") {
+            "is a URL of another database or driver"
+        } else if url.contains('=') {
+            "is a key=value connection string, which is not read"
+        } else {
+            "is not a URL"
+        };
+        Err(format!(
+            "--store {:?} {why}: expected a PostgreSQL URL, postgres://user:password@host:port/database",
+            redacted_url(url)
+        ))
+    }
+}
+
+/// clap's parser of [`StoreUrl`]. **Rationale:** clap's own error for a value a parser
+/// refuses quotes the value whole ("invalid value '…' for '--store <URL>'"), password
+/// and all, even when the value came from `$TOOLSCOUT_DATABASE_URL`; this one says only
+/// what [`StoreUrl::parse`] says.
+#[cfg(feature = "postgres")]
+#[derive(Debug, Clone, Copy)]
+struct StoreUrlParser;
+
+#[cfg(feature = "postgres")]
+impl clap::builder::TypedValueParser for StoreUrlParser {
+    type Value = StoreUrl;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<StoreUrl, clap::Error> {
+        let refuse = |why: String| {
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{why}\n"))
+                .with_cmd(cmd)
+        };
+        let text = value
+            .to_str()
+            .ok_or_else(|| refuse("--store: the URL is not UTF-8 text".to_owned()))?;
+        StoreUrl::parse(text).map_err(refuse)
     }
 }
 
@@ -86,6 +134,76 @@ impl std::fmt::Debug for StoreUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("StoreUrl(<hidden>)")
     }
+}
+
+/// `text`, a database URL or connection string, with every password in it replaced by
+/// `***`: the password of a URL's user (`scheme://user:***@host`), a query parameter or
+/// a `key=value` word whose key names a password (`password=***`, `sslpassword=***`,
+/// quoted values whole), and what lies between `:` and `@` in any other word
+/// (`user:***@host`). What is left names the database for an error message.
+pub(crate) fn redacted_url(text: &str) -> String {
+    const HIDDEN: &str = "***";
+    let is_password_key = |k: &str| {
+        let k = k.trim().to_ascii_lowercase();
+        k.contains("password") || k.contains("passwd") || k == "pass" || k == "pwd"
+    };
+    if let Ok(mut url) = url::Url::parse(text)
+        && url.has_host()
+    {
+        let query_password = url.query_pairs().any(|(k, _)| is_password_key(&k));
+        if url.password().is_none() && !query_password {
+            // Nothing to hide: as it was written (the parser would normalise it).
+            return text.to_owned();
+        }
+        if url.password().is_some() {
+            let _ = url.set_password(Some(HIDDEN));
+        }
+        if query_password {
+            let pairs: Vec<(String, String)> = url
+                .query_pairs()
+                .map(|(k, v)| {
+                    let v = if is_password_key(&k) {
+                        HIDDEN.to_owned()
+                    } else {
+                        v.into_owned()
+                    };
+                    (k.into_owned(), v)
+                })
+                .collect();
+            url.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+        return url.to_string().replace("%2A%2A%2A", HIDDEN);
+    }
+    // Not a URL with a host: a libpq `key=value` string, or something that only looks
+    // like a URL. Word by word; a quoted password value runs to its closing quote.
+    let mut out: Vec<String> = Vec::new();
+    let mut words = text.split_whitespace();
+    while let Some(word) = words.next() {
+        match word.split_once('=') {
+            Some((key, value)) if is_password_key(key) => {
+                if let Some(rest) = value.strip_prefix('\'') {
+                    let mut closed = rest.ends_with('\'') && !rest.is_empty();
+                    while !closed {
+                        match words.next() {
+                            Some(w) => closed = w.ends_with('\''),
+                            None => break,
+                        }
+                    }
+                }
+                out.push(format!("{key}={HIDDEN}"));
+            }
+            _ => match (word.find(':'), word.rfind('@')) {
+                (Some(colon), Some(at)) if colon < at => {
+                    let user_end = word[..at].rfind("//").map_or(colon, |slashes| {
+                        word[slashes..at].find(':').map_or(at, |c| slashes + c)
+                    });
+                    out.push(format!("{}:{HIDDEN}{}", &word[..user_end], &word[at..]));
+                }
+                _ => out.push(word.to_owned()),
+            },
+        }
+    }
+    out.join(" ")
 }
 
 /// The prefix of the environment variables that hold secrets: `TOOLSCOUT_SECRET_API_KEY`
@@ -114,7 +232,10 @@ pub(crate) struct SecretArgs {
         value_name = "NAME=HOST"
     )]
     pub(crate) hosts: Vec<String>,
-    /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=get_weather` (repeatable).
+    /// Grants the secret NAME to the tool TOOL, e.g. `API_KEY=weather/get-weather`
+    /// (`tenant:bundle/tool` for a tenant's tool; a bare name, `API_KEY=get_weather`,
+    /// grants it to your own and the built-in tools of that name, never a tenant's)
+    /// (repeatable).
     // The ids are explicit: a global flag's id must not be a subcommand's field name
     // (`eval agent --tools` would then fail to downcast at parse time).
     #[arg(
@@ -163,6 +284,8 @@ impl SecretArgs {
                 if host {
                     store.grant_host(name, target);
                 } else {
+                    toolscout_invoke::ToolSelector::parse(target)
+                        .with_context(|| format!("{flag} {grant:?}"))?;
                     store.grant_tool(name, target);
                 }
             }
@@ -374,7 +497,8 @@ impl Remotes {
             };
             if port == addr.port() && same_host {
                 bail!(
-                    "--remote {url} is this server's own address ({addr}): its tools would call themselves; give another server's URL"
+                    "--remote {} is this server's own address ({addr}): its tools would call themselves; give another server's URL",
+                    redacted_url(url)
                 );
             }
         }
@@ -391,7 +515,9 @@ fn remote_host(url: &str) -> Result<String> {
 /// The host (lower case) and port of a `--remote` URL, or an error that says what is
 /// wrong with it.
 fn remote_authority(url: &str) -> Result<(String, u16)> {
-    let bad = |why: &str| anyhow::anyhow!("--remote {url:?}: {why}");
+    // Named with any password replaced: the one error that says passwords do not go in
+    // the URL must not print it.
+    let bad = |why: &str| anyhow::anyhow!("--remote {:?}: {why}", redacted_url(url));
     let lower = url.to_ascii_lowercase();
     let rest = ["http://", "https://"]
         .iter()
@@ -524,7 +650,10 @@ impl Context {
         secrets.extend(RemoteSource::secrets(remotes));
         let mut invoker = Invoker::default()
             .with_http_config(HttpConfig::with_allowed_hosts(hosts))
-            .with_secrets(secrets);
+            .with_secrets(secrets)
+            .with_max_timeout(std::time::Duration::from_secs(u64::from(
+                global.max_call_seconds,
+            )));
         // `http_get` keeps the hosts of --allow-host: a remote is for its tools.
         let config = BuiltinConfig::new(workspace, builtin_hosts);
         toolscout_invoke::builtin::register(&mut invoker, &config)
@@ -567,9 +696,15 @@ impl Context {
 
     /// Sets who approves calls of tools that require approval (see
     /// [`super::approve::TerminalApprover`]).
-    pub(crate) fn with_approver(mut self, approver: super::approve::TerminalApprover) -> Self {
+    /// A bare `--approve` name that two of the operator's bundles hold is an error
+    /// ([`super::approve::TerminalApprover::check_bare_names`]).
+    pub(crate) fn with_approver(
+        mut self,
+        approver: super::approve::TerminalApprover,
+    ) -> Result<Self> {
+        approver.check_bare_names(&self.catalog)?;
         self.invoker = std::mem::take(&mut self.invoker).with_approver(approver);
-        self
+        Ok(self)
     }
 
     /// The catalog, its search index and the invoker, in step.

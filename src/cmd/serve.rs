@@ -75,7 +75,8 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value = "auto", conflicts_with = "no_auth")]
     anonymous_reads: AnonymousReadsArg,
     /// Listen on an address other than loopback (then any Host name is accepted, and the
-    /// token is the guard).
+    /// token is the guard: a --token or $TOOLSCOUT_TOKEN given must hold 256 bits, e.g.
+    /// 64 random hexadecimal digits).
     #[arg(long)]
     public: bool,
     /// Serve MCP over stdio instead of HTTP.
@@ -102,6 +103,10 @@ pub(crate) struct Args {
     /// at most half of --max-connections.
     #[arg(long, default_value_t = (toolscout_server::DEFAULT_MAX_CONNECTIONS / 2) as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     event_streams: u32,
+    /// How long a stopping server (SIGINT, SIGTERM) lets the requests in flight finish,
+    /// in seconds; then they are cancelled (a recipe's run with them).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u16).range(0..=3600))]
+    shutdown_grace: u16,
     #[command(flatten)]
     remotes: Remotes,
     #[command(flatten)]
@@ -162,7 +167,7 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
         args.remotes.check_not_self(args.addr)?;
     }
     let toolbox = Context::open_with_remotes(global, &sources)?
-        .with_approver(super::approve::TerminalApprover::server(&global.approve))
+        .with_approver(super::approve::TerminalApprover::server(&global.approve)?)?
         .into_toolbox()?;
     raise_open_files(args.max_connections as usize);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -173,8 +178,13 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
     let token = match (&args.token, args.no_auth || args.mcp.is_some()) {
         (Some(t), _) if !t.is_empty() => Some(t.clone()),
         (_, true) => None,
-        _ => Some(random_token()),
+        _ => Some(random_token()?),
     };
+    if args.public
+        && let (Some(t), Some(_)) = (&token, &args.token)
+    {
+        check_public_token(t)?;
+    }
     let options = ServerOptions::default()
         .with_token(token.as_deref())
         .with_anonymous_reads(args.anonymous_reads.into())
@@ -188,7 +198,11 @@ pub(crate) fn run(args: &Args, global: &Global) -> Result<()> {
             ExposeArg::All => Expose::All,
         })
         .with_connection_limits(
-            ConnectionLimits::default().with_max_connections(args.max_connections as usize),
+            ConnectionLimits::default()
+                .with_max_connections(args.max_connections as usize)
+                .with_shutdown_grace(std::time::Duration::from_secs(u64::from(
+                    args.shutdown_grace,
+                ))),
         )
         .with_event_streams(args.event_streams as usize)
         .with_activation_cap(usize::from(args.activation_cap))
@@ -372,10 +386,60 @@ fn note(line: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// A token of 244 random bits (two UUIDv4s from the operating system's generator), as
-/// 64 hexadecimal digits.
-fn random_token() -> String {
-    let a = uuid::Uuid::new_v4();
-    let b = uuid::Uuid::new_v4();
-    format!("{}{}", a.simple(), b.simple())
+/// A token of 256 random bits from the operating system's generator, as 64 hexadecimal
+/// digits.
+fn random_token() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("making a random token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The fewest bits a token of a `--public` server must hold (32 bytes).
+const PUBLIC_TOKEN_BITS: f64 = 256.0;
+/// The fewest different characters such a token must have.
+const PUBLIC_TOKEN_DISTINCT: usize = 16;
+
+/// How many bits `token` holds at most, estimated as its length times the bits of the
+/// smallest alphabet it is written in: hexadecimal digits (4 bits), else the classes it
+/// uses (lower case 26, upper case 26, digits 10, anything else 33 letters).
+///
+/// **Rationale:** a person's password reads as far more than it holds; this estimate
+/// cannot tell, but it does refuse what is short, and with [`PUBLIC_TOKEN_DISTINCT`]
+/// what repeats a few characters. What `serve` makes (64 hexadecimal digits of 32
+/// random bytes) passes it.
+fn token_bits(token: &str) -> f64 {
+    let alphabet = if !token.is_empty() && token.chars().all(|c| c.is_ascii_hexdigit()) {
+        16
+    } else {
+        let has = |f: fn(&char) -> bool| token.chars().any(|c| f(&c));
+        [
+            (has(char::is_ascii_lowercase), 26),
+            (has(char::is_ascii_uppercase), 26),
+            (has(char::is_ascii_digit), 10),
+            (has(|c| !c.is_ascii_alphanumeric()), 33),
+        ]
+        .iter()
+        .filter(|(present, _)| *present)
+        .map(|(_, n)| n)
+        .sum()
+    };
+    token.chars().count() as f64 * f64::from(alphabet.max(1)).log2()
+}
+
+/// Refuses the token of a `--public` server when it is too weak to be its only guard
+/// (see [`token_bits`]); the message never quotes it.
+fn check_public_token(token: &str) -> Result<()> {
+    let bits = token_bits(token);
+    let distinct = token
+        .chars()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    if bits < PUBLIC_TOKEN_BITS || distinct < PUBLIC_TOKEN_DISTINCT {
+        bail!(
+            "--public needs a token of at least {PUBLIC_TOKEN_BITS} bits, the only guard of a server others reach: the one given (--token or $TOOLSCOUT_TOKEN) is {} character(s) long, {distinct} different, about {} bits; give 64 random hexadecimal digits (e.g. `openssl rand -hex 32`), or none and one is made",
+            token.chars().count(),
+            bits.floor()
+        );
+    }
+    Ok(())
 }

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 use insta::assert_snapshot;
 
 mod approve;
+mod bounds;
 mod chat;
 mod enrich;
 mod eval;
@@ -16,6 +17,7 @@ mod lint;
 mod manage;
 mod mcp;
 mod openapi;
+mod owners;
 mod recipes;
 mod remote;
 #[path = "../scripted/mod.rs"]

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use crate::Env;
 
 /// A server, killed when dropped.
-pub(crate) struct Server(Child);
+pub(crate) struct Server(pub(crate) Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -19,7 +19,17 @@ impl Drop for Server {
 /// Starts `toolscout serve --addr 127.0.0.1:0 EXTRA` on `env`; returns it, its address
 /// and what it printed before it was ready.
 pub(crate) fn serve(env: &Env, extra: &[&str]) -> (Server, String, String) {
+    serve_with_env(env, extra, &[])
+}
+
+/// [`serve`] with these environment variables set.
+pub(crate) fn serve_with_env(
+    env: &Env,
+    extra: &[&str],
+    vars: &[(&str, &str)],
+) -> (Server, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+        .envs(vars.iter().copied())
         // Hermetic: rank by words, whatever model this machine has fetched.
         .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
         .env("TOOLSCOUT_HOME", env.path().join("catalog"))
@@ -536,4 +546,93 @@ fn bench_serve_with_a_noisy_tenant_refuses_only_the_noisy_one() {
     );
     let out = env.check(&["bench", "serve", "--tenants", "4", "--clients", "2"]);
     assert!(out.contains("every tenant needs a client"), "{out}");
+}
+
+/// `serve ARGS` that must refuse to start: its exit code and stderr, or a panic when it
+/// is still running after 20 s (it started serving).
+fn refused_to_serve(env: &Env, args: &[&str]) -> String {
+    let mut child = env
+        .command(&["serve"])
+        .args(args)
+        .env_remove("TOOLSCOUT_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            return format!("exit {}\n{stderr}", status.code().unwrap_or(-1));
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`serve {}` started instead of refusing", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Issue 61: a public server's token is its only guard, so a short or repetitive one is
+/// refused (without being quoted); a long random one, or none (one is made), serves.
+#[test]
+fn serve_public_refuses_a_weak_token() {
+    let env = Env::new();
+    for weak in [
+        "a",
+        "hunter2-hunter2",
+        &"ab".repeat(40),
+        "0123456789abcdef0123456789abcdef",
+    ] {
+        let out = refused_to_serve(
+            &env,
+            &["--addr", "127.0.0.1:0", "--public", "--token", weak],
+        );
+        assert!(out.starts_with("exit 1\n"), "{weak}: {out}");
+        assert!(
+            out.contains("--public needs a token of at least 256 bits"),
+            "{weak}: {out}"
+        );
+        if weak.len() > 3 {
+            assert!(!out.contains(weak), "{out}");
+        }
+    }
+    insta::assert_snapshot!(refused_to_serve(
+        &env,
+        &["--addr", "127.0.0.1:0", "--public", "--token", "a"]
+    ));
+    let strong = "3f9c1e0b7a5d48e2b6c4f0a19d7e3b52c8a6f4e1d0b9c7a5e3f1d2b4a6c8e0f7";
+    let (_server, _addr, said) = serve(&env, &["--public", "--token", strong]);
+    assert!(!said.contains("error"), "{said}");
+    // A token made for the run is long enough.
+    let (_server, _addr, said) = serve(&Env::new(), &["--public"]);
+    let token = said
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(token.len() >= 64, "{token}");
+}
+
+/// Issue 61, item 6 (any flag that may hold a credential): a `--remote` URL with a
+/// password in it is refused without quoting the password.
+#[test]
+fn a_remote_url_with_a_password_is_refused_without_it() {
+    let env = Env::new();
+    for url in [
+        "http://ops:Zq9vW-hunter2@127.0.0.1:7411",
+        "http://ops:Zq9vW-hunter2@127.0.0.1:7411/a b",
+        "ftp://ops:Zq9vW-hunter2@127.0.0.1:7411",
+    ] {
+        let out = refused_to_serve(&env, &["--remote", url]);
+        assert!(out.starts_with("exit 1\n"), "{out}");
+        assert!(!out.contains("hunter2") && !out.contains("Zq9v"), "{out}");
+        assert!(out.contains("--remote"), "{out}");
+    }
 }

@@ -159,3 +159,59 @@ fn an_import_killed_half_way_leaves_all_or_nothing_and_runs_again() {
     );
     assert_eq!(count_big(db.url()), TOOLS);
 }
+
+/// Whether `text` holds any run of 4 characters or more of `secret`.
+fn holds_a_piece_of(text: &str, secret: &str) -> bool {
+    let chars: Vec<char> = secret.chars().collect();
+    chars
+        .windows(4)
+        .any(|w| text.contains(&w.iter().collect::<String>()))
+}
+
+/// Issue 61, item 6: a URL the program does not take (another scheme, a libpq string, a
+/// leading space) is refused, by the flag and the variable alike, and no error quotes
+/// its password, whole or in part.
+#[test]
+fn store_urls_of_other_forms_are_refused_without_their_password() {
+    let env = Env::new();
+    let password = "Zq9vW-hunter2";
+    let urls = [
+        format!("postgresql+psycopg2://alice:{password}@127.0.0.1:1/cat"),
+        format!("mysql://alice:{password}@127.0.0.1:1/cat"),
+        format!("host=127.0.0.1 port=1 user=alice password={password} dbname=cat"),
+        format!("host=127.0.0.1 password='{password} two words' dbname=cat"),
+        format!("alice:{password}@127.0.0.1:1/cat"),
+        format!("postgres://alice:{password}@127.0.0.1:1/cat?sslpassword={password}x"),
+    ];
+    let mut said = Vec::new();
+    for url in &urls {
+        let by_flag = env.all(&["--store", url, "list"]);
+        let by_var = env
+            .command(&["list"])
+            .env("TOOLSCOUT_DATABASE_URL", url)
+            .output()
+            .unwrap();
+        let by_var = format!(
+            "exit {}\n{}{}",
+            by_var.status.code().unwrap_or(-1),
+            String::from_utf8(by_var.stdout).unwrap(),
+            String::from_utf8(by_var.stderr).unwrap()
+        );
+        for out in [&by_flag, &by_var] {
+            assert!(!out.starts_with("exit 0"), "{url}: {out}");
+            assert!(!holds_a_piece_of(out, password), "{url}: {out}");
+        }
+        said.push(by_flag);
+    }
+    // The first three name the URL with its password replaced.
+    insta::assert_snapshot!(said[..3].join("---\n"));
+    // A leading space is trimmed, not an error of its own: the URL is then used, and the
+    // connection's error names the database without the password.
+    let out = env.all(&[
+        "--store",
+        &format!(" postgres://alice:{password}@127.0.0.1:1/cat"),
+        "list",
+    ]);
+    assert!(out.contains("postgres://alice@127.0.0.1:1/cat"), "{out}");
+    assert!(!holds_a_piece_of(&out, password), "{out}");
+}

@@ -267,6 +267,7 @@ async fn call_host(
     if spec.metadata.requires_approval {
         let request = ApprovalRequest::new(tool, args.clone(), spec.summary.clone())
             .with_call(&config.name, call_id)
+            .with_qualified(rt.host.qualified_name(tool))
             .with_steps(rt.host.approval_steps(tool));
         rt.emitter.emit(AgentEvent::ApprovalRequested {
             agent: config.name.clone(),

@@ -285,6 +285,16 @@ pub trait ToolHost: Send + Sync {
         Vec::new()
     }
 
+    /// Where a catalog keeps the tool `name` stands for ([`ApprovalRequest::qualified`]),
+    /// so that an approval rule names it by owner, bundle and slug rather than by a name
+    /// another owner's tool may share. None by default (a tool in no catalog).
+    ///
+    /// [`ApprovalRequest::qualified`]: toolscout_invoke::ApprovalRequest::qualified
+    fn qualified_name(&self, name: &str) -> Option<toolscout_spec::name::QualifiedName> {
+        let _ = name;
+        None
+    }
+
     /// Runs one call. `name` is a real tool name (never [`CALL_TOOL`]) and `arguments`
     /// a JSON object that passed the schema check. Failures are [`CallOutcome::error`]s,
     /// never panics.

@@ -246,6 +246,16 @@ impl ToolHost for ToolboxHost {
         }
     }
 
+    fn qualified_name(&self, name: &str) -> Option<toolscout_spec::name::QualifiedName> {
+        match self.toolbox.lookup(name) {
+            Lookup::Found(tool) | Lookup::Disabled { tool, .. } => self
+                .toolbox
+                .catalog()
+                .qualified_name(tool.bundle_id, &tool.slug),
+            Lookup::NotFound { .. } => None,
+        }
+    }
+
     fn resolve_alias(&self, name: &str) -> Option<String> {
         let alias = |n: &str| NameMap::new([n]).alias(n).map(str::to_owned);
         let mut found = self

@@ -627,9 +627,11 @@ impl Catalog {
         }
     }
 
-    /// One tool per name, disabled ones too: the one with the greatest [`NameClaim`]
-    /// (the first in id order among equals), with whether it can be called; in id order.
-    /// Every name is looked at in place, under one lock: nothing is copied but the ids.
+    /// One tool per name, disabled ones too, as the operator's view resolves bare names
+    /// ([`CatalogView::name_holders`](crate::CatalogView::name_holders): the operator's
+    /// own, then shared, then built-in tools; a tenant's unshared tool holds no name for
+    /// the operator), with whether it can be called; in id order. Every name is looked
+    /// at in place, under one lock: nothing is copied but the ids.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -641,7 +643,8 @@ impl Catalog {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn name_holders(&self) -> Vec<(Uuid, bool)> {
-        sorted_holders(holders_where(&self.lock_state(), |_| true))
+        // The operator's view: the precedence of owners is the view's (issue 61).
+        self.view(&crate::Viewer::Operator).name_holders()
     }
 
     /// [`name_holders`](Self::name_holders) among the tools of one bundle: each name as it
@@ -652,14 +655,13 @@ impl Catalog {
         }))
     }
 
-    /// The tool `name` stands for, as [`name_holders`](Self::name_holders) picks it,
-    /// with whether it can be called; `None` when no tool has that name. Only the tools
-    /// of that name are weighed.
+    /// The tool `name` stands for, as [`name_holders`](Self::name_holders) picks it, or
+    /// the tool a qualified name `[owner:]bundle/tool` names
+    /// ([`CatalogView::resolve`](crate::CatalogView::resolve)), with whether it can be
+    /// called; `None` when it stands for none. Only the tools of that name are weighed.
     pub fn name_holder(&self, name: &str) -> Option<(Uuid, bool)> {
-        sorted_holders(holders_where(&self.lock_state(), |raw| {
-            raw.head.name == name
-        }))
-        .pop()
+        // The operator's view, qualified names included (issue 61).
+        self.view(&crate::Viewer::Operator).resolve(name)
     }
 
     /// How many tools the catalog holds, callable or not.

@@ -13,7 +13,7 @@ use toolscout_spec::recipe::{Recipe, StepTool};
 
 use crate::catalog::Catalog;
 use crate::state::State;
-use crate::view::{in_view, visible_bundles};
+use crate::view::best_of;
 use crate::{Error, Result, ToolPut, Viewer};
 
 /// The checks a put of `put` as `<slug, version>` by `viewer` makes of the tool itself
@@ -69,7 +69,6 @@ pub(crate) fn check_new(state: &State, writer: &Viewer, new: &[&ToolFile]) -> Re
         .iter()
         .map(|(f, s)| (s.name.as_str(), (*f, s)))
         .collect();
-    let visible = visible_bundles(state, writer);
     let mut cache: HashMap<String, Option<StepTool>> = HashMap::new();
     let mut resolve = |name: &str| -> Option<StepTool> {
         if let Some(found) = cache.get(name) {
@@ -78,13 +77,18 @@ pub(crate) fn check_new(state: &State, writer: &Viewer, new: &[&ToolFile]) -> Re
         let found = match batch.get(name) {
             Some((file, spec)) => Some(step_tool(spec, file.tool_type, &file.implementation)),
             None => {
-                let holder = state
-                    .tools
-                    .values()
-                    .filter(|raw| {
-                        raw.head.name == name && in_view(visible.as_ref(), raw.head.bundle_id)
-                    })
-                    .max_by_key(|raw| crate::catalog::claim_of(state, raw));
+                // The tool a run of the writer's would call: its view's precedence of
+                // owners, never the tool of that name changed last.
+                let holder = best_of(
+                    state,
+                    writer,
+                    state
+                        .tools
+                        .values()
+                        .map(Box::as_ref)
+                        .filter(|raw| raw.head.name == name),
+                )
+                .and_then(|(id, _)| state.tools.get(&id));
                 holder
                     .and_then(|raw| state.view(raw).ok())
                     .map(|t| step_tool(&t.spec, t.tool_type, &t.implementation))

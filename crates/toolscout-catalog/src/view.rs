@@ -27,13 +27,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
+use toolscout_spec::name::QualifiedName;
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, Tx, holders_where, sorted_holders};
-use crate::model::{Bundle, BundlePut, BundleQuery, Page, Tool, ToolHead, ToolPut, ToolQuery};
-use crate::state::State;
+use crate::catalog::{Catalog, Tx, claim_of};
+use crate::model::{
+    Bundle, BundlePut, BundleQuery, NameClaim, Page, Tool, ToolHead, ToolPut, ToolQuery,
+};
+use crate::state::{RawTool, State};
 use crate::tenant::TenantId;
 use crate::{Error, Result};
 
@@ -246,24 +249,105 @@ impl CatalogView<'_> {
             .collect()
     }
 
-    /// [`Catalog::name_holders`] among the tools in view: which tool each name stands
-    /// for, as the viewer sees the catalog.
+    /// Which tool each bare name stands for in this view, disabled ones too, with
+    /// whether it can be called; in id order. The greatest [`NameRank`] wins: a name is
+    /// the viewer's own tool's, else a shared one's, else a built-in's (an enabled
+    /// built-in keeps its name against all), never whichever was changed last across
+    /// owners; the operator reaches a tenant's unshared tool by its qualified name only
+    /// ([`CatalogView::resolve`]).
     pub fn name_holders(&self) -> Vec<(Uuid, bool)> {
         let state = self.catalog.lock_state();
-        let visible = visible_bundles(&state, &self.viewer);
-        sorted_holders(holders_where(&state, |raw| {
-            in_view(visible.as_ref(), raw.head.bundle_id)
-        }))
+        let mut best: HashMap<&str, (NameRank, Uuid)> = HashMap::new();
+        for raw in state.tools.values() {
+            let Some(rank) = name_rank(&state, &self.viewer, raw) else {
+                continue;
+            };
+            best.entry(raw.head.name.as_str())
+                .and_modify(|held| {
+                    if rank > held.0 {
+                        *held = (rank, raw.head.id);
+                    }
+                })
+                .or_insert((rank, raw.head.id));
+        }
+        let mut out: Vec<(Uuid, bool)> = best
+            .into_values()
+            .map(|(rank, id)| (id, rank.claim.callable()))
+            .collect();
+        out.sort_unstable_by_key(|(id, _)| *id);
+        out
     }
 
-    /// [`Catalog::name_holder`] among the tools in view.
+    /// The tool the bare name `name` stands for in this view ([`name_holders`]'s
+    /// choice), with whether it can be called; `None` when it stands for none.
+    ///
+    /// [`name_holders`]: CatalogView::name_holders
     pub fn name_holder(&self, name: &str) -> Option<(Uuid, bool)> {
         let state = self.catalog.lock_state();
-        let visible = visible_bundles(&state, &self.viewer);
-        sorted_holders(holders_where(&state, |raw| {
-            raw.head.name == name && in_view(visible.as_ref(), raw.head.bundle_id)
-        }))
-        .pop()
+        best_of(
+            &state,
+            &self.viewer,
+            state
+                .tools
+                .values()
+                .map(Box::as_ref)
+                .filter(|raw| raw.head.name == name),
+        )
+    }
+
+    /// Of `ids` (tools that share a name, say), the one a bare name stands for in this
+    /// view, as [`CatalogView::name_holder`] picks it; `None` when none is in reach.
+    pub fn pick(&self, ids: &[Uuid]) -> Option<(Uuid, bool)> {
+        let state = self.catalog.lock_state();
+        best_of(
+            &state,
+            &self.viewer,
+            ids.iter()
+                .filter_map(|id| state.tools.get(id).map(Box::as_ref)),
+        )
+    }
+
+    /// The tool `name` stands for in this view: a qualified name `[owner:]bundle/tool`
+    /// ([`QualifiedName`]: the owner's tenant name, none for the operator's and the
+    /// built-in bundles; the tool's slug or name) names one tool of one bundle the viewer
+    /// sees, a bare name is [`CatalogView::name_holder`]'s. `None` when it stands for
+    /// none (a qualified name that does not read is none's too).
+    pub fn resolve(&self, name: &str) -> Option<(Uuid, bool)> {
+        match QualifiedName::parse(name) {
+            Ok(Some(q)) => self.resolve_qualified(&q),
+            Ok(None) => self.name_holder(name),
+            Err(_) => None,
+        }
+    }
+
+    /// The tool of `q` in this view, with whether it can be called (of its versions,
+    /// the greatest [`NameClaim`]); `None` when the viewer sees no such tool.
+    pub fn resolve_qualified(&self, q: &QualifiedName) -> Option<(Uuid, bool)> {
+        let state = self.catalog.lock_state();
+        let owner = match &q.owner {
+            None => None,
+            Some(name) => Some(
+                state
+                    .tenants
+                    .values()
+                    .find(|t| t.removed_at.is_none() && t.name == *name)?
+                    .id,
+            ),
+        };
+        let bundles: HashSet<Uuid> = state
+            .bundles
+            .values()
+            .filter(|b| b.slug == q.bundle && b.owner == owner && self.viewer.sees(b))
+            .map(|b| b.id)
+            .collect();
+        state
+            .tools
+            .values()
+            .filter(|raw| bundles.contains(&raw.head.bundle_id))
+            .filter(|raw| raw.head.slug == q.tool || raw.head.name == q.tool)
+            .map(|raw| (claim_of(&state, raw), raw.head.id))
+            .max()
+            .map(|(claim, id)| (id, claim.callable()))
     }
 
     /// The identity of the tools the viewer can call: [`Catalog::identity`] over the view.
@@ -398,6 +482,124 @@ impl CatalogView<'_> {
         reader: R,
     ) -> Result<crate::Imported> {
         self.catalog.import_bundle_as(&self.viewer, reader)
+    }
+}
+
+/// How strongly a tool holds its bare name in a viewer's eyes: the greater rank wins
+/// ([`CatalogView::name_holders`]).
+///
+/// In order: an enabled built-in (built-in names are reserved, see
+/// [`Catalog::check_tool_name`]); then where the tool's bundle stands for the viewer —
+/// its own (for the operator, the bundles no tenant owns), then a shared bundle (the
+/// operator's before tenants', tenants' by the order they were made in), then a
+/// built-in one; then, among one owner's tools, the [`NameClaim`] (callable first, then
+/// the one changed last: versions of one tool, bundles of one owner).
+///
+/// **Rationale:** a name must not move to another owner's tool because that tool was
+/// put later: a tenant's `note_time` put after the operator's took over the operator's
+/// describe, calls, approvals and recipes (issue 61). A disabled tool of one's own still
+/// holds its name (its call says why it is disabled) rather than hand it to another
+/// owner's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NameRank {
+    // The field order is the order of precedence (the derived `Ord` compares in it).
+    built_in_callable: bool,
+    standing: Standing,
+    operator_first: bool,
+    /// Tenants made first come first (ids are UUIDv7, ordered by time); reversed so that
+    /// the greater rank is the older.
+    owner: std::cmp::Reverse<u128>,
+    claim: NameClaim,
+}
+
+impl NameRank {
+    /// The tool's [`NameClaim`] within its owner's tools.
+    pub fn claim(&self) -> NameClaim {
+        self.claim
+    }
+}
+
+/// Where a bundle stands for a viewer resolving a bare name (the greater first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Standing {
+    BuiltIn,
+    Shared,
+    Own,
+}
+
+/// How `viewer` ranks `bundle` for bare names; `None` when it does not reach the
+/// bundle's tools by bare name: outside its view, or (the operator) a tenant's bundle
+/// that is not shared.
+fn standing(viewer: &Viewer, bundle: &Bundle) -> Option<Standing> {
+    if !viewer.sees(bundle) {
+        return None;
+    }
+    if bundle.is_built_in {
+        return Some(Standing::BuiltIn);
+    }
+    let own = match viewer {
+        Viewer::Operator => bundle.owner.is_none(),
+        Viewer::Tenant(t) => bundle.owner == Some(*t),
+        Viewer::Public => false,
+    };
+    if own {
+        Some(Standing::Own)
+    } else if bundle.shared {
+        Some(Standing::Shared)
+    } else {
+        None
+    }
+}
+
+/// The [`NameRank`] of `raw` for `viewer`; `None` when the viewer does not reach it by
+/// its bare name.
+fn name_rank(state: &State, viewer: &Viewer, raw: &RawTool) -> Option<NameRank> {
+    let bundle = state.bundles.get(&raw.head.bundle_id)?;
+    let standing = standing(viewer, bundle)?;
+    let claim = claim_of(state, raw);
+    Some(NameRank {
+        built_in_callable: raw.head.is_built_in && claim.callable(),
+        standing,
+        operator_first: bundle.owner.is_none(),
+        owner: std::cmp::Reverse(bundle.owner.map_or(0, |t| t.as_u128())),
+        claim,
+    })
+}
+
+/// Of `tools`, the one of greatest [`NameRank`] for `viewer` (the first in iteration
+/// order among equals), with whether it can be called.
+pub(crate) fn best_of<'t>(
+    state: &State,
+    viewer: &Viewer,
+    tools: impl Iterator<Item = &'t RawTool>,
+) -> Option<(Uuid, bool)> {
+    let mut best: Option<(NameRank, Uuid)> = None;
+    for raw in tools {
+        if let Some(rank) = name_rank(state, viewer, raw)
+            && best.is_none_or(|(held, _)| rank > held)
+        {
+            best = Some((rank, raw.head.id));
+        }
+    }
+    best.map(|(rank, id)| (id, rank.claim.callable()))
+}
+
+impl Catalog {
+    /// Where the tool `<bundle, slug>` is kept, as a qualified name: its bundle's owner
+    /// (a tenant's name, none for the operator's and the built-ins), the bundle's slug
+    /// and the tool's slug. `None` when there is no such bundle.
+    pub fn qualified_name(&self, bundle: Uuid, slug: &str) -> Option<QualifiedName> {
+        let state = self.lock_state();
+        let b = state.bundles.get(&bundle)?;
+        let owner = match b.owner {
+            None => None,
+            Some(t) => Some(state.tenants.get(&t)?.name.clone()),
+        };
+        Some(QualifiedName {
+            owner,
+            bundle: b.slug.clone(),
+            tool: slug.to_owned(),
+        })
     }
 }
 

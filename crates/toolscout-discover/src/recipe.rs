@@ -10,12 +10,24 @@
 //! the steps that finished and those of them that may have written (`completed`,
 //! `wrote`).
 //!
+//! **The plan is what runs.** Every step's tool, nested recipes' steps included, is
+//! found once, when the call starts, as exact tool versions; the approval lists that
+//! tree, and the run calls those tools and no others: a name is never looked up again
+//! during the run (a recipe put in place of a nested one meanwhile runs at the next
+//! call, with its own approval).
+//!
+//! **Bounds.** One run makes at most [`MAX_CALLS_PER_RUN`] calls of tools (every item of
+//! every `forEach`, at every depth) and keeps at most [`MAX_RESULT_BYTES`] of the results
+//! of its tools (counted as each result arrives, so a run over the bound stops there,
+//! not once a whole `forEach` is done).
+//!
 //! **Drafts.** [`crate::Toolbox::call_recipe_draft`] runs a recipe that is not in the
 //! catalog (the console's recipe builder tries one before it is saved) through the same
 //! runner; its approval is the caller's alone (see there).
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use futures_util::StreamExt;
@@ -30,8 +42,8 @@ use toolscout_invoke::{
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::ToolType;
 use toolscout_spec::recipe::{
-    FOR_EACH_PARALLEL, MAX_DEPTH, MAX_FOR_EACH, MAX_RESULT_BYTES, Recipe, RecipeResult, Step,
-    truthy,
+    FOR_EACH_PARALLEL, MAX_CALLS_PER_RUN, MAX_DEPTH, MAX_FOR_EACH, MAX_RESULT_BYTES, Recipe,
+    RecipeResult, Step, truthy,
 };
 
 /// What a recipe's run tells as it goes (see [`crate::Toolbox::call_observed`]).
@@ -95,10 +107,42 @@ pub(crate) struct CallContext<'a> {
     pub progress: Option<&'a Progress>,
     /// How many recipes this call is inside.
     pub depth: usize,
+    /// What the recipe run this call is part of has used; `None` outside a run (a run
+    /// starts its own).
+    pub budget: Option<&'a Budget>,
+}
+
+/// What one recipe run has used, nested recipes included: calls of tools and bytes of
+/// their results (see the module's notes on bounds).
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    calls: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
+/// Who calls, for the rate limits of the invoker: each viewer has its own budget of a
+/// tool's calls.
+fn caller_of(viewer: &Viewer) -> String {
+    match viewer {
+        Viewer::Operator => "operator".to_owned(),
+        Viewer::Tenant(t) => format!("tenant:{}", t.simple()),
+        Viewer::Public => "public".to_owned(),
+    }
+}
+
+/// `tool` as the invoker calls it: where the catalog keeps it and who calls, so that
+/// approvals, secrets and rate limits tell it from another owner's tool of its name.
+fn invocable_of(cx: CallContext<'_>, tool: &Tool) -> Result<InvokableTool, String> {
+    InvokableTool::from_parts(tool.spec.clone(), tool.tool_type, &tool.implementation)
+        .map(|t| {
+            t.with_qualified(cx.catalog.qualified_name(tool.bundle_id, &tool.slug))
+                .with_caller(caller_of(cx.viewer))
+        })
+        .map_err(|e| e.to_string())
 }
 
 /// The one call path of a catalog tool: enabled check, invoke (a recipe through its
-/// steps), count the call.
+/// steps, found now), count the call.
 pub(crate) fn call_catalog_tool<'a>(
     cx: CallContext<'a>,
     tool: &'a Tool,
@@ -110,11 +154,7 @@ pub(crate) fn call_catalog_tool<'a>(
         if let Some(reason) = &tool.disabled_reason {
             return Outcome::Err(crate::toolbox::disabled(name, name, &reason.to_string()));
         }
-        let invocable = match InvokableTool::from_parts(
-            tool.spec.clone(),
-            tool.tool_type,
-            &tool.implementation,
-        ) {
+        let invocable = match invocable_of(cx, tool) {
             Ok(t) => t,
             Err(e) => {
                 return Outcome::Err(ToolError::new(
@@ -122,6 +162,11 @@ pub(crate) fn call_catalog_tool<'a>(
                     format!("tool '{name}' cannot be called: {e}"),
                 ));
             }
+        };
+        let budget = Budget::default();
+        let cx = CallContext {
+            budget: Some(cx.budget.unwrap_or(&budget)),
+            ..cx
         };
         let at = chrono::Utc::now();
         let outcome = match &invocable.implementation {
@@ -140,13 +185,56 @@ pub(crate) fn call_catalog_tool<'a>(
     })
 }
 
+/// One step's tool as the run calls it, found when the call started.
+pub(crate) struct PlannedTool {
+    tool: Arc<Tool>,
+    invocable: InvokableTool,
+    /// Its steps' tools, found too, when it is a recipe.
+    nested: Option<NestedPlan>,
+}
+
+/// A nested recipe of a plan: its steps, and their tools.
+struct NestedPlan {
+    recipe: Recipe,
+    steps: Arc<Vec<PlannedTool>>,
+}
+
+/// Calls a step's tool of the plan, approved by the plan's approval: a nested recipe
+/// runs its own planned steps, never found again.
+fn call_planned<'a>(
+    cx: CallContext<'a>,
+    planned: &'a PlannedTool,
+    args: Value,
+) -> BoxFuture<'a, Outcome> {
+    Box::pin(async move {
+        let at = chrono::Utc::now();
+        let outcome = match &planned.nested {
+            Some(nested) => {
+                let runner = RecipeRunner::planned(
+                    cx,
+                    planned.tool.spec.name.as_str(),
+                    &nested.recipe,
+                    Arc::clone(&nested.steps),
+                );
+                cx.invoker
+                    .invoke_composite(&planned.invocable, args, true, &runner)
+                    .await
+            }
+            None => cx.invoker.invoke_approved(&planned.invocable, args).await,
+        };
+        let _ = cx.catalog.record_call(planned.tool.id, at);
+        outcome
+    })
+}
+
 /// The steps of one recipe call.
 pub(crate) struct RecipeRunner<'a> {
     cx: CallContext<'a>,
     name: &'a str,
     recipe: &'a Recipe,
-    /// The steps' tools, found by [`RecipeRunner::plan_steps`].
-    tools: Mutex<Vec<Arc<Tool>>>,
+    /// The steps' tools: found by [`RecipeRunner::plan_steps`], or given (a nested
+    /// recipe of a plan).
+    plan: OnceLock<Arc<Vec<PlannedTool>>>,
 }
 
 impl<'a> RecipeRunner<'a> {
@@ -155,83 +243,41 @@ impl<'a> RecipeRunner<'a> {
             cx,
             name,
             recipe,
-            tools: Mutex::new(Vec::new()),
+            plan: OnceLock::new(),
         }
     }
 
-    /// Finds every step's tool in the caller's view (nested recipes' too) and lists what
-    /// the call will run; a missing or disabled tool is an error naming the step.
+    /// A runner of a nested recipe whose steps' tools were found with its caller's.
+    fn planned(
+        cx: CallContext<'a>,
+        name: &'a str,
+        recipe: &'a Recipe,
+        steps: Arc<Vec<PlannedTool>>,
+    ) -> Self {
+        let plan = OnceLock::new();
+        let _ = plan.set(steps);
+        RecipeRunner {
+            cx,
+            name,
+            recipe,
+            plan,
+        }
+    }
+
+    /// Finds every step's tool in the caller's view (nested recipes' too), once, and
+    /// lists what the call will run; a missing or disabled tool is an error naming the
+    /// step.
     pub(crate) fn plan_steps(&self) -> Result<Vec<PlannedStep>, ToolError> {
-        if self.cx.depth >= MAX_DEPTH {
-            return Err(ToolError::new(
-                ErrorKind::DepthLimit,
-                format!(
-                    "recipe '{}' runs inside {MAX_DEPTH} recipes already; recipes nest at most {MAX_DEPTH} deep",
-                    self.name
-                ),
-            ));
-        }
-        let view = self.cx.catalog.view(self.cx.viewer);
-        let mut tools = Vec::with_capacity(self.recipe.steps.len());
-        let mut plan = Vec::new();
-        for step in &self.recipe.steps {
-            let found = view
-                .name_holder(&step.tool)
-                .and_then(|(id, _)| view.tool(id).ok());
-            let Some(tool) = found else {
-                return Err(ToolError::new(
-                    ErrorKind::UnknownTool,
-                    format!(
-                        "step '{}' of recipe '{}' calls '{}', which is no tool of the catalog; nothing ran",
-                        step.id, self.name, step.tool
-                    ),
-                )
-                .with_details(json!({"step": step.id, "tool": step.tool})));
-            };
-            if let Some(reason) = &tool.disabled_reason {
-                return Err(ToolError::new(
-                    ErrorKind::Disabled,
-                    format!(
-                        "step '{}' of recipe '{}' calls '{}', which cannot be called: {reason}; nothing ran",
-                        step.id, self.name, step.tool
-                    ),
-                )
-                .with_details(json!({"step": step.id, "tool": step.tool, "reason": reason.to_string()})));
+        let plan = match self.plan.get() {
+            Some(plan) => Arc::clone(plan),
+            None => {
+                let found = Arc::new(find_steps(self.cx, self.name, self.recipe, self.cx.depth)?);
+                Arc::clone(self.plan.get_or_init(|| found))
             }
-            let invocable = InvokableTool::from_parts(
-                tool.spec.clone(),
-                tool.tool_type,
-                &tool.implementation,
-            )
-            .map_err(|e| {
-                ToolError::new(
-                    ErrorKind::Disabled,
-                    format!(
-                        "step '{}' of recipe '{}' calls '{}', which cannot be called: {e}; nothing ran",
-                        step.id, self.name, step.tool
-                    ),
-                )
-            })?;
-            plan.push(PlannedStep {
-                step: step.id.clone(),
-                tool: step.tool.clone(),
-                requires_approval: self.cx.invoker.requires_approval(&invocable),
-            });
-            if let Implementation::Recipe(inner) = &invocable.implementation {
-                let deeper = CallContext {
-                    depth: self.cx.depth + 1,
-                    ..self.cx
-                };
-                let nested = RecipeRunner::new(deeper, tool.spec.name.as_str(), inner);
-                for mut p in nested.plan_steps()? {
-                    p.step = format!("{}.{}", step.id, p.step);
-                    plan.push(p);
-                }
-            }
-            tools.push(Arc::new(tool));
-        }
-        *self.tools.lock().unwrap_or_else(|e| e.into_inner()) = tools;
-        Ok(plan)
+        };
+        let mut out = Vec::new();
+        list_steps(self.cx, self.recipe, &plan, "", &mut out);
+        Ok(out)
     }
 
     fn emit(&self, event: RecipeEvent) {
@@ -240,35 +286,29 @@ impl<'a> RecipeRunner<'a> {
         }
     }
 
-    fn tool(&self, i: usize) -> Option<Arc<Tool>> {
-        self.tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(i)
-            .cloned()
-    }
-
     /// Runs the steps as a graph; see the module's notes on writes.
     async fn run_steps(&self, args: Value) -> Result<Value, ToolError> {
-        if self
-            .tools
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
-        {
+        if self.plan.get().is_none() {
             self.plan_steps()?;
         }
+        let plan = self
+            .plan
+            .get()
+            .map(Arc::clone)
+            .ok_or_else(|| ToolError::failed("the recipe's steps were not planned"))?;
         let steps = &self.recipe.steps;
         let n = steps.len();
-        let tools: Vec<Arc<Tool>> = (0..n)
-            .map(|i| self.tool(i))
-            .collect::<Option<_>>()
-            .ok_or_else(|| ToolError::failed("the recipe's steps were not planned"))?;
-        let writes: Vec<bool> = tools.iter().map(|t| !t.spec.metadata.read_only).collect();
+        if plan.len() != n {
+            return Err(ToolError::failed("the recipe's steps were not planned"));
+        }
+        let tools: &[PlannedTool] = &plan;
+        let writes: Vec<bool> = tools
+            .iter()
+            .map(|t| !t.tool.spec.metadata.read_only)
+            .collect();
         let dependents = self.descendants();
         let mut state = vec![State::Pending; n];
         let mut results = Map::new();
-        let mut bytes = 0usize;
         let mut failure: Option<ToolError> = None;
         let mut running = FuturesUnordered::new();
         loop {
@@ -279,7 +319,7 @@ impl<'a> RecipeRunner<'a> {
                     &dependents,
                     &args,
                     &results,
-                    &tools,
+                    tools,
                     &mut running,
                     false,
                 );
@@ -295,7 +335,7 @@ impl<'a> RecipeRunner<'a> {
                         &dependents,
                         &args,
                         &results,
-                        &tools,
+                        tools,
                         &mut running,
                         true,
                     ) {
@@ -308,20 +348,6 @@ impl<'a> RecipeRunner<'a> {
             };
             match result {
                 Ok(value) => {
-                    bytes += serde_json::to_string(&value).map_or(0, |s| s.len());
-                    if bytes > MAX_RESULT_BYTES && failure.is_none() {
-                        failure = Some(self.step_error(
-                            i,
-                            ToolError::new(
-                                ErrorKind::TooLarge,
-                                format!(
-                                    "the steps' results pass {MAX_RESULT_BYTES} bytes; select less from each step"
-                                ),
-                            ),
-                            None,
-                            None,
-                        ));
-                    }
                     state[i] = State::Done;
                     results.insert(steps[i].id.clone(), value);
                 }
@@ -415,7 +441,7 @@ impl<'a> RecipeRunner<'a> {
         dependents: &[BTreeSet<usize>],
         args: &Value,
         results: &Map<String, Value>,
-        tools: &[Arc<Tool>],
+        tools: &'s [PlannedTool],
         running: &mut FuturesUnordered<BoxFuture<'s, (usize, Result<Value, ToolError>)>>,
         ignore_gate: bool,
     ) -> Result<usize, ToolError> {
@@ -466,9 +492,9 @@ impl<'a> RecipeRunner<'a> {
                     }
                 }
                 state[i] = State::Running;
-                let tool = Arc::clone(&tools[i]);
+                let tool = &tools[i];
                 running.push(Box::pin(async move {
-                    let r = self.run_step(i, &tool, cx).await;
+                    let r = self.run_step(i, tool, cx).await;
                     (i, r)
                 }));
                 started += 1;
@@ -490,10 +516,15 @@ impl<'a> RecipeRunner<'a> {
     }
 
     /// One step: once, or once per item of its `forEach` ([`FOR_EACH_PARALLEL`] at a time).
-    async fn run_step(&self, i: usize, tool: &Tool, mut cx: Value) -> Result<Value, ToolError> {
+    async fn run_step(
+        &self,
+        i: usize,
+        tool: &PlannedTool,
+        mut cx: Value,
+    ) -> Result<Value, ToolError> {
         let step = &self.recipe.steps[i];
         let Some(each) = &step.for_each else {
-            let args = self.step_args(i, step, tool, &cx)?;
+            let args = self.step_args(i, step, &tool.tool, &cx)?;
             return self.call_step(i, tool, args, None).await;
         };
         let items = match each.select(&cx) {
@@ -536,7 +567,7 @@ impl<'a> RecipeRunner<'a> {
         for (k, item) in items.into_iter().enumerate() {
             cx["item"] = item;
             cx["index"] = json!(k);
-            calls.push((k, self.step_args(i, step, tool, &cx)));
+            calls.push((k, self.step_args(i, step, &tool.tool, &cx)));
         }
         let mut out = Vec::with_capacity(calls.len());
         let mut stream = futures_util::stream::iter(calls)
@@ -603,11 +634,26 @@ impl<'a> RecipeRunner<'a> {
     async fn call_step(
         &self,
         i: usize,
-        tool: &Tool,
+        tool: &PlannedTool,
         args: Value,
         item: Option<usize>,
     ) -> Result<Value, ToolError> {
         let step = &self.recipe.steps[i];
+        if let Some(budget) = self.cx.budget
+            && budget.calls.fetch_add(1, Ordering::Relaxed) >= MAX_CALLS_PER_RUN
+        {
+            return Err(self.step_error(
+                i,
+                ToolError::new(
+                    ErrorKind::TooLarge,
+                    format!(
+                        "the run made {MAX_CALLS_PER_RUN} calls of tools, the most one run may make; nothing more was called"
+                    ),
+                ),
+                Some(&args),
+                item,
+            ));
+        }
         self.emit(RecipeEvent::StepStarted {
             recipe: self.name.to_owned(),
             step: step.id.clone(),
@@ -619,7 +665,7 @@ impl<'a> RecipeRunner<'a> {
             depth: self.cx.depth + 1,
             ..self.cx
         };
-        let outcome = call_catalog_tool(cx, tool, args.clone(), true).await;
+        let outcome = call_planned(cx, tool, args.clone()).await;
         let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.emit(RecipeEvent::StepFinished {
             recipe: self.name.to_owned(),
@@ -630,9 +676,30 @@ impl<'a> RecipeRunner<'a> {
             ms,
             error: outcome.error().map(|e| e.message.clone()),
         });
-        outcome
+        let value = outcome
             .into_result()
-            .map_err(|e| self.step_error(i, e, Some(&args), item))
+            .map_err(|e| self.step_error(i, e, Some(&args), item))?;
+        // A tool's result counts as it arrives (a nested recipe's are its steps'): a run
+        // past the bound stops at the result that passed it.
+        if tool.nested.is_none()
+            && let Some(budget) = self.cx.budget
+        {
+            let size = json_len(&value);
+            if budget.bytes.fetch_add(size, Ordering::Relaxed) + size > MAX_RESULT_BYTES {
+                return Err(self.step_error(
+                    i,
+                    ToolError::new(
+                        ErrorKind::TooLarge,
+                        format!(
+                            "the steps' results pass {MAX_RESULT_BYTES} bytes; select less from each step"
+                        ),
+                    ),
+                    None,
+                    item,
+                ));
+            }
+        }
+        Ok(value)
     }
 
     /// The error of step `i`: its kind kept, the message and details naming the step, its
@@ -813,4 +880,111 @@ fn kind_of(v: &Value) -> &'static str {
 /// Whether `tool` is a recipe.
 pub(crate) fn is_recipe(tool: &Tool) -> bool {
     tool.tool_type == ToolType::Recipe
+}
+
+/// The length of `value` as JSON, without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
+/// Finds the tool of every step of `recipe` (the recipe `name`, `depth` recipes deep) in
+/// the caller's view, and those of nested recipes' steps, as exact tool versions.
+fn find_steps(
+    cx: CallContext<'_>,
+    name: &str,
+    recipe: &Recipe,
+    depth: usize,
+) -> Result<Vec<PlannedTool>, ToolError> {
+    if depth >= MAX_DEPTH {
+        return Err(ToolError::new(
+            ErrorKind::DepthLimit,
+            format!(
+                "recipe '{name}' runs inside {MAX_DEPTH} recipes already; recipes nest at most {MAX_DEPTH} deep"
+            ),
+        ));
+    }
+    let view = cx.catalog.view(cx.viewer);
+    let mut out = Vec::with_capacity(recipe.steps.len());
+    for step in &recipe.steps {
+        let found = view
+            .name_holder(&step.tool)
+            .and_then(|(id, _)| view.tool(id).ok());
+        let Some(tool) = found else {
+            return Err(ToolError::new(
+                ErrorKind::UnknownTool,
+                format!(
+                    "step '{}' of recipe '{name}' calls '{}', which is no tool of the catalog; nothing ran",
+                    step.id, step.tool
+                ),
+            )
+            .with_details(json!({"step": step.id, "tool": step.tool})));
+        };
+        if let Some(reason) = &tool.disabled_reason {
+            return Err(ToolError::new(
+                ErrorKind::Disabled,
+                format!(
+                    "step '{}' of recipe '{name}' calls '{}', which cannot be called: {reason}; nothing ran",
+                    step.id, step.tool
+                ),
+            )
+            .with_details(json!({"step": step.id, "tool": step.tool, "reason": reason.to_string()})));
+        }
+        let invocable = invocable_of(cx, &tool).map_err(|e| {
+            ToolError::new(
+                ErrorKind::Disabled,
+                format!(
+                    "step '{}' of recipe '{name}' calls '{}', which cannot be called: {e}; nothing ran",
+                    step.id, step.tool
+                ),
+            )
+        })?;
+        let nested = match &invocable.implementation {
+            Implementation::Recipe(inner) => Some(NestedPlan {
+                steps: Arc::new(find_steps(cx, tool.spec.name.as_str(), inner, depth + 1)?),
+                recipe: (**inner).clone(),
+            }),
+            _ => None,
+        };
+        out.push(PlannedTool {
+            tool: Arc::new(tool),
+            invocable,
+            nested,
+        });
+    }
+    Ok(out)
+}
+
+/// What a plan runs, step by step, as its approval lists it: `prefix` before a nested
+/// recipe's step ids (`outer.inner`).
+fn list_steps(
+    cx: CallContext<'_>,
+    recipe: &Recipe,
+    plan: &[PlannedTool],
+    prefix: &str,
+    out: &mut Vec<PlannedStep>,
+) {
+    for (step, planned) in recipe.steps.iter().zip(plan) {
+        let id = format!("{prefix}{}", step.id);
+        out.push(PlannedStep {
+            step: id.clone(),
+            tool: step.tool.clone(),
+            qualified: planned.invocable.qualified.clone(),
+            requires_approval: cx.invoker.requires_approval(&planned.invocable),
+        });
+        if let Some(nested) = &planned.nested {
+            list_steps(cx, &nested.recipe, &nested.steps, &format!("{id}."), out);
+        }
+    }
 }

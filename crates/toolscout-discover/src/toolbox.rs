@@ -26,7 +26,9 @@ const INDEX_BATCH: usize = 2048;
 /// search, because a search waits until the index holds every change the catalog had
 /// taken in when it was asked (the index is updated as each change is told, in order).
 /// Tools are addressed by their [`ToolSpec`] name; when several catalog tools share a
-/// name (versions, bundles), the callable one changed last wins.
+/// name, the viewer's own wins, then a shared one, then a built-in (see
+/// [`Toolbox::lookup`]); among one owner's (versions, bundles), the callable one changed
+/// last.
 ///
 /// Cloning is cheap: clones share everything.
 ///
@@ -457,32 +459,34 @@ impl Toolbox {
     /// nothing (with the closest names). A name that is no tool's but is the OpenAI alias
     /// of one (`math_gcd_e209990b` for `math.gcd`, as `export --format openai` and the
     /// agent loop name it) refers to that tool.
+    ///
+    /// Of several tools of one name, the viewer's own wins, then a shared one, then a
+    /// built-in ([`toolscout_catalog::NameRank`]), never the one changed last across
+    /// owners; the operator reaches a tenant's unshared tool only by its qualified name,
+    /// `tenant:bundle/tool` (`bundle/tool` for the operator's and the built-ins; the
+    /// tool's slug or name), which names one tool of one bundle in any view.
     pub fn lookup(&self, name: &str) -> Lookup {
         let view = self.view();
-        let ids = {
+        if name.contains('/') {
+            let tool = view.resolve(name).and_then(|(id, _)| view.tool(id).ok());
+            return match tool {
+                Some(t) => found_or_disabled(t),
+                None => Lookup::NotFound {
+                    did_you_mean: self.suggest(name.rsplit('/').next().unwrap_or(name)),
+                },
+            };
+        }
+        let picked = {
             let names = self.inner.read_names();
-            let visible = |ids: &Vec<Uuid>| ids.iter().any(|id| view.head(*id).is_ok());
-            match names.by_name.get(name).filter(|ids| visible(ids)) {
-                Some(ids) => ids.clone(),
-                None => alias_target(&names, name, |ids| visible(ids))
-                    .and_then(|n| names.by_name.get(n).cloned())
-                    .unwrap_or_default(),
-            }
+            let reached = |ids: &Vec<Uuid>| view.pick(ids);
+            names.by_name.get(name).and_then(reached).or_else(|| {
+                alias_target(&names, name, |ids| reached(ids).is_some())
+                    .and_then(|n| names.by_name.get(n))
+                    .and_then(reached)
+            })
         };
-        let mut tools: Vec<Tool> = ids.iter().filter_map(|id| view.tool(*id).ok()).collect();
-        tools.sort_by_key(|t| std::cmp::Reverse(t.name_claim()));
-        match tools.into_iter().next() {
-            Some(t) if t.is_callable() => Lookup::Found(Box::new(t)),
-            Some(t) => {
-                let reason = t
-                    .disabled_reason
-                    .as_ref()
-                    .map_or_else(|| "the tool is disabled".to_owned(), ToString::to_string);
-                Lookup::Disabled {
-                    tool: Box::new(t),
-                    reason,
-                }
-            }
+        match picked.and_then(|(id, _)| view.tool(id).ok()) {
+            Some(t) => found_or_disabled(t),
             None => Lookup::NotFound {
                 did_you_mean: self.suggest(name),
             },
@@ -632,15 +636,20 @@ impl Toolbox {
             .collect()
     }
 
-    /// The heads of every callable tool, one per name (the tools
-    /// [`Toolbox::callable_specs`] gives), in catalog order; no file is read.
+    /// The heads of every callable tool, one per name as [`Toolbox::lookup`] resolves
+    /// it (the tools [`Toolbox::callable_specs`] gives), in catalog order; no file is
+    /// read.
     pub fn callable_heads(&self) -> Vec<ToolHead> {
-        let mut seen = std::collections::HashSet::new();
-        self.view()
-            .heads()
+        let view = self.view();
+        let holders: std::collections::HashSet<Uuid> = view
+            .name_holders()
             .into_iter()
-            .filter(ToolHead::is_callable)
-            .filter(|h| seen.insert(h.name.clone()))
+            .filter(|(_, callable)| *callable)
+            .map(|(id, _)| id)
+            .collect();
+        view.heads()
+            .into_iter()
+            .filter(|h| holders.contains(&h.id))
             .collect()
     }
 
@@ -736,6 +745,7 @@ impl Toolbox {
             viewer: &self.viewer,
             progress,
             depth: 0,
+            budget: None,
         }
     }
 
@@ -770,10 +780,26 @@ pub async fn call_looked_up(
                 viewer: &Viewer::Operator,
                 progress: None,
                 depth: 0,
+                budget: None,
             };
             call_catalog_tool(cx, &tool, args, approved).await
         }
         Err(e) => Outcome::Err(e),
+    }
+}
+
+/// A tool a name resolved to: found when it can be called, else disabled with why.
+fn found_or_disabled(t: Tool) -> Lookup {
+    if t.is_callable() {
+        return Lookup::Found(Box::new(t));
+    }
+    let reason = t
+        .disabled_reason
+        .as_ref()
+        .map_or_else(|| "the tool is disabled".to_owned(), ToString::to_string);
+    Lookup::Disabled {
+        tool: Box::new(t),
+        reason,
     }
 }
 

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use toolscout_spec::name::QualifiedName;
 
 use crate::native::BoxFuture;
 
@@ -16,6 +17,10 @@ use crate::native::BoxFuture;
 pub struct ApprovalRequest {
     /// The tool (its real name, not an OpenAI alias).
     pub tool: String,
+    /// Where a catalog keeps the tool: what an approval rule names it by
+    /// ([`crate::ToolSelector`]); `None` for a tool in no catalog.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified: Option<QualifiedName>,
     /// The validated arguments.
     pub arguments: Value,
     /// The tool's one-line summary.
@@ -37,6 +42,9 @@ pub struct PlannedStep {
     pub step: String,
     /// The tool it calls.
     pub tool: String,
+    /// Where a catalog keeps that tool (the exact tool the run calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified: Option<QualifiedName>,
     /// Whether the tool asks for approval of its own.
     pub requires_approval: bool,
 }
@@ -46,12 +54,20 @@ impl ApprovalRequest {
     pub fn new(tool: impl Into<String>, arguments: Value, summary: impl Into<String>) -> Self {
         ApprovalRequest {
             tool: tool.into(),
+            qualified: None,
             arguments,
             summary: summary.into(),
             agent: None,
             call_id: None,
             steps: Vec::new(),
         }
+    }
+
+    /// Says where a catalog keeps the tool ([`ApprovalRequest::qualified`]).
+    #[must_use]
+    pub fn with_qualified(mut self, qualified: Option<QualifiedName>) -> Self {
+        self.qualified = qualified;
+        self
     }
 
     /// Lists what a recipe's call will run ([`ApprovalRequest::steps`]).

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::InvokableTool;
 use crate::http::{HttpConfig, HttpRequest, send};
 use crate::template::{Target, expand, url_encode};
 use crate::{ErrorKind, SecretStore, ToolError};
@@ -202,7 +203,7 @@ pub(crate) struct TokenCache {
 /// send to the token endpoint's host (not the secrets granted to the host of the tool's
 /// own request: the token endpoint is another host).
 fn credentials(
-    tool: &str,
+    tool: &InvokableTool,
     auth: &OAuth2Auth,
     secrets: &SecretStore,
 ) -> Result<(Url, TokenKey, String), ToolError> {
@@ -213,7 +214,8 @@ fn credentials(
         )
     })?;
     let scoped = secrets.scoped(
-        tool,
+        tool.name(),
+        tool.qualified.as_ref(),
         url.host_str().unwrap_or_default(),
         url.port_or_known_default().unwrap_or(0),
     );
@@ -235,7 +237,9 @@ fn credentials(
     )
     .map_err(misconfigured)?;
     let key = TokenKey {
-        tool: tool.to_owned(),
+        // By where the tool is kept, not its name: two owners' tools of one name never
+        // share a token.
+        tool: tool.identity(),
         token_url: auth.token_url.clone(),
         client_id,
         secret_digest: Sha256::digest(client_secret.as_bytes()).into(),
@@ -250,7 +254,7 @@ impl TokenCache {
     /// credentials are expanded with what the tool may send to the token endpoint.
     pub(crate) async fn token(
         &self,
-        tool: &str,
+        tool: &InvokableTool,
         auth: &OAuth2Auth,
         secrets: &SecretStore,
         config: &HttpConfig,
@@ -282,7 +286,12 @@ impl TokenCache {
     }
 
     /// Forgets the token of the tool `tool` with `auth` (after a 401).
-    pub(crate) async fn invalidate(&self, tool: &str, auth: &OAuth2Auth, secrets: &SecretStore) {
+    pub(crate) async fn invalidate(
+        &self,
+        tool: &InvokableTool,
+        auth: &OAuth2Auth,
+        secrets: &SecretStore,
+    ) {
         if let Ok((_, key, _)) = credentials(tool, auth, secrets) {
             self.tokens.lock().await.remove(&key);
         }

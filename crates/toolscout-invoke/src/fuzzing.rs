@@ -9,8 +9,9 @@ use std::task::{Context, Poll, Waker};
 use serde_json::{Map, Value};
 
 use crate::extract::Extractor;
+use crate::http::HttpResponse;
 use crate::template::{Target, expand};
-use crate::{AllowedHosts, SecretStore, ToolError};
+use crate::{AllowedHosts, HttpImpl, SecretStore, ToolError};
 
 /// An HTTP tool's `extractExpr`, parsed as the tool does, then applied to a response
 /// (`body` its JSON, `text` its text).
@@ -70,4 +71,31 @@ pub fn check_url(
         Poll::Ready(checked) => Some((shown, checked)),
         Poll::Pending => None,
     }
+}
+
+/// What an HTTP tool of block `http` returns for a response of `status` and `body`, as
+/// the invoker hands it back: decoded, extracted (`extractExpr`), redacted of `secrets`
+/// before the extraction and again at the end.
+pub fn read_response(
+    http: &HttpImpl,
+    status: u16,
+    body: &[u8],
+    secrets: &SecretStore,
+) -> Result<Value, ToolError> {
+    let url = reqwest::Url::parse("http://fuzz.test/r")
+        .map_err(|e| ToolError::failed(format!("the fuzzing URL: {e}")))?;
+    let resp = HttpResponse {
+        status,
+        headers: Vec::new(),
+        body: body.to_vec(),
+        url,
+        truncated: false,
+    };
+    crate::http_tool::finish(&reqwest::Method::GET, http, &resp, secrets)
+        .map(|v| secrets.redact_value(&v))
+        .map_err(|mut e| {
+            e.message = secrets.redact(&e.message);
+            e.details = secrets.redact_value(&e.details);
+            e
+        })
 }

@@ -41,7 +41,7 @@ pub(crate) async fn run(
     } else {
         0
     };
-    let (mut req, secrets) = build_request(cx, tool.name(), http, args)?;
+    let (mut req, secrets) = build_request(cx, tool, http, args)?;
     let secrets = &secrets;
     // The access token is as secret as the credentials it was bought with: whatever the
     // service echoes of it is redacted like a secret.
@@ -51,7 +51,7 @@ pub(crate) async fn run(
         Some(AuthConfig::OAuth2(o)) => {
             let token = cx
                 .tokens
-                .token(tool.name(), o, cx.secrets, cx.config, timeout)
+                .token(tool, o, cx.secrets, cx.config, timeout)
                 .await?;
             req.headers
                 .push(("Authorization".to_owned(), format!("Bearer {token}")));
@@ -106,10 +106,10 @@ async fn send_and_decode(
         && let Some(AuthConfig::OAuth2(o)) = &http.auth
     {
         // The token may have been revoked early: fetch a fresh one and try once more.
-        cx.tokens.invalidate(tool.name(), o, cx.secrets).await;
+        cx.tokens.invalidate(tool, o, cx.secrets).await;
         let token = cx
             .tokens
-            .token(tool.name(), o, cx.secrets, cx.config, timeout)
+            .token(tool, o, cx.secrets, cx.config, timeout)
             .await?;
         req.headers
             .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
@@ -118,18 +118,35 @@ async fn send_and_decode(
         token_secret.insert("oauth2 access token, refreshed", token);
         resp = send_with_retry(cx.config, req, timeout, cx.config.max_response_bytes, 0).await?;
     }
+    // Every secret of the invoker and the access tokens of this call: what the service
+    // echoes of them is redacted before an extraction or an excerpt picks from it, so
+    // that no expression can take a secret a piece at a time.
+    let mut secrets = cx.secrets.clone();
+    secrets.extend(token_secret.clone());
+    finish(&req.method, http, &resp, &secrets)
+}
+
+/// What a response gives the call: a remote outcome's value or error, a status error, or
+/// the body decoded and extracted, with `secrets` redacted before an extraction or an
+/// excerpt picks from it.
+pub(crate) fn finish(
+    method: &Method,
+    http: &HttpImpl,
+    resp: &HttpResponse,
+    secrets: &SecretStore,
+) -> Result<Value, ToolError> {
     if http.response_encoding == ResponseEncoding::Outcome
-        && let Some(outcome) = remote_outcome(&resp)
+        && let Some(outcome) = remote_outcome(resp)
     {
         return match outcome {
-            Ok(value) => extract(http, &resp, value),
+            Ok(value) => extract(http, resp, secrets.redact_value(&value), secrets),
             Err(e) => empty_or(http.error_mode, e),
         };
     }
     if !http.is_success(resp.status) {
-        return empty_or(http.error_mode, status_error(&req.method, http, &resp));
+        return empty_or(http.error_mode, status_error(method, http, resp, secrets));
     }
-    decode(http, &resp)
+    decode(http, resp, secrets)
 }
 
 /// The body as a toolscout outcome (`{"ok": true, "value"}` or `{"ok": false, "error"}`),
@@ -169,7 +186,7 @@ fn remote_outcome(resp: &HttpResponse) -> Option<Result<Value, ToolError>> {
 /// the host its URL names (see [`SecretStore::scoped`]).
 fn build_request(
     cx: &HttpContext<'_>,
-    tool: &str,
+    tool: &InvokableTool,
     http: &HttpImpl,
     args: &Map<String, Value>,
 ) -> Result<(HttpRequest, SecretStore), ToolError> {
@@ -187,7 +204,8 @@ fn build_request(
         )
     })?;
     let secrets = cx.secrets.scoped(
-        tool,
+        tool.name(),
+        tool.qualified.as_ref(),
         url.host_str().unwrap_or_default(),
         url.port_or_known_default().unwrap_or(0),
     );
@@ -279,13 +297,18 @@ fn add_query_params(url: &mut Url, names: &[String], args: &Map<String, Value>) 
     }
 }
 
-fn status_error(method: &Method, http: &HttpImpl, resp: &HttpResponse) -> ToolError {
+fn status_error(
+    method: &Method,
+    http: &HttpImpl,
+    resp: &HttpResponse,
+    secrets: &SecretStore,
+) -> ToolError {
     let expected = if http.success_codes.is_empty() {
         "a 2xx status".to_owned()
     } else {
         format!("one of {:?}", http.success_codes)
     };
-    let excerpt = excerpt(&resp.body);
+    let excerpt = excerpt(&resp.body, secrets);
     let hint = match resp.status {
         400 | 404 | 409 | 422 => " Check the arguments.",
         401 | 403 => " The credentials were refused; this is not fixable by changing arguments.",
@@ -304,14 +327,18 @@ fn status_error(method: &Method, http: &HttpImpl, resp: &HttpResponse) -> ToolEr
     .with_details(json!({"status": resp.status, "body": excerpt}))
 }
 
-fn decode(http: &HttpImpl, resp: &HttpResponse) -> Result<Value, ToolError> {
-    let text = String::from_utf8_lossy(&resp.body);
+/// The response's value: its body as JSON or text, with `secrets` redacted before the
+/// extraction picks from it.
+fn decode(http: &HttpImpl, resp: &HttpResponse, secrets: &SecretStore) -> Result<Value, ToolError> {
+    let raw = String::from_utf8_lossy(&resp.body);
     let extractor = extractor(http)?;
     let wants_json = http.response_encoding != ResponseEncoding::Text
         || extractor.as_ref().is_some_and(Extractor::needs_json);
+    // JSON is parsed first and redacted as a value: redacting its text could break it.
+    let text = secrets.redact(&raw);
     let body = if wants_json {
-        match serde_json::from_str::<Value>(&text) {
-            Ok(v) => v,
+        match serde_json::from_str::<Value>(&raw) {
+            Ok(v) => secrets.redact_value(&v),
             Err(e) => {
                 return empty_or(
                     http.error_mode,
@@ -319,22 +346,28 @@ fn decode(http: &HttpImpl, resp: &HttpResponse) -> Result<Value, ToolError> {
                         "the response of {} is not valid JSON ({e}); the tool expects JSON",
                         display_url(&resp.url)
                     ))
-                    .with_details(json!({"status": resp.status, "body": excerpt(&resp.body)})),
+                    .with_details(json!({"status": resp.status, "body": excerpt_of(&text)})),
                 );
             }
         }
     } else {
-        Value::String(text.clone().into_owned())
+        Value::String(text.clone())
     };
     apply(http, resp, extractor, body, &text)
 }
 
-/// The value of a remote outcome, through `extractExpr` when there is one.
-fn extract(http: &HttpImpl, resp: &HttpResponse, value: Value) -> Result<Value, ToolError> {
+/// The value of a remote outcome (already redacted), through `extractExpr` when there
+/// is one.
+fn extract(
+    http: &HttpImpl,
+    resp: &HttpResponse,
+    value: Value,
+    secrets: &SecretStore,
+) -> Result<Value, ToolError> {
     let extractor = extractor(http)?;
     let text = match &value {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => secrets.redact(&other.to_string()),
     };
     apply(http, resp, extractor, value, &text)
 }
@@ -379,7 +412,7 @@ fn apply(
             ))
             .with_details(json!({
                 "extract_expr": http.extract_expr,
-                "body": excerpt(&resp.body),
+                "body": excerpt_of(text),
             })),
         ),
     }
@@ -392,10 +425,15 @@ fn empty_or(mode: ErrorMode, e: ToolError) -> Result<Value, ToolError> {
     }
 }
 
-fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
+/// The start of a response body, with `secrets` redacted first (a cut could otherwise
+/// leave a piece of one).
+fn excerpt(body: &[u8], secrets: &SecretStore) -> String {
+    excerpt_of(&secrets.redact(&String::from_utf8_lossy(body)))
+}
+
+fn excerpt_of(text: &str) -> String {
     if text.chars().count() <= EXCERPT {
-        text.into_owned()
+        text.to_owned()
     } else {
         text.chars().take(EXCERPT).collect::<String>() + "…"
     }

@@ -52,7 +52,16 @@ pub struct Invoker {
     tokens: Arc<TokenCache>,
     validators: Arc<Validators>,
     native_timeout: Duration,
+    max_timeout: Duration,
 }
+
+/// The longest any one call may run by default, whatever its `timeout_seconds` says
+/// ([`Invoker::with_max_timeout`]): 10 minutes.
+///
+/// **Rationale:** `timeout_seconds` comes from a catalog entry, which anyone who may put
+/// a tool writes; `4000000000` was accepted (126 years). An HTTP tool without one was
+/// bounded only per attempt.
+pub const DEFAULT_MAX_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The steps of a composite tool (a recipe), for
 /// [`Invoker::invoke_composite`]: the invoker validates the call, asks one approval for
@@ -85,6 +94,7 @@ impl Default for Invoker {
             tokens: Arc::default(),
             validators: Arc::default(),
             native_timeout: Duration::from_secs(60),
+            max_timeout: DEFAULT_MAX_TIMEOUT,
         }
     }
 }
@@ -98,6 +108,7 @@ impl fmt::Debug for Invoker {
             .field("approver", &self.approver.is_some())
             .field("usage", &self.usage.is_some())
             .field("native_timeout", &self.native_timeout)
+            .field("max_timeout", &self.max_timeout)
             .finish()
     }
 }
@@ -143,6 +154,20 @@ impl Invoker {
     pub fn with_native_timeout(mut self, timeout: Duration) -> Self {
         self.native_timeout = timeout;
         self
+    }
+
+    /// Sets the longest any one call may run, a recipe's whole run included, whatever
+    /// the tool's `timeout_seconds` says ([`DEFAULT_MAX_TIMEOUT`] by default; at least
+    /// 1 ms).
+    #[must_use]
+    pub fn with_max_timeout(mut self, max: Duration) -> Self {
+        self.max_timeout = max.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The longest any one call may run ([`Invoker::with_max_timeout`]).
+    pub fn max_timeout(&self) -> Duration {
+        self.max_timeout
     }
 
     /// The HTTP policy.
@@ -313,8 +338,18 @@ impl Invoker {
         if tool.is_spec_only() {
             return Err(ToolError::spec_only(name));
         }
+        // One budget per tool (where a catalog keeps it, not its name: two owners' tools
+        // of one name are two tools) and per caller (a shared tool's calls by one tenant
+        // do not use up another's).
         if let Some(limit) = spec.metadata.rate_limit_per_minute
-            && let Err(wait) = self.limiter.acquire(name, limit)
+            && let Err(wait) = self.limiter.acquire(
+                &format!(
+                    "{}\u{1f}{}",
+                    tool.caller.as_deref().unwrap_or_default(),
+                    tool.identity()
+                ),
+                limit,
+            )
         {
             let secs = wait.as_secs() + 1;
             return Err(ToolError::new(
@@ -340,10 +375,11 @@ impl Invoker {
         if !approved && (self.requires_approval(tool) || plan.iter().any(|s| s.requires_approval)) {
             self.approve(tool, &args, plan).await?;
         }
+        let cap = self.max_timeout;
         let timeout = spec
             .metadata
             .timeout_seconds
-            .map(|s| Duration::from_secs(u64::from(s)));
+            .map(|s| Duration::from_secs(u64::from(s)).min(cap));
         let value = match &tool.implementation {
             Implementation::Native(native) => {
                 let registered = self.natives.get(&native.func).ok_or_else(|| {
@@ -357,7 +393,7 @@ impl Invoker {
                     )
                     .with_details(json!({"tool": name, "func": native.func}))
                 })?;
-                let timeout = timeout.unwrap_or(self.native_timeout);
+                let timeout = timeout.unwrap_or(self.native_timeout).min(cap);
                 with_timeout(name, timeout, registered.tool.call_json(args)).await?
             }
             Implementation::Http(http) => {
@@ -367,18 +403,19 @@ impl Invoker {
                     tokens: &self.tokens,
                 };
                 let call = http_tool::run(&cx, tool, http, &args);
-                match timeout {
-                    Some(t) => with_timeout(name, t, call).await?,
-                    None => call.await?,
-                }
+                // Without a timeout of its own, each attempt is bounded, and the whole
+                // call (its retries and redirects) by the cap.
+                with_timeout(name, timeout.unwrap_or(cap), call).await?
             }
             Implementation::Recipe(_) => {
                 let Some(composite) = composite else {
                     return Err(ToolError::failed(format!("recipe '{name}' has no runner")));
                 };
-                let timeout = timeout.unwrap_or(Duration::from_secs(u64::from(
-                    toolscout_spec::recipe::DEFAULT_TIMEOUT_SECONDS,
-                )));
+                let timeout = timeout
+                    .unwrap_or(Duration::from_secs(u64::from(
+                        toolscout_spec::recipe::DEFAULT_TIMEOUT_SECONDS,
+                    )))
+                    .min(cap);
                 with_timeout(name, timeout, composite.run(args)).await?
             }
         };
@@ -400,8 +437,9 @@ impl Invoker {
             )
             .with_details(json!({"tool": name})));
         };
-        let request =
-            ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone()).with_steps(steps);
+        let request = ApprovalRequest::new(name, args.clone(), tool.spec.summary.clone())
+            .with_qualified(tool.qualified.clone())
+            .with_steps(steps);
         match approver.approve(&request).await {
             Approval::Approved => Ok(()),
             Approval::Refused(reason) => {

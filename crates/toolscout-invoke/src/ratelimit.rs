@@ -5,8 +5,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const WINDOW: Duration = Duration::from_secs(60);
+/// Past this many keys, those with no call in the window are forgotten.
+const PRUNE_AT: usize = 4_096;
 
-/// Call times of each rate-limited tool within the last minute.
+/// Call times of each rate-limited tool (and caller: the key is the invoker's) within the
+/// last minute.
 #[derive(Debug, Default)]
 pub(crate) struct RateLimiter {
     calls: Mutex<HashMap<String, VecDeque<Instant>>>,
@@ -18,6 +21,14 @@ impl RateLimiter {
         let now = Instant::now();
         // A poisoned lock only means another call panicked mid-update; the data is still usable.
         let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        if calls.len() >= PRUNE_AT && !calls.contains_key(tool) {
+            // Keys are per tool and caller: forget those with no call in the window.
+            calls.retain(|_, times| {
+                times
+                    .back()
+                    .is_some_and(|t| now.duration_since(*t) < WINDOW)
+            });
+        }
         let times = calls.entry(tool.to_owned()).or_default();
         while times
             .front()

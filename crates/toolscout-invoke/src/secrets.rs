@@ -11,13 +11,17 @@
 //! by every tool (what a library user who builds the store in code expects); the CLI
 //! grants every secret it reads.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use aho_corasick::AhoCorasick;
+use toolscout_spec::name::QualifiedName;
 
 use serde_json::Value;
 
-use crate::{Error, Result};
+use crate::{Error, Result, ToolSelector};
 
 /// The text that replaces a secret's value wherever it would appear.
 pub const REDACTED: &str = "[REDACTED]";
@@ -39,24 +43,44 @@ pub struct SecretStore {
     grants: BTreeMap<String, Grant>,
     /// The names of secrets left out by [`SecretStore::scoped`], for its error messages.
     withheld: BTreeSet<String>,
+    /// What finds the values in a text, made at the first redaction after a change.
+    redactor: OnceLock<Arc<Redactor>>,
+}
+
+/// The shortest run of a secret that is redacted wherever it appears: a piece of a key
+/// shorter than this says little of it, and shorter runs would match ordinary text.
+pub const MIN_REDACTED_RUN: usize = 4;
+
+/// The values of a store, made ready to be found in text.
+struct Redactor {
+    /// Every form a value is written in (raw, URL-encoded, JSON-escaped), longest first.
+    whole: Vec<String>,
+    /// Every run of [`MIN_REDACTED_RUN`] characters of those forms.
+    pieces: Option<AhoCorasick>,
+    /// The values' bytes, for base64.
+    secrets: Vec<Vec<u8>>,
+    /// Every run of [`MIN_REDACTED_RUN`] bytes of the values, for base64.
+    byte_runs: HashSet<Vec<u8>>,
 }
 
 /// Who may use a secret.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Grant {
-    tools: BTreeSet<String>,
+    tools: BTreeSet<ToolSelector>,
     hosts: Vec<String>,
 }
 
 impl SecretStore {
-    /// Lets the tool named `tool` use the secret `name` (wherever its request goes, within
-    /// the allowed hosts).
+    /// Lets the tool `tool` use the secret `name` (wherever its request goes, within the
+    /// allowed hosts). `tool` is a [`ToolSelector`]: `[owner:]bundle/tool` for one tool
+    /// of one bundle, or a bare name for the operator's tools of that name (never a
+    /// tenant's: a tenant could name a tool like the operator's). Text that reads as
+    /// neither grants nothing.
     pub fn grant_tool(&mut self, name: &str, tool: &str) {
-        self.grants
-            .entry(name.to_owned())
-            .or_default()
-            .tools
-            .insert(tool.to_owned());
+        let tools = &mut self.grants.entry(name.to_owned()).or_default().tools;
+        if let Ok(selector) = ToolSelector::parse(tool) {
+            tools.insert(selector);
+        }
     }
 
     /// Lets requests to `host` (the syntax of [`crate::AllowedHosts`]: `api.example.com`,
@@ -74,24 +98,39 @@ impl SecretStore {
         self.grants.contains_key(name)
     }
 
-    /// Whether the tool `tool`, sending a request to `host` on `port`, may use the
-    /// secret `name`: it has no grants, or one of them is this tool or this host.
-    pub fn may_use(&self, name: &str, tool: &str, host: &str, port: u16) -> bool {
+    /// Whether the tool named `tool`, kept at `qualified` (`None`: in no catalog),
+    /// sending a request to `host` on `port`, may use the secret `name`: it has no
+    /// grants, or one of them names this tool ([`ToolSelector::matches`]) or this host.
+    pub fn may_use(
+        &self,
+        name: &str,
+        tool: &str,
+        qualified: Option<&QualifiedName>,
+        host: &str,
+        port: u16,
+    ) -> bool {
         match self.grants.get(name) {
             None => true,
             Some(g) => {
-                g.tools.contains(tool) || crate::AllowedHosts::new(&g.hosts).matches(host, port)
+                g.tools.iter().any(|s| s.matches(tool, qualified))
+                    || crate::AllowedHosts::new(&g.hosts).matches(host, port)
             }
         }
     }
 
-    /// The secrets the tool `tool` may use in a request to `host` on `port` (see
-    /// [`SecretStore::may_use`]); the others are withheld, and a template that names
-    /// one says it is not granted.
-    pub fn scoped(&self, tool: &str, host: &str, port: u16) -> SecretStore {
+    /// The secrets the tool `tool` (kept at `qualified`) may use in a request to `host`
+    /// on `port` (see [`SecretStore::may_use`]); the others are withheld, and a
+    /// template that names one says it is not granted.
+    pub fn scoped(
+        &self,
+        tool: &str,
+        qualified: Option<&QualifiedName>,
+        host: &str,
+        port: u16,
+    ) -> SecretStore {
         let mut out = SecretStore::default();
         for (name, value) in &self.values {
-            if self.may_use(name, tool, host, port) {
+            if self.may_use(name, tool, qualified, host, port) {
                 out.values.insert(name.clone(), value.clone());
             } else {
                 out.withheld.insert(name.clone());
@@ -108,6 +147,7 @@ impl SecretStore {
     /// Adds or replaces a secret.
     pub fn insert(&mut self, name: impl Into<String>, value: impl Into<String>) {
         self.values.insert(name.into(), value.into());
+        self.redactor = OnceLock::new();
     }
 
     /// Secrets from `(name, value)` pairs whose name starts with `prefix`; the prefix is
@@ -130,8 +170,9 @@ impl SecretStore {
     }
 
     /// Secrets from a JSON file: one object whose members are `"NAME": "value"`, or
-    /// `"NAME": {"value": "…", "hosts": ["api.example.com"], "tools": ["get_weather"]}`
-    /// to grant the secret (see [`SecretStore::grant_host`], [`SecretStore::grant_tool`]).
+    /// `"NAME": {"value": "…", "hosts": ["api.example.com"], "tools": ["weather/get-weather"]}`
+    /// to grant the secret (see [`SecretStore::grant_host`], [`SecretStore::grant_tool`]:
+    /// a tool is `[tenant:]bundle/tool`, or a bare name for the operator's own tools).
     ///
     /// On Unix the file must not be readable or writable by the group or others (mode
     /// `0600` or stricter): a secrets file anyone can read is refused, not used.
@@ -200,6 +241,8 @@ impl SecretStore {
                             if key == "hosts" {
                                 store.grant_host(name, item);
                             } else {
+                                ToolSelector::parse(item)
+                                    .map_err(|e| bad(format!("\"tools\" of '{name}': {e}")))?;
                                 store.grant_tool(name, item);
                             }
                         }
@@ -219,6 +262,7 @@ impl SecretStore {
     pub fn extend(&mut self, other: SecretStore) {
         self.values.extend(other.values);
         self.grants.extend(other.grants);
+        self.redactor = OnceLock::new();
     }
 
     /// A secret's value.
@@ -242,76 +286,83 @@ impl SecretStore {
     }
 
     /// `text` with every secret value, in any of the forms a template writes it
-    /// (raw, URL-encoded, JSON-escaped), replaced by [`REDACTED`], and every run of
-    /// base64 whose decoding holds a secret (an echoed `Authorization: Basic` header
-    /// carries `user:secret` so) replaced whole.
+    /// (raw, URL-encoded, JSON-escaped), replaced by [`REDACTED`]; every run of base64
+    /// whose decoding holds a secret, or a run of [`MIN_REDACTED_RUN`] bytes of one (an
+    /// echoed `Authorization: Basic` header carries `user:secret` so), replaced whole;
+    /// and every run of [`MIN_REDACTED_RUN`] characters or more of a value's forms,
+    /// wherever it stands, replaced too.
+    ///
+    /// **Rationale:** the pieces. An extraction (a regular expression's group, a
+    /// JSONPath), a cut excerpt or a service that splits what it echoes can return a
+    /// secret a few characters at a time, and no piece is the whole value. What is left
+    /// between two marks never holds 4 characters of a secret; the cost is that a
+    /// result's text that happens to share 4 characters with a secret loses them too.
+    ///
+    /// ```
+    /// use toolscout_invoke::SecretStore;
+    ///
+    /// let mut secrets = SecretStore::default();
+    /// secrets.insert("API_KEY", "sk-4f9a8b7c6d5e");
+    /// assert_eq!(secrets.redact("key=sk-4f9a8b7c6d5e"), "key=[REDACTED]");
+    /// assert_eq!(secrets.redact("part=8b7c6d"), "part=[REDACTED]");
+    /// assert_eq!(secrets.redact("short=8b7"), "short=8b7");
+    /// ```
     pub fn redact(&self, text: &str) -> String {
-        let mut forms: Vec<String> = Vec::new();
-        for v in self.values.values().filter(|v| !v.is_empty()) {
-            forms.push(v.clone());
-            forms.push(crate::template::url_encode(v));
-            forms.push(crate::template::json_escape(v));
+        let r = self.redactor();
+        if r.secrets.is_empty() {
+            return text.to_owned();
         }
-        // Longest first, so that a secret containing another is removed whole.
-        forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
-        forms.dedup();
         let mut out = text.to_owned();
-        for f in &forms {
+        for f in &r.whole {
             if out.contains(f.as_str()) {
                 out = out.replace(f.as_str(), REDACTED);
             }
         }
-        self.redact_base64(&out)
+        let out = redact_base64(&out, r);
+        redact_pieces(&out, r)
     }
 
-    /// `text` with every base64 run (standard or URL-safe alphabet, padded or not) whose
-    /// decoding contains a secret's value replaced by [`REDACTED`].
-    fn redact_base64(&self, text: &str) -> String {
-        let secrets: Vec<&[u8]> = self
-            .values
-            .values()
-            .filter(|v| !v.is_empty())
-            .map(|v| v.as_bytes())
-            .collect();
-        if secrets.is_empty() {
-            return text.to_owned();
-        }
-        // The shortest run that can hold a secret: 4 characters for every 3 bytes.
-        let shortest = secrets
-            .iter()
-            .map(|s| s.len())
-            .min()
-            .unwrap_or(1)
-            .div_ceil(3)
-            * 4;
-        let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_');
-        let bytes = text.as_bytes();
-        let mut out = String::with_capacity(text.len());
-        let mut copied = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            if !is_b64(bytes[i]) {
-                i += 1;
-                continue;
+    /// The store's [`Redactor`], made once per change of its values.
+    fn redactor(&self) -> &Redactor {
+        self.redactor.get_or_init(|| {
+            let values: Vec<&String> = self.values.values().filter(|v| !v.is_empty()).collect();
+            let mut whole: Vec<String> = Vec::new();
+            for v in &values {
+                whole.push((*v).clone());
+                whole.push(crate::template::url_encode(v));
+                whole.push(crate::template::json_escape(v));
             }
-            let start = i;
-            while i < bytes.len() && is_b64(bytes[i]) {
-                i += 1;
+            // Longest first, so that a secret containing another is removed whole.
+            whole.sort_by_key(|f| std::cmp::Reverse(f.len()));
+            whole.dedup();
+            let mut runs: BTreeSet<String> = BTreeSet::new();
+            for form in &whole {
+                let chars: Vec<char> = form.chars().collect();
+                for w in chars.windows(MIN_REDACTED_RUN) {
+                    runs.insert(w.iter().collect());
+                }
             }
-            // Padding ends a run: `key=<base64>` is two runs.
-            let mut padding = 0;
-            while padding < 2 && bytes.get(i) == Some(&b'=') {
-                i += 1;
-                padding += 1;
+            let mut byte_runs = HashSet::new();
+            for v in &values {
+                for w in v.as_bytes().windows(MIN_REDACTED_RUN) {
+                    byte_runs.insert(w.to_vec());
+                }
             }
-            if i - start >= shortest.max(4) && decodes_to_secret(&text[start..i], &secrets) {
-                out.push_str(&text[copied..start]);
-                out.push_str(REDACTED);
-                copied = i;
-            }
-        }
-        out.push_str(&text[copied..]);
-        out
+            let pieces = if runs.is_empty() {
+                None
+            } else {
+                // Patterns of a few characters each, some hundreds of them: the
+                // automaton is small, and a failure to build one only costs the pieces'
+                // redaction (never the whole values').
+                AhoCorasick::new(&runs).ok()
+            };
+            Arc::new(Redactor {
+                whole,
+                pieces,
+                secrets: values.iter().map(|v| v.as_bytes().to_vec()).collect(),
+                byte_runs,
+            })
+        })
     }
 
     /// `value` with every secret redacted (see [`SecretStore::redact`]): in strings
@@ -328,14 +379,10 @@ impl SecretStore {
             ),
             Value::Number(n) => {
                 let digits = n.to_string();
-                if self
-                    .values
-                    .values()
-                    .any(|v| !v.is_empty() && digits.contains(v.as_str()))
-                {
-                    Value::String(REDACTED.to_owned())
-                } else {
+                if self.redact(&digits) == digits {
                     value.clone()
+                } else {
+                    Value::String(REDACTED.to_owned())
                 }
             }
             other => other.clone(),
@@ -343,30 +390,114 @@ impl SecretStore {
     }
 }
 
-/// Whether `run`, read as base64 in any of its usual forms, decodes to bytes that
-/// contain one of `secrets`.
-fn decodes_to_secret(run: &str, secrets: &[&[u8]]) -> bool {
+/// `text` with every base64 run (standard or URL-safe alphabet, padded or not) whose
+/// decoding contains a secret's value, or a run of [`MIN_REDACTED_RUN`] bytes of one,
+/// replaced by [`REDACTED`].
+fn redact_base64(text: &str, r: &Redactor) -> String {
+    // The shortest run that can hold a piece: 4 characters for every 3 bytes.
+    let shortest = r
+        .secrets
+        .iter()
+        .map(|s| s.len().min(MIN_REDACTED_RUN))
+        .min()
+        .unwrap_or(1)
+        .div_ceil(3)
+        * 4;
+    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_');
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_b64(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && is_b64(bytes[i]) {
+            i += 1;
+        }
+        // Padding ends a run: `key=<base64>` is two runs.
+        let mut padding = 0;
+        while padding < 2 && bytes.get(i) == Some(&b'=') {
+            i += 1;
+            padding += 1;
+        }
+        if i - start >= shortest.max(4) && decodes_to_secret(&text[start..i], r) {
+            out.push_str(&text[copied..start]);
+            out.push_str(REDACTED);
+            copied = i;
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// Whether `run`, read as base64 in any of its usual forms and from any of its first
+/// four characters (a run may start mid-group: text before it in the alphabet, or a cut
+/// excerpt), decodes to bytes that contain a secret or a run of [`MIN_REDACTED_RUN`]
+/// bytes of one.
+fn decodes_to_secret(run: &str, r: &Redactor) -> bool {
     use base64::Engine as _;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let holds = |decoded: &[u8]| {
+        r.secrets
+            .iter()
+            .any(|s| decoded.windows(s.len()).any(|w| w == s.as_slice()))
+            || decoded
+                .windows(MIN_REDACTED_RUN)
+                .any(|w| r.byte_runs.contains(w))
+    };
+    if [&STANDARD, &URL_SAFE]
+        .iter()
+        .filter_map(|engine| engine.decode(run).ok())
+        .any(|d| holds(&d))
+    {
+        return true;
+    }
     let trimmed = run.trim_end_matches('=');
-    // A run may carry a character too many or too few for whole groups of four (text
-    // around it that happens to be in the alphabet): try the lengths around it.
-    let candidates = [trimmed, &trimmed[..trimmed.len() - trimmed.len() % 4]];
-    candidates.iter().any(|candidate| {
+    (0..4.min(trimmed.len())).any(|skip| {
+        let candidate = &trimmed[skip..];
+        // A run may carry characters too many for whole groups of four: drop them.
+        let candidate = &candidate[..candidate.len() - candidate.len() % 4];
         [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD]
             .iter()
             .filter_map(|engine| engine.decode(candidate).ok())
-            .chain(
-                [&STANDARD, &URL_SAFE]
-                    .iter()
-                    .filter_map(|engine| engine.decode(run).ok()),
-            )
-            .any(|decoded| {
-                secrets
-                    .iter()
-                    .any(|s| decoded.windows(s.len()).any(|w| w == *s))
-            })
+            .any(|d| holds(&d))
     })
+}
+
+/// `text` with every run of [`MIN_REDACTED_RUN`] characters of a secret's forms, and
+/// so every longer run, replaced by one [`REDACTED`] per stretch of overlapping runs.
+fn redact_pieces(text: &str, r: &Redactor) -> String {
+    let Some(pieces) = &r.pieces else {
+        return text.to_owned();
+    };
+    let mut found: Vec<(usize, usize)> = pieces
+        .find_overlapping_iter(text)
+        .map(|m| (m.start(), m.end()))
+        .collect();
+    if found.is_empty() {
+        return text.to_owned();
+    }
+    found.sort_unstable();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (start, end) in found {
+        match spans.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => spans.push((start, end)),
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end) in spans {
+        // Patterns are whole characters of valid UTF-8, so spans fall on boundaries.
+        out.push_str(&text[copied..start]);
+        out.push_str(REDACTED);
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 impl fmt::Debug for SecretStore {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::{SPEC_ONLY_FUNC, ToolFile, ToolType};
+use toolscout_spec::name::QualifiedName;
 
 use crate::auth::AuthConfig;
 use crate::extract::Extractor;
@@ -23,6 +24,13 @@ pub struct InvokableTool {
     pub enabled: bool,
     /// Why calls are not allowed, shown to the model (e.g. "its bundle is disabled").
     pub disabled_reason: Option<String>,
+    /// Where a catalog keeps it (owner, bundle, slug); `None` for a tool in no catalog.
+    /// Approvals, secrets' grants and rate limits tell tools apart by it, never by name
+    /// alone ([`crate::ToolSelector`]).
+    pub qualified: Option<QualifiedName>,
+    /// Who calls (a catalog viewer, say), for rate limits: each caller has its own
+    /// budget of a tool's calls. `None`: one budget for every caller without one.
+    pub caller: Option<String>,
 }
 
 impl InvokableTool {
@@ -34,6 +42,8 @@ impl InvokableTool {
             implementation: Implementation::Native(NativeImpl { func }),
             enabled: true,
             disabled_reason: None,
+            qualified: None,
+            caller: None,
         }
     }
 
@@ -45,6 +55,8 @@ impl InvokableTool {
             implementation: Implementation::Http(Box::new(http)),
             enabled: true,
             disabled_reason: None,
+            qualified: None,
+            caller: None,
         })
     }
 
@@ -56,6 +68,8 @@ impl InvokableTool {
             implementation,
             enabled: true,
             disabled_reason: None,
+            qualified: None,
+            caller: None,
         })
     }
 
@@ -82,9 +96,31 @@ impl InvokableTool {
         self
     }
 
+    /// Says where a catalog keeps the tool ([`InvokableTool::qualified`]).
+    #[must_use]
+    pub fn with_qualified(mut self, qualified: Option<QualifiedName>) -> InvokableTool {
+        self.qualified = qualified;
+        self
+    }
+
+    /// Says who calls ([`InvokableTool::caller`]).
+    #[must_use]
+    pub fn with_caller(mut self, caller: impl Into<String>) -> InvokableTool {
+        self.caller = Some(caller.into());
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// The tool as rules and budgets know it: its qualified name when a catalog keeps
+    /// it, else its name.
+    pub fn identity(&self) -> String {
+        self.qualified
+            .as_ref()
+            .map_or_else(|| self.spec.name.to_string(), ToString::to_string)
     }
 
     /// Whether the tool is spec only: a native tool of the function

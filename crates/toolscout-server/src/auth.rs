@@ -133,6 +133,11 @@ pub(crate) async fn authenticate(
         limiter.hold(*id, wait).await;
         return rate_limited(limits, wait);
     }
+    // The handlers that do several requests' work in one (a JSON-RPC batch) take the
+    // others from the same bucket.
+    request
+        .extensions_mut()
+        .insert(std::sync::Arc::clone(&limiter));
     request.extensions_mut().insert(principal);
     next.run(request).await
 }

@@ -55,6 +55,9 @@ pub struct ConnectionLimits {
     /// How long a request body may go without sending anything; the request then fails
     /// (400) and the connection is closed.
     pub body_read_timeout: Duration,
+    /// How long a stopping server lets the requests in flight finish; then their
+    /// connections are closed and what they were running (a recipe's run) is cancelled.
+    pub shutdown_grace: Duration,
 }
 
 /// [`ConnectionLimits::max_connections`] by default.
@@ -69,6 +72,7 @@ impl Default for ConnectionLimits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
+            shutdown_grace: crate::console::SHUTDOWN_GRACE,
         }
     }
 }
@@ -94,6 +98,14 @@ impl ConnectionLimits {
     #[must_use]
     pub fn with_body_read_timeout(mut self, timeout: Duration) -> Self {
         self.body_read_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a stopping server lets requests finish (see
+    /// [`ConnectionLimits::shutdown_grace`]).
+    #[must_use]
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 }
@@ -247,7 +259,8 @@ pub(crate) async fn serve(
 }
 
 /// Serves one connection until it ends, is evicted, or the server stops (then its
-/// request in flight is finished first).
+/// request in flight is finished first, for at most the shutdown grace: then the
+/// connection is dropped, and with it the request's work).
 async fn connection(
     stream: tokio::net::TcpStream,
     router: Router,
@@ -285,6 +298,10 @@ async fn connection(
         .with_upgrades();
     let mut conn = std::pin::pin!(conn);
     let mut stopping = false;
+    // Armed when the server stops: a request still running then (a recipe's run, say)
+    // is cancelled, not waited for.
+    let grace = tokio::time::sleep(Duration::MAX);
+    let mut grace = std::pin::pin!(grace);
     loop {
         tokio::select! {
             served = conn.as_mut() => {
@@ -299,7 +316,11 @@ async fn connection(
                 if changed.is_ok() {
                     conn.as_mut().graceful_shutdown();
                 }
+                grace
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + limits.shutdown_grace);
             }
+            () = grace.as_mut(), if stopping => return,
         }
     }
 }

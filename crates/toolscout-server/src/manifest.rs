@@ -653,12 +653,21 @@ pub(crate) fn approval(
     if principal.may_approve(state.options()) {
         return Ok(true);
     }
-    let why = if state.options().token.is_none() {
+    Err(AppError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        why_not_approved(state),
+    ))
+}
+
+/// Why a request's `"approved": true` does not count, for REST and JSON-RPC alike: the
+/// server has no token, or the request does not carry it.
+pub(crate) fn why_not_approved(state: &AppState) -> &'static str {
+    if state.options().token.is_none() {
         "only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL"
     } else {
         "only a client with the server's token may approve a call, and this request does not carry it (a tenant's token approves nothing); ask the operator, or call without \"approved\""
-    };
-    Err(AppError::new(StatusCode::FORBIDDEN, "forbidden", why))
+    }
 }
 
 /// The status of an invoke answer. The body is always the outcome; the status says

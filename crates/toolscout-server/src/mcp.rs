@@ -539,15 +539,24 @@ impl ServerHandler for McpServer {
             .peer_info()
             .is_none_or(|info| info.protocol_version.has_initialize());
         let principal = principal_of(&context.extensions);
-        let (result, changed) = self
-            .answer(
-                &principal,
-                &request.name,
-                args,
-                session,
-                Some(&context.peer),
-            )
-            .await?;
+        let answer = self.answer(
+            &principal,
+            &request.name,
+            args,
+            session,
+            Some(&context.peer),
+        );
+        // A cancelled request (the client said so, or went away: see `McpService`) stops
+        // its call, a recipe's run with it.
+        let (result, changed) = tokio::select! {
+            answered = answer => answered?,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error(
+                    "the call was cancelled: its client cancelled it or went away",
+                    None,
+                ));
+            }
+        };
         if changed {
             // Before the result, so that a client reads the new list before the model's
             // next turn.

@@ -41,6 +41,9 @@ pub const INTERNAL_ERROR: i64 = -32603;
 pub const UNAUTHORIZED: i64 = -32001;
 /// The answer would be larger than [`MAX_RESPONSE_BYTES`] (a server-defined code).
 pub const RESPONSE_TOO_LARGE: i64 = -32002;
+/// A request of a batch past its tenant's request rate (a server-defined code; the data
+/// says when to try again).
+pub const RATE_LIMITED: i64 = -32003;
 
 /// The most requests in one batch.
 pub const MAX_BATCH: usize = 100;
@@ -91,6 +94,7 @@ impl RpcError {
 pub(crate) async fn handle(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    limiter: Option<Extension<std::sync::Arc<crate::limit::Limiter>>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let body = body?;
@@ -99,6 +103,7 @@ pub(crate) async fn handle(
     let caller = Caller {
         may_approve: principal.may_approve(state.options()),
         principal,
+        limiter: limiter.map(|Extension(l)| l),
     };
     match answer_with(&state, &body, caller).await {
         Some(reply) => Ok(Json(reply).into_response()),
@@ -115,6 +120,7 @@ pub async fn answer(state: &AppState, body: &[u8]) -> Option<Value> {
         Caller {
             may_approve: true,
             principal: Principal::Operator,
+            limiter: None,
         },
     )
     .await
@@ -127,6 +133,33 @@ struct Caller {
     may_approve: bool,
     /// Whose view of the catalog every method reads and calls in.
     principal: Principal,
+    /// The tenants' request buckets: each request of a batch past the first (which the
+    /// `authenticate` middleware took) takes one more.
+    limiter: Option<std::sync::Arc<crate::limit::Limiter>>,
+}
+
+impl Caller {
+    /// Takes one request of a tenant's rate for a request of a batch; the error to
+    /// answer it with when the tenant is over its rate. The operator is not limited.
+    fn take_one(&self) -> Result<(), Value> {
+        let (Principal::Tenant { id, limits, .. }, Some(limiter)) =
+            (&self.principal, &self.limiter)
+        else {
+            return Ok(());
+        };
+        limiter
+            .take(*id, limits, std::time::Instant::now())
+            .map_err(|wait| {
+                let seconds = crate::limit::retry_after(wait);
+                json!({
+                    "message": format!(
+                        "rate limited: this tenant may send {} requests a second (bursts of {}), each request of a batch counted; try again in {seconds} s",
+                        limits.requests_per_second, limits.burst
+                    ),
+                    "retry_after": seconds,
+                })
+            })
+    }
 }
 
 /// Like [`answer`], for `caller`.
@@ -165,7 +198,23 @@ async fn answer_with(state: &AppState, body: &[u8], caller: Caller) -> Option<Va
         Value::Array(items) => {
             let mut replies = Vec::new();
             let mut budget = MAX_RESPONSE_BYTES;
-            for item in items {
+            for (i, item) in items.into_iter().enumerate() {
+                // The first was counted with the HTTP request; each other is a request
+                // of its own against a tenant's rate (100 `tools/call` in one batch
+                // were 100 calls at the price of one).
+                if i > 0
+                    && let Err(limited) = caller.take_one()
+                {
+                    // A notification gets no answer, refused or not.
+                    let Some(id) = item.get("id").cloned() else {
+                        continue;
+                    };
+                    let message = limited["message"].as_str().unwrap_or_default().to_owned();
+                    let error = RpcError::new(RATE_LIMITED, message)
+                        .with_data(json!({"retry_after_seconds": limited["retry_after"]}));
+                    replies.push(bounded(error.to_json(id), &mut budget));
+                    continue;
+                }
                 if let Some(r) = one(state, item, &caller).await {
                     replies.push(bounded(r, &mut budget));
                 }
@@ -329,7 +378,7 @@ async fn dispatch(
                 Some(Value::Bool(true)) => {
                     return Err(RpcError::new(
                         UNAUTHORIZED,
-                        "unauthorized: only a client with the server's token may approve a call, and this server has none (--no-auth); start it with a token, or pre-approve the tool with --approve TOOL",
+                        format!("unauthorized: {}", crate::manifest::why_not_approved(state)),
                     ));
                 }
                 Some(other) => {

@@ -99,6 +99,14 @@ impl HostCheck {
 /// `name` of `name:port`, `[v6]` of `[v6]:port`, as the `url` crate reads an authority
 /// (lower case; an IPv4 address in its usual form); `None` when `host` is no authority.
 fn host_name(host: &str) -> Option<String> {
+    // Only what a name, an address and a port are written with: the URL parser would
+    // read `localhost#.attacker.com` as `localhost` and a fragment.
+    if !host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':' | b'[' | b']'))
+    {
+        return None;
+    }
     let url = url::Url::parse(&format!("http://{host}/")).ok()?;
     // A user name or a path would mean `host` was more than an authority.
     if !url.username().is_empty() || url.password().is_some() || url.path() != "/" {

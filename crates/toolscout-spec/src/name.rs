@@ -224,3 +224,99 @@ pub fn slug_from_name(name: &str) -> String {
     }
     slug
 }
+
+/// A tool named by where it is kept, `[owner:]bundle/tool`: its owner (a tenant's
+/// name; none for the operator's and the built-in bundles), its bundle's slug, and the
+/// tool's slug or name in that bundle. No name, slug or tenant name holds `/` or `:`, so
+/// the form never reads as a bare name.
+///
+/// **Rationale:** a bare name is whatever a catalog entry says it is, and two owners may
+/// each hold one; an approval or a secret's grant that must reach one tool names it so
+/// (`files/write-file`, `acme:crm/lookup`).
+///
+/// ```
+/// use toolscout_spec::name::QualifiedName;
+///
+/// let q = QualifiedName::parse("acme:crm/lookup")?.unwrap();
+/// assert_eq!(q.owner.as_deref(), Some("acme"));
+/// assert_eq!((q.bundle.as_str(), q.tool.as_str()), ("crm", "lookup"));
+/// assert_eq!(q.to_string(), "acme:crm/lookup");
+/// assert_eq!(QualifiedName::parse("write_file")?, None);
+/// assert!(QualifiedName::parse("crm/").is_err());
+/// # Ok::<(), toolscout_spec::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QualifiedName {
+    /// The owner's (tenant's) name; `None` for the operator's and the built-in bundles.
+    pub owner: Option<String>,
+    /// The bundle's slug.
+    pub bundle: String,
+    /// The tool's slug, or its name, in the bundle.
+    pub tool: String,
+}
+
+impl QualifiedName {
+    /// A tool of `bundle` kept by `owner`.
+    pub fn new(owner: Option<&str>, bundle: &str, tool: &str) -> QualifiedName {
+        QualifiedName {
+            owner: owner.map(str::to_owned),
+            bundle: bundle.to_owned(),
+            tool: tool.to_owned(),
+        }
+    }
+
+    /// Reads `[owner:]bundle/tool`; `Ok(None)` for text without `/` (a bare name), an
+    /// error naming the part that is empty or the character that does not belong.
+    pub fn parse(text: &str) -> Result<Option<QualifiedName>> {
+        let Some((head, tool)) = text.split_once('/') else {
+            return Ok(None);
+        };
+        let bad = |reason: String| Error::Format {
+            format: format!("qualified tool name {text:?}"),
+            reason,
+        };
+        let (owner, bundle) = match head.split_once(':') {
+            Some((owner, bundle)) => (Some(owner), bundle),
+            None => (None, head),
+        };
+        for (what, part) in [
+            ("owner", owner.unwrap_or("-")),
+            ("bundle", bundle),
+            ("tool", tool),
+        ] {
+            if part.is_empty() {
+                return Err(bad(format!(
+                    "the {what} is empty; write [owner:]bundle/tool, e.g. acme:crm/lookup"
+                )));
+            }
+            if let Some(c) = part
+                .chars()
+                .find(|c| matches!(c, '/' | ':') || c.is_whitespace())
+            {
+                return Err(bad(format!(
+                    "the {what} {part:?} holds {c:?}; write [owner:]bundle/tool, e.g. acme:crm/lookup"
+                )));
+            }
+        }
+        Ok(Some(QualifiedName {
+            owner: owner.map(str::to_owned),
+            bundle: bundle.to_owned(),
+            tool: tool.to_owned(),
+        }))
+    }
+}
+
+impl fmt::Display for QualifiedName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(owner) = &self.owner {
+            write!(f, "{owner}:")?;
+        }
+        write!(f, "{}/{}", self.bundle, self.tool)
+    }
+}
+
+impl Serialize for QualifiedName {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}

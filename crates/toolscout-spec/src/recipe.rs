@@ -84,6 +84,14 @@ pub const MAX_DEPTH: usize = 4;
 pub const DEFAULT_TIMEOUT_SECONDS: u32 = 120;
 /// Most bytes of step results one run keeps (as JSON).
 pub const MAX_RESULT_BYTES: usize = 8 << 20;
+/// Most calls of tools one run of a recipe makes, its nested recipes' included (each
+/// item of a `forEach` is one call). A recipe that could make more is refused when it is
+/// put ([`Recipe::most_calls`]), and a run that gets there anyway (a nested recipe
+/// changed since) stops.
+///
+/// **Rationale:** four nested 100-item `forEach` levels made 10⁸ calls from one
+/// request; one run is one request's worth of work.
+pub const MAX_CALLS_PER_RUN: usize = 10_000;
 /// Longest step id.
 pub const MAX_ID_CHARS: usize = 64;
 /// Longest `impl` block of a recipe, in bytes of JSON.
@@ -691,7 +699,90 @@ impl Recipe {
             };
             self.check_step(i, step, &tool, arg_schema, resolve)?;
         }
+        let calls = self.step_calls(arg_schema, resolve);
+        let total = calls
+            .iter()
+            .fold(0u64, |sum, (_, n)| sum.saturating_add(*n));
+        if total > MAX_CALLS_PER_RUN as u64
+            && let Some((i, (fan, n))) = calls.iter().enumerate().max_by_key(|(_, (_, n))| *n)
+        {
+            let step = &self.steps[i];
+            let inner = (n / fan).saturating_sub(1);
+            let how = match (step.for_each.is_some(), inner) {
+                (true, 0) => format!("a forEach of up to {fan} items"),
+                (true, _) => format!(
+                    "a forEach of up to {fan} items, each a run of '{}' of up to {inner} calls",
+                    step.tool
+                ),
+                (false, _) => format!("a run of '{}' of up to {inner} calls", step.tool),
+            };
+            return Err(RecipeError::step(
+                &step.id,
+                format!(
+                    "one run could make {total} tool calls, more than the {MAX_CALLS_PER_RUN} a run may make ({n} here: {how}); give the list a forEach goes over a smaller maxItems, or split the recipe"
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// The most calls of tools one run of this recipe can make, its nested recipes'
+    /// included: each step once, a `forEach` step once per item of at most the
+    /// `maxItems` its list's schema declares (else [`MAX_FOR_EACH`]), a nested recipe
+    /// once plus its own most. `arg_schema` is the recipe's parameters; `resolve` as in
+    /// [`Recipe::check_tools`] (a step whose tool it does not find counts once).
+    pub fn most_calls(
+        &self,
+        arg_schema: &Value,
+        resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
+    ) -> u64 {
+        self.step_calls(arg_schema, resolve)
+            .iter()
+            .fold(0u64, |sum, (_, n)| sum.saturating_add(*n))
+    }
+
+    /// For each step, its fan-out (items of its `forEach`, or 1) and the most calls it
+    /// makes (see [`Recipe::most_calls`]). Nesting is bounded by [`MAX_DEPTH`] here too,
+    /// so that a cycle (which `check_nested` refuses first) cannot recurse forever.
+    fn step_calls(
+        &self,
+        arg_schema: &Value,
+        resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
+    ) -> Vec<(u64, u64)> {
+        self.step_calls_at(arg_schema, resolve, 1)
+    }
+
+    fn step_calls_at(
+        &self,
+        arg_schema: &Value,
+        resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
+        depth: usize,
+    ) -> Vec<(u64, u64)> {
+        let most = MAX_FOR_EACH as u64;
+        (0..self.steps.len())
+            .map(|i| {
+                let step = &self.steps[i];
+                let fan = match &step.for_each {
+                    None => 1,
+                    Some(each) => self
+                        .selected_schema(i, each, arg_schema, resolve)
+                        .and_then(|s| s.get("maxItems").and_then(Value::as_u64))
+                        .map_or(most, |m| m.min(most)),
+                };
+                let inner = match resolve(&step.tool) {
+                    Some(StepTool {
+                        recipe: Some(inner),
+                        parameters,
+                        ..
+                    }) if depth < MAX_DEPTH => inner
+                        .step_calls_at(&parameters, resolve, depth + 1)
+                        .iter()
+                        .fold(0u64, |sum, (_, n)| sum.saturating_add(*n)),
+                    _ => 0,
+                };
+                (fan.max(1), fan.saturating_mul(inner.saturating_add(1)))
+            })
+            .collect()
     }
 
     /// Nested recipes: no recipe on the way calls itself, at most [`MAX_DEPTH`] deep.

@@ -6,6 +6,7 @@
 mod agents;
 mod builder;
 mod discover;
+mod owners;
 mod props;
 mod recipes;
 mod tenants;

@@ -662,3 +662,148 @@ fn a_draft_needing_approval_runs_only_when_its_caller_approves_and_no_approver_i
         "the approver was asked about a draft"
     );
 }
+
+#[test]
+fn a_nested_recipe_runs_the_plan_that_was_approved() {
+    // Regression (issue 61): approval was asked for the plan at the start, while a
+    // nested recipe looked its steps up again when it ran; a recipe put in place of
+    // `target` 0.3 s into the call wrote a file with no approval.
+    let w = world(false);
+    w.put_ok(
+        "target",
+        json!({"steps": [{"id": "d", "tool": "double", "args": {"n": 21}}], "result": "$.steps.d"}),
+    );
+    w.put_ok(
+        "mid",
+        json!({"steps": [{"id": "t", "tool": "target"}], "result": "$.steps.t"}),
+    );
+    w.put_ok(
+        "outer",
+        json!({"steps": [
+            {"id": "wait", "tool": "slow", "args": {"ms": 300}},
+            {"id": "m", "tool": "mid", "when": "$.steps.wait.slept"}
+        ], "result": "$.steps.m"}),
+    );
+    let rt = rt();
+    let toolbox = w.toolbox.clone();
+    let call = rt.spawn(async move { toolbox.call("outer", json!({})).await });
+    std::thread::sleep(Duration::from_millis(100));
+    // `target` gets a version that writes: a put of it needs no approval, a run does.
+    let spec = ToolSpec::builder("target", "Recipe target")
+        .parameters(json!({"type": "object", "properties": {}}))
+        .build()
+        .unwrap();
+    let block = json!({"steps": [{"id": "w", "tool": "write_file",
+        "args": {"file_path": "pwned.txt", "content": "no approval"}}]});
+    w.toolbox
+        .catalog()
+        .put_tool(w.bundle, "target", "2", &ToolPut::recipe(spec, block))
+        .unwrap();
+    let outcome = rt.block_on(call).unwrap();
+    assert_eq!(outcome.value(), Some(&json!(42)), "{outcome:?}");
+    assert!(!w._workspace.path().join("pwned.txt").exists());
+    assert!(w.approvals.lock().unwrap().is_empty());
+    // A second call plans the new `target`, asks, and is refused.
+    let outcome = rt.block_on(w.toolbox.call("outer", json!({})));
+    assert_eq!(
+        outcome.error().map(|e| e.kind),
+        Some(ErrorKind::ApprovalRefused),
+        "{outcome:?}"
+    );
+    assert!(!w._workspace.path().join("pwned.txt").exists());
+}
+
+/// A recipe of `n` levels, each a `forEach` over its `items` argument calling the level
+/// below; the lowest calls `double`. Returns the top level's name.
+fn put_levels(w: &World, n: usize, max_items: Option<u64>) -> String {
+    let mut items = json!({"type": "array"});
+    if let Some(m) = max_items {
+        items["maxItems"] = json!(m);
+    }
+    let params = json!({"type": "object", "properties": {"items": items}});
+    let mut below = "double".to_owned();
+    for level in 1..=n {
+        let name = format!("level_{level}");
+        let from = if below == "double" {
+            json!({"n": "$.index"})
+        } else {
+            json!({"items": "$.args.items"})
+        };
+        w.put(
+            &name,
+            params.clone(),
+            json!({"steps": [{"id": "each", "tool": below, "forEach": "$.args.items", "from": from}]}),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        below = name;
+    }
+    below
+}
+
+#[test]
+fn a_recipe_whose_calls_could_pass_the_cap_is_refused_at_put() {
+    // Regression (issue 61): four nested 100-item `forEach` levels made 10⁸ calls from
+    // one request.
+    let w = world(true);
+    put_levels(&w, 1, None);
+    let spec_params = json!({"type": "object", "properties": {"items": {"type": "array"}}});
+    let Err(err) = w.put(
+        "level_2",
+        spec_params,
+        json!({"steps": [{"id": "each", "tool": "level_1", "forEach": "$.args.items",
+                "from": {"items": "$.args.items"}}]}),
+    ) else {
+        panic!("a recipe of 10,100 calls at most was put");
+    };
+    insta::assert_snapshot!(err.to_string(), @r"recipe 'level_2': step 'each': one run could make 10100 tool calls, more than the 10000 a run may make (10100 here: a forEach of up to 100 items, each a run of 'level_1' of up to 100 calls); give the list a forEach goes over a smaller maxItems, or split the recipe");
+    // Declared bounds make the fan-out known: 2 levels of at most 50 items pass.
+    let w = world(true);
+    let top = put_levels(&w, 2, Some(50));
+    assert_eq!(top, "level_2");
+}
+
+#[test]
+fn a_run_stops_at_the_cap_of_calls() {
+    // The cap holds at run time too: `level_1` was put with a fan-out of one, then
+    // changed to 100 items, after `level_2` was put over it.
+    let w = world(true);
+    let params =
+        json!({"type": "object", "properties": {"items": {"type": "array", "maxItems": 100}}});
+    w.put(
+        "level_1",
+        params.clone(),
+        json!({"steps": [{"id": "one", "tool": "double", "args": {"n": 1}}]}),
+    )
+    .unwrap();
+    w.put(
+        "level_2",
+        params.clone(),
+        json!({"steps": [{"id": "each", "tool": "level_1", "forEach": "$.args.items",
+            "from": {"items": "$.args.items"}}]}),
+    )
+    .unwrap();
+    let spec = ToolSpec::builder("level_1", "Recipe level_1")
+        .parameters(params)
+        .build()
+        .unwrap();
+    let block = json!({"steps": [{"id": "each", "tool": "double", "forEach": "$.args.items",
+        "from": {"n": "$.index"}}]});
+    w.toolbox
+        .catalog()
+        .put_tool(w.bundle, "level-1", "2", &ToolPut::recipe(spec, block))
+        .unwrap();
+    let items: Vec<u32> = (0..100).collect();
+    let started = Instant::now();
+    let (result, events) = rt().block_on(w.call("level_2", json!({"items": items})));
+    let Err(err) = result else {
+        panic!("the run was not stopped at the cap");
+    };
+    assert_eq!(err.kind, ErrorKind::TooLarge, "{err:?}");
+    assert!(err.message.contains("10000 calls"), "{}", err.message);
+    let calls = events
+        .iter()
+        .filter(|e| matches!(e, RecipeEvent::StepStarted { .. }))
+        .count();
+    assert!(calls <= 10_000, "{calls}");
+    assert!(started.elapsed() < Duration::from_secs(60));
+}

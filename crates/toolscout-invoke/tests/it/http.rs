@@ -35,8 +35,8 @@ fn invoker() -> Invoker {
     let mut secrets = SecretStore::default();
     secrets.insert("API_KEY", API_KEY);
     secrets.insert("SIGNING_KEY", SIGNING_KEY);
-    secrets.insert("CLIENT_ID", "client-id");
-    secrets.insert("CLIENT_SECRET", "client-secret");
+    secrets.insert("CLIENT_ID", "cid-Q7v3Xk2w");
+    secrets.insert("CLIENT_SECRET", "cs-9Lp4Zt8Rb6");
     Invoker::default()
         .with_http_config(config())
         .with_secrets(secrets)
@@ -90,7 +90,7 @@ async fn templates_encode_for_url_headers_and_json_bodies() {
         format!("q=S%C3%A3o%20Paulo%20%26%20%22co%22%2Fx&key={REDACTED}")
     );
     assert_eq!(v["headers"]["user-agent"], "MyApp/3");
-    assert_eq!(v["headers"]["x-key"], REDACTED);
+    assert_eq!(v["headers"]["x-key"], REDACTED, "{v}");
     assert_eq!(v["headers"]["content-type"], "application/json");
     let body: Value = serde_json::from_str(v["body"].as_str().unwrap()).unwrap();
     assert_eq!(body, json!({"q": "São Paulo & \"co\"/x", "n": 3}));
@@ -355,8 +355,8 @@ async fn oauth2_credentials_go_only_where_they_are_granted() {
     };
     let granted_to = |grant: &dyn Fn(&mut SecretStore)| {
         let mut secrets = SecretStore::default();
-        secrets.insert("CLIENT_ID", "client-id");
-        secrets.insert("CLIENT_SECRET", "client-secret");
+        secrets.insert("CLIENT_ID", "cid-Q7v3Xk2w");
+        secrets.insert("CLIENT_SECRET", "cs-9Lp4Zt8Rb6");
         grant(&mut secrets);
         Invoker::default()
             .with_http_config(allowed.clone())
@@ -401,8 +401,8 @@ async fn oauth2_credentials_go_only_where_they_are_granted() {
 async fn oauth2_tokens_are_never_shared_between_tools() {
     let s = server::start().await;
     let mut secrets = SecretStore::default();
-    secrets.insert("CLIENT_ID", "client-id");
-    secrets.insert("CLIENT_SECRET", "client-secret");
+    secrets.insert("CLIENT_ID", "cid-Q7v3Xk2w");
+    secrets.insert("CLIENT_SECRET", "cs-9Lp4Zt8Rb6");
     secrets.insert("GUESS", "not-the-secret");
     let inv = Invoker::default()
         .with_http_config(config())

@@ -9,6 +9,7 @@ mod http;
 mod mcp_client;
 mod native;
 mod props;
+mod redaction;
 mod server;
 mod setup;
 mod whole_args;

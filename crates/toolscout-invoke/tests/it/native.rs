@@ -242,6 +242,27 @@ async fn native_timeouts() {
 }
 
 #[tokio::test]
+async fn a_tool_s_timeout_is_capped_by_the_operator() {
+    // Regression (issue 61): `timeout_seconds: 4000000000` (126 years) was taken as is.
+    let inv = invoker();
+    assert_eq!(inv.max_timeout(), toolscout_invoke::DEFAULT_MAX_TIMEOUT);
+    assert_eq!(inv.max_timeout(), Duration::from_secs(600));
+    let inv = inv.with_max_timeout(Duration::from_millis(300));
+    let mut t = inv.native_tool("sleep").unwrap();
+    t.spec.metadata.timeout_seconds = Some(4_000_000_000);
+    let started = std::time::Instant::now();
+    let out = inv.invoke(&t, json!({"ms": 5000})).await;
+    assert_eq!(
+        out.error().map(|e| e.kind),
+        Some(ErrorKind::Timeout),
+        "{}",
+        show(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(out.error().unwrap().details["timeout_ms"], 300);
+}
+
+#[tokio::test]
 async fn output_is_validated() {
     let inv = invoker();
     let mut t = inv.native_tool("divide").unwrap();

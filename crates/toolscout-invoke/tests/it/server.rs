@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use serde_json::{Value, json};
 
-pub(crate) const SIGNING_KEY: &str = "hmac-signing-key-0123";
+pub(crate) const SIGNING_KEY: &str = "hk-5Wd8Nq3Jx0Fv";
 
 #[derive(Clone, Default)]
 pub(crate) struct Counters {
@@ -124,8 +124,8 @@ async fn token(State(c): State<Counters>, headers: HeaderMap, body: Bytes) -> Re
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    // "client-id:client-secret" in Basic.
-    if auth != "Basic Y2xpZW50LWlkOmNsaWVudC1zZWNyZXQ="
+    // "cid-Q7v3Xk2w:cs-9Lp4Zt8Rb6" in Basic.
+    if auth != "Basic Y2lkLVE3djNYazJ3OmNzLTlMcDRadDhSYjY="
         || !body.starts_with(b"grant_type=client_credentials")
     {
         return (StatusCode::UNAUTHORIZED, "bad client").into_response();

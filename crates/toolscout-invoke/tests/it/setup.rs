@@ -3,6 +3,7 @@
 use serde_json::json;
 use toolscout_invoke::{ErrorKind, Implementation, InvokableTool, Outcome, SecretStore, ToolError};
 use toolscout_spec::adapters::tool_file::ToolFile;
+use toolscout_spec::name::QualifiedName;
 
 #[test]
 fn outcomes_round_trip() {
@@ -73,11 +74,23 @@ fn a_secrets_file_grants_tools_and_hosts() {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
     let s = SecretStore::from_file(&path).unwrap();
-    assert!(s.may_use("K", "t1", "elsewhere.test", 443));
-    assert!(s.may_use("K", "t2", "api.example.com", 443));
-    assert!(!s.may_use("K", "t2", "api.example.com", 8443));
-    assert!(!s.may_use("K", "t2", "evil.test", 443));
-    assert!(s.may_use("FREE", "t2", "evil.test", 443));
+    assert!(s.may_use("K", "t1", None, "elsewhere.test", 443));
+    assert!(s.may_use("K", "t2", None, "api.example.com", 443));
+    assert!(!s.may_use("K", "t2", None, "api.example.com", 8443));
+    assert!(!s.may_use("K", "t2", None, "evil.test", 443));
+    assert!(s.may_use("FREE", "t2", None, "evil.test", 443));
+    // A grant by bare name is for the operator's tools of that name, never a tenant's
+    // (issue 61); a qualified one for that one tool.
+    let ops = QualifiedName::new(None, "lib", "t1");
+    let acme = QualifiedName::new(Some("acme"), "lib", "t1");
+    assert!(s.may_use("K", "t1", Some(&ops), "elsewhere.test", 443));
+    assert!(!s.may_use("K", "t1", Some(&acme), "elsewhere.test", 443));
+    let mut q = SecretStore::default();
+    q.insert("K", "v");
+    q.grant_tool("K", "acme:lib/t1");
+    assert!(q.may_use("K", "t1", Some(&acme), "elsewhere.test", 443));
+    assert!(!q.may_use("K", "t1", Some(&ops), "elsewhere.test", 443));
+    assert!(!q.may_use("K", "t1", None, "elsewhere.test", 443));
     std::fs::write(&path, r#"{"K": {"value": "v", "host": ["x"]}}"#).unwrap();
     let err = SecretStore::from_file(&path).unwrap_err().to_string();
     assert!(err.contains("unknown member \"host\""), "{err}");

@@ -95,13 +95,15 @@ pub async fn serve_on(
     serve_until(listener, state, console, std::future::pending()).await
 }
 
-/// How long a shutdown waits for requests in flight before it stops anyway (a
-/// streaming MCP session or a chat turn can last much longer).
+/// How long a shutdown waits for requests in flight by default before it stops anyway
+/// (a streaming MCP session or a chat turn can last much longer), cancelling them
+/// ([`crate::ConnectionLimits::shutdown_grace`]).
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Serves [`router`] on a bound listener until `shutdown` completes (e.g. on SIGINT or
 /// SIGTERM), then shuts down without loss: it stops accepting connections, lets the
-/// requests in flight finish (for at most [`SHUTDOWN_GRACE`]), and writes the pending
+/// requests in flight finish (for at most the connections' shutdown grace, by default
+/// [`SHUTDOWN_GRACE`]; then they are cancelled), and writes the pending
 /// usage counts ([`toolscout_catalog::Catalog::flush_usage`]) before it returns.
 ///
 /// ```no_run
@@ -134,11 +136,12 @@ pub async fn serve_until(
         }),
         () = async {
             stop.notified().await;
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
+            // The connections close themselves at the grace; this is the backstop.
+            tokio::time::sleep(limits.shutdown_grace + std::time::Duration::from_millis(500)).await;
         } => {
             tracing::warn!(
                 "requests were still in flight {} s after the shutdown signal; stopping anyway",
-                SHUTDOWN_GRACE.as_secs()
+                limits.shutdown_grace.as_secs()
             );
             Ok(())
         }

@@ -15,8 +15,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::http::{HeaderValue, Method, Request};
-use axum::response::Response;
+use axum::http::{HeaderValue, Method, Request, StatusCode};
+use axum::response::{IntoResponse as _, Response};
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -139,6 +139,36 @@ impl McpService {
                 .headers_mut()
                 .insert(SESSION_ID, HeaderValue::from_static(NO_SESSION));
         }
+        // The id of a request this POST carries in a session of its own: the request is
+        // cancelled when its client goes away before the answer is read.
+        let mut cancel_on_drop: Option<(String, serde_json::Value)> = None;
+        if request.method() == Method::POST {
+            let (parts, body) = request.into_parts();
+            let limit = self.sessions.state.options().body_limit;
+            let bytes = match axum::body::to_bytes(body, limit).await {
+                Ok(bytes) => bytes,
+                Err(_) => {
+                    return rpc_error(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        crate::rpc::INVALID_REQUEST,
+                        format!(
+                            "invalid request: the body could not be read whole (at most {limit} bytes)"
+                        ),
+                    );
+                }
+            };
+            if let Some(refused) = not_a_message(&bytes) {
+                return refused;
+            }
+            if let (Some(session), true) = (&named, own)
+                && let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes)
+                && message.get("method").is_some()
+                && let Some(id) = message.get("id").filter(|id| !id.is_null())
+            {
+                cancel_on_drop = Some((session.clone(), id.clone()));
+            }
+            request = Request::from_parts(parts, Body::from(bytes));
+        }
         let delete = request.method() == Method::DELETE;
         let response = self.rmcp.handle(request).await;
         // rmcp names a session in an answer only when it made it (an `initialize`).
@@ -153,8 +183,127 @@ impl McpService {
         {
             self.sessions.lock().remove(&id);
         }
-        response.map(Body::new)
+        match cancel_on_drop {
+            Some((session, id)) => {
+                let manager = Arc::clone(&self.sessions.manager);
+                response
+                    .map(|body| Body::new(CancelOnDrop::new(Body::new(body), manager, session, id)))
+            }
+            None => response.map(Body::new),
+        }
     }
+}
+
+/// The answer's body to a request of a session, which cancels the request when it is
+/// dropped before its end: the client went away (it disconnected, or gave up).
+///
+/// **Rationale:** rmcp runs a session's requests in the session's own task, which goes on
+/// when the HTTP request that brought one is gone: a recipe's run went on for its full
+/// time after its client left. The cancellation is what a client would send,
+/// `notifications/cancelled`, handed to the session; the tool call then stops
+/// (`McpServer::call_tool` ends with the request's cancellation).
+struct CancelOnDrop {
+    inner: Body,
+    /// The session and the request's id, until the answer has ended.
+    armed: Option<(Arc<LocalSessionManager>, String, serde_json::Value)>,
+}
+
+impl CancelOnDrop {
+    fn new(
+        inner: Body,
+        manager: Arc<LocalSessionManager>,
+        session: String,
+        id: serde_json::Value,
+    ) -> CancelOnDrop {
+        CancelOnDrop {
+            inner,
+            armed: Some((manager, session, id)),
+        }
+    }
+}
+
+impl http_body::Body for CancelOnDrop {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.armed = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some((manager, session, id)) = self.armed.take() else {
+            return;
+        };
+        let message = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "the client went away"},
+        });
+        let Ok(message) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(message)
+        else {
+            return;
+        };
+        // A drop cannot wait: the message is handed over from a task of its own (a
+        // session that ended meanwhile has nothing left to cancel).
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = manager.accept_message(&session.into(), message).await;
+            });
+        }
+    }
+}
+
+/// The JSON-RPC error answer to a body that is no MCP message: `-32700` when it is not
+/// JSON, `-32600` when it is JSON but no JSON-RPC message; `None` for a message.
+///
+/// **Rationale:** rmcp answers both with a 415 in plain text; a JSON-RPC client reads
+/// the error it expects, with no id (none could be read).
+fn not_a_message(body: &[u8]) -> Option<Response> {
+    let value: serde_json::Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(rpc_error(
+                StatusCode::BAD_REQUEST,
+                crate::rpc::PARSE_ERROR,
+                format!("parse error: the body is not JSON ({e}); send one JSON-RPC 2.0 message"),
+            ));
+        }
+    };
+    match serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
+        Ok(_) => None,
+        Err(e) => Some(rpc_error(
+            StatusCode::BAD_REQUEST,
+            crate::rpc::INVALID_REQUEST,
+            format!("invalid request: the body is no MCP client message ({e})"),
+        )),
+    }
+}
+
+/// A JSON-RPC error without an id, as an HTTP answer of `status`.
+fn rpc_error(status: StatusCode, code: i64, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (status, axum::Json(body)).into_response()
 }
 
 impl tower_service::Service<Request<Body>> for McpService {

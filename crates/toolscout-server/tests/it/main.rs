@@ -7,6 +7,7 @@ mod connections;
 mod console;
 mod console_recipes;
 mod events;
+mod hardening;
 mod manifest;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -22,7 +23,7 @@ mod replicas;
 mod rest;
 mod rpc;
 mod security;
-mod socket;
+pub(crate) mod socket;
 mod tenants;
 
 use axum::Router;

@@ -364,7 +364,7 @@ async fn the_remote_token_goes_only_to_its_remote() {
         [toolscout_server::RemoteSource::new("http://127.0.0.1:7411").with_token(Some("t0ken"))];
     let secrets = toolscout_server::RemoteSource::secrets(&sources);
     let name = sources[0].token_secret();
-    assert!(secrets.may_use(&name, "any_tool", "127.0.0.1", 7411));
-    assert!(!secrets.may_use(&name, "any_tool", "127.0.0.1", 8080));
-    assert!(!secrets.may_use(&name, "any_tool", "evil.example", 443));
+    assert!(secrets.may_use(&name, "any_tool", None, "127.0.0.1", 7411));
+    assert!(!secrets.may_use(&name, "any_tool", None, "127.0.0.1", 8080));
+    assert!(!secrets.may_use(&name, "any_tool", None, "evil.example", 443));
 }

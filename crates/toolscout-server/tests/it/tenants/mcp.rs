@@ -108,10 +108,13 @@ async fn with_every_tool_listed_a_tenant_lists_its_view() {
     assert!(!names.contains(&"get_forecast".to_owned()), "{names:?}");
     let listed = serde_json::to_string(&alpha.tools().await).unwrap();
     assert!(!listed.contains("bravomark"));
+    // The operator's list is what it calls by name: its own and the built-in tools; a
+    // tenant's unshared tool answers only to its qualified name (issue 61).
     let operator = Session::connect_with(&w.url, Some(OPERATOR)).await;
     let all = operator.names().await;
-    for name in ["alpha_crm_lookup", "bravo_crm_lookup", "get_forecast"] {
-        assert!(all.contains(&name.to_owned()), "{name}: {all:?}");
+    assert!(all.contains(&"get_forecast".to_owned()), "{all:?}");
+    for name in ["alpha_crm_lookup", "bravo_crm_lookup"] {
+        assert!(!all.contains(&name.to_owned()), "{name}: {all:?}");
     }
 }
 
@@ -119,14 +122,28 @@ async fn with_every_tool_listed_a_tenant_lists_its_view() {
 async fn another_tenants_writes_send_no_list_changed() {
     let w = Two::start(ServerOptions::default()).await;
     let mut alpha = Session::connect_with(&w.url, Some(&w.alpha.token)).await;
-    let mut operator = Session::connect_with(&w.url, Some(OPERATOR)).await;
-    for s in [&mut alpha, &mut operator] {
-        s.call("discover_tools", json!({"tool": "crm_lookup_customer"}))
-            .await;
-        s.changed(1).await;
-    }
-    // Bravo's new version of a name alpha's session activated: the operator's session,
-    // which sees bravo's tool, is told; alpha's is not.
+    alpha
+        .call("discover_tools", json!({"tool": "crm_lookup_customer"}))
+        .await;
+    alpha.changed(1).await;
+    // The operator's session reaches a tenant's tool by its qualified name only, and a
+    // bare name it holds no tool of activates nothing (issue 61).
+    let operator = Session::connect_with(&w.url, Some(OPERATOR)).await;
+    operator
+        .call("discover_tools", json!({"tool": "crm_lookup_customer"}))
+        .await;
+    assert_eq!(operator.settled().await, 0);
+    let described = operator
+        .call(
+            "discover_tools",
+            json!({"tool": "bravo:crm/lookup-customer"}),
+        )
+        .await;
+    assert!(
+        value(&described).to_string().contains("bravomark"),
+        "{described:?}"
+    );
+    // Bravo's new version of a name alpha's session activated: alpha's is not told.
     w.put(
         &w.bravo,
         "lookup-customer",
@@ -134,7 +151,6 @@ async fn another_tenants_writes_send_no_list_changed() {
         "crm_lookup_customer",
         "Find a customer, faster (bravomark)",
     );
-    operator.changed(2).await;
     assert_eq!(alpha.settled().await, 1);
     // Alpha's own: told.
     w.put(
