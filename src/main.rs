@@ -104,10 +104,27 @@ fn main() -> ExitCode {
             ExitCode::from(err.downcast_ref::<cmd::Exit>().map_or(1, |e| e.0))
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", said_once(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes as `what: why: …`, each said once: a cause whose text the
+/// message already holds (the libraries' errors show their source) is left out.
+///
+/// **Rationale:** `{:#}` printed "recipe 'x': step 'now': calls 'clokc', …: step 'now':
+/// calls 'clokc', …" (#63).
+fn said_once(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// Whether the error is stdout closing early (`toolscout list | head`): not a failure.
@@ -120,6 +137,36 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_error_s_cause_is_said_once() {
+        /// An error that shows its source, as the libraries' do.
+        #[derive(Debug)]
+        struct Outer {
+            source: std::io::Error,
+        }
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "recipe 'x': {}", self.source)
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.source)
+            }
+        }
+        let inner = || std::io::Error::other("step 'now': calls 'clokc'");
+        let shown = anyhow::Error::new(Outer { source: inner() });
+        assert_eq!(
+            super::said_once(&shown),
+            "recipe 'x': step 'now': calls 'clokc'"
+        );
+        let context = anyhow::Error::new(inner()).context("putting r.json");
+        assert_eq!(
+            super::said_once(&context),
+            "putting r.json: step 'now': calls 'clokc'"
+        );
+    }
+
     #[test]
     fn the_command_line_is_well_formed() {
         use clap::CommandFactory as _;
