@@ -538,3 +538,48 @@ fn import_jsonl_puts_each_tool_in_the_bundle_its_line_names() {
         "{out}"
     );
 }
+
+/// Regression (issue 63): "1 tools", a long bundle slug or tool name running into the
+/// next column, and `search --json` hits saying `id` where every other output says
+/// `name`.
+#[test]
+fn listings_count_one_tool_keep_their_columns_and_hits_have_a_name() {
+    let env = Env::new();
+    let file = env.path().join("long.jsonl");
+    std::fs::write(
+        &file,
+        [
+            r#"{"name": "weather.forecast_for_the_next_ten_days_by_city_name", "description": "The weather forecast of a city, day by day.", "bundle": "Hotel Reviews and Weather Scraper"}"#,
+            r#"{"name": "weather.now", "description": "The weather in a city now.", "bundle": "Weather"}"#,
+            r#"{"name": "weather.radar", "description": "The rain radar of a city.", "bundle": "Weather"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    env.check(&["import", "jsonl", file.to_str().unwrap()]);
+    let bundles = env.check(&["bundle", "list"]);
+    assert_snapshot!(bundles.replace(env.path().to_str().unwrap(), "[TMP]"), @r"
+    files                             enabled      3 tools  Read, write and find files inside the workspace root set by the user. Paths are relative to that root and never leave it.
+    web                               enabled      1 tool   Fetch pages and APIs over HTTP from the hosts the user allows.
+    data                              enabled      2 tools  Work with structured data and time: query JSON values, read the clock and convert between time zones.
+    Hotel-Reviews-and-Weather-Scraper enabled      1 tool   Hotel Reviews and Weather Scraper (imported from [TMP]/long.jsonl)
+    Weather                           enabled      2 tools  Weather (imported from [TMP]/long.jsonl)
+    ");
+    assert_snapshot!(env.check(&["search", "weather of a city"]), @r"
+    weather.now              The weather in a city now.  [spec only]
+    weather.radar            The rain radar of a city.  [spec only]
+    weather.forecast_for_the_next_ten_days_by_city_name
+                             The weather forecast of a city, day by day.  [spec only]
+    ");
+    let hits: serde_json::Value =
+        serde_json::from_str(&env.check(&["--json", "search", "weather.now"])).unwrap();
+    let first = &hits["hits"][0];
+    assert_eq!(
+        (&first["name"], &first["id"]),
+        (
+            &serde_json::json!("weather.now"),
+            &serde_json::json!("weather.now")
+        ),
+        "{hits}"
+    );
+}
