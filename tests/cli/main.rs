@@ -15,6 +15,7 @@ mod index;
 mod lint;
 mod manage;
 mod mcp;
+mod measure;
 mod openapi;
 mod recipes;
 mod remote;
