@@ -41,11 +41,19 @@ pub fn bundle_json(b: &Bundle) -> Value {
     v
 }
 
-/// [`bundle_json`] for `principal`: the operator also sees which tenant owns a bundle.
+/// [`bundle_json`] for `principal`: the operator also sees which tenant owns a bundle, a
+/// tenant whether it is its own (`isOwn`: the bundles it may change; the shared and
+/// built-in ones it only reads and calls).
 fn bundle_json_for(b: &Bundle, principal: &Principal) -> Value {
     let mut v = bundle_json(b);
-    if let (true, Some(owner)) = (principal.is_operator(), b.owner) {
-        v["ownerTenantID"] = json!(owner);
+    match principal {
+        Principal::Operator => {
+            if let Some(owner) = b.owner {
+                v["ownerTenantID"] = json!(owner);
+            }
+        }
+        Principal::Tenant { id, .. } => v["isOwn"] = json!(b.owner == Some(*id)),
+        Principal::Anonymous(_) => {}
     }
     v
 }
