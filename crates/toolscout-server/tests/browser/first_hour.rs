@@ -83,7 +83,10 @@ pub(crate) async fn a_token_reloads_the_view_and_a_tenant_sees_only_its_controls
         json!({"name": "acme"}),
     )
     .await?;
-    let tenant_token = tenant["token"]["text"].as_str().unwrap_or_default().to_owned();
+    let tenant_token = tenant["token"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let acme = client(&tenant_token)?;
     bundle_with_tool(&acme, &api, "crm", "crm_lookup").await?;
     let weather = bundle_with_tool(&operator, &api, "weather", "get_forecast").await?;
@@ -301,9 +304,11 @@ pub(crate) async fn a_failed_chat_turn_leaves_the_chat_usable(env: Env) -> Resul
     let result = async {
         s.client.goto(&format!("{}#/chat", server.url)).await?;
         s.wait_text("#chat-status", "scripted-model").await?;
-        s.type_into("#chat-input", "What time is it in Tokyo?").await?;
+        s.type_into("#chat-input", "What time is it in Tokyo?")
+            .await?;
         s.find("#send").await?.click().await?;
-        s.wait_text("#chat-log", "the model endpoint failed").await?;
+        s.wait_text("#chat-log", "the model endpoint failed")
+            .await?;
         let errors = s
             .js("[...document.querySelectorAll('#chat-log li.error')].map(li => li.textContent)")
             .await?;

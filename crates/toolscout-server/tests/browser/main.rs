@@ -60,12 +60,18 @@ const FLOWS: &[(&str, Flow)] = &[
     ("recipes_a_bad_mapping_is_shown_at_its_step", |e| {
         Box::pin(recipes::a_bad_mapping_is_shown_at_its_step(e))
     }),
-    ("tools_a_token_reloads_the_view_and_a_tenant_sees_only_its_controls", |e| {
-        Box::pin(first_hour::a_token_reloads_the_view_and_a_tenant_sees_only_its_controls(e))
-    }),
-    ("recipes_a_new_version_opens_the_builder_and_moves_keep_the_result", |e| {
-        Box::pin(first_hour::a_recipe_s_new_version_opens_the_builder_and_moves_keep_the_result(e))
-    }),
+    (
+        "tools_a_token_reloads_the_view_and_a_tenant_sees_only_its_controls",
+        |e| Box::pin(first_hour::a_token_reloads_the_view_and_a_tenant_sees_only_its_controls(e)),
+    ),
+    (
+        "recipes_a_new_version_opens_the_builder_and_moves_keep_the_result",
+        |e| {
+            Box::pin(
+                first_hour::a_recipe_s_new_version_opens_the_builder_and_moves_keep_the_result(e),
+            )
+        },
+    ),
     ("chat_a_failed_turn_leaves_the_chat_usable", |e| {
         Box::pin(first_hour::a_failed_chat_turn_leaves_the_chat_usable(e))
     }),
