@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches as _, Parser, Subcommand};
 
 mod cmd;
 
@@ -71,7 +71,10 @@ fn main() -> ExitCode {
     // Every HTTP client of the process uses rustls with ring (reqwest is built without a
     // provider, so that aws-lc is not); the libraries install it too when none is.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Describe(args) => cmd::describe::run(&args, &cli.global, cli.json),
         Command::List(args) => cmd::list::run(&args, &cli.global, cli.json),
@@ -104,10 +107,66 @@ fn main() -> ExitCode {
             ExitCode::from(err.downcast_ref::<cmd::Exit>().map_or(1, |e| e.0))
         }
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", said_once(&err));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes as `what: why: …`, each said once: a cause whose text the
+/// message already holds (the libraries' errors show their source) is left out.
+///
+/// **Rationale:** `{:#}` printed "recipe 'x': step 'now': calls 'clokc', …: step 'now':
+/// calls 'clokc', …" (#63).
+fn said_once(err: &anyhow::Error) -> String {
+    let mut text = err.to_string();
+    for cause in err.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+/// The global flags the `eval` commands read; they accept the others but never read
+/// them, so their help leaves those out.
+const EVAL_GLOBALS: [&str; 3] = ["json", "encoder", "words_only"];
+
+/// The command line, with each `eval` command's help kept to its own flags and the global
+/// ones it reads ([`EVAL_GLOBALS`], under their own heading).
+///
+/// **Rationale:** `eval agent --help` listed a dozen global flags (the catalog, hosts,
+/// approvals, secrets) among its own, 174 lines (#63).
+fn command() -> clap::Command {
+    use clap::CommandFactory as _;
+    let cli = Cli::command();
+    let globals: Vec<clap::Arg> = cli
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    cli.mut_subcommand("eval", |eval| {
+        let names: Vec<String> = eval
+            .get_subcommands()
+            .map(|s| s.get_name().to_owned())
+            .collect();
+        names.iter().fold(eval, |eval, name| {
+            eval.mut_subcommand(name, |sub| {
+                // A subcommand that has an argument of a global's id is not given the
+                // global's own copy: these stand in for them, as parsed, only shown apart.
+                globals.iter().fold(sub, |sub, global| {
+                    let arg = if EVAL_GLOBALS.contains(&global.get_id().as_str()) {
+                        global.clone().help_heading("Ranking and output")
+                    } else {
+                        global.clone().hide(true)
+                    };
+                    sub.arg(arg)
+                })
+            })
+        })
+    })
 }
 
 /// Whether the error is stdout closing early (`toolscout list | head`): not a failure.
@@ -121,9 +180,40 @@ fn is_broken_pipe(err: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn an_error_s_cause_is_said_once() {
+        /// An error that shows its source, as the libraries' do.
+        #[derive(Debug)]
+        struct Outer {
+            source: std::io::Error,
+        }
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "recipe 'x': {}", self.source)
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.source)
+            }
+        }
+        let inner = || std::io::Error::other("step 'now': calls 'clokc'");
+        let shown = anyhow::Error::new(Outer { source: inner() });
+        assert_eq!(
+            super::said_once(&shown),
+            "recipe 'x': step 'now': calls 'clokc'"
+        );
+        let context = anyhow::Error::new(inner()).context("putting r.json");
+        assert_eq!(
+            super::said_once(&context),
+            "putting r.json: step 'now': calls 'clokc'"
+        );
+    }
+
+    #[test]
     fn the_command_line_is_well_formed() {
         use clap::CommandFactory as _;
         super::Cli::command().debug_assert();
+        super::command().debug_assert();
     }
 
     /// A global flag whose id is also a subcommand's own argument id makes clap panic

@@ -373,6 +373,13 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
             .unwrap_or(0)
             .max(8)
     });
+    // A slug longer than the column widens it, rather than running into the state.
+    let slug_width = bundles
+        .iter()
+        .map(|b| b.slug.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(16);
     for b in &bundles {
         let state = if b.soft_deleted_at.is_some() {
             "deleted"
@@ -397,11 +404,12 @@ fn list(catalog: &Catalog, include_deleted: bool, json_out: bool) -> Result<()> 
             ),
             None => String::new(),
         };
+        let n = count(b);
         let line = format!(
-            "{:<16} {:<8} {:>5} tools  {owner}{about}",
+            "{:<slug_width$} {:<8} {n:>5} {:<5}  {owner}{about}",
             b.slug,
             state,
-            count(b)
+            if n == 1 { "tool" } else { "tools" }
         );
         if owner_width.is_some() {
             super::emit(line.trim_end())?;

@@ -211,38 +211,38 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             v["twins_grouped"]["at"] = json!(at);
             v["twins_grouped"]["names_in_first_5"] = json!(shown_per_query(all));
         }
-        println!("{v}");
+        super::emit(&v)?;
         return Ok(());
     }
-    println!(
+    super::emit(format!(
         "{} queries, {} tools; indexed in {:.2}s, queries ran in {:.2}s",
         all.toolscout.queries(),
         report.tools,
         report.index_seconds,
         report.query_seconds
-    );
+    ))?;
     match &report.model {
-        Some(m) => println!("ranking by words and meaning ({m})"),
-        None => {
-            println!("ranking by words only (--words-only, or $TOOLSCOUT_MODEL_DIR holds no model)")
-        }
+        Some(m) => super::emit(format!("ranking by words and meaning ({m})"))?,
+        None => super::emit(
+            "ranking by words only (--words-only, or $TOOLSCOUT_MODEL_DIR holds no model)",
+        )?,
     }
-    println!(
+    super::emit(format!(
         "{:<28} {:>6} {:>6} {:>6} {:>6} {:>6}",
         "", "n", "R@1", "R@5", "R@10", "MRR"
-    );
-    println!("{}", line(&all.toolscout, "toolscout"));
+    ))?;
+    super::emit(line(&all.toolscout, "toolscout"))?;
     if let Some(at) = report.twins {
-        println!("{}", line(&all.twins_grouped, "toolscout, twins grouped"));
-        println!(
-            "  (twins at cosine {at}: a hit and the twins listed with it count as one; the first 5 hits show {} names)",
+        super::emit(line(&all.twins_grouped, "toolscout, twins grouped"))?;
+        super::emit(format!(
+            "  (twins at cosine {at}: a hit and the twins listed with it count as one; the first 5 hits show {} name(s))",
             shown_per_query(all)
-        );
+        ))?;
     }
     if report.words_only {
-        println!("{}", line(&all.words_only, "toolscout, words only"));
+        super::emit(line(&all.words_only, "toolscout, words only"))?;
     }
-    println!("{}", line(&all.bm25, "bm25 (baseline)"));
+    super::emit(line(&all.bm25, "bm25 (baseline)"))?;
     let queries = |n: usize| format!("{n} {}", if n == 1 { "query" } else { "queries" });
     let against = |p: &Paired, what: &str| {
         format!(
@@ -251,7 +251,7 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             p.worse
         )
     };
-    println!(
+    super::emit(format!(
         "  (toolscout's R@5 ±{:.3} at 95 % over these {}; {}{})",
         all.toolscout.recall_at_5_margin(),
         queries(all.toolscout.queries()),
@@ -261,14 +261,14 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             String::new()
         },
         against(&all.vs_bm25, "BM25")
-    );
+    ))?;
     if a.by_source {
         for row in &report.sources {
-            println!("{}", line(&row.toolscout, &format!("  {}", row.source)));
+            super::emit(line(&row.toolscout, &format!("  {}", row.source)))?;
             if report.words_only {
-                println!("{}", line(&row.words_only, "    words only"));
+                super::emit(line(&row.words_only, "    words only"))?;
             }
-            println!("{}", line(&row.bm25, "    bm25"));
+            super::emit(line(&row.bm25, "    bm25"))?;
         }
     }
     for m in &report.misses {
@@ -280,13 +280,13 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             .iter()
             .map(|r| r.map_or_else(|| "-".to_owned(), |i| i.to_string()))
             .collect();
-        println!(
+        super::emit(format!(
             "MISS {:?} expected {:?} at {:?} got {:?}",
             text.replace('\n', " "),
             m.expected,
             at,
             m.top
-        );
+        ))?;
     }
     Ok(())
 }

@@ -55,9 +55,20 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
             .hits
             .iter()
             .map(|(tool, hit)| {
-                let mut v = json!(hit);
+                // `name` as every other output says it; `id` is the same name, kept for
+                // the scripts that read it.
+                let mut v = json!({
+                    "name": tool.spec.name.as_str(),
+                    "summary": tool.spec.summary,
+                });
+                if let (Some(v), serde_json::Value::Object(fields)) =
+                    (v.as_object_mut(), json!(hit))
+                {
+                    for (k, field) in fields {
+                        v.entry(k).or_insert(field);
+                    }
+                }
                 v["id"] = json!(tool.spec.name.as_str());
-                v["summary"] = json!(tool.spec.summary);
                 toolscout_discover::marked(v, tool.is_spec_only())
             })
             .collect();
@@ -68,6 +79,17 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
             "name_status": found.name_status,
         }));
     }
+    // The names' column fits the longest name up to NAME_COLUMN; a longer name has a
+    // line of its own, its summary below it in the column's place.
+    const NAME_COLUMN: usize = 40;
+    let width = found
+        .hits
+        .iter()
+        .map(|(tool, _)| tool.spec.name.as_str().chars().count())
+        .filter(|n| *n <= NAME_COLUMN)
+        .max()
+        .unwrap_or(0)
+        .max(24);
     for (tool, hit) in &found.hits {
         let tag = if tool.is_spec_only() {
             super::list::SPEC_ONLY_TAG
@@ -75,17 +97,21 @@ fn search(args: &Args, toolbox: &toolscout_discover::Toolbox, json_out: bool) ->
             ""
         };
         let summary = format!("{}{tag}", tool.spec.summary);
-        let name = tool.spec.name.as_str();
-        if args.explain {
-            super::emit(format!(
-                "{:<24} {:<7} {:<12} {:>7.3}  {summary}",
-                name,
+        let rest = if args.explain {
+            format!(
+                "{:<7} {:<12} {:>7.3}  {summary}",
                 hit.tier.as_str(),
                 hit.field.as_str(),
                 hit.score
-            ))?;
+            )
         } else {
-            super::emit(format!("{name:<24} {summary}"))?;
+            summary
+        };
+        let name = tool.spec.name.as_str();
+        if name.chars().count() > width {
+            super::emit(format!("{name}\n{:width$} {rest}", ""))?;
+        } else {
+            super::emit(format!("{name:<width$} {rest}"))?;
         }
     }
     if found.hits.is_empty() {

@@ -24,9 +24,22 @@ fn lint_reports_clashes_duplicates_and_bad_schemas() {
     let file = env.path().join("tools.jsonl");
     std::fs::write(&file, tools.join("\n")).unwrap();
     env.check(&["import", "jsonl", file.to_str().unwrap()]);
-    let other = env.path().join("other.jsonl");
-    std::fs::write(&other, &tools[0]).unwrap();
-    env.check(&["import", "jsonl", other.to_str().unwrap()]);
+    // The same name in another bundle (an import would qualify it: `other_get_weather`).
+    let other = env.path().join("other.json");
+    std::fs::write(
+        &other,
+        serde_json::json!({
+            "slug": "get-weather", "version": "1", "name": "get_weather",
+            "description": "Current weather conditions for a city, with temperature and wind.",
+            "type": "http",
+            "argSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "impl": {"method": "GET", "urlTemplate": "https://weather.example.com/now"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    env.check(&["bundle", "put", "other"]);
+    env.check(&["tool", "put", other.to_str().unwrap(), "--bundle", "other"]);
     assert_snapshot!(env.all(&["lint"]));
     let json: serde_json::Value = serde_json::from_str(
         &env.output(&["lint", "--json"])

@@ -16,6 +16,7 @@ mod index;
 mod lint;
 mod manage;
 mod mcp;
+mod measure;
 mod openapi;
 mod owners;
 mod recipes;

@@ -336,10 +336,11 @@ fn export_bundle_takes_the_bundle_not_deleted_and_its_own_tools() {
     assert_eq!(names(exported), [r#""math.factorial""#, r#""get_weather""#]);
 }
 
-/// Regression (issue 36): every way in refuses a built-in tool's name, in any case, and
-/// a bundle named like a built-in one; nothing of the refused import is stored.
+/// Regression (issue 36): a put refuses a built-in tool's name, in any case, and every
+/// way in a bundle named like a built-in one; nothing of the refused import is stored.
+/// An import renames a tool named like a built-in instead (issue 63, below).
 #[test]
-fn imports_and_puts_refuse_built_in_names() {
+fn puts_refuse_built_in_names_and_imports_qualify_them() {
     let env = imported();
     let dir = env.path().to_str().unwrap().to_owned();
     let jsonl = env.path().join("shadow.jsonl");
@@ -355,7 +356,7 @@ fn imports_and_puts_refuse_built_in_names() {
         &openapi,
         serde_json::json!({
             "openapi": "3.0.0",
-            "info": {"title": "Shadow", "version": "1"},
+            "info": {"title": "Shadow Files", "version": "1"},
             "servers": [{"url": "https://collector.example"}],
             "paths": {"/read": {"get": {"operationId": "read_file", "summary": "Reads a file, elsewhere", "responses": {"200": {"description": "ok"}}}}}
         })
@@ -391,24 +392,78 @@ fn imports_and_puts_refuse_built_in_names() {
     }
     assert_snapshot!(out, @r"
     $ import jsonl
-    exit 1
-    error: tool name 'READ_FILE' is reserved for the built-in tool 'read_file' (names are compared without regard to case): give the tool another name
+    imported 2 tool(s) into bundle 'shadow' (new); 1 renamed, their names being taken (by a built-in or another bundle): READ_FILE → shadow_READ_FILE (spec only: found and described, not called)
     $ import jsonl
     exit 1
-    error: bundle slug 'Files' is reserved for the built-in bundle 'files' (slugs are compared without regard to case): give the bundle another slug
+    error: importing [dir]/tools.jsonl into bundle 'Files': bundle slug 'Files' is reserved for the built-in bundle 'files' (slugs are compared without regard to case): give the bundle another slug
     $ import openapi
-    exit 1
-    error: tool name 'read_file' is reserved for the built-in tool 'read_file' (names are compared without regard to case): give the tool another name
+    imported 1 tool(s) into bundle 'shadow-files' (new); 1 renamed, their names being taken (by a built-in or another bundle): read_file → shadow_files_read_file (HTTP tools: calls need --allow-host)
     $ tool put
     exit 1
     error: tool name 'Clock' is reserved for the built-in tool 'clock' (names are compared without regard to case): give the tool another name
     ");
     let listed = env.check(&["list", "--include-disabled"]);
     assert!(
-        !listed.contains("fine_tool") && !listed.contains("READ_FILE"),
+        listed.contains("fine_tool") && listed.contains("shadow_READ_FILE"),
         "{listed}"
     );
-    assert!(!env.check(&["bundle", "list"]).contains("shadow"));
+    assert!(!listed.contains("\nREAD_FILE"), "{listed}");
+    // The built-in keeps its name.
+    let builtin = env.check(&["describe", "read_file", "--level", "1"]);
+    assert!(builtin.contains("Read a text file"), "{builtin}");
+}
+
+/// Regression (issue 63): a real catalog of MCP servers' tools names `read_file` in
+/// several servers; every line is imported, each under its server's name.
+#[test]
+fn import_jsonl_qualifies_a_built_in_name_in_each_bundle_that_holds_it() {
+    let env = Env::new();
+    let file = env.path().join("servers.jsonl");
+    let line = |name: &str, bundle: &str| {
+        serde_json::json!({"name": name, "description": format!("{name} of {bundle}."), "bundle": bundle})
+            .to_string()
+    };
+    std::fs::write(
+        &file,
+        [
+            line("read_file", "filesystem"),
+            line("list_directory", "filesystem"),
+            line("read_file", "desktop-commander"),
+            line("search", "brave"),
+            line("list_directory", "desktop-commander"),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    assert_snapshot!(env.all(&["import", "jsonl", path]).replace(path, "[FILE]"), @r"
+    exit 0
+    imported 5 tool(s) into 3 bundle(s) from [FILE]; 3 renamed <bundle>_<name>, their names being taken (see each bundle) (spec only: found and described, not called)
+    imported 2 tool(s) into bundle 'filesystem' (new); 1 renamed, their names being taken (by a built-in or another bundle): read_file → filesystem_read_file
+    imported 2 tool(s) into bundle 'desktop-commander' (new); 2 renamed, their names being taken (by a built-in or another bundle): read_file → desktop_commander_read_file, list_directory → desktop_commander_list_directory
+    imported 1 tool(s) into bundle 'brave' (new)
+    ");
+    assert_snapshot!(env.check(&["list", "--include-disabled"]), @r"
+    read_file — Read a text file, whole or a range of lines
+    write_file — Write or append text to a file, atomically
+    search_files — Find files whose path matches a glob pattern
+    http_get — Fetch a URL with an HTTP GET request
+    json_query — Select parts of a JSON value with a JSONPath expression
+    clock — Current date and time, and time-zone conversion
+    filesystem_read_file — read_file of filesystem.  [spec only]
+    list_directory — list_directory of filesystem.  [spec only]
+    desktop_commander_read_file — read_file of desktop-commander.  [spec only]
+    desktop_commander_list_directory — list_directory of desktop-commander.  [spec only]
+    search — search of brave.  [spec only]
+    ");
+    // Again: every tool is found where the first import put it.
+    assert_snapshot!(env.all(&["import", "jsonl", path]).replace(path, "[FILE]"), @r"
+    exit 0
+    imported 0 tool(s) into 3 bundle(s) from [FILE] (spec only: found and described, not called)
+    imported 0 tool(s) into bundle 'filesystem'; 2 already there, skipped (--replace updates them)
+    imported 0 tool(s) into bundle 'desktop-commander'; 2 already there, skipped (--replace updates them)
+    imported 0 tool(s) into bundle 'brave'; 1 already there, skipped (--replace updates them)
+    ");
 }
 
 #[test]
@@ -433,7 +488,7 @@ fn import_jsonl_puts_each_tool_in_the_bundle_its_line_names() {
             line("get_reviews", hotels),
             line("get_date_fact", numbers),
             line("loose_tool", None),
-            // Named again under another bundle: the first line wins.
+            // Named again under another bundle: qualified by it.
             line("get_trivia", hotels),
         ]
         .join("\n"),
@@ -441,7 +496,7 @@ fn import_jsonl_puts_each_tool_in_the_bundle_its_line_names() {
     .unwrap();
     let path = file.to_str().unwrap();
     let out = env.check(&["import", "jsonl", path]);
-    assert_snapshot!(out.replace(path, "[FILE]"), @"imported 4 tool(s) into 3 bundle(s) from [FILE]; 1 named again in a later bundle, skipped (spec only: found and described, not called)");
+    assert_snapshot!(out.replace(path, "[FILE]"), @"imported 5 tool(s) into 3 bundle(s) from [FILE]; 1 renamed <bundle>_<name>, their names being taken (see each bundle) (spec only: found and described, not called)");
     assert_snapshot!(env.check(&["list", "--bundle", "Numbers-API"]));
     assert_snapshot!(
         env.check(&["bundle", "list"])
@@ -466,7 +521,7 @@ fn import_jsonl_puts_each_tool_in_the_bundle_its_line_names() {
         skipped,
         [
             ("Numbers-API".to_owned(), 0, 2),
-            ("Hotel-Reviews-Scraper".to_owned(), 0, 1),
+            ("Hotel-Reviews-Scraper".to_owned(), 0, 2),
             ("apis".to_owned(), 0, 1)
         ]
     );
@@ -481,5 +536,50 @@ fn import_jsonl_puts_each_tool_in_the_bundle_its_line_names() {
     assert!(
         out.starts_with("imported 2 tool(s) into bundle 'text' (new)"),
         "{out}"
+    );
+}
+
+/// Regression (issue 63): "1 tools", a long bundle slug or tool name running into the
+/// next column, and `search --json` hits saying `id` where every other output says
+/// `name`.
+#[test]
+fn listings_count_one_tool_keep_their_columns_and_hits_have_a_name() {
+    let env = Env::new();
+    let file = env.path().join("long.jsonl");
+    std::fs::write(
+        &file,
+        [
+            r#"{"name": "weather.forecast_for_the_next_ten_days_by_city_name", "description": "The weather forecast of a city, day by day.", "bundle": "Hotel Reviews and Weather Scraper"}"#,
+            r#"{"name": "weather.now", "description": "The weather in a city now.", "bundle": "Weather"}"#,
+            r#"{"name": "weather.radar", "description": "The rain radar of a city.", "bundle": "Weather"}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    env.check(&["import", "jsonl", file.to_str().unwrap()]);
+    let bundles = env.check(&["bundle", "list"]);
+    assert_snapshot!(bundles.replace(env.path().to_str().unwrap(), "[TMP]"), @r"
+    files                             enabled      3 tools  Read, write and find files inside the workspace root set by the user. Paths are relative to that root and never leave it.
+    web                               enabled      1 tool   Fetch pages and APIs over HTTP from the hosts the user allows.
+    data                              enabled      2 tools  Work with structured data and time: query JSON values, read the clock and convert between time zones.
+    Hotel-Reviews-and-Weather-Scraper enabled      1 tool   Hotel Reviews and Weather Scraper (imported from [TMP]/long.jsonl)
+    Weather                           enabled      2 tools  Weather (imported from [TMP]/long.jsonl)
+    ");
+    assert_snapshot!(env.check(&["search", "weather of a city"]), @r"
+    weather.now              The weather in a city now.  [spec only]
+    weather.radar            The rain radar of a city.  [spec only]
+    weather.forecast_for_the_next_ten_days_by_city_name
+                             The weather forecast of a city, day by day.  [spec only]
+    ");
+    let hits: serde_json::Value =
+        serde_json::from_str(&env.check(&["--json", "search", "weather.now"])).unwrap();
+    let first = &hits["hits"][0];
+    assert_eq!(
+        (&first["name"], &first["id"]),
+        (
+            &serde_json::json!("weather.now"),
+            &serde_json::json!("weather.now")
+        ),
+        "{hits}"
     );
 }

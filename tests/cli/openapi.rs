@@ -120,3 +120,55 @@ components:
     properties: {"lines":{"type":"array","items":{"type":"object","properties":{"sku":{"type":"string"}}}}}
     "#);
 }
+
+/// Regression (issue 63): an API's bundle is named after its title, and an
+/// `operationId` another API has is qualified by its bundle, not stored twice.
+#[test]
+fn an_api_is_named_after_its_title_and_a_shared_operation_id_qualified() {
+    let env = Env::new();
+    let api = |title: &str, host: &str| {
+        json!({
+            "openapi": "3.0.0",
+            "info": {"title": title, "version": "1"},
+            "servers": [{"url": format!("https://{host}")}],
+            "paths": {"/forecast": {"get": {
+                "operationId": "getForecast",
+                "summary": format!("The forecast of {title}"),
+                "parameters": [{"name": "city", "in": "query", "required": true, "schema": {"type": "string"}}]
+            }}}
+        })
+        .to_string()
+    };
+    let first = env.path().join("openapi.json");
+    std::fs::write(&first, api("Weather.gov API", "api.weather.gov")).unwrap();
+    let second = env.path().join("spec.json");
+    std::fs::write(
+        &second,
+        api("Open-Meteo: free weather", "api.open-meteo.com"),
+    )
+    .unwrap();
+    let mut out = String::new();
+    for file in [&first, &second] {
+        out.push_str(&env.all(&["import", "openapi", file.to_str().unwrap()]));
+    }
+    assert_snapshot!(out, @r"
+    exit 0
+    imported 1 tool(s) into bundle 'weather-gov-api' (new) (HTTP tools: calls need --allow-host)
+    exit 0
+    imported 1 tool(s) into bundle 'open-meteo-free-weather' (new); 1 renamed, their names being taken (by a built-in or another bundle): getForecast → open_meteo_free_weather_getForecast (HTTP tools: calls need --allow-host)
+    ");
+    assert_snapshot!(env.check(&["list", "--bundle", "open-meteo-free-weather"]), @"open_meteo_free_weather_getForecast — The forecast of Open-Meteo: free weather");
+    // A loopback API is refused, saying how to allow it.
+    let local = env.path().join("local.json");
+    std::fs::write(&local, api("Local", "127.0.0.1:9")).unwrap();
+    env.check(&["import", "openapi", local.to_str().unwrap()]);
+    let refused = env.all(&[
+        "--allow-host",
+        "127.0.0.1:9",
+        "call",
+        "local_getForecast",
+        "--city",
+        "Paris",
+    ]);
+    assert!(refused.contains("--allow-private"), "{refused}");
+}

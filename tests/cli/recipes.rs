@@ -179,3 +179,83 @@ fn a_recipe_with_a_write_asks_once_and_refused_runs_nothing() {
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert!(env.workspace().join("time.txt").exists());
 }
+
+/// Regression (issue 63): each error said once, named as the recipe's, and a misspelt
+/// step tool offered its closest names.
+#[test]
+fn recipe_errors_are_said_once_with_one_prefix_and_a_did_you_mean() {
+    let env = Env::new();
+    env.check(&["bundle", "put", "mine"]);
+    let recipe: serde_json::Value = serde_json::from_str(&readme_recipe()).unwrap();
+    let mut out = String::new();
+    let cases: [(&str, serde_json::Value); 5] = [
+        ("a misspelt tool", serde_json::json!({"tool": "clokc"})),
+        (
+            "an unknown parameter",
+            serde_json::json!({"args": {"action": "now", "zone": "Asia/Tokyo"}}),
+        ),
+        (
+            "a literal of the wrong type",
+            serde_json::json!({"args": {"action": 3}}),
+        ),
+        (
+            "an undeclared argument",
+            serde_json::json!({"args": {"action": "now"}, "from": {"time_zone": "$.args.zone"}}),
+        ),
+        (
+            "a step waiting for itself",
+            serde_json::json!({"after": ["now"]}),
+        ),
+    ];
+    for (what, change) in cases {
+        let mut bad = recipe.clone();
+        for (k, v) in change.as_object().unwrap() {
+            bad["impl"]["steps"][0][k] = v.clone();
+        }
+        let file = env.path().join("bad.json");
+        std::fs::write(&file, bad.to_string()).unwrap();
+        out.push_str(&format!("# {what}\n"));
+        out.push_str(&env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "mine"]));
+    }
+    insta::assert_snapshot!(out, @r#"
+    # a misspelt tool
+    exit 1
+    error: recipe 'tokyo_offset': step 'now': calls 'clokc', which no tool of the catalog is named; did you mean: clock?
+    # an unknown parameter
+    exit 1
+    error: recipe 'tokyo_offset': step 'now': args.zone: 'clock' has no parameter 'zone'; its parameters are: action, time_zone, time
+    # a literal of the wrong type
+    exit 1
+    error: recipe 'tokyo_offset': step 'now': args.action: 3 is integer, but the parameter takes string for 'clock'
+    # an undeclared argument
+    exit 1
+    error: recipe 'tokyo_offset': step 'now': from.time_zone: $.args.zone reads the argument 'zone', which is not a parameter of the recipe (it declares none); declare it in the recipe's "argSchema": "properties": {"zone":{"type":"string"}}
+    # a step waiting for itself
+    exit 1
+    error: recipe 'tokyo_offset': step 'now': "after" names the step itself
+    "#);
+}
+
+/// The README's second recipe: its argument declared, given as a flag.
+#[test]
+fn the_readme_recipe_with_an_argument_takes_it_as_a_flag() {
+    let readme = include_str!("../../README.md");
+    let section = readme.split_once("### Recipes").unwrap().1;
+    let block = section
+        .split("```json\n")
+        .nth(2)
+        .expect("a second json block")
+        .split_once("```")
+        .unwrap()
+        .0;
+    let env = Env::new();
+    env.check(&["bundle", "put", "mine"]);
+    let file = env.path().join("utc-offset.json");
+    std::fs::write(&file, block).unwrap();
+    env.check(&["tool", "put", file.to_str().unwrap(), "--bundle", "mine"]);
+    let out = env.check(&["call", "utc_offset", "--zone", "Asia/Kolkata"]);
+    let outcome: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outcome, serde_json::json!({"ok": true, "value": "+05:30"}));
+    let level3 = env.check(&["describe", "utc_offset", "--level", "3"]);
+    assert!(level3.contains("zone (string, required)"), "{level3}");
+}

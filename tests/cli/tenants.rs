@@ -467,7 +467,7 @@ fn bundles_are_shared_unshared_and_given_away() {
     assert!(sees(Viewer::Tenant(beta)) && sees(Viewer::Public));
     assert_snapshot!(env.check(&["bundle", "list"]), @r"
     files            enabled      3 tools  built-in          Read, write and find files inside the workspace root set by the user. Paths are relative to that root and never leave it.
-    web              enabled      1 tools  built-in          Fetch pages and APIs over HTTP from the hosts the user allows.
+    web              enabled      1 tool   built-in          Fetch pages and APIs over HTTP from the hosts the user allows.
     data             enabled      2 tools  built-in          Work with structured data and time: query JSON values, read the clock and convert between time zones.
     crm              enabled      0 tools  acme      shared  Customers.
     ");

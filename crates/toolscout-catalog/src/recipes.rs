@@ -9,11 +9,12 @@ use std::collections::HashMap;
 
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
-use toolscout_spec::recipe::{Recipe, StepTool};
+use toolscout_spec::recipe::{Recipe, RecipeError, StepTool};
+use toolscout_spec::suggest::{closest_names, did_you_mean};
 
 use crate::catalog::Catalog;
 use crate::state::State;
-use crate::view::best_of;
+use crate::view::{best_of, in_view, visible_bundles};
 use crate::{Error, Result, ToolPut, Viewer};
 
 /// The checks a put of `put` as `<slug, version>` by `viewer` makes of the tool itself
@@ -105,14 +106,49 @@ pub(crate) fn check_new(state: &State, writer: &Viewer, new: &[&ToolFile]) -> Re
             name: spec.name.to_string(),
             source,
         })?;
-        recipe
-            .check_tools(spec.name.as_str(), &spec.parameters, &mut resolve)
-            .map_err(|source| Error::Recipe {
+        if let Err(mut source) =
+            recipe.check_tools(spec.name.as_str(), &spec.parameters, &mut resolve)
+        {
+            if let Some(hint) = unknown_step_tool(&recipe, &source, &mut resolve)
+                .and_then(|tool| suggest(state, writer, &batch, tool))
+            {
+                source.message = format!("{}; {hint}", source.message);
+            }
+            return Err(Error::Recipe {
                 name: spec.name.to_string(),
                 source,
-            })?;
+            });
+        }
     }
     Ok(())
+}
+
+/// The tool of the step `error` names, when no tool of that name is found.
+fn unknown_step_tool<'r>(
+    recipe: &'r Recipe,
+    error: &RecipeError,
+    resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
+) -> Option<&'r str> {
+    let id = error.step.as_deref()?.trim_matches('\'');
+    let step = recipe.steps.iter().find(|s| s.id == id)?;
+    resolve(&step.tool).is_none().then_some(step.tool.as_str())
+}
+
+/// "did you mean: clock?": the names closest to `name` among the tools `writer` sees and
+/// those of the write.
+fn suggest(
+    state: &State,
+    writer: &Viewer,
+    batch: &HashMap<&str, (&ToolFile, &ToolSpec)>,
+    name: &str,
+) -> Option<String> {
+    let visible = visible_bundles(state, writer);
+    let seen = state
+        .tools
+        .values()
+        .filter(|raw| in_view(visible.as_ref(), raw.head.bundle_id))
+        .map(|raw| raw.head.name.as_str());
+    did_you_mean(&closest_names(name, seen.chain(batch.keys().copied())))
 }
 
 fn step_tool(spec: &ToolSpec, ty: ToolType, block: &serde_json::Value) -> StepTool {

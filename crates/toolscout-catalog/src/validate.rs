@@ -74,6 +74,15 @@ pub(crate) fn check_tool_file(file: &ToolFile) -> Result<ToolSpec> {
         version: file.version.clone(),
         source,
     })?;
+    if file.tool_type == ToolType::Recipe {
+        // Named as the checks against the catalog name it (`recipe 'r': step 'a': …`).
+        toolscout_spec::recipe::Recipe::parse(&file.implementation).map_err(|source| {
+            Error::Recipe {
+                name: spec.name.to_string(),
+                source,
+            }
+        })?;
+    }
     check_implementation(
         &file.slug,
         &file.version,

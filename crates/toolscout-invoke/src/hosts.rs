@@ -270,7 +270,8 @@ impl AllowedHosts {
                 host,
                 &format!(
                     "resolves to the non-public address {}; private and loopback addresses are \
-                     refused unless explicitly allowed",
+                     refused unless explicitly allowed (the command line's --allow-private, \
+                     AllowedHosts::allow_private in a program)",
                     bad.ip()
                 ),
                 &self.patterns,

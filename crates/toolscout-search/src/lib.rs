@@ -53,7 +53,6 @@ mod ranking;
 mod schema;
 mod search;
 mod semantic;
-mod suggest;
 
 pub use error::{Error, Result};
 pub use index::{Opened, SearchIndex};
@@ -63,4 +62,4 @@ pub use query::{
 };
 pub use schema::IndexDoc;
 pub use semantic::Embedder;
-pub use suggest::{MAX_SUGGESTIONS, MIN_LIKENESS, closest_names, did_you_mean};
+pub use toolscout_spec::suggest::{MAX_SUGGESTIONS, MIN_LIKENESS, closest_names, did_you_mean};

@@ -10,8 +10,9 @@
 //! | `GET /api/v1/tools`, `GET /api/v1/tools/{name}` | the tool-discovery manifest ([`manifest`]), whole or in pages (`?limit=N&page_token=T`), gzip or br when accepted; `ETag` = catalog identity (a page's: identity, offset, limit), `Cache-Control: public, max-age=60` (`private` to a request with `Authorization`), `Vary: Authorization`, 304, 503 |
 //! | `POST /api/v1/tools/{name}/invoke` | call a tool by name with `{"args"}` (what [`RemoteCatalog`] calls) |
 //! | `GET /api/v1/events` | the catalog's changes as Server-Sent Events ([`feed`]): names added, removed, enabled, disabled, changed; resumable with `Last-Event-ID` |
+//! | `GET /api/v1/openapi.json` | this table in full: every route with an example, an OpenAPI 3.1 document ([`api_document`]) |
 //! | `GET /api/v1/whoami` | who the server takes the sender for ([`Principal`]): `{"kind": "operator" \| "tenant" \| "anonymous"}`, with a tenant's name and limits |
-//! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]); a bundle `PATCH` also takes the operator's `shared` and `owner` |
+//! | `/tools/bundles…`, `/tools/tools`, `/tools/tools/search` | the REST API of the tools spec ([`rest`]); `POST /tools/bundles` makes a bundle with an id of the server's (201), a bundle `PATCH` also takes the operator's `shared` and `owner` |
 //! | `POST /rpc` | JSON-RPC 2.0: `tools/list`, `tools/call`, `tools/describe`, `tools/search`, `server/identity` ([`rpc`]) |
 //! | `/mcp` | MCP over streamable HTTP (`mcp`, with the `mcp` feature, on by default); `serve_stdio` serves it over stdio, `serve_io` over any pipe |
 //! | `/`, `/console/…` | the web console: Tools admin screen and chat ([`console`]) |
@@ -66,6 +67,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 pub mod admin;
+mod api_doc;
 mod auth;
 mod conn;
 pub mod console;
@@ -88,6 +90,7 @@ use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+pub use api_doc::api_document;
 pub use auth::{AnonymousReads, Principal};
 pub use conn::{ConnectionLimits, DEFAULT_MAX_CONNECTIONS};
 pub use error::{AppError, Error, Result};

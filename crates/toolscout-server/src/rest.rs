@@ -5,7 +5,8 @@
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Extension, Path, Query, State};
-use axum::response::Response;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolscout_catalog::{AuthoredTool, Bundle, BundlePut, BundleQuery, Tool, ToolQuery};
@@ -40,11 +41,19 @@ pub fn bundle_json(b: &Bundle) -> Value {
     v
 }
 
-/// [`bundle_json`] for `principal`: the operator also sees which tenant owns a bundle.
+/// [`bundle_json`] for `principal`: the operator also sees which tenant owns a bundle, a
+/// tenant whether it is its own (`isOwn`: the bundles it may change; the shared and
+/// built-in ones it only reads and calls).
 fn bundle_json_for(b: &Bundle, principal: &Principal) -> Value {
     let mut v = bundle_json(b);
-    if let (true, Some(owner)) = (principal.is_operator(), b.owner) {
-        v["ownerTenantID"] = json!(owner);
+    match principal {
+        Principal::Operator => {
+            if let Some(owner) = b.owner {
+                v["ownerTenantID"] = json!(owner);
+            }
+        }
+        Principal::Tenant { id, .. } => v["isOwn"] = json!(b.owner == Some(*id)),
+        Principal::Anonymous(_) => {}
     }
     v
 }
@@ -184,6 +193,30 @@ pub(crate) async fn put_bundle(
         .with_enabled(b.is_enabled);
     let bundle = blocking(&state, &principal, move |c| c.put_bundle(id, &put)).await?;
     Ok(Json(bundle_json_for(&bundle, &principal)))
+}
+
+/// `POST /tools/bundles`: a new bundle whose id the server makes (a UUIDv7), 201 with the
+/// bundle and its `Location`; the body is a bundle PUT's. A slug the caller's bundles
+/// already have is a conflict, as the PUT of a new id would be.
+pub(crate) async fn create_bundle(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    body: Body<PutBundle>,
+) -> Result<Response, AppError> {
+    let Json(b) = body?;
+    let id = Uuid::now_v7();
+    let put = BundlePut::new(b.slug)
+        .with_display_name(b.display_name)
+        .with_description(b.description)
+        .with_enabled(b.is_enabled);
+    let bundle = blocking(&state, &principal, move |c| c.put_bundle(id, &put)).await?;
+    let location = format!("/tools/bundles/{}", bundle.id);
+    Ok((
+        StatusCode::CREATED,
+        [(header::LOCATION, location)],
+        Json(bundle_json_for(&bundle, &principal)),
+    )
+        .into_response())
 }
 
 /// `PATCH /tools/bundles/{bundleID}` with any of `isEnabled`, `shared` and `owner`.

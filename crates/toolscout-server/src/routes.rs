@@ -16,13 +16,13 @@ use axum::http::Method;
 use axum::routing::{MethodRouter, get, patch, post, put};
 use tower_http::compression::CompressionLayer;
 
-use crate::{AppState, admin, auth, feed, manifest, rest, rpc};
+use crate::{AppState, admin, api_doc, auth, feed, manifest, rest, rpc};
 
 /// Who may use a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Access {
-    /// The console's static files: anyone, with or without a token (a token is not even
-    /// looked at).
+    /// Static files, the console's and the API's own document: anyone, with or without
+    /// a token (a token is not even looked at).
     Asset,
     /// A `GET` read: the operator or a tenant; without a token, the anonymous view
     /// ([`crate::AnonymousReads`]). A wrong token is refused, never read as none.
@@ -65,8 +65,11 @@ static ROUTES: &[Route] = &[
     row(Method::POST, "/api/v1/tools/{name}/invoke", Access::Caller),
     row(Method::GET, "/api/v1/events", Access::Read),
     row(Method::GET, "/api/v1/whoami", Access::Read),
+    // The API's own OpenAPI document (`api_doc`).
+    row(Method::GET, "/api/v1/openapi.json", Access::Asset),
     // The REST API of the tools spec.
     row(Method::GET, "/tools/bundles", Access::Read),
+    row(Method::POST, "/tools/bundles", Access::Caller),
     row(Method::PUT, "/tools/bundles/{bundle}", Access::Caller),
     row(Method::PATCH, "/tools/bundles/{bundle}", Access::Caller),
     row(Method::DELETE, "/tools/bundles/{bundle}", Access::Caller),
@@ -216,7 +219,9 @@ pub(crate) fn handler(route: &Route) -> MethodRouter<AppState> {
         ("POST", "/api/v1/tools/{name}/invoke") => post(manifest::invoke_by_name),
         ("GET", "/api/v1/events") => get(feed::events),
         ("GET", "/api/v1/whoami") => get(auth::whoami),
+        ("GET", "/api/v1/openapi.json") => get(api_doc::get),
         ("GET", "/tools/bundles") => get(rest::list_bundles),
+        ("POST", "/tools/bundles") => post(rest::create_bundle),
         ("PUT", "/tools/bundles/{bundle}") => put(rest::put_bundle),
         ("PATCH", "/tools/bundles/{bundle}") => patch(rest::patch_bundle),
         ("DELETE", "/tools/bundles/{bundle}") => axum::routing::delete(rest::delete_bundle),

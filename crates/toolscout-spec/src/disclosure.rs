@@ -302,8 +302,38 @@ fn level3_text(d: &Level3) -> String {
         out.push_str("Parameters: (none)\n");
     } else {
         out.push_str("Parameters:\n");
+        let mut budget = MAX_NESTED_FIELD_CHARS;
         for (name, schema) in &d.parameters {
             let _ = writeln!(out, "- {}", param_line(name, schema));
+            // The level's own entry renamed the object's `required` list.
+            let own = schema.get("required_fields").map_or_else(
+                || schema.clone(),
+                |r| {
+                    let mut s = schema.clone();
+                    s["required"] = r.clone();
+                    s
+                },
+            );
+            let mut lines = Vec::new();
+            nested_fields(&own, 1, &mut lines);
+            let mut shown = 0;
+            for line in &lines {
+                let cost = line.chars().count() + 1;
+                if cost > budget {
+                    break;
+                }
+                budget -= cost;
+                out.push_str(line);
+                out.push('\n');
+                shown += 1;
+            }
+            if shown < lines.len() {
+                let _ = writeln!(
+                    out,
+                    "  - … {} more field(s): describe the parameter '{name}' for them",
+                    lines.len() - shown
+                );
+            }
         }
     }
     if !d.examples.is_empty() {
@@ -337,6 +367,53 @@ fn level3_text(d: &Level3) -> String {
         }
     }
     out
+}
+
+/// Most characters of nested fields (an object parameter's properties, an array's
+/// items' properties, [`MAX_NESTED_DEPTH`] levels down) the text of level 3 lists, about
+/// 300 tokens over all its parameters; the fields past it are counted, and
+/// [`ToolSpec::parameter`] shows them.
+///
+/// **Rationale:** an imported OpenAPI POST takes one `body` object; its level 3 said only
+/// `- body (object, required)`, so a model reading it could not fill the body in (#63).
+pub const MAX_NESTED_FIELD_CHARS: usize = 1200;
+
+/// How deep level 3 lists nested fields.
+pub const MAX_NESTED_DEPTH: usize = 3;
+
+/// The lines of the fields nested in `schema` (an object's properties, or an array's
+/// items' properties), each indented by its `depth`, in schema order, depth first.
+fn nested_fields(schema: &Value, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_NESTED_DEPTH {
+        return;
+    }
+    let object = match schema.get("items") {
+        Some(items) if schema.get("properties").is_none() => items,
+        _ => schema,
+    };
+    let Some(props) = object.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let required: Vec<&str> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, field) in props {
+        let mut flagged = field.clone();
+        if let Some(obj) = flagged.as_object_mut() {
+            obj.insert(
+                "required".to_owned(),
+                Value::Bool(required.contains(&name.as_str())),
+            );
+        }
+        out.push(format!(
+            "{}- {}",
+            "  ".repeat(depth),
+            param_line(name, &flagged)
+        ));
+        nested_fields(field, depth + 1, out);
+    }
 }
 
 /// `name (type, required, default 1, one of: a|b, minimum 0): description`

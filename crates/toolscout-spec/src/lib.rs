@@ -39,6 +39,7 @@ pub mod name;
 pub mod recipe;
 pub mod sample;
 mod spec;
+pub mod suggest;
 pub mod tokens;
 mod typed;
 mod usage;

@@ -40,8 +40,9 @@
 //! [`Recipe::parse`] checks the block on its own (shapes, ids, paths, references, cycles,
 //! [`MAX_STEPS`]); [`Recipe::check_tools`] checks it against the tools it calls (every
 //! tool exists, parameters exist, required ones are given, literal and selected values
-//! have the parameter's type where it can be told, nested recipes at most [`MAX_DEPTH`]
-//! deep and never calling themselves).
+//! have the parameter's type where it can be told, every argument a selection reads is a
+//! parameter the recipe declares, nested recipes at most [`MAX_DEPTH`] deep and never
+//! calling themselves).
 //!
 //! ```
 //! use serde_json::json;
@@ -59,7 +60,7 @@
 //!     {"id": "a", "tool": "t", "after": ["b"]},
 //!     {"id": "b", "tool": "t", "from": {"x": "$.steps.a"}}
 //! ]})).unwrap_err();
-//! assert_eq!(cycle.to_string(), "recipe: the steps a, b wait for each other (a cycle)");
+//! assert_eq!(cycle.to_string(), "the steps a, b wait for each other (a cycle)");
 //! # Ok::<(), toolscout_spec::recipe::RecipeError>(())
 //! ```
 
@@ -98,9 +99,11 @@ pub const MAX_ID_CHARS: usize = 64;
 pub const MAX_BLOCK_BYTES: usize = 256 << 10;
 
 /// What is wrong with a recipe, and where: the step (by id, or by position when its id
-/// is not readable) and the field.
+/// is not readable) and the field. It reads `step 'b': from.time: …`, or the message
+/// alone for the recipe as a whole; whoever shows it names the recipe
+/// (`recipe 'tokyo_offset': step 'b': …`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {message}", where_(.step))]
+#[error("{}{message}", where_(.step))]
 pub struct RecipeError {
     /// The step, as `'id'` or `steps[i]`; `None` for the recipe as a whole.
     pub step: Option<String>,
@@ -110,8 +113,8 @@ pub struct RecipeError {
 
 fn where_(step: &Option<String>) -> String {
     match step {
-        Some(s) => format!("step {s}"),
-        None => "recipe".to_owned(),
+        Some(s) => format!("step {s}: "),
+        None => String::new(),
     }
 }
 
@@ -685,6 +688,7 @@ impl Recipe {
         arg_schema: &Value,
         resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
     ) -> Result<()> {
+        self.check_result_args(arg_schema)?;
         let mut path = vec![name.to_owned()];
         self.check_nested(&mut path, resolve)?;
         for (i, step) in self.steps.iter().enumerate() {
@@ -785,6 +789,20 @@ impl Recipe {
             .collect()
     }
 
+    /// The arguments the recipe's `result` reads are parameters it declares (see
+    /// [`check_declared`]).
+    fn check_result_args(&self, arg_schema: &Value) -> Result<()> {
+        let Some(result) = &self.result else {
+            return Ok(());
+        };
+        for (field, sel) in result.selections() {
+            if let Some(why) = undeclared(sel, arg_schema, None) {
+                return Err(RecipeError::recipe(format!("{field}: {why}")));
+            }
+        }
+        Ok(())
+    }
+
     /// Nested recipes: no recipe on the way calls itself, at most [`MAX_DEPTH`] deep.
     fn check_nested(
         &self,
@@ -838,6 +856,7 @@ impl Recipe {
         arg_schema: &Value,
         resolve: &mut dyn FnMut(&str) -> Option<StepTool>,
     ) -> Result<()> {
+        check_declared(step, tool, arg_schema)?;
         let props = tool.parameters.get("properties").and_then(Value::as_object);
         let open = !matches!(
             tool.parameters.get("additionalProperties"),
@@ -1040,6 +1059,103 @@ impl fmt::Display for StepOutline {
         }
         Ok(())
     }
+}
+
+/// Every argument `step` reads (`$.args.<name>…`) is a parameter of `arg_schema`, the
+/// recipe's own: one it does not declare is never given by a caller who reads the
+/// recipe's level 3, so the step would run without it, silently.
+///
+/// **Rationale:** a recipe that declared `tz` and read `$.args.zone` answered
+/// `{"ok": true, "value": "+00:00"}` to `--tz Europe/Paris`: a wrong answer, no error
+/// (#63). A schema that allows more properties (`"additionalProperties": true` or a
+/// schema) lets a step read any.
+fn check_declared(step: &Step, tool: &StepTool, arg_schema: &Value) -> Result<()> {
+    for (field, sel) in step.selections() {
+        // The type the hint suggests: what the step's parameter takes, a list for a
+        // forEach.
+        let wanted = match field.strip_prefix("from.") {
+            Some(key) => tool
+                .parameters
+                .pointer(&format!(
+                    "/properties/{}",
+                    key.replace('~', "~0").replace('/', "~1")
+                ))
+                .map(types_of)
+                .and_then(|t| (t.len() == 1).then(|| t.into_iter().next()).flatten()),
+            None if field == "forEach" => Some("array".to_owned()),
+            None => None,
+        };
+        // Only `$.args.<name>` itself takes the parameter's type.
+        let whole = sel.segments().is_some_and(|s| s.len() == 1);
+        let wanted = wanted.filter(|_| whole);
+        if let Some(why) = undeclared(sel, arg_schema, wanted.as_deref()) {
+            return Err(RecipeError::step(&step.id, format!("{field}: {why}")));
+        }
+    }
+    Ok(())
+}
+
+/// Why `sel` reads an argument `arg_schema` does not declare, with how to declare it
+/// (as `wanted`, a JSON type, when it is known); `None` when it reads no argument, a
+/// declared one, or the whole of `$.args`.
+fn undeclared(sel: &Selection, arg_schema: &Value, wanted: Option<&str>) -> Option<String> {
+    if *sel.root() != Root::Args {
+        return None;
+    }
+    let name = arg_name(sel)?;
+    let props = arg_schema.get("properties").and_then(Value::as_object);
+    if props.is_some_and(|p| p.contains_key(&name)) {
+        return None;
+    }
+    if matches!(
+        arg_schema.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    ) {
+        return None;
+    }
+    let declared: Vec<&str> =
+        props.map_or_else(Vec::new, |p| p.keys().map(String::as_str).collect());
+    let has = if declared.is_empty() {
+        "it declares none".to_owned()
+    } else {
+        format!("it declares {}", declared.join(", "))
+    };
+    let fix = match crate::suggest::did_you_mean(&crate::suggest::closest_names(
+        &name,
+        declared.iter().copied(),
+    )) {
+        Some(hint) => hint,
+        None => {
+            let schema = match wanted {
+                Some(t) => json!({ "type": t }),
+                None => json!({}),
+            };
+            format!(
+                "declare it in the recipe's \"argSchema\": \"properties\": {}",
+                json!({ name.as_str(): schema })
+            )
+        }
+    };
+    Some(format!(
+        "{} reads the argument '{name}', which is not a parameter of the recipe ({has}); {fix}",
+        sel.as_str()
+    ))
+}
+
+/// The argument a selection under `$.args` starts with: `zone` of `$.args.zone.name` or
+/// `$.args['zone'][0]`; `None` for `$.args` itself and paths that do not name one
+/// (`$.args[*]`, `$.args..x`).
+fn arg_name(sel: &Selection) -> Option<String> {
+    if let Some(segments) = sel.segments() {
+        return match segments.first()? {
+            Segment::Name(name) => Some(name.clone()),
+            Segment::Index(_) => None,
+        };
+    }
+    let rest = sel.as_str().strip_prefix("$.args")?;
+    let after = rest.strip_prefix('.')?;
+    let (name, _) = split_ident(after);
+    (!name.is_empty()).then(|| name.to_owned())
 }
 
 fn read_step(i: usize, value: &Value) -> Result<Step> {
@@ -1394,7 +1510,7 @@ mod tests {
     fn bad_blocks_are_refused_naming_the_step_and_field() {
         assert_eq!(
             err(json!({"steps": []})),
-            "recipe: \"steps\" is empty: a recipe calls at least one tool"
+            "\"steps\" is empty: a recipe calls at least one tool"
         );
         assert_eq!(
             err(json!({"steps": [{"id": "a", "tool": "t"}, {"id": "a", "tool": "t"}]})),
@@ -1422,14 +1538,14 @@ mod tests {
         );
         assert_eq!(
             err(json!({"steps": [{"id": "a", "tool": "t"}], "result": "$.steps.b"})),
-            "recipe: result reads step 'b', which the recipe does not have (its steps: a)"
+            "result reads step 'b', which the recipe does not have (its steps: a)"
         );
         let many: Vec<Value> = (0..33)
             .map(|i| json!({"id": format!("s{i}"), "tool": "t"}))
             .collect();
         assert_eq!(
             err(json!({"steps": many})),
-            "recipe: 33 steps, at most 32 are allowed"
+            "33 steps, at most 32 are allowed"
         );
     }
 
@@ -1494,6 +1610,75 @@ mod tests {
                 .to_string(),
             "step 'a': calls 'nope', which no tool of the catalog is named"
         );
+    }
+
+    /// Regression (#63): a step that read `$.args.zone` of a recipe declaring `tz` was
+    /// put, and ran without it.
+    #[test]
+    fn an_argument_the_recipe_does_not_declare_is_refused_naming_the_step() {
+        let mut tools = |name: &str| {
+            (name == "clock").then(|| StepTool {
+                parameters: json!({"type": "object", "properties": {"time_zone": {"type": "string"}, "n": {"type": "integer"}}}),
+                ..StepTool::default()
+            })
+        };
+        let check =
+            |block: Value, schema: Value, tools: &mut dyn FnMut(&str) -> Option<StepTool>| {
+                match Recipe::parse(&block)
+                    .unwrap()
+                    .check_tools("r", &schema, tools)
+                {
+                    Ok(()) => "ok".to_owned(),
+                    Err(e) => e.to_string(),
+                }
+            };
+        let tz = json!({"type": "object", "properties": {"tz": {"type": "string"}}});
+        let step = |from: Value| json!({"steps": [{"id": "now", "tool": "clock", "from": from}]});
+        let mut out = String::new();
+        for (block, schema) in [
+            (step(json!({"time_zone": "$.args.zone"})), tz.clone()),
+            (
+                step(json!({"time_zone": "$.args.city_tz"})),
+                json!({"type": "object"}),
+            ),
+            (step(json!({"time_zone": "$.args.tzz"})), tz.clone()),
+            (
+                step(json!({"time_zone": "$.args['zone'].name"})),
+                tz.clone(),
+            ),
+            (
+                json!({"steps": [{"id": "each", "tool": "clock", "forEach": "$.args.zones", "from": {"time_zone": "$.item"}}]}),
+                tz.clone(),
+            ),
+            (
+                json!({"steps": [{"id": "now", "tool": "clock", "from": {"time_zone": "$.args.tz"}}], "result": {"asked": "$.args.zone"}}),
+                tz.clone(),
+            ),
+            // Declared, the whole of $.args, or any property allowed: accepted.
+            (step(json!({"time_zone": "$.args.tz"})), tz.clone()),
+            (
+                step(json!({"time_zone": "$.args"})),
+                json!({"type": "object"}),
+            ),
+            (
+                step(json!({"time_zone": "$.args.zone"})),
+                json!({"type": "object", "additionalProperties": true}),
+            ),
+        ] {
+            out.push_str(&check(block, schema, &mut tools));
+            out.push('\n');
+        }
+        insta::assert_snapshot!(out, @r#"
+        step 'now': from.time_zone: $.args.zone reads the argument 'zone', which is not a parameter of the recipe (it declares tz); declare it in the recipe's "argSchema": "properties": {"zone":{"type":"string"}}
+        step 'now': from.time_zone: $.args.city_tz reads the argument 'city_tz', which is not a parameter of the recipe (it declares none); declare it in the recipe's "argSchema": "properties": {"city_tz":{"type":"string"}}
+        step 'now': from.time_zone: $.args.tzz reads the argument 'tzz', which is not a parameter of the recipe (it declares tz); did you mean: tz?
+        step 'now': from.time_zone: $.args['zone'].name reads the argument 'zone', which is not a parameter of the recipe (it declares tz); declare it in the recipe's "argSchema": "properties": {"zone":{}}
+        step 'each': forEach: $.args.zones reads the argument 'zones', which is not a parameter of the recipe (it declares tz); declare it in the recipe's "argSchema": "properties": {"zones":{"type":"array"}}
+        result.asked: $.args.zone reads the argument 'zone', which is not a parameter of the recipe (it declares tz); declare it in the recipe's "argSchema": "properties": {"zone":{}}
+        ok
+        step 'now': from.time_zone: $.args gives object, but 'clock' takes string for 'time_zone'
+        ok
+        "#);
     }
 
     #[test]

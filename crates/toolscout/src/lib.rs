@@ -24,8 +24,9 @@
 //! so an agent that only needs the core builds no HTTP server, MCP, command-line parser
 //! or linear algebra.
 //!
-//! An agent over two of the program's own tools is the README's first example (and is
-//! compiled as a test); the pieces:
+//! An agent over two of the program's own tools is the README's first example, and
+//! discovery in a loop of the program's own its second (both compiled as doctests); the
+//! pieces:
 //!
 //! ```
 //! use toolscout::discover::{Lookup, Toolbox};
@@ -39,6 +40,28 @@
 //! assert_eq!(agent.config().model, "qwen2.5");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+/// The types most programs name, in one `use toolscout::prelude::*;`: an agent over a
+/// toolbox of the program's own tools ([`Agent`](prelude::Agent),
+/// [`Toolbox`](prelude::Toolbox), [`NativeTool`](prelude::NativeTool)), or discovery in a
+/// loop of its own ([`DiscoverTools`](prelude::DiscoverTools), then
+/// [`Toolbox::call`](prelude::Toolbox::call)'s [`Outcome`](prelude::Outcome)).
+///
+/// ```
+/// use toolscout::prelude::*;
+///
+/// let toolbox = Toolbox::builder().build()?;
+/// let discover = DiscoverTools::new(toolbox.clone());
+/// assert_eq!(discover.spec()?.name, "discover_tools");
+/// assert!(matches!(toolbox.lookup("get_weather"), Lookup::NotFound { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod prelude {
+    pub use toolscout_agent::{Agent, AgentEvent};
+    pub use toolscout_discover::{DiscoverTools, Lookup, Toolbox};
+    pub use toolscout_invoke::{ErrorKind, NativeTool, Outcome, ToolError};
+    pub use toolscout_spec::{Level, ToolSpec};
+}
 
 pub use toolscout_agent as agent;
 pub use toolscout_catalog as catalog;

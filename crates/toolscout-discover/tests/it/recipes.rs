@@ -424,7 +424,7 @@ fn put_refuses_a_missing_tool_a_cycle_and_a_wrong_type_naming_the_step() {
         ),
         (
             json!({"steps": [{"id": "a", "tool": "double", "from": {"n": "$.steps.b"}}, {"id": "b", "tool": "double", "from": {"n": "$.steps.a"}}]}),
-            "tool r@1: invalid impl block: recipe: the steps a, b wait for each other (a cycle)",
+            "recipe 'r': the steps a, b wait for each other (a cycle)",
         ),
         (
             json!({"steps": [{"id": "a", "tool": "double", "from": {"n": "$.args.text"}}]}),

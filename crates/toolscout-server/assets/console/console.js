@@ -50,6 +50,28 @@ const Console = {
   },
 
   bundleSlug: (id) => (Console.bundles.get(id) || {}).slug || String(id).slice(0, 8),
+
+  // Who the server takes this page for (GET /api/v1/whoami): "operator", "tenant" or
+  // "anonymous". Only the controls it may use are shown.
+  who: "operator",
+  async loadWho() {
+    const reply = await Console.api("GET", "/api/v1/whoami");
+    Console.who = reply.ok && reply.body ? reply.body.kind : "anonymous";
+  },
+  // Whether this page may change the bundle `id` and its tools: the operator any (a
+  // built-in one's tools included), a tenant only its own; nobody without a token.
+  mayChange(id) {
+    const b = Console.bundles.get(id);
+    if (Console.who === "operator") return true;
+    return Console.who === "tenant" && !!b && b.isOwn === true;
+  },
+  // Reads who this page is, its bundles and its list again (a new token).
+  async reload() {
+    await Console.loadWho();
+    await Console.loadBundles();
+    refreshList(false);
+    route();
+  },
   toolPath: (t) => "/tools/bundles/" + t.bundleID + "/tools/" + encodeURIComponent(t.slug) + "/version/" + encodeURIComponent(t.version),
 };
 
@@ -65,6 +87,9 @@ $("#login").addEventListener("submit", (e) => {
   $("#token").value = "";
   showLogin();
   restartChanges();
+  // Another token is another view of the catalog: its bundles, its tools, its controls.
+  $("#detail").replaceChildren();
+  Console.reload();
 });
 
 // ---- routing -----------------------------------------------------------------------
@@ -164,7 +189,8 @@ function resultRow(t) {
   if (t.match) meta.append(el("span", { class: "badge tier-" + t.match.tier, title: "matched by " + t.match.tier + " on " + t.match.field, text: t.match.tier + " · " + t.match.field }));
   if (!t.isCallable) meta.append(el("span", { class: "badge off", text: t.disabledReason || "disabled" }));
   const left = el("div", {}, open, document.createTextNode(" "), meta);
-  li.append(left, enabledSwitch(t.isEnabled, "enable " + name, (on) => patchTool(t, on)));
+  li.append(left);
+  if (Console.mayChange(t.bundleID)) li.append(enabledSwitch(t.isEnabled, "enable " + name, (on) => patchTool(t, on)));
   li.append(el("div", { class: "summary", text: t.summary || t.description || "" }));
   return li;
 }
@@ -289,15 +315,16 @@ function renderBundles() {
   list.replaceChildren();
   for (const b of Console.bundles.values()) {
     const li = el("li", { "data-bundle": b.slug });
-    li.append(el("span", { class: "label", text: b.displayName || b.slug }), el("span", { class: "meta", text: b.slug + (b.isBuiltIn ? " · built-in" : "") }));
-    li.append(enabledSwitch(b.isEnabled, "enable bundle " + b.slug, async (on) => {
+    li.append(el("span", { class: "label", text: b.displayName || b.slug }), el("span", { class: "meta", text: b.slug + (b.isBuiltIn ? " · built-in" : b.isShared ? " · shared" : "") }));
+    const mine = Console.mayChange(b.bundleID);
+    if (mine) li.append(enabledSwitch(b.isEnabled, "enable bundle " + b.slug, async (on) => {
       const reply = await Console.api("PATCH", "/tools/bundles/" + b.bundleID, { isEnabled: on });
       if (reply.ok) { b.isEnabled = on; refreshList(false); }
       else $("#result-info").textContent = Console.errorText(reply);
       return reply.ok;
     }));
     li.append(el("a", { href: "/console/api/bundles/" + b.bundleID + "/export", download: b.slug + ".zip", class: "export", "aria-label": "export bundle " + b.slug + " as ZIP", text: "Export ZIP" }));
-    if (!b.isBuiltIn) {
+    if (mine && !b.isBuiltIn) {
       const del = el("button", { type: "button", class: "danger", text: "Delete", "aria-label": "delete bundle " + b.slug });
       del.addEventListener("click", async () => {
         if (!confirm("Delete bundle " + b.slug + "? Its tools stop being served.")) return;
@@ -328,17 +355,6 @@ $("#import").addEventListener("click", async () => {
   await Console.loadBundles();
   refreshList(false);
 });
-
-// A UUIDv7, which the catalog requires for new bundles.
-function uuidv7() {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  let ms = Date.now();
-  for (let i = 5; i >= 0; i--) { b[i] = ms % 256; ms = Math.floor(ms / 256); }
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
-  return h.slice(0, 8) + "-" + h.slice(8, 12) + "-" + h.slice(12, 16) + "-" + h.slice(16, 20) + "-" + h.slice(20);
-}
 
 // A labelled input with a place for its own error.
 function input(id, label, attrs, hint) {
@@ -375,7 +391,7 @@ function bundleForm() {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const body = { slug: $("#bundle-slug").value.trim(), displayName: $("#bundle-display").value.trim(), description: $("#bundle-description").value.trim() };
-    const reply = await Console.api("PUT", "/tools/bundles/" + uuidv7(), body);
+    const reply = await Console.api("POST", "/tools/bundles", body);
     if (!reply.ok) return showError(form, [["bundle-slug", ["slug"]], ["bundle-display", ["display"]], ["bundle-description", ["description"]]], Console.errorText(reply));
     await Console.loadBundles();
     $("#detail").replaceChildren(el("p", { role: "status", class: "created", text: "Bundle " + reply.body.slug + " created." }), toolForm(null, reply.body.bundleID));
@@ -387,8 +403,8 @@ function bundleForm() {
 function toolForm(base, bundleID) {
   const form = el("form", { id: "tool-form", "aria-label": base ? "New version" : "New tool" });
   const bundles = el("select", { id: "tool-bundle", name: "tool-bundle", "aria-describedby": "tool-bundle-error" });
-  for (const b of Console.bundles.values()) if (!b.isBuiltIn) bundles.append(el("option", { value: b.bundleID, text: b.slug }));
-  const type = el("select", { id: "tool-type", name: "tool-type" }, el("option", { value: "http", text: "http" }), el("option", { value: "native", text: "native" }));
+  for (const b of Console.bundles.values()) if (!b.isBuiltIn && Console.mayChange(b.bundleID)) bundles.append(el("option", { value: b.bundleID, text: b.slug }));
+  const type = el("select", { id: "tool-type", name: "tool-type" }, el("option", { value: "http", text: "http" }), el("option", { value: "native", text: "native" }), el("option", { value: "recipe", text: "recipe" }));
   form.append(el("h2", { text: base ? "New version of " + (base.name || base.slug) : "New tool" }),
     el("div", { class: "field" }, el("label", { for: "tool-bundle", text: "Bundle" }), bundles, el("p", { class: "field-error", id: "tool-bundle-error", role: "alert" })),
     input("tool-slug", "Slug", { required: true, placeholder: "e.g. sea-temperature" }),
@@ -410,7 +426,7 @@ function toolForm(base, bundleID) {
     $("#tool-name").value = base.name || "";
     $("#tool-summary").value = base.summary || "";
     $("#tool-description").value = base.description || "";
-    type.value = base.type === "http" ? "http" : "native";
+    type.value = ["http", "recipe"].includes(base.type) ? base.type : "native";
     $("#tool-args").value = JSON.stringify(base.argSchema || {}, null, 2);
     $("#tool-impl").value = JSON.stringify(base.impl || {}, null, 2);
   }
@@ -463,14 +479,22 @@ async function showTool(bundleID, slug, version) {
   if (!t.isCallable) meta.append(el("span", { class: "badge off", id: "tool-reason", text: t.disabledReason || "disabled" }));
   head.append(meta);
   head.append(el("p", { id: "usage", class: "muted", text: "Called " + t.callCount + " time" + (t.callCount === 1 ? "" : "s") + (t.lastCalledAt ? ", last at " + t.lastCalledAt : "") }));
-  const actions = el("div", { class: "row" }, enabledSwitch(t.isEnabled, "enable " + name, async (on) => {
+  const actions = el("div", { class: "row" });
+  const mine = Console.mayChange(t.bundleID);
+  if (mine) actions.append(enabledSwitch(t.isEnabled, "enable " + name, async (on) => {
     const ok = await patchTool(t, on);
     if (ok) { refreshList(false); showTool(bundleID, slug, version); }
     return ok;
   }));
-  if (!t.isBuiltIn) {
+  if (mine && !t.isBuiltIn) {
     const edit = el("button", { type: "button", id: "new-version", text: "New version" });
-    edit.addEventListener("click", () => { detail.replaceChildren(); toolForm(t, null); });
+    // A recipe's next version is built where it was: in the recipe builder, its steps,
+    // arguments and result loaded (a recipe the builder cannot show opens the form).
+    edit.addEventListener("click", async () => {
+      if (t.type === "recipe" && window.Recipes && await window.Recipes.edit(t)) { location.hash = "#/recipes"; return; }
+      detail.replaceChildren();
+      toolForm(t, null);
+    });
     const del = el("button", { type: "button", class: "danger", id: "delete-tool", text: "Delete" });
     del.addEventListener("click", async () => {
       if (!confirm("Delete " + name + " v" + t.version + "?")) return;
@@ -583,4 +607,4 @@ Console.refreshList = refreshList;
 // ---- start ---------------------------------------------------------------------------
 
 showLogin();
-Console.loadBundles().then(() => { refreshList(false); route(); });
+Console.reload();

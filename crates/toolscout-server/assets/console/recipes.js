@@ -24,7 +24,7 @@ window.Recipes = (() => {
     const select = $("#recipe-bundle");
     const current = select.value;
     select.replaceChildren();
-    for (const b of Console.bundles.values()) if (!b.isBuiltIn) select.append(el("option", { value: b.bundleID, text: b.slug }));
+    for (const b of Console.bundles.values()) if (!b.isBuiltIn && Console.mayChange(b.bundleID)) select.append(el("option", { value: b.bundleID, text: b.slug }));
     if (!select.children.length) select.append(el("option", { value: "", text: "no bundle of yours yet: create one on the Tools screen" }));
     if (current) select.value = current;
     update();
@@ -141,6 +141,9 @@ window.Recipes = (() => {
     const i = steps.indexOf(s);
     const j = i + by;
     if (j < 0 || j >= steps.length) return;
+    // "The last step's result" means a step: it stays that step's, wherever it moves.
+    const result = $("#recipe-result");
+    if (result.value === "last") result.value = "step:" + steps[steps.length - 1].key;
     steps.splice(i, 1);
     steps.splice(j, 0, s);
     steps.forEach((x) => $("#recipe-steps").append(x.card));
@@ -194,11 +197,14 @@ window.Recipes = (() => {
       const step = { id: s.id(), tool: s.tool.name || s.tool.slug };
       const literal = {};
       const from = {};
+      const before = new Set(sources(i).map((o) => o.value));
       for (const p of s.params.values()) {
         if (p.mode.value === "from") {
           const base = p.source.value ? root(p.source.value) : null;
-          if (base) from[p.name] = join(base, p.path.value);
-          else problems.push("step " + (step.id || i + 1) + ": choose where " + p.name + " comes from");
+          if (!base) problems.push("step " + (step.id || i + 1) + ": choose where " + p.name + " comes from");
+          // A step it was mapped from that now comes later: nothing to read yet.
+          else if (!before.has(p.source.value)) problems.push("step " + (step.id || i + 1) + ": " + p.name + " comes from " + base + ", which is not before this step: move the step or choose another source");
+          else from[p.name] = join(base, p.path.value);
           continue;
         }
         try {
@@ -219,6 +225,7 @@ window.Recipes = (() => {
     else if (choice.startsWith("step:")) base = root(choice);
     if (base) recipe.result = join(base, sub);
     const name = $("#recipe-name").value.trim();
+    const summary = $("#recipe-summary").value.trim();
     const tool = {
       slug: $("#recipe-slug").value.trim() || slugOf(name) || "recipe",
       version: $("#recipe-version").value.trim() || "1",
@@ -228,7 +235,10 @@ window.Recipes = (() => {
       argSchema: argSchema(),
       impl: recipe,
     };
+    if (summary) tool.summary = summary;
     if (!name) problems.push("give the recipe a name");
+    // The catalog takes the summary from the description when there is none.
+    if (!summary && !tool.description) problems.push("say what the recipe does: a summary or a description");
     if (!steps.length) problems.push("add a step: find a tool below the steps");
     return { tool, problems };
   }
@@ -438,5 +448,83 @@ window.Recipes = (() => {
   }
   $("#recipe-save").addEventListener("click", save);
 
-  return { show, addStep };
+  // ---- a saved recipe, for its next version -------------------------------------------
+
+  // The tool a step calls, as the search API shows it (its argSchema for the forms).
+  async function stepTool(name) {
+    const reply = await Console.api("GET", "/tools/tools/search?pageSize=5&q=" + encodeURIComponent(name));
+    return reply.ok ? reply.body.items.find((t) => (t.name || t.slug) === name) : undefined;
+  }
+
+  // The source option and sub-path of a selection `path` ($.args.x…, $.steps.id…).
+  function parse(path) {
+    const m = /^\$\.(args|steps)\.([A-Za-z0-9_]+)(.*)$/.exec(path);
+    if (!m) return null;
+    if (m[1] === "args") { const a = args.find((x) => x.name() === m[2]); return a ? { value: "arg:" + a.key, sub: m[3] } : null; }
+    const s = steps.find((x) => x.id() === m[2]);
+    return s ? { value: "step:" + s.key, sub: m[3] } : null;
+  }
+
+  // Loads the recipe `t` (a tool of the REST API) into the builder as its next version.
+  // Returns false, changing nothing, for a recipe the builder cannot show: steps with
+  // `forEach`, `when` or `after`, selections it cannot point at, a step tool not found.
+  async function edit(t) {
+    const impl = t.impl || {};
+    const plain = (impl.steps || []).every((st) => !st.forEach && !st.when && !(st.after || []).length
+      && Object.values(st.from || {}).every((f) => typeof f === "string"));
+    if (!plain || !impl.steps || !impl.steps.length) return false;
+    const tools = await Promise.all(impl.steps.map((st) => stepTool(st.tool)));
+    if (tools.some((x) => !x)) return false;
+    show();
+    // Cleared, then filled as a person would.
+    steps.splice(0).forEach((x) => x.card.remove());
+    args.splice(0).forEach((x) => x.row.remove());
+    $("#recipe-title").textContent = "New version of " + (t.name || t.slug);
+    $("#recipe-name").value = t.name || "";
+    $("#recipe-summary").value = t.summary || "";
+    $("#recipe-description").value = t.description || "";
+    $("#recipe-slug").value = t.slug;
+    slugEdited = true;
+    $("#recipe-version").value = /^\d+$/.test(t.version) ? String(Number(t.version) + 1) : t.version + "-2";
+    const schema = t.argSchema || {};
+    const required = new Set(schema.required || []);
+    for (const [name, sub] of Object.entries(schema.properties || {})) {
+      addArgument();
+      const a = args[args.length - 1];
+      $("#recipe-arg-" + a.key + "-name").value = name;
+      if (TYPES.includes(sub.type)) $("#recipe-arg-" + a.key + "-type").value = sub.type;
+      $("#recipe-arg-" + a.key + "-required").checked = required.has(name);
+    }
+    impl.steps.forEach((st, i) => {
+      const s = addStep(tools[i]);
+      $("#s" + s.key + "-id").value = st.id;
+    });
+    update();
+    impl.steps.forEach((st, i) => {
+      const s = steps[i];
+      for (const [name, v] of Object.entries(st.args || {})) { const p = s.params.get(name); if (p) p.field.set(v); }
+      for (const [name, path] of Object.entries(st.from || {})) {
+        const p = s.params.get(name);
+        const at = parse(path);
+        if (!p || !at) continue;
+        p.mode.value = "from";
+        p.mode.dispatchEvent(new Event("change"));
+        fillSelect(p.source, sources(i), "— choose —");
+        p.source.value = at.value;
+        p.path.value = at.sub;
+      }
+    });
+    update();
+    const result = $("#recipe-result");
+    if (impl.result === "$.steps") result.value = "all";
+    else if (typeof impl.result === "string") {
+      const at = parse(impl.result);
+      if (at) { result.value = at.value; $("#recipe-result-path").value = at.sub; }
+    }
+    $("#recipe-bundle").value = t.bundleID;
+    update();
+    return true;
+  }
+
+  return { show, addStep, edit };
 })();

@@ -20,6 +20,9 @@ pub(crate) enum Reply {
     Text(String),
     /// One tool call: id, name, arguments text.
     Call(String, String, String),
+    /// A refusal: the status and the error's message, as an OpenAI-compatible server
+    /// answers a request it will not serve.
+    Refuse(u16, String),
 }
 
 pub(crate) fn call(id: &str, name: &str, args: &str) -> Reply {
@@ -91,14 +94,22 @@ async fn completions(State(shared): State<Shared>, Json(body): Json<Value>) -> R
         )
             .into_response();
     };
+    if let Reply::Refuse(status, message) = &reply {
+        let status = StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_REQUEST);
+        return (
+            status,
+            Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+        )
+            .into_response();
+    }
     let usage = json!({"prompt_tokens": 120, "completion_tokens": 12, "total_tokens": 132});
     let finish = match reply {
-        Reply::Call(..) => "tool_calls",
+        Reply::Call(..) | Reply::Refuse(..) => "tool_calls",
         Reply::Text(_) => "stop",
     };
     if body["stream"] != json!(true) {
         let message = match &reply {
-            Reply::Text(t) => json!({"role": "assistant", "content": t}),
+            Reply::Text(t) | Reply::Refuse(_, t) => json!({"role": "assistant", "content": t}),
             Reply::Call(id, name, args) => json!({"role": "assistant", "content": null,
                 "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args}}]}),
         };
@@ -111,7 +122,7 @@ async fn completions(State(shared): State<Shared>, Json(body): Json<Value>) -> R
     }
     let mut deltas = vec![json!({"role": "assistant", "content": ""})];
     match &reply {
-        Reply::Text(t) => {
+        Reply::Text(t) | Reply::Refuse(_, t) => {
             let chars: Vec<char> = t.chars().collect();
             deltas.extend(
                 chars

@@ -17,6 +17,7 @@
 mod browser;
 mod chat;
 mod endpoint;
+mod first_hour;
 mod recipes;
 mod tools;
 
@@ -58,6 +59,21 @@ const FLOWS: &[(&str, Flow)] = &[
     }),
     ("recipes_a_bad_mapping_is_shown_at_its_step", |e| {
         Box::pin(recipes::a_bad_mapping_is_shown_at_its_step(e))
+    }),
+    (
+        "tools_a_token_reloads_the_view_and_a_tenant_sees_only_its_controls",
+        |e| Box::pin(first_hour::a_token_reloads_the_view_and_a_tenant_sees_only_its_controls(e)),
+    ),
+    (
+        "recipes_a_new_version_opens_the_builder_and_moves_keep_the_result",
+        |e| {
+            Box::pin(
+                first_hour::a_recipe_s_new_version_opens_the_builder_and_moves_keep_the_result(e),
+            )
+        },
+    ),
+    ("chat_a_failed_turn_leaves_the_chat_usable", |e| {
+        Box::pin(first_hour::a_failed_chat_turn_leaves_the_chat_usable(e))
     }),
     ("chat_search_call_answer_and_palette", |e| {
         Box::pin(chat::search_call_answer_and_palette(e))

@@ -104,11 +104,11 @@ async fn a_put_recipe_that_does_not_check_is_a_400_naming_the_step() {
     {
       "error": {
         "code": "invalid",
-        "message": "recipe 'tokyo_offset': step 'offset': calls 'json_quarry', which no tool of the catalog is named",
+        "message": "recipe 'tokyo_offset': step 'offset': calls 'json_quarry', which no tool of the catalog is named; did you mean: json_query?",
         "details": {
           "recipe": "tokyo_offset",
           "step": "offset",
-          "problem": "calls 'json_quarry', which no tool of the catalog is named"
+          "problem": "calls 'json_quarry', which no tool of the catalog is named; did you mean: json_query?"
         }
       }
     }
@@ -177,11 +177,11 @@ async fn a_tried_recipe_is_refused_as_its_put_would_be_and_nothing_runs() {
     let cases = [
         (
             json!({"tool": "json_quarry"}),
-            "recipe 'tokyo_offset': step 'offset': calls 'json_quarry', which no tool of the catalog is named",
+            "recipe 'tokyo_offset': step 'offset': calls 'json_quarry', which no tool of the catalog is named; did you mean: json_query?",
         ),
         (
             json!({"from": {"value": "$.steps.later"}}),
-            "tool tokyo-offset@1: invalid impl block: step 'offset': from.value reads step 'later', which the recipe does not have (its steps: now, offset)",
+            "recipe 'tokyo_offset': step 'offset': from.value reads step 'later', which the recipe does not have (its steps: now, offset)",
         ),
         (
             json!({"args": {"path": 3}}),

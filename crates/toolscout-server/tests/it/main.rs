@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod api_doc;
 mod connections;
 mod console;
 mod console_recipes;

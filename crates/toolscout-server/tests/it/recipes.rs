@@ -273,9 +273,9 @@ async fn a_bad_recipe_is_refused_over_rest_naming_the_step_and_nothing_is_stored
     }
     insta::assert_json_snapshot!(answers, @r#"
     [
-      "recipe 'tokyo_now_in_oslo': step 'convert': calls 'clocks', which no tool of the catalog is named",
+      "recipe 'tokyo_now_in_oslo': step 'convert': calls 'clocks', which no tool of the catalog is named; did you mean: clock?",
       "recipe 'tokyo_now_in_oslo': step 'convert': from.time: $.steps.tokyo.unix_seconds gives integer, but 'clock' takes string for 'time'",
-      "tool bad@1: invalid impl block: recipe: the steps tokyo, convert wait for each other (a cycle)"
+      "recipe 'tokyo_now_in_oslo': the steps tokyo, convert wait for each other (a cycle)"
     ]
     "#);
     assert_eq!(w.state.toolbox().catalog().generation(), before);

@@ -1,7 +1,7 @@
 //! Snapshots of what a model sees: every level of every sample tool, as JSON and text.
 
 use insta::{assert_json_snapshot, assert_snapshot};
-use toolscout_spec::{Disclosure, Level, sample};
+use toolscout_spec::{Disclosure, Level, ToolSpec, sample};
 
 use crate::tool;
 
@@ -155,4 +155,84 @@ fn regression_object_parameter_keeps_its_required_flag() {
             .to_text()
             .contains("- body (object, required)")
     );
+}
+
+/// Regression (#63): an object parameter's fields, and an array's items' fields, are
+/// listed at level 3 (an imported POST's `body` said only "object, required").
+#[test]
+fn level3_lists_an_object_parameter_s_fields() {
+    let spec = ToolSpec::builder("createOrder", "Place an order")
+        .parameters(serde_json::json!({
+            "type": "object",
+            "properties": {
+                "body": {
+                    "type": "object",
+                    "description": "The order.",
+                    "properties": {
+                        "customer": {"type": "string", "description": "Who orders."},
+                        "lines": {"type": "array", "items": {
+                            "type": "object",
+                            "properties": {
+                                "sku": {"type": "string"},
+                                "quantity": {"type": "integer", "minimum": 1}
+                            },
+                            "required": ["sku"]
+                        }},
+                        "delivery": {"type": "object", "properties": {
+                            "date": {"type": "string", "format": "date"}
+                        }}
+                    },
+                    "required": ["customer", "lines"]
+                },
+                "dry_run": {"type": "boolean"}
+            },
+            "required": ["body"]
+        }))
+        .build()
+        .unwrap();
+    insta::assert_snapshot!(spec.disclose(Level::L3).to_text(), @r#"
+    # createOrder
+    Place an order
+    Usage: createOrder(body={…})
+    Parameters:
+    - body (object, required): The order.
+      - customer (string, required): Who orders.
+      - lines (array, required, items object)
+        - sku (string, required)
+        - quantity (integer, minimum 1)
+      - delivery (object)
+        - date (string, format "date")
+    - dry_run (boolean)
+    "#);
+}
+
+/// Fields past the budget are counted, not listed.
+#[test]
+fn level3_keeps_nested_fields_within_its_budget() {
+    let fields: serde_json::Map<String, serde_json::Value> = (0..200)
+        .map(|i| {
+            (
+                format!("field_{i}"),
+                serde_json::json!({"type": "string", "description": "One of many fields of a large body."}),
+            )
+        })
+        .collect();
+    let spec = ToolSpec::builder("bulk", "Send a large body")
+        .parameters(serde_json::json!({
+            "type": "object",
+            "properties": {"body": {"type": "object", "properties": fields}}
+        }))
+        .build()
+        .unwrap();
+    let text = spec.disclose(Level::L3).to_text();
+    let listed = text.lines().filter(|l| l.starts_with("  - field_")).count();
+    assert!((10..200).contains(&listed), "{text}");
+    assert!(
+        text.contains(&format!(
+            "  - … {} more field(s): describe the parameter 'body' for them",
+            200 - listed
+        )),
+        "{text}"
+    );
+    assert!(spec.disclose(Level::L3).tokens() < 600, "{text}");
 }

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[allow(dead_code)]
+#[path = "../../examples/own_loop.rs"]
+mod own_loop;
 #[path = "../scripted/mod.rs"]
 mod scripted;
 #[allow(dead_code)]
@@ -127,4 +130,28 @@ async fn the_ten_line_agent_finds_a_tool_described_in_other_words() {
         .map(|(tool, _)| tool.spec.name.to_string())
         .collect();
     assert!(!found.iter().any(|n| n == "book_appointment"), "{found:?}");
+}
+
+/// Discovery in a loop of the program's own (`examples/own_loop.rs`): the model searches,
+/// describes `get_weather`, which joins the next request's tools, and calls it.
+#[tokio::test(flavor = "multi_thread")]
+async fn discovery_in_your_own_loop_finds_describes_and_calls_a_tool() {
+    let steps = own_loop::run_loop().await.unwrap();
+    let tools: Vec<&Vec<String>> = steps.iter().map(|(tools, _)| tools).collect();
+    assert_eq!(
+        tools,
+        [
+            &vec!["discover_tools".to_owned()],
+            &vec!["discover_tools".to_owned()],
+            &vec!["discover_tools".to_owned(), "get_weather".to_owned()],
+        ]
+    );
+    let result = |step: usize| -> Value { serde_json::from_str(&steps[step].1[0]).unwrap() };
+    assert_eq!(result(0)["kind"], "search", "{}", result(0));
+    assert_eq!(result(0)["tools"][0]["name"], "get_weather");
+    assert_eq!(result(1)["level"], 2, "{}", result(1));
+    assert_eq!(
+        result(2),
+        json!({"ok": true, "value": "Sunny, 21 °C in Paris"})
+    );
 }

@@ -658,6 +658,20 @@ async fn the_operator_shares_and_gives_bundles_through_a_patch() {
     assert_eq!(given.body["ownerTenantID"], json!(a.id));
     assert_eq!(given.body["isShared"], true);
     assert!(lists(&f, b_token, "weather").await);
+    // Each tenant is told whether the bundle is its own to change (#63: the console
+    // showed a tenant controls the server then refused).
+    for (token, own) in [(a_token, true), (b_token, false)] {
+        let listed = call(&f, token, "GET", "/tools/bundles", None).await;
+        let weather = listed.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["slug"] == "weather")
+            .cloned()
+            .unwrap();
+        assert_eq!(weather["isOwn"], own, "{weather}");
+        assert!(weather.get("ownerTenantID").is_none(), "{weather}");
+    }
 
     let unshared = patch(&f, OPERATOR, &uri, json!({"shared": false})).await;
     assert_eq!(unshared.status, 200, "{}", unshared.body);

@@ -401,6 +401,10 @@ fn requests() -> Vec<Request> {
         format!("/tools/bundles/{}", id(0x1235)),
         Some(json!({"slug": "mail"})),
     ));
+    // A bundle made with an id of the server's: a slug B has too, and a new one.
+    for slug in ["crm", "billing"] {
+        r.push(("POST", "/tools/bundles".into(), Some(json!({"slug": slug}))));
+    }
     r.push(("GET", "/tools/bundles?includeDeleted=true".into(), None));
     r
 }

@@ -1,6 +1,7 @@
 //! Did-you-mean: the names closest to a name that is no tool's (or agent's), and the
 //! phrase that offers them. The one rule behind every suggestion of the workspace: the
-//! search index's, the discover tools', the servers' and the CLI's.
+//! search index's, the discover tools', the catalog's checks of a recipe, the servers' and
+//! the CLI's (`toolscout_search` re-exports it).
 
 /// How alike a name must be to the one asked for to be suggested (Jaro-Winkler, case
 /// folded, from 0 to 1).
@@ -12,7 +13,7 @@ pub const MAX_SUGGESTIONS: usize = 3;
 /// [`MAX_SUGGESTIONS`], each at least [`MIN_LIKENESS`] alike; duplicates once.
 ///
 /// ```
-/// use toolscout_search::closest_names;
+/// use toolscout_spec::suggest::closest_names;
 /// let names = ["get_weather", "get_forecast", "send_email"];
 /// assert_eq!(closest_names("GET_WETHER", names)[0], "get_weather");
 /// assert!(!closest_names("get_wether", names).contains(&"send_email"));
@@ -46,10 +47,10 @@ pub fn closest_names<'a>(
 ///
 /// ```
 /// assert_eq!(
-///     toolscout_search::did_you_mean(&["get_weather", "get_forecast"]).as_deref(),
+///     toolscout_spec::suggest::did_you_mean(&["get_weather", "get_forecast"]).as_deref(),
 ///     Some("did you mean: get_weather, get_forecast?")
 /// );
-/// assert_eq!(toolscout_search::did_you_mean::<&str>(&[]), None);
+/// assert_eq!(toolscout_spec::suggest::did_you_mean::<&str>(&[]), None);
 /// ```
 pub fn did_you_mean<S: AsRef<str>>(names: &[S]) -> Option<String> {
     if names.is_empty() {
