@@ -5,7 +5,7 @@
 //! (`json-schema-to-grammar`) and answers 400 when it cannot: "JSON schema conversion
 //! failed: Pattern must start with '^' and end with '$'" for a `pattern` such as the
 //! built-in `http_get`'s `^https?://`, "Failed to parse grammar" when the grammar it
-//! built does not parse. [`rejects_schemas`] tells such an answer; [`relax_tools`] leaves
+//! built does not parse. `rejects_schemas` tells such an answer; `relax_tools` leaves
 //! the value constraints ([`RELAXED_KEYWORDS`]) out of the schemas of a request's tools
 //! array. Only the endpoint sees the relaxed schemas: a call is still checked against the
 //! tool's full schema before it runs, and an invalid one goes back to the model with the
