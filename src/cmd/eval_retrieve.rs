@@ -91,7 +91,7 @@ pub(crate) fn run(
     let report = eval.run(&lines, &tasks)?;
     let each = |r: &TaskRetrieval| {
         json!({"query": r.query, "expected": r.expected,
-            "tools": r.tools, "confidence": r.confidence})
+            "tools": r.tools, "confidence": r.confidence, "needs": r.needs})
     };
     let label = |s: &SettingFigures| {
         let twins = s

@@ -147,6 +147,8 @@ impl RetrieveEval {
         let mut activation = [Activation::default(), Activation::default()];
         let mut each = Vec::new();
         for task in tasks {
+            // The needs the agent splits the request into (kept for `each`).
+            let mut split_into: Vec<String> = Vec::new();
             if !task.irrelevant() {
                 for (split, a) in [true, false].into_iter().zip(&mut activation) {
                     let config = AgentConfig::builder("eval", "none")
@@ -165,6 +167,9 @@ impl RetrieveEval {
                     a.all_found += usize::from(got == task.expected.len());
                     a.tools += found.tools.len();
                     a.needs += needs.len().max(1);
+                    if split {
+                        split_into = needs;
+                    }
                 }
             }
             // A no-tool task with its own offered tools searches those alone.
@@ -183,6 +188,17 @@ impl RetrieveEval {
                         expected: task.expected.clone(),
                         tools: found.tools.clone(),
                         confidence: found.confidence,
+                        needs: split_into
+                            .iter()
+                            .map(|need| {
+                                let r = host.retrieve(need, 2);
+                                NeedRetrieval {
+                                    need: need.clone(),
+                                    tools: r.tools,
+                                    confidence: r.confidence,
+                                }
+                            })
+                            .collect(),
                     });
                 }
                 if task.irrelevant() {
@@ -399,6 +415,21 @@ pub struct TaskRetrieval {
     /// Its expected tools.
     pub expected: Vec<String>,
     /// The tools retrieved, best first.
+    pub tools: Vec<String>,
+    /// How sure retrieval is of the first.
+    pub confidence: Option<f32>,
+    /// The needs the agent splits the request into (none when it asks for one thing),
+    /// each with what its own search retrieves, as the agent follows it up.
+    pub needs: Vec<NeedRetrieval>,
+}
+
+/// One need of a request and its own retrieval ([`TaskRetrieval::needs`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct NeedRetrieval {
+    /// The need, as the request states it.
+    pub need: String,
+    /// Its best two tools.
     pub tools: Vec<String>,
     /// How sure retrieval is of the first.
     pub confidence: Option<f32>,
