@@ -23,6 +23,7 @@ use toolscout_agent::{
 };
 use toolscout_eval::agent::{self as harness, OfferedHost, Totals, first_turn_tokens};
 use toolscout_eval::read;
+use toolscout_eval::results::Results;
 use toolscout_spec::{ToolSpec, tokens};
 
 use super::agent_opts::ActivationArgs;
@@ -92,6 +93,11 @@ pub(crate) struct AgentArgs {
     /// Print every tool call with its arguments and result, and the final answer.
     #[arg(long)]
     trace: bool,
+    /// Keep each task's outcome in this JSONL file as it finishes, and take the outcomes
+    /// already there instead of running their tasks again: a run that stops resumes
+    /// where it was. The file must hold results of the same settings only.
+    #[arg(long, value_name = "FILE")]
+    results: Option<PathBuf>,
 }
 
 /// One line of `--trace` output for an event, on stderr.
@@ -201,6 +207,39 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         + tokens::count(toolscout_agent::prompts::BROWSE);
     let upfront_tokens = first_turn_tokens(system, &whole.initial_tools(Policy::Upfront));
 
+    // What a kept result must have been run with (`--results`), and the head of the figures.
+    let settings = json!({
+        "policy": format!("{:?}", args.policy).to_lowercase(),
+        "model": args.model,
+        "top_k": args.activation.top_k,
+        "activate_hits": args.activation.activate_hits,
+        "server_tools": args.activation.server_tools,
+        "tool_choice": format!("{:?}", args.activation.tool_choice),
+        "ground_arguments": args.activation.ground_arguments,
+        "follow_needs": args.activation.follow_needs,
+        "plan_needs": args.activation.plan_needs,
+        "twin_similarity": args.activation.twin_similarity,
+        "margin": args.activation.margin,
+        "tools": tools.len(),
+        "first_turn_prompt_tokens_o200k": {"browse": browse_tokens, "upfront": upfront_tokens},
+        "max_steps": args.max_steps,
+        "max_completion_tokens": args.max_completion_tokens,
+        "stream": args.stream,
+    });
+    let mut results = match &args.results {
+        Some(path) => {
+            let results = Results::open(path, &settings)?;
+            if !results.is_empty() {
+                eprintln!(
+                    "results: {} tasks' outcomes kept in {}",
+                    results.len(),
+                    path.display()
+                );
+            }
+            Some(results)
+        }
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -208,53 +247,64 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
     let mut relevant = Totals::default();
     let mut irrelevant = Totals::default();
     for (i, task) in tasks.iter().enumerate() {
-        // An irrelevance task runs over its own offered tools, none of which fits.
-        let own = harness::own_toolbox(task, &lines, embedder.as_ref())?
-            .map(|toolbox| args.activation.apply_host(ToolboxHost::new(toolbox)));
-        let host = own.as_ref().unwrap_or(&whole);
-        let catalog: HashSet<String> = if own.is_some() {
-            task.offered.iter().cloned().collect()
-        } else {
-            whole_names.clone()
+        let kept = results.as_ref().and_then(|r| r.kept(task)).cloned();
+        let from = if kept.is_some() { " (kept)" } else { "" };
+        let seen = match kept {
+            Some(outcome) => outcome,
+            None => {
+                // An irrelevance task runs over its own offered tools, none of which fits.
+                let own = harness::own_toolbox(task, &lines, embedder.as_ref())?
+                    .map(|toolbox| args.activation.apply_host(ToolboxHost::new(toolbox)));
+                let host = own.as_ref().unwrap_or(&whole);
+                let catalog: HashSet<String> = if own.is_some() {
+                    task.offered.iter().cloned().collect()
+                } else {
+                    whole_names.clone()
+                };
+                let agent = match args.policy {
+                    EvalPolicy::Retrieve => Agent::new(
+                        config(Policy::Retrieve)?,
+                        client.clone(),
+                        Arc::new(host.clone()),
+                    ),
+                    EvalPolicy::Browse => Agent::new(
+                        config(Policy::Browse)?,
+                        client.clone(),
+                        Arc::new(host.clone()),
+                    ),
+                    EvalPolicy::Upfront => Agent::new(
+                        config(Policy::Upfront)?,
+                        client.clone(),
+                        Arc::new(host.clone()),
+                    ),
+                    EvalPolicy::Offered => Agent::new(
+                        config(Policy::Upfront)?,
+                        client.clone(),
+                        Arc::new(OfferedHost::new(host.clone(), by_name(&task.offered))),
+                    ),
+                };
+                if args.trace {
+                    let short: String = task.query.chars().take(300).collect();
+                    eprintln!("[{}/{}] task: {short}", i + 1, tasks.len());
+                }
+                let run = runtime.block_on(harness::run_task(&agent, task, &catalog));
+                if args.trace {
+                    run.events.iter().for_each(trace);
+                }
+                if let Some(results) = &mut results {
+                    results.keep(task, &run.outcome)?;
+                }
+                run.outcome
+            }
         };
-        let agent = match args.policy {
-            EvalPolicy::Retrieve => Agent::new(
-                config(Policy::Retrieve)?,
-                client.clone(),
-                Arc::new(host.clone()),
-            ),
-            EvalPolicy::Browse => Agent::new(
-                config(Policy::Browse)?,
-                client.clone(),
-                Arc::new(host.clone()),
-            ),
-            EvalPolicy::Upfront => Agent::new(
-                config(Policy::Upfront)?,
-                client.clone(),
-                Arc::new(host.clone()),
-            ),
-            EvalPolicy::Offered => Agent::new(
-                config(Policy::Upfront)?,
-                client.clone(),
-                Arc::new(OfferedHost::new(host.clone(), by_name(&task.offered))),
-            ),
-        };
-        if args.trace {
-            let short: String = task.query.chars().take(300).collect();
-            eprintln!("[{}/{}] task: {short}", i + 1, tasks.len());
-        }
-        let run = runtime.block_on(harness::run_task(&agent, task, &catalog));
-        if args.trace {
-            run.events.iter().for_each(trace);
-        }
-        let seen = &run.outcome;
+        let seen = &seen;
         let totals = if task.irrelevant() {
             &mut irrelevant
         } else {
             &mut relevant
         };
         let success = totals.add(task, seen);
-        let stop = match &run.report.stop {
+        let stop = match seen.stop.as_ref().unwrap_or(&StopReason::Answer) {
             StopReason::EndpointError { status, message } => {
                 let short: String = message.chars().take(120).collect();
                 format!(
@@ -276,34 +326,20 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
             String::new()
         };
         eprintln!(
-            "[{}/{}] {} {:.1}s steps={} prompt_tokens={} calls=[{}] expected={expected} unasked={}[{}]{retrieved} stop={stop}",
+            "[{}/{}] {} {:.1}s steps={} prompt_tokens={} calls=[{}] expected={expected} unasked={}[{}]{retrieved} stop={stop}{from}",
             i + 1,
             tasks.len(),
             if success { "ok  " } else { "FAIL" },
             seen.seconds,
-            run.report.steps,
-            run.report.usage.prompt_tokens,
+            seen.steps,
+            seen.usage.prompt_tokens,
             seen.calls.join(", "),
             seen.unasked.len(),
             seen.unasked.join(", "),
         );
     }
     let retrieve = args.policy == EvalPolicy::Retrieve;
-    let mut figures = json!({
-        "policy": format!("{:?}", args.policy).to_lowercase(),
-        "model": args.model,
-        "top_k": args.activation.top_k,
-        "activate_hits": args.activation.activate_hits,
-        "server_tools": args.activation.server_tools,
-        "tool_choice": format!("{:?}", args.activation.tool_choice),
-        "ground_arguments": args.activation.ground_arguments,
-        "follow_needs": args.activation.follow_needs,
-        "plan_needs": args.activation.plan_needs,
-        "twin_similarity": args.activation.twin_similarity,
-        "margin": args.activation.margin,
-        "tools": tools.len(),
-        "first_turn_prompt_tokens_o200k": {"browse": browse_tokens, "upfront": upfront_tokens},
-    });
+    let mut figures = settings;
     if let Some(o) = figures.as_object_mut() {
         if relevant.tasks > 0 {
             o.insert(

@@ -44,7 +44,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolscout_agent::host::{BoxFuture, CallContext, CallOutcome, ToolHost};
 use toolscout_agent::{
@@ -301,7 +301,7 @@ pub fn same_arguments(gold: &Value, made: &Value) -> bool {
 
 /// What one task's run did, read from its events (and its report, with
 /// [`Outcome::with_run`]).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Outcome {
     /// Calls, in order: the tool and, for a failure, its error kind (`tool(kind)`).

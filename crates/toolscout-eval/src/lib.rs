@@ -45,6 +45,7 @@ pub mod bench;
 pub mod convert;
 mod error;
 pub mod read;
+pub mod results;
 pub mod retrieve;
 pub mod search;
 

@@ -7,5 +7,6 @@
 mod agent;
 mod convert;
 mod read;
+mod results;
 mod retrieve;
 mod search;
