@@ -64,6 +64,10 @@ pub(crate) struct ActivationArgs {
     /// message's sentences (one request more a run).
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub(crate) plan_needs: bool,
+    /// Let the model ask for a tool it lacks with a line `NEED: <what the tool must do>`:
+    /// the line is searched and its best tools are added (at most four a run).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub(crate) tool_requests: bool,
     /// How alike in meaning (0–1) a retrieved tool may be to a better one before it is
     /// dropped as a near-duplicate; 1 keeps them all.
     #[arg(long, default_value_t = DEFAULT_TWIN_SIMILARITY, value_parser = unit_interval)]
@@ -97,6 +101,7 @@ impl ActivationArgs {
             .ground_arguments(self.ground_arguments)
             .follow_needs(self.follow_needs)
             .plan_needs(self.plan_needs)
+            .tool_requests(self.tool_requests)
     }
 
     /// Applies the host-side options (twins and margin) to a host.

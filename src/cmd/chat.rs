@@ -168,6 +168,9 @@ async fn turn(agent: &Agent, messages: Vec<Message>) -> Result<RunReport> {
                 }
                 AgentEvent::Activated { tool, .. } => eprintln!("+ {tool}"),
                 AgentEvent::Offered { tools, .. } => eprintln!("+ {} (compact)", tools.join(", ")),
+                AgentEvent::ToolRequested { need, tools, .. } => {
+                    eprintln!("? asked for {need}: [{}]", tools.join(", "));
+                }
                 _ => {}
             }
         }

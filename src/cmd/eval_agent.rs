@@ -129,6 +129,9 @@ fn trace(event: &AgentEvent) {
         AgentEvent::Offered { tools, .. } => {
             eprintln!("    + offered compactly [{}]", tools.join(", "));
         }
+        AgentEvent::ToolRequested { need, tools, .. } => {
+            eprintln!("    ? asked for: {} [{}]", cut(need), tools.join(", "));
+        }
         AgentEvent::ToolProgress { progress, .. } if progress["event"] == "step_finished" => {
             eprintln!(
                 "    · step {} {} ok={}",
@@ -218,6 +221,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         "ground_arguments": args.activation.ground_arguments,
         "follow_needs": args.activation.follow_needs,
         "plan_needs": args.activation.plan_needs,
+        "tool_requests": args.activation.tool_requests,
         "twin_similarity": args.activation.twin_similarity,
         "margin": args.activation.margin,
         "tools": tools.len(),
@@ -358,7 +362,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         return super::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, plan-needs {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, plan-needs {}, tool-requests {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -370,6 +374,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         args.activation.ground_arguments,
         args.activation.follow_needs,
         args.activation.plan_needs,
+        args.activation.tool_requests,
         args.activation.twin_similarity,
         args.activation.margin,
     );

@@ -105,7 +105,8 @@ pub(crate) fn run(
     let activation_json = |a: &Activation| {
         json!({"tasks": a.tasks, "recall": a.mean_recall(),
             "all_found": a.all_found_rate(), "mean_tools": a.mean_tools(),
-            "mean_needs": a.mean_needs()})
+            "mean_needs": a.mean_needs(), "array_recall": a.mean_array_recall(),
+            "mean_offered": a.offered as f64 / a.tasks.max(1) as f64})
     };
     if json_out {
         let row = |f: &SettingFigures| {
@@ -203,23 +204,25 @@ pub(crate) fn run(
         );
     }
     println!(
-        "the agent's retrieval before its first request (top {}, its twins and margin): share of each task's tools activated",
+        "the agent's retrieval before its first request (top {}, its twins and margin): share of each task's tools activated, and in the first request's array (with their servers' tools offered compactly)",
         report.top_k
     );
     println!(
-        "{:<24} {:>8} {:>10} {:>10} {:>10}",
-        "", "recall", "all found", "tools", "needs"
+        "{:<24} {:>8} {:>10} {:>10} {:>10} {:>12} {:>8}",
+        "", "recall", "all found", "tools", "needs", "array recall", "offered"
     );
     for (label, a) in [
         ("needs split", &report.activation.needs_split),
         ("whole message", &report.activation.whole_message),
     ] {
         println!(
-            "{label:<24} {:>8.3} {:>10.3} {:>10.2} {:>10.2}",
+            "{label:<24} {:>8.3} {:>10.3} {:>10.2} {:>10.2} {:>12.3} {:>8.2}",
             a.mean_recall(),
             a.all_found_rate(),
             a.mean_tools(),
-            a.mean_needs()
+            a.mean_needs(),
+            a.mean_array_recall(),
+            a.offered as f64 / a.tasks.max(1) as f64,
         );
     }
     Ok(())

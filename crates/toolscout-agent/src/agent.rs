@@ -147,13 +147,20 @@ impl Agent {
     }
 }
 
-/// What a policy appends to the system prompt about using the tools.
-pub(crate) fn guidance(policy: Policy) -> Option<&'static str> {
-    match policy {
-        Policy::Upfront => None,
-        Policy::Browse => Some(prompts::BROWSE),
-        Policy::Retrieve => Some(prompts::RETRIEVE),
+/// What a policy appends to the system prompt about using the tools, and, with
+/// [`AgentConfig::tool_requests`], about asking for more.
+pub(crate) fn guidance(config: &AgentConfig) -> Option<String> {
+    let base = match config.policy {
+        Policy::Upfront => return None,
+        Policy::Browse => prompts::BROWSE,
+        Policy::Retrieve => prompts::RETRIEVE,
+    };
+    let mut guidance = base.trim().to_owned();
+    if config.tool_requests {
+        guidance.push_str("\n\n");
+        guidance.push_str(prompts::TOOL_REQUEST.trim());
     }
+    Some(guidance)
 }
 
 /// The conversation with the agent's system prompt first.
@@ -162,11 +169,11 @@ pub(crate) fn with_system(config: &AgentConfig, mut messages: Vec<Message>) -> V
         return messages;
     }
     let mut prompt = config.system_prompt.trim().to_owned();
-    if let Some(guidance) = guidance(config.policy) {
+    if let Some(guidance) = guidance(config) {
         if !prompt.is_empty() {
             prompt.push_str("\n\n");
         }
-        prompt.push_str(guidance.trim());
+        prompt.push_str(&guidance);
     }
     if !prompt.is_empty() {
         messages.insert(0, Message::system(prompt));

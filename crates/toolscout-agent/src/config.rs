@@ -267,6 +267,22 @@ pub struct AgentConfig {
     /// found by no search of their words.
     #[serde(default)]
     pub plan_needs: bool,
+    /// Under [`Policy::Retrieve`] and [`Policy::Browse`], the model may ask for a tool it
+    /// does not have by writing a line `NEED: <what the tool does>`
+    /// (`prompts/agent_tool_request.md`, added to the policy's guidance): each such line
+    /// (at most [`MAX_TOOL_REQUESTS`](crate::MAX_TOOL_REQUESTS) a run) is searched, its
+    /// best tools activated with their server's others offered compactly
+    /// ([`server_tools`](Self::server_tools)), and, when the model asked in place of an
+    /// answer, the next request requires a call of one of them (or the answer tool). Off
+    /// by default.
+    ///
+    /// **Rationale:** the request names the outcome, not the tools, and the first
+    /// retrieval cannot see the steps the work shows later ("now save the deck"); a small
+    /// model almost never calls `discover_tools` for them, and a line of text is the
+    /// cheapest way to say what it lacks (MCP-Zero, arXiv 2506.01056, has the model write
+    /// such requests whenever it needs a tool).
+    #[serde(default)]
+    pub tool_requests: bool,
     /// Whether to stream responses (server-sent events).
     pub stream: bool,
     /// How deep sub-agents may nest: 0 means this agent may not delegate.
@@ -305,6 +321,9 @@ fn default_server_tools() -> usize {
 /// The default of [`AgentConfig::server_tools`].
 pub const DEFAULT_SERVER_TOOLS: usize = 10;
 
+/// The most `NEED:` lines one run searches ([`AgentConfig::tool_requests`]).
+pub const MAX_TOOL_REQUESTS: usize = 4;
+
 /// The default of [`AgentConfig::retrieve_top_k`].
 ///
 /// **Rationale:** on the BFCL run above, the right tool was among the top 3 in 0.94 of
@@ -342,6 +361,7 @@ impl AgentConfig {
                 split_needs: default_split_needs(),
                 follow_needs: default_follow_needs(),
                 plan_needs: false,
+                tool_requests: false,
                 stream: true,
                 max_depth: 2,
                 request_params: serde_json::Map::new(),
@@ -447,6 +467,12 @@ impl AgentConfigBuilder {
     /// it needs ([`AgentConfig::plan_needs`]).
     pub fn plan_needs(mut self, plan: bool) -> Self {
         self.config.plan_needs = plan;
+        self
+    }
+    /// Sets whether the model may ask for tools it lacks with `NEED:` lines
+    /// ([`AgentConfig::tool_requests`]).
+    pub fn tool_requests(mut self, on: bool) -> Self {
+        self.config.tool_requests = on;
         self
     }
     /// Turns streaming on or off.

@@ -177,6 +177,21 @@ pub enum AgentEvent {
         /// The steps, one tool's function each.
         steps: Vec<String>,
     },
+    /// The model asked for a tool it lacks with a `NEED:` line
+    /// ([`AgentConfig::tool_requests`]): what it asked for and the tools its search
+    /// activated (none when it found none).
+    ///
+    /// [`AgentConfig::tool_requests`]: crate::AgentConfig::tool_requests
+    ToolRequested {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// What the model said the tool must do.
+        need: String,
+        /// The tools activated for it, best first.
+        tools: Vec<String>,
+    },
     /// Tools offered compactly (name, summary, parameters' names and types): the other
     /// tools of the server the retrieved tools belong to ([`AgentConfig::server_tools`]).
     /// A call of one offers it whole ([`AgentEvent::Activated`]).

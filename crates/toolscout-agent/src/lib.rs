@@ -101,7 +101,7 @@ pub use builder::AgentBuilder;
 pub use client::ChatClient;
 pub use config::{
     AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K,
-    DEFAULT_SERVER_TOOLS, Policy, ToolChoice, ToolScope,
+    DEFAULT_SERVER_TOOLS, MAX_TOOL_REQUESTS, Policy, ToolChoice, ToolScope,
 };
 pub use error::{Error, Result};
 pub use event::{AgentEvent, EventHandler};

@@ -34,3 +34,9 @@ pub const UTTERANCES: &str = include_str!("../prompts/utterances.md");
 /// needs, one per line, as what they do (see
 /// [`AgentConfig::plan_needs`](crate::AgentConfig::plan_needs)).
 pub const PLAN: &str = include_str!("../prompts/agent_plan.md");
+/// Tells the model how to ask for a tool it lacks, a `NEED:` line; added to the
+/// policy's guidance (see [`AgentConfig::tool_requests`](crate::AgentConfig::tool_requests)).
+pub const TOOL_REQUEST: &str = include_str!("../prompts/agent_tool_request.md");
+/// Says what a `NEED:` line found: `{need}` and `{tools}` (their names) are filled in
+/// (see [`AgentConfig::tool_requests`](crate::AgentConfig::tool_requests)).
+pub const TOOL_REQUEST_FOUND: &str = include_str!("../prompts/agent_tool_request_found.md");

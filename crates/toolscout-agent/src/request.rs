@@ -134,8 +134,8 @@ pub(crate) fn own_prompt<'m>(config: &AgentConfig, message: &'m Message) -> Opti
     let Message::System { content } = message else {
         return None;
     };
-    let guidance = crate::agent::guidance(config.policy)?.trim();
-    Some(content.strip_suffix(guidance)?.trim_end())
+    let guidance = crate::agent::guidance(config)?;
+    Some(content.strip_suffix(guidance.as_str())?.trim_end())
 }
 
 /// Usage counted locally, for endpoints that report none.

@@ -144,9 +144,74 @@ pub(crate) fn plan_steps(answer: &str) -> Vec<String> {
         .collect()
 }
 
+/// The most `NEED:` lines of one turn that are searched (see
+/// [`AgentConfig::tool_requests`]).
+const REQUESTS_A_TURN: usize = 3;
+
+/// The tool requests of a model's turn (see [`AgentConfig::tool_requests`]): what
+/// follows `NEED:` on a line — at its start in any case (after list marks or
+/// backticks), or in capitals after other words ("I have the prices. NEED: make a
+/// chart") — trimmed of quotes and a closing full stop; an empty or overlong one (over
+/// 150 characters: prose, not a tool's function) is left out, and at most
+/// [`REQUESTS_A_TURN`] kept, each once.
+pub(crate) fn tool_requests(text: &str) -> Vec<String> {
+    let mut requests: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim().trim_start_matches(['-', '*', '•', '`', ' ']);
+        let rest = match line.get(..5) {
+            Some(head) if head.eq_ignore_ascii_case("need:") => &line[5..],
+            _ => match line.find("NEED:") {
+                Some(at) => &line[at + 5..],
+                None => continue,
+            },
+        };
+        let need = rest
+            .trim()
+            .trim_end_matches('.')
+            .trim_matches(['"', '\'', '`', '<', '>'])
+            .trim()
+            .trim_end_matches('.')
+            .trim();
+        if need.is_empty() || need.chars().count() > 150 || requests.iter().any(|r| r == need) {
+            continue;
+        }
+        requests.push(need.to_owned());
+        if requests.len() == REQUESTS_A_TURN {
+            break;
+        }
+    }
+    requests
+}
+
 #[cfg(test)]
 mod tests {
-    use super::plan_steps;
+    use super::{plan_steps, tool_requests};
+
+    #[test]
+    fn tool_requests_are_the_need_lines_of_a_turn() {
+        assert_eq!(
+            tool_requests(
+                "I have the prices.\nNEED: create a presentation file\n- need: `save a deck to a path`."
+            ),
+            ["create a presentation file", "save a deck to a path"]
+        );
+        assert!(
+            tool_requests("I need a tool to make slides. I need: slides").is_empty(),
+            "only NEED:"
+        );
+        assert_eq!(
+            tool_requests("Done with the prices. NEED: make a chart."),
+            ["make a chart"]
+        );
+        assert!(tool_requests("NEED:\nNEED: \"\"").is_empty());
+        assert_eq!(
+            tool_requests("NEED: a\nNEED: a\nNEED: b\nNEED: c\nNEED: d"),
+            ["a", "b", "c"]
+        );
+        assert!(tool_requests(&format!("NEED: {}", "x".repeat(151))).is_empty());
+        // Not at a byte boundary of the first five bytes: no panic.
+        assert!(tool_requests("néed: x\nü").is_empty());
+    }
 
     #[test]
     fn a_plan_is_read_one_step_a_line_without_marks() {

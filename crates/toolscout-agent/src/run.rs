@@ -35,8 +35,8 @@ use crate::retrieval::{LastRetrieval, retrieve_message};
 use crate::toolset::{Activation, ToolSet};
 use crate::wire::Completion;
 use crate::{
-    AgentConfig, AgentEvent, BoxFuture, ChatClient, Message, Policy, RunReport, StopReason,
-    TokenUsage, ToolChoice, ToolHost, ToolScope,
+    AgentConfig, AgentEvent, BoxFuture, ChatClient, MAX_TOOL_REQUESTS, Message, Policy, RunReport,
+    StopReason, TokenUsage, ToolChoice, ToolHost, ToolScope,
 };
 use crate::{Approver, Validators};
 use toolscout_invoke::ErrorKind;
@@ -140,11 +140,17 @@ pub(crate) struct Run<'a> {
     steps: u32,
     /// Tools offered compactly so far ([`Run::offer`]).
     offered: usize,
+    /// `NEED:` lines searched so far ([`Run::requested`]).
+    requests: usize,
 }
 
 /// The most tools one run offers compactly: the first retrieval's server's, and the
 /// servers of the tools that ran (see [`Run::offer_servers_of`]).
 const MAX_OFFERED: usize = 24;
+
+/// The tools a `NEED:` line activates ([`Run::requested`]): its best two, as a need of
+/// the request has (the second is most often a sibling the next step wants).
+const REQUEST_TOOLS: usize = 2;
 
 /// What one step's calls did (see [`Run::take_calls`]).
 enum Taken {
@@ -185,6 +191,7 @@ impl<'a> Run<'a> {
             refused: std::sync::Mutex::new(std::collections::HashSet::new()),
             steps: 0,
             offered: 0,
+            requests: 0,
         }
     }
 
@@ -250,12 +257,20 @@ impl<'a> Run<'a> {
             };
             self.record(&span, &body, &completion);
             if completion.tool_calls.is_empty() {
+                // The model asked for tools in place of an answer: the next request
+                // requires a call of one of those it found.
+                if let Some(found) = self.requested(&completion.content) {
+                    self.forcing.follow_up = Some(found);
+                    continue;
+                }
                 let text = completion.content;
                 match self.answered(text) {
                     None => continue,
                     Some(text) => return (StopReason::Answer, Some(text)),
                 }
             }
+            // Asked beside its calls, the tools join the array for the steps after.
+            self.requested(&completion.content);
             match self.take_calls(&completion, &span, cancel).await {
                 Taken::Next => {}
                 Taken::Answer(text) => return (StopReason::Answer, Some(text)),
@@ -676,6 +691,63 @@ impl<'a> Run<'a> {
             tools: need.tools,
         });
         true
+    }
+
+    /// The tools the model asked for with `NEED:` lines in `text`
+    /// ([`AgentConfig::tool_requests`], within [`MAX_TOOL_REQUESTS`] a run): each line's
+    /// best tools activated, their server's others offered compactly, a system message
+    /// naming what was added, and each request reported. The tools found, when any was.
+    fn requested(&mut self, text: &str) -> Option<Vec<String>> {
+        if !self.config.tool_requests || !self.config.policy.browses() {
+            return None;
+        }
+        let mut all: Vec<String> = Vec::new();
+        for need in crate::retrieval::tool_requests(text) {
+            if self.requests >= MAX_TOOL_REQUESTS {
+                break;
+            }
+            self.requests += 1;
+            let mut found = self.rt.host.retrieve(&need, REQUEST_TOOLS).tools;
+            found.truncate(REQUEST_TOOLS);
+            self.activate(&found);
+            // Only what is in the array now (the scope may have kept a tool out).
+            let found: Vec<String> = found
+                .into_iter()
+                .filter(|t| self.tools.get(t).is_some())
+                .collect();
+            if self.config.server_tools > 0 {
+                let left = MAX_OFFERED.saturating_sub(self.offered);
+                let more = self.rt.host.server_tools(
+                    &need,
+                    &self.tools.names(),
+                    self.config.server_tools.min(left),
+                );
+                self.offer(&more);
+            }
+            self.rt.emitter.emit(AgentEvent::ToolRequested {
+                agent: self.agent.clone(),
+                depth: self.depth,
+                need: need.clone(),
+                tools: found.clone(),
+            });
+            if found.is_empty() {
+                continue;
+            }
+            let shown: Vec<&str> = found
+                .iter()
+                .map(|t| self.tools.alias(t).unwrap_or(t))
+                .collect();
+            self.messages.push(Message::system(fill(
+                crate::prompts::TOOL_REQUEST_FOUND.trim_end(),
+                &[("{need}", &need), ("{tools}", &shown.join(", "))],
+            )));
+            for tool in found {
+                if !all.contains(&tool) {
+                    all.push(tool);
+                }
+            }
+        }
+        (!all.is_empty()).then_some(all)
     }
 
     /// Between steps: the server of each real tool that just ran offers its other tools

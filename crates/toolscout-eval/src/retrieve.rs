@@ -162,6 +162,17 @@ impl RetrieveEval {
                         .iter()
                         .filter(|t| found.tools.contains(t))
                         .count();
+                    // With its server's tools offered compactly beside them, as the
+                    // first request's tools array has them.
+                    let offered =
+                        whole.server_tools(&task.query, &found.tools, config.server_tools);
+                    let in_array = task
+                        .expected
+                        .iter()
+                        .filter(|t| found.tools.contains(t) || offered.contains(t))
+                        .count();
+                    a.array_recall += in_array as f64 / task.expected.len() as f64;
+                    a.offered += offered.len();
                     a.tasks += 1;
                     a.recall += got as f64 / task.expected.len() as f64;
                     a.all_found += usize::from(got == task.expected.len());
@@ -378,6 +389,11 @@ pub struct Activation {
     pub tools: usize,
     /// Needs searched (1 for a whole message), summed.
     pub needs: usize,
+    /// The sum of each task's share of its tools in the first request's array: activated,
+    /// or offered compactly as their server's ([`AgentConfig::server_tools`]).
+    pub array_recall: f64,
+    /// Tools offered compactly, summed.
+    pub offered: usize,
 }
 
 impl Activation {
@@ -387,6 +403,15 @@ impl Activation {
             0.0
         } else {
             self.recall / self.tasks as f64
+        }
+    }
+
+    /// The mean share of a task's tools in the first request's array.
+    pub fn mean_array_recall(&self) -> f64 {
+        if self.tasks == 0 {
+            0.0
+        } else {
+            self.array_recall / self.tasks as f64
         }
     }
 

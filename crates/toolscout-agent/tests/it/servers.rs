@@ -362,3 +362,98 @@ async fn the_tools_the_model_lists_for_a_request_are_its_needs() {
         server.tool_arrays()[1].join(", ")
     ));
 }
+
+/// The model asks for a tool it lacks, in tool terms, as the work unfolds (#66 items 1
+/// and 3): its `NEED:` line is searched, the best tools are activated with a note saying
+/// so, and the next request requires a call of one of them; the call runs.
+#[tokio::test]
+async fn a_tool_the_model_asks_for_mid_run_is_found_and_called_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = servers_toolbox(dir.path());
+    let server = Server::start(vec![
+        call("c1", "get_forecast", r#"{"city": "Oslo"}"#),
+        text("The forecast is in. NEED: save a deck to a file"),
+        call("c2", "save_presentation", r#"{"path": "/tmp/oslo.pptx"}"#),
+        text("Saved to /tmp/oslo.pptx."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .tool_choice(toolscout_agent::ToolChoice::RequiredAfterActivation)
+            .retrieve_top_k(1)
+            .split_needs(false)
+            .follow_needs(false)
+            .server_tools(0)
+            .tool_requests(true)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    let report = agent
+        .run(
+            "What will the weather be in Oslo? Keep it in a deck at /tmp/oslo.pptx.",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            AgentEvent::StepStarted { step, .. } => seen.push(format!("step {step}")),
+            AgentEvent::Activated { tool, .. } => seen.push(format!("  activated {tool}")),
+            AgentEvent::ToolRequested { need, tools, .. } => {
+                seen.push(format!("  asked for {need:?}: {tools:?}"));
+            }
+            AgentEvent::ToolCallFinished { tool, ok, .. } => {
+                seen.push(format!("  called {tool} (ok: {ok})"));
+            }
+            _ => {}
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{seen:#?} {:?}", report.stop);
+    // The first request requires a call and leaves the guidance out; the second has it.
+    let system = requests[1]["messages"][0]["content"].as_str().unwrap();
+    let third = &requests[2];
+    let messages = third["messages"].as_array().unwrap();
+    insta::assert_snapshot!(format!(
+        "{}\nanswer: {:?}\nrequest 2's system prompt ends: {}\nrequest 3: tools {}, tool_choice {}, last message: {}",
+        seen.join("\n"),
+        report.answer,
+        system.lines().last().unwrap(),
+        server.tool_arrays()[2].join(", "),
+        third["tool_choice"],
+        messages.last().unwrap()
+    ));
+}
+
+/// Off (the default), a `NEED:` line is text like any other: the answer.
+#[tokio::test]
+async fn without_tool_requests_a_need_line_is_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = servers_toolbox(dir.path());
+    let server = Server::start(vec![text("NEED: save a deck to a file")]).await;
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .server_tools(0)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    let report = agent
+        .run("What will the weather be in Oslo?", RunOptions::default())
+        .await;
+    assert_eq!(
+        report.answer.as_deref(),
+        Some("NEED: save a deck to a file")
+    );
+    assert_eq!(server.requests().len(), 1);
+    let system = server.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!system.contains("NEED:"), "{system}");
+}

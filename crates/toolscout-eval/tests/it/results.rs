@@ -47,7 +47,10 @@ fn a_second_run_takes_the_outcomes_the_first_kept() {
     assert_eq!(results.kept(&weather), Some(&kept), "read back whole");
     assert_eq!(results.kept(&mail), None);
     // The same task with other expected tools is another task.
-    assert_eq!(results.kept(&Task::new("Weather in Paris", &["forecast"])), None);
+    assert_eq!(
+        results.kept(&Task::new("Weather in Paris", &["forecast"])),
+        None
+    );
     // Figures from a kept outcome are those of the run that made it.
     let (mut a, mut b) = (Totals::default(), Totals::default());
     a.add(&weather, &kept);
@@ -93,9 +96,15 @@ fn a_file_of_other_settings_or_not_of_results_is_refused_by_line() {
         .keep(&weather, &outcome(&["weather"]))
         .unwrap();
     let err = Results::open(&path, &json!({"policy": "offered", "top_k": 3})).unwrap_err();
-    insta::assert_snapshot!(err.to_string().replace(&dir.path().display().to_string(), "DIR"));
+    insta::assert_snapshot!(
+        err.to_string()
+            .replace(&dir.path().display().to_string(), "DIR")
+    );
 
     std::fs::write(&path, "{\"query\": 1}\n").unwrap();
     let err = Results::open(&path, &json!({})).unwrap_err();
-    insta::assert_snapshot!(err.to_string().replace(&dir.path().display().to_string(), "DIR"));
+    insta::assert_snapshot!(
+        err.to_string()
+            .replace(&dir.path().display().to_string(), "DIR")
+    );
 }
