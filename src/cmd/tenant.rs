@@ -14,7 +14,7 @@ use toolscout_catalog::{
 use uuid::Uuid;
 
 use super::context::{Context, Global};
-use super::list::all_bundles;
+use super::list::{all_bundles, display_name};
 
 /// Arguments of `tenant`.
 #[derive(Debug, clap::Args)]
@@ -213,15 +213,6 @@ pub(crate) fn find_tenant(catalog: &Catalog, key: &str) -> Result<Tenant> {
         "no tenant '{key}'; the tenants are: {} (try `toolscout tenant list`)",
         names.join(", ")
     )
-}
-
-/// A tenant's name as listings show it: `name`, or `name (removed)`.
-pub(crate) fn display_name(tenant: &Tenant) -> String {
-    if tenant.is_live() {
-        tenant.name.clone()
-    } else {
-        format!("{} (removed)", tenant.name)
-    }
 }
 
 fn limits_text(l: &TenantLimits) -> String {

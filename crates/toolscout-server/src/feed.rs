@@ -74,8 +74,6 @@
 //!
 //! [`CatalogView::identity`]: toolscout_catalog::CatalogView::identity
 
-mod stream;
-
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -86,8 +84,6 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{Semaphore, broadcast};
 use toolscout_catalog::{Bundle, Catalog, CatalogChange, CatalogEvent, TenantId, Viewer};
 use uuid::Uuid;
-
-pub(crate) use self::stream::events;
 
 /// How many past changes the operator's stream keeps for clients that resume.
 pub const RING: usize = 1_024;
@@ -403,7 +399,7 @@ pub struct ChangeFeed {
     ring: Mutex<VecDeque<Arc<FeedEvent>>>,
     tx: broadcast::Sender<Arc<FeedEvent>>,
     audiences: Mutex<HashMap<Viewer, Audience>>,
-    streams: Arc<Semaphore>,
+    pub(crate) streams: Arc<Semaphore>,
 }
 
 impl ChangeFeed {
@@ -687,7 +683,7 @@ impl ChangeFeed {
 
     /// The operator's events after `generation` that the ring still holds, or `None`
     /// when it does not hold all of them (a gap: the client must re-read).
-    fn since(&self, generation: u64) -> Option<Vec<Arc<FeedEvent>>> {
+    pub(crate) fn since(&self, generation: u64) -> Option<Vec<Arc<FeedEvent>>> {
         let (current, _) = self.position();
         if generation > current {
             return None;

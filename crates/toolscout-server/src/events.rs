@@ -1,5 +1,5 @@
 //! The HTTP side of the feed: `GET /api/v1/events`, one stream per client, from the
-//! operator's events or a view's (see [`super`]), ended by a [`Guard`] when its reader
+//! operator's events or a view's (see [`crate::feed`]), ended by a [`Guard`] when its reader
 //! may read it no more.
 
 use std::collections::VecDeque;
@@ -18,7 +18,7 @@ use toolscout_catalog::{TenantId, Viewer};
 use toolscout_discover::Toolbox;
 use uuid::Uuid;
 
-use super::{ChangeFeed, FeedEvent, HEARTBEAT, ViewEvent, ViewStart};
+use crate::feed::{ChangeFeed, FeedEvent, HEARTBEAT, ViewEvent, ViewStart};
 use crate::state::{AppState, Revocation, holds};
 use crate::{AppError, Principal};
 

@@ -15,13 +15,15 @@
 //!   CMD`: a shell command, such as a database restart), then an audit of every
 //!   acknowledged write on every replica: in its feed exactly once (or covered by a
 //!   `reset`), found by its exact name in its search, the same ETag everywhere (see
-//!   `bench_audit.rs`);
+//!   `audit.rs`);
 //! * with `--tools`, the **cold start** on that catalog: its import into the database,
 //!   a replica's start with an empty directory (its search index built from the heads),
 //!   and again with its index current, until it answers; peak memory of each.
 //!
 //! On one machine the replicas share its cores: requests/s per K says what the design
 //! costs, not what K machines would serve.
+
+mod audit;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -90,24 +92,14 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     let result = runtime.block_on(async {
         let mut rows = Vec::new();
         let mut audits = Vec::new();
-        let disrupt = args
-            .disrupt
-            .as_deref()
-            .map(super::bench_audit::Disruption::parse);
+        let disrupt = args.disrupt.as_deref().map(audit::Disruption::parse);
         for &k in &args.replicas {
             eprintln!("{k} replica(s)…");
             rows.push(run_k(k, &url, args, global).await?);
             if args.concurrent_writes > 0 {
                 eprintln!("{k} replica(s), a writer on each…");
                 audits.push(
-                    super::bench_audit::run(
-                        k,
-                        &url,
-                        args.concurrent_writes,
-                        disrupt.as_ref(),
-                        global,
-                    )
-                    .await?,
+                    audit::run(k, &url, args.concurrent_writes, disrupt.as_ref(), global).await?,
                 );
             }
         }
@@ -146,7 +138,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     }
     if !audits.is_empty() {
         out.push('\n');
-        out.push_str(&super::bench_audit::table(&audits));
+        out.push_str(&audit::table(&audits));
     }
     if let Some(c) = &cold {
         out.push_str(&format!(

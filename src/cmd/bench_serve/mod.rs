@@ -3,7 +3,9 @@
 //! manifest, `tools/search` and `tools/call`, and prints requests per second, p50 and
 //! p99 latency, the errors, and the server's memory over the run (from
 //! `/proc/<pid>/status`: resident size at the start, at the end, and its peak).
-//! `--tenants N` runs tenants instead ([`super::bench_tenants`]).
+//! `--tenants N` runs tenants instead ((`tenants.rs`)).
+
+mod tenants;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -80,7 +82,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
         bail!("--clients and --seconds must be at least 1");
     }
     if let Some(tenants) = args.tenants {
-        return super::bench_tenants::run(args, usize::from(tenants), global, json_out);
+        return tenants::run(args, usize::from(tenants), global, json_out);
     }
     let token = format!(
         "{}{}",
