@@ -197,40 +197,6 @@ fn handler(route: &Route) -> MethodRouter<AppState> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rows_are_unique_and_reads_are_gets() {
-        let mut seen = std::collections::HashSet::new();
-        for r in routes() {
-            assert!(
-                seen.insert((r.method.clone(), r.path)),
-                "{} {} twice",
-                r.method,
-                r.path
-            );
-            if matches!(r.access, Access::Read | Access::Asset) {
-                assert_eq!(r.method, Method::GET, "{} {}", r.method, r.path);
-            }
-            assert_ne!(r.method, Method::HEAD, "HEAD is answered by the GET row");
-        }
-    }
-
-    #[test]
-    fn head_is_get_and_other_methods_are_named() {
-        assert!(
-            matches!(row_of(&Method::HEAD, "/api/v1/tools"), Row::Listed(r) if r.method == Method::GET)
-        );
-        match row_of(&Method::DELETE, "/tools/tools") {
-            Row::OtherMethods(m) => assert_eq!(m, [&Method::GET]),
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(row_of(&Method::GET, "/nowhere"), Row::Unlisted));
-    }
-}
-
 async fn not_found(method: Method, uri: axum::http::Uri) -> AppError {
     AppError::not_found(format!(
         "no route {method} {}; the routes are /api/v1/tools, /tools/bundles, /tools/tools, /tools/tools/search, /rpc and /mcp",
