@@ -18,6 +18,12 @@
 //!   with the new [`Catalog::identity`] (the tool-set id of the tools that can be called)
 //!   and [`Catalog::generation`] (a counter of writes); [`Catalog::reload`] catches up
 //!   with other processes' writes, [`Catalog::rescan`] with hand edits.
+//! * Views: [`Catalog::view`] is the catalog as one [`Viewer`] sees it, a [`CatalogView`]
+//!   with its reads and writes (a tenant's: its own bundles, within its limits);
+//!   [`Catalog::operator`] is the operator's handle, an [`Operator`] with the upkeep no
+//!   one else may do (tenants, owners, sharing, the reaper). A view gives no way back to
+//!   the catalog or to an `Operator`: what a tenant's request is handed, it cannot
+//!   outgrow. The `Catalog`'s own writes are the operator's.
 //! * Usage: [`Catalog::record_call`] counts calls in a file per tool, written in batches.
 //! * Checks: [`lint::lint`] finds what would confuse a model or be refused by a provider.
 //!
@@ -119,6 +125,7 @@ pub use catalog::add::{Added, OnExisting};
 pub use catalog::archive::{
     ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS,
 };
+pub use catalog::operator::Operator;
 pub use catalog::ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
 pub use catalog::view::CatalogView;
 pub use catalog::{Catalog, CatalogOptions, FOLLOW_CHECK};

@@ -219,7 +219,7 @@ fn seed(
     let mut out = Vec::new();
     let mut tools = 0;
     for (name, limits) in names {
-        let (tenant, token) = catalog.add_tenant(&name, limits)?;
+        let (tenant, token) = catalog.operator().add_tenant(&name, limits)?;
         let bundle = Uuid::now_v7();
         catalog.put_bundle(
             bundle,
@@ -231,7 +231,9 @@ fn seed(
         catalog
             .put_tools(bundle, puts)
             .with_context(|| format!("adding tenant {name}'s tools"))?;
-        catalog.set_bundle_owner(bundle, Some(tenant.id))?;
+        catalog
+            .operator()
+            .set_bundle_owner(bundle, Some(tenant.id))?;
         out.push(BenchTenant {
             name,
             token: token.reveal().to_owned(),

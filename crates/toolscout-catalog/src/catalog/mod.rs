@@ -3,6 +3,7 @@
 
 pub(crate) mod add;
 pub(crate) mod archive;
+pub(crate) mod operator;
 pub(crate) mod ops;
 mod recipes;
 mod tenants;
