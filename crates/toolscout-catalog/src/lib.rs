@@ -142,4 +142,4 @@ pub use tenant::{
 };
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].
 pub use toolscout_spec::adapters::tool_file::ToolType;
-pub use viewer::{SCOPE_OPERATOR, SCOPE_SHARED, Scope, Viewer, scope_of};
+pub use viewer::{SCOPE_OPERATOR, SCOPE_SHARED, Viewer, Visibility, scope_of};

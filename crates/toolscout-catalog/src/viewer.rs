@@ -1,8 +1,8 @@
 //! Who reads or writes the catalog: a [`Viewer`] is the operator (every bundle), a tenant
 //! (its own bundles, the shared ones and the built-ins) or the public (the shared bundles
-//! and the built-ins); and the [`Scope`] of a bundle's tools, who sees them, the one rule
-//! the catalog's views, the search index (as [`Scope::key`]) and the server's change feed
-//! share. Records, like the bundles they decide about: what a viewer sees of a catalog is
+//! and the built-ins); and the [`Visibility`] of a bundle's tools, who sees them: the one
+//! rule the catalog's views, the search index (its scopes, [`Visibility::key`]) and the
+//! server's change feed share. Records, like the bundles they decide about: what a viewer sees of a catalog is
 //! [`CatalogView`](crate::CatalogView)'s.
 
 use crate::model::Bundle;
@@ -26,9 +26,9 @@ pub const SCOPE_OPERATOR: &str = "-";
 
 impl Viewer {
     /// Whether the viewer sees the bundle (and its tools): whether it sees the bundle's
-    /// [`Scope`].
+    /// [`Visibility`].
     pub fn sees(&self, bundle: &Bundle) -> bool {
-        Scope::of(bundle).seen_by(self)
+        Visibility::of(bundle).seen_by(self)
     }
 
     /// Whether the viewer may write the bundle: the operator every stored bundle, a
@@ -49,19 +49,20 @@ impl Viewer {
         }
     }
 
-    /// The search scopes ([`Scope::key`]) the viewer sees; `None`: every one.
+    /// The search scopes ([`Visibility::key`]) the viewer sees; `None`: every one.
     pub fn scopes(&self) -> Option<Vec<String>> {
         match self {
             Viewer::Operator => None,
-            Viewer::Tenant(t) => Some(vec![Scope::Shared.key(), Scope::Tenant(*t).key()]),
-            Viewer::Public => Some(vec![Scope::Shared.key()]),
+            Viewer::Tenant(t) => Some(vec![Visibility::Shared.key(), Visibility::Tenant(*t).key()]),
+            Viewer::Public => Some(vec![Visibility::Shared.key()]),
         }
     }
 }
 
 /// Who sees a bundle's tools: decided by the bundle alone (built-in, shared, its owner).
+/// Its [`key`](Visibility::key) is the bundle's search scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scope {
+pub enum Visibility {
     /// A built-in or shared bundle's: everyone.
     Shared,
     /// The operator's own (unshared) bundle's: the operator only.
@@ -70,21 +71,23 @@ pub enum Scope {
     Tenant(TenantId),
 }
 
-impl Scope {
+impl Visibility {
     /// The scope of `bundle`'s tools.
-    pub fn of(bundle: &Bundle) -> Scope {
+    pub fn of(bundle: &Bundle) -> Visibility {
         if bundle.is_built_in || bundle.shared {
-            Scope::Shared
+            Visibility::Shared
         } else {
-            bundle.owner.map_or(Scope::Operator, Scope::Tenant)
+            bundle
+                .owner
+                .map_or(Visibility::Operator, Visibility::Tenant)
         }
     }
 
     /// Whether `viewer` sees the tools of this scope.
     pub fn seen_by(self, viewer: &Viewer) -> bool {
         match (viewer, self) {
-            (Viewer::Operator, _) | (_, Scope::Shared) => true,
-            (Viewer::Tenant(t), Scope::Tenant(owner)) => *t == owner,
+            (Viewer::Operator, _) | (_, Visibility::Shared) => true,
+            (Viewer::Tenant(t), Visibility::Tenant(owner)) => *t == owner,
             _ => false,
         }
     }
@@ -93,17 +96,17 @@ impl Scope {
     /// the owner's id (32 hex digits).
     pub fn key(self) -> String {
         match self {
-            Scope::Shared => SCOPE_SHARED.to_owned(),
-            Scope::Operator => SCOPE_OPERATOR.to_owned(),
-            Scope::Tenant(t) => t.simple().to_string(),
+            Visibility::Shared => SCOPE_SHARED.to_owned(),
+            Visibility::Operator => SCOPE_OPERATOR.to_owned(),
+            Visibility::Tenant(t) => t.simple().to_string(),
         }
     }
 }
 
-/// The search scope of a bundle's tools ([`Scope::key`] of [`Scope::of`]):
+/// The search scope of a bundle's tools ([`Visibility::key`] of [`Visibility::of`]):
 /// [`SCOPE_SHARED`] for the built-in and shared bundles, the owner's id (32 hex digits)
 /// for a tenant's, [`SCOPE_OPERATOR`] for the operator's own. A viewer sees a tool
 /// exactly when [`Viewer::scopes`] holds its scope.
 pub fn scope_of(bundle: &Bundle) -> String {
-    Scope::of(bundle).key()
+    Visibility::of(bundle).key()
 }

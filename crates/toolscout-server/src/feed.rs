@@ -71,7 +71,7 @@
 //! One event type, [`FeedEvent`], serves every audience: the operator is one audience
 //! (numbered by generation, told every change), each followed view another (numbered by
 //! the view, told what moved in it); its [`Position`] says which numbering. Who sees a
-//! tool is the catalog's [`Scope`](toolscout_catalog::Scope) of its bundle.
+//! tool is its bundle's [`Visibility`](toolscout_catalog::Visibility), the catalog's rule.
 //!
 //! **Rationale:** names, not ids, because a model calls names: a tool replaced by a new
 //! version under the same name is `changed`, a name whose only tool was disabled is
@@ -85,7 +85,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::sync::{Semaphore, broadcast};
-use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Scope, Viewer};
+use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Viewer, Visibility};
 use uuid::Uuid;
 
 /// How many past changes the operator's stream keeps for clients that resume.
@@ -203,7 +203,7 @@ struct Known {
     name: String,
     callable: bool,
     digest: Uuid,
-    scope: Scope,
+    scope: Visibility,
 }
 
 /// How many tools hold a name, and how many of them can be called.
@@ -214,7 +214,7 @@ struct Count {
 }
 
 /// A name's counts, one per scope that holds it.
-type Counts = Vec<(Scope, Count)>;
+type Counts = Vec<(Visibility, Count)>;
 
 /// A name's count in `viewer`'s view: the sum over the scopes it sees.
 fn count_in(counts: Option<&Counts>, viewer: &Viewer) -> Count {
@@ -277,18 +277,20 @@ type Read = (Uuid, Uuid, String, bool, Uuid);
 /// gone meanwhile counts as the operator's, whom alone it then shows to.
 fn known(catalog: &Catalog, read: Vec<Read>) -> impl Iterator<Item = (Uuid, Known)> {
     let bundles: BTreeSet<Uuid> = read.iter().map(|r| r.1).collect();
-    let scopes: HashMap<Uuid, Scope> = bundles
+    let scopes: HashMap<Uuid, Visibility> = bundles
         .into_iter()
         .map(|b| {
             (
                 b,
-                catalog.bundle(b).map_or(Scope::Operator, |b| Scope::of(&b)),
+                catalog
+                    .bundle(b)
+                    .map_or(Visibility::Operator, |b| Visibility::of(&b)),
             )
         })
         .collect();
     read.into_iter()
         .map(move |(id, bundle, name, callable, digest)| {
-            let scope = scopes.get(&bundle).copied().unwrap_or(Scope::Operator);
+            let scope = scopes.get(&bundle).copied().unwrap_or(Visibility::Operator);
             (
                 id,
                 Known {
@@ -826,13 +828,13 @@ mod tests {
             bundle.is_built_in = built_in;
             for viewer in &viewers {
                 assert_eq!(
-                    Scope::of(&bundle).seen_by(viewer),
+                    Visibility::of(&bundle).seen_by(viewer),
                     viewer.sees(&bundle),
                     "{bundle:?} for {viewer:?}"
                 );
                 let scope = toolscout_catalog::scope_of(&bundle);
                 let by_scopes = viewer.scopes().is_none_or(|s| s.contains(&scope));
-                assert_eq!(Scope::of(&bundle).seen_by(viewer), by_scopes);
+                assert_eq!(Visibility::of(&bundle).seen_by(viewer), by_scopes);
             }
         }
     }
