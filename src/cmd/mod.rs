@@ -3,10 +3,6 @@
 pub(crate) mod agent_opts;
 pub(crate) mod approve;
 pub(crate) mod bench;
-#[cfg(feature = "postgres")]
-mod bench_replicas;
-pub(crate) mod bench_scale;
-pub(crate) mod bench_serve;
 pub(crate) mod bundle;
 pub(crate) mod call;
 pub(crate) mod chat;

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::{TOKEN, pct, put_tool, start};
-use crate::cmd::bench_serve::Server;
+use super::{TOKEN, put_tool, start};
+use crate::cmd::bench::harness::{Server, pct};
 use crate::cmd::context::Global;
 
 /// How to disturb the replicas half-way through the writes.

@@ -34,8 +34,8 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::bench_serve::{Server, memory};
-use super::context::Global;
+use crate::cmd::bench::harness::{Server, memory, pct};
+use crate::cmd::context::Global;
 
 /// Arguments of `bench replicas`.
 #[derive(Debug, clap::Args)]
@@ -119,7 +119,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     let (rows, audits, cold) = result?;
     let report = json!({"replicas": rows, "concurrent": audits, "cold_start": cold});
     if json_out {
-        return super::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
     }
     let mut out = String::from(
         "| replicas | lag p50 | lag p99 | writes | requests/s | p99 | errors |\n|---|---|---|---|---|---|---|\n",
@@ -148,7 +148,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
             c["warm_s"].as_f64().unwrap_or(0.0), c["warm_peak_mib"]
         ));
     }
-    super::emit(out.trim_end())
+    crate::cmd::emit(out.trim_end())
 }
 
 /// Runs `sql` on the server of `url` (tokio-postgres, the catalog store's client).
@@ -176,7 +176,7 @@ pub(crate) fn start(url: &str, dir: &Path, global: &Global) -> Result<(Server, S
         cmd.arg("--words-only");
     }
     cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN]);
-    super::bench_serve::spawn_serving(cmd)
+    crate::cmd::bench::harness::spawn_serving(cmd)
 }
 
 /// Reads replica `index`'s event feed, sending each name announced as added with when.
@@ -257,14 +257,6 @@ async fn get_ok(client: &reqwest::Client, url: String) -> Result<(), String> {
         Ok(r) => Err(format!("GET {url}: {}", r.status())),
         Err(e) => Err(format!("GET {url}: {e}")),
     }
-}
-
-pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
 }
 
 async fn run_k(k: usize, url: &str, args: &ReplicasArgs, global: &Global) -> Result<Value> {

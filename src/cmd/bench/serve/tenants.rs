@@ -27,7 +27,8 @@ use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, TenantLimits, ToolPu
 use toolscout_spec::{ToolName, ToolSpec};
 use uuid::Uuid;
 
-use super::{Caller, ServeArgs, memory, one_request, serve_command, spawn_serving};
+use super::{Caller, ServeArgs, one_request};
+use crate::cmd::bench::harness::{memory, serve_command, spawn_serving};
 use crate::cmd::context::{Context, Global, picks_by_name};
 
 /// The limits of each well-behaved tenant.
