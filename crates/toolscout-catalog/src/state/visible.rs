@@ -10,11 +10,12 @@ use crate::model::{Bundle, NameClaim};
 use crate::viewer::Viewer;
 
 /// How strongly a tool holds its bare name in a viewer's eyes: the greater rank wins
-/// ([`CatalogView::name_holders`]).
+/// ([`CatalogView::name_holders`](crate::CatalogView::name_holders)).
 ///
 /// In order: an enabled built-in (built-in names are reserved, see
-/// [`Catalog::check_tool_name`]); then where the tool's bundle stands for the viewer —
-/// its own (for the operator, the bundles no tenant owns), then a shared bundle (the
+/// [`Catalog::check_tool_name`](crate::Catalog::check_tool_name)); then where the
+/// tool's bundle stands for the viewer — its own (for the operator, the bundles no
+/// tenant owns), then a shared bundle (the
 /// operator's before tenants', tenants' by the order they were made in), then a
 /// built-in one; then, among one owner's tools, the [`NameClaim`] (callable first, then
 /// the one changed last: versions of one tool, bundles of one owner).
