@@ -154,7 +154,7 @@ impl fmt::Debug for NewToken {
     }
 }
 
-/// Who a presented token belongs to ([`Catalog::authenticate`]).
+/// Who a presented token belongs to ([`Catalog::authenticate`](crate::Catalog::authenticate)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Authenticated {
     /// The tenant.

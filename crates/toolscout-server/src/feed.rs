@@ -71,7 +71,7 @@
 //! One event type, [`FeedEvent`], serves every audience: the operator is one audience
 //! (numbered by generation, told every change), each followed view another (numbered by
 //! the view, told what moved in it); its [`Position`] says which numbering. Who sees a
-//! tool is its bundle's [`Visibility`](toolscout_catalog::Visibility), the catalog's rule.
+//! tool is its bundle's [`Visibility`], the catalog's rule.
 //!
 //! **Rationale:** names, not ids, because a model calls names: a tool replaced by a new
 //! version under the same name is `changed`, a name whose only tool was disabled is

@@ -253,7 +253,7 @@ impl CatalogView<'_> {
     }
 
     /// The tool of `q` in this view, with whether it can be called (of its versions,
-    /// the greatest [`NameClaim`]); `None` when the viewer sees no such tool.
+    /// the greatest [`NameClaim`](crate::NameClaim)); `None` when the viewer sees no such tool.
     pub fn resolve_qualified(&self, q: &QualifiedName) -> Option<(Uuid, bool)> {
         let state = self.catalog.lock_state();
         let owner = match &q.owner {
