@@ -172,7 +172,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         What::Share { bundle } | What::Unshare { bundle } => {
             let share = matches!(args.what, What::Share { .. });
             let b = find_bundle(catalog, bundle)?;
-            let b = catalog.set_bundle_shared(b.id, share)?;
+            let b = catalog.operator().set_bundle_shared(b.id, share)?;
             let owners = Owners::of(catalog);
             if json_out {
                 return super::print_json(&bundle_json(&b, &owners));
@@ -202,7 +202,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                 Some(t) => Some(super::tenant::find_tenant(catalog, t)?.id),
                 None => None,
             };
-            let b = catalog.set_bundle_owner(b.id, owner)?;
+            let b = catalog.operator().set_bundle_owner(b.id, owner)?;
             let owners = Owners::of(catalog);
             if json_out {
                 return super::print_json(&bundle_json(&b, &owners));
@@ -266,7 +266,7 @@ pub(crate) fn reap(global: &Global, json_out: bool) -> Result<()> {
     let ctx = Context::open(global)?;
     let catalog = &ctx.catalog;
     let before = all_bundles(catalog)?;
-    let removed = catalog.reap(chrono::Utc::now())?;
+    let removed = catalog.operator().reap(chrono::Utc::now())?;
     let slug = |id: &Uuid| {
         before
             .iter()

@@ -570,7 +570,7 @@ fn add_one(
         bar.enable_steady_tick(std::time::Duration::from_millis(100));
         bar
     });
-    let result = catalog.add_tools_with(put, puts, existing);
+    let result = catalog.operator().add_tools_with(put, puts, existing);
     if let Some(s) = spinner {
         s.finish_and_clear();
     }

@@ -229,7 +229,7 @@ impl Owners {
             self.tenants
                 .iter()
                 .find(|t| t.id == owner)
-                .map_or_else(|| owner.to_string(), super::tenant::display_name),
+                .map_or_else(|| owner.to_string(), display_name),
         )
     }
 
@@ -276,5 +276,14 @@ pub(crate) fn all_bundles(catalog: &Catalog) -> Result<Vec<Bundle>> {
             Some(t) => token = Some(t),
             None => return Ok(out),
         }
+    }
+}
+
+/// A tenant's name as listings show it: `name`, or `name (removed)`.
+pub(crate) fn display_name(tenant: &Tenant) -> String {
+    if tenant.is_live() {
+        tenant.name.clone()
+    } else {
+        format!("{} (removed)", tenant.name)
     }
 }

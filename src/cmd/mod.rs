@@ -3,12 +3,6 @@
 pub(crate) mod agent_opts;
 pub(crate) mod approve;
 pub(crate) mod bench;
-mod bench_audit;
-#[cfg(feature = "postgres")]
-mod bench_replicas;
-pub(crate) mod bench_scale;
-pub(crate) mod bench_serve;
-mod bench_tenants;
 pub(crate) mod bundle;
 pub(crate) mod call;
 pub(crate) mod chat;
@@ -16,8 +10,6 @@ pub(crate) mod context;
 pub(crate) mod describe;
 pub(crate) mod enrich;
 pub(crate) mod eval;
-pub(crate) mod eval_agent;
-pub(crate) mod eval_retrieve;
 pub(crate) mod export;
 pub(crate) mod identity;
 pub(crate) mod import;

@@ -313,8 +313,10 @@ async fn reap_every(toolbox: toolscout_discover::Toolbox, interval: std::time::D
     loop {
         ticks.tick().await;
         let toolbox = toolbox.clone();
-        let reaped =
-            tokio::task::spawn_blocking(move || toolbox.catalog().reap(chrono::Utc::now())).await;
+        let reaped = tokio::task::spawn_blocking(move || {
+            toolbox.catalog().operator().reap(chrono::Utc::now())
+        })
+        .await;
         match reaped {
             Ok(Ok(removed)) if !removed.is_empty() => {
                 note(&format!("reaped {} deleted bundle(s)", removed.len()));

@@ -14,7 +14,7 @@ use toolscout_catalog::{
 use uuid::Uuid;
 
 use super::context::{Context, Global};
-use super::list::all_bundles;
+use super::list::{all_bundles, display_name};
 
 /// Arguments of `tenant`.
 #[derive(Debug, clap::Args)]
@@ -132,8 +132,9 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     let catalog = &ctx.catalog;
     match &args.what {
         What::Add { name, limits } => {
-            let (tenant, token) =
-                catalog.add_tenant(name, limits.apply(TenantLimits::default()))?;
+            let (tenant, token) = catalog
+                .operator()
+                .add_tenant(name, limits.apply(TenantLimits::default()))?;
             if json_out {
                 return super::print_json(&json!({
                     "tenant": tenant,
@@ -153,7 +154,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
             } else {
                 let new = limits.apply(t.limits);
                 let changed = new != t.limits;
-                let t = catalog.set_tenant_limits(t.id, new)?;
+                let t = catalog.operator().set_tenant_limits(t.id, new)?;
                 (t, if changed { "changed " } else { "unchanged " })
             };
             if json_out {
@@ -176,7 +177,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
                     t.id
                 );
             }
-            let token = catalog.add_token(t.id, label)?;
+            let token = catalog.operator().add_token(t.id, label)?;
             if json_out {
                 return super::print_json(&json!({
                     "tenant": {"tenantID": t.id, "name": t.name},
@@ -213,15 +214,6 @@ pub(crate) fn find_tenant(catalog: &Catalog, key: &str) -> Result<Tenant> {
         "no tenant '{key}'; the tenants are: {} (try `toolscout tenant list`)",
         names.join(", ")
     )
-}
-
-/// A tenant's name as listings show it: `name`, or `name (removed)`.
-pub(crate) fn display_name(tenant: &Tenant) -> String {
-    if tenant.is_live() {
-        tenant.name.clone()
-    } else {
-        format!("{} (removed)", tenant.name)
-    }
 }
 
 fn limits_text(l: &TenantLimits) -> String {
@@ -507,7 +499,7 @@ fn find_token(catalog: &Catalog, key: &str) -> Result<(Tenant, TokenInfo)> {
 fn revoke(catalog: &Catalog, key: &str, json_out: bool) -> Result<()> {
     let (tenant, token) = find_token(catalog, key)?;
     let was_live = token.is_live();
-    let info = catalog.revoke_token(token.id)?;
+    let info = catalog.operator().revoke_token(token.id)?;
     if json_out {
         return super::print_json(&json!({
             "tenant": {"tenantID": tenant.id, "name": tenant.name},
@@ -532,7 +524,7 @@ fn remove(catalog: &Catalog, key: &str, json_out: bool) -> Result<()> {
     if !t.is_live() {
         bail!("tenant '{}' ({}) is already removed", t.name, t.id);
     }
-    let removed = catalog.remove_tenant(t.id)?;
+    let removed = catalog.operator().remove_tenant(t.id)?;
     // The tokens this removal revoked: live before, revoked now.
     let revoked: Vec<&TokenInfo> = removed
         .tokens

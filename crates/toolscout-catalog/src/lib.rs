@@ -18,6 +18,12 @@
 //!   with the new [`Catalog::identity`] (the tool-set id of the tools that can be called)
 //!   and [`Catalog::generation`] (a counter of writes); [`Catalog::reload`] catches up
 //!   with other processes' writes, [`Catalog::rescan`] with hand edits.
+//! * Views: [`Catalog::view`] is the catalog as one [`Viewer`] sees it, a [`CatalogView`]
+//!   with its reads and writes (a tenant's: its own bundles, within its limits);
+//!   [`Catalog::operator`] is the operator's handle, an [`Operator`] with the upkeep no
+//!   one else may do (tenants, owners, sharing, the reaper). A view gives no way back to
+//!   the catalog or to an `Operator`: what a tenant's request is handed, it cannot
+//!   outgrow. The `Catalog`'s own writes are the operator's.
 //! * Usage: [`Catalog::record_call`] counts calls in a file per tool, written in batches.
 //! * Checks: [`lint::lint`] finds what would confuse a model or be refused by a provider.
 //!
@@ -96,8 +102,10 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
-mod add;
-mod archive;
+// The modules in layers, each importing only from the layers above it in this list
+// (`cargo xtask cycles` checks that no two import each other):
+// records and their checks; the stores; the in-memory state and its snapshot; then
+// `Catalog` and its operations.
 mod authoring;
 pub mod builtin;
 mod catalog;
@@ -106,30 +114,32 @@ mod events;
 mod journal;
 pub mod lint;
 mod model;
-mod ops;
-mod recipes;
-mod snapshot;
 mod state;
 mod store;
 mod tenant;
 mod validate;
-mod view;
+mod viewer;
 
-pub use add::{Added, OnExisting};
-pub use archive::{ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS};
 pub use authoring::AuthoredTool;
+pub use catalog::add::{Added, OnExisting};
+pub use catalog::archive::{
+    ARCHIVE_FORMAT, Imported, MAX_ARCHIVE_BYTES, MAX_ENTRY_BYTES, MAX_TOOLS,
+};
+pub use catalog::operator::Operator;
+pub use catalog::ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
+pub use catalog::view::CatalogView;
 pub use catalog::{Catalog, CatalogOptions, FOLLOW_CHECK};
 pub use error::{Error, Result};
 pub use events::{CatalogChange, CatalogEvent, Subscription};
 pub use model::{
     Bundle, BundlePut, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue,
-    MAX_LISTING_PAGE_SIZE, NameClaim, Page, Tool, ToolHead, ToolPut, ToolQuery, Usage,
+    MAX_LISTING_PAGE_SIZE, NameClaim, Page, TenantId, Tool, ToolHead, ToolPut, ToolQuery, Usage,
 };
-pub use ops::{REAP_AFTER, USAGE_FLUSH_INTERVAL};
+pub use state::visible::NameRank;
 pub use tenant::{
-    Authenticated, MAX_TENANT_NAME, NewToken, TOKEN_PREFIX, Tenant, TenantId, TenantLimits,
-    TokenInfo, check_tenant_name,
+    Authenticated, MAX_TENANT_NAME, NewToken, TOKEN_PREFIX, Tenant, TenantLimits, TokenInfo,
+    check_tenant_name,
 };
 /// Re-exported: the tool type of [`Tool::tool_type`] and [`ToolPut::tool_type`].
 pub use toolscout_spec::adapters::tool_file::ToolType;
-pub use view::{CatalogView, NameRank, SCOPE_OPERATOR, SCOPE_SHARED, Viewer, scope_of};
+pub use viewer::{SCOPE_OPERATOR, SCOPE_SHARED, Viewer, Visibility, scope_of};

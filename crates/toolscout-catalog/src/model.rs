@@ -10,6 +10,12 @@ use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::tool_file::{FileInfo, SPEC_ONLY_FUNC, ToolFile, ToolType};
 use uuid::Uuid;
 
+use crate::Result;
+use crate::validate::{check_slug, check_tool_file, check_version};
+
+/// A tenant's id (a UUIDv7, never reused).
+pub type TenantId = Uuid;
+
 /// A named group of tools with one on/off switch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -35,7 +41,7 @@ pub struct Bundle {
     pub modified_at: DateTime<Utc>,
     /// The tenant that owns the bundle; `None`: the operator's (and the built-ins').
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<crate::TenantId>,
+    pub owner: Option<TenantId>,
     /// Whether every tenant may read and call its tools (only its owner writes it).
     #[serde(default)]
     pub shared: bool,
@@ -556,4 +562,77 @@ impl fmt::Display for LoadIssue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.path.display(), self.reason)
     }
+}
+
+/// The time a write records, to the microsecond: what every store keeps (PostgreSQL's
+/// `timestamptz` has no finer unit), so that a tool or bundle read back from any store is
+/// the one written, and a head (whose `modified_at` decides a name) is the same in every
+/// process that reads it.
+pub(crate) fn now() -> DateTime<Utc> {
+    to_micros(Utc::now())
+}
+
+/// `t` to the microsecond (see [`now`]): for times that come in from outside, as an
+/// archive's.
+pub(crate) fn to_micros(t: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::SubsecRound;
+    t.trunc_subsecs(6)
+}
+
+/// The bundle `put` makes (or replaces) at `now`: created at `created_at`.
+pub(crate) fn new_bundle(
+    id: Uuid,
+    put: &BundlePut,
+    created_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Bundle {
+    Bundle {
+        id,
+        slug: put.slug.clone(),
+        display_name: if put.display_name.is_empty() {
+            put.slug.clone()
+        } else {
+            put.display_name.clone()
+        },
+        description: put.description.clone(),
+        is_enabled: put.is_enabled,
+        is_built_in: false,
+        soft_deleted_at: None,
+        created_at,
+        modified_at: now,
+        owner: None,
+        shared: false,
+    }
+}
+
+/// The tool file a PUT writes, checked; its spec as the catalog will serve it.
+pub(crate) fn new_tool_file(
+    bundle: Uuid,
+    id: Uuid,
+    slug: &str,
+    version: &str,
+    put: &ToolPut,
+    now: DateTime<Utc>,
+) -> Result<(ToolFile, toolscout_spec::ToolSpec)> {
+    check_slug(slug)?;
+    check_version(version)?;
+    let mut spec = put.spec.clone();
+    spec.version = Some(version.to_owned());
+    let mut file = ToolFile::from_spec(
+        &spec,
+        FileInfo {
+            bundle_id: bundle,
+            tool_id: Some(id),
+            tool_type: put.tool_type,
+            implementation: put.implementation.clone(),
+            is_enabled: put.is_enabled,
+            is_built_in: false,
+            created_at: now,
+            modified_at: now,
+        },
+    );
+    file.slug = slug.to_owned();
+    file.version = version.to_owned();
+    let spec = check_tool_file(&file)?;
+    Ok((file, spec))
 }

@@ -3,8 +3,8 @@
 //! Every route here is [`Access::Operator`](crate::Access::Operator): the server's own
 //! token only (a tenant's token gets 403 `forbidden`, no token 401, before any handler
 //! runs; a server without a token of its own, `--no-auth`, takes every request for the
-//! operator's, these included). Each one is a call of the catalog's own operation
-//! ([`Catalog::add_tenant`](toolscout_catalog::Catalog::add_tenant) and its siblings),
+//! operator's, these included). Each one is a call of the operator's handle
+//! ([`Operator::add_tenant`](toolscout_catalog::Operator::add_tenant) and its siblings),
 //! after catching up with other processes' writes (a `toolscout tenant` command beside the
 //! server).
 //!
@@ -49,7 +49,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use toolscout_catalog::{Bundle, Catalog, NewToken, Tenant, TenantLimits, check_tenant_name};
+use toolscout_catalog::{Bundle, NewToken, Operator, Tenant, TenantLimits, check_tenant_name};
 use uuid::Uuid;
 
 use crate::{AppError, AppState};
@@ -145,19 +145,20 @@ fn answer(status: StatusCode, body: &impl Serialize) -> Response {
     response
 }
 
-/// Runs `f` on the catalog off the async threads (a write takes a cross-process lock and
+/// Runs `f` on the operator's handle ([`Operator`]; the `/admin` routes are the operator's
+/// alone) off the async threads (a write takes a cross-process lock and
 /// fsyncs), after reading what other processes wrote: a tenant the CLI added a moment
 /// ago is found by name.
 async fn on_catalog<T, F>(state: &AppState, f: F) -> Result<T, AppError>
 where
     T: Send + 'static,
-    F: FnOnce(&Catalog) -> Result<T, AppError> + Send + 'static,
+    F: FnOnce(Operator<'_>) -> Result<T, AppError> + Send + 'static,
 {
     let toolbox = state.toolbox().clone();
     tokio::task::spawn_blocking(move || {
         let catalog = toolbox.catalog();
         catalog.catch_up()?;
-        f(catalog)
+        f(catalog.operator())
     })
     .await
     .map_err(|e| AppError::unavailable(format!("the catalog operation stopped: {e}")))?
@@ -279,7 +280,8 @@ pub(crate) async fn revoke_token(
 /// The operator's part of `PATCH /tools/bundles/{bundle}`: the bundle's owner (`Some(None)`
 /// gives it back to the operator; a tenant by name or id), its sharing and its enabled
 /// flag, each through the catalog's own operation
-/// ([`Catalog::set_bundle_owner`], [`Catalog::set_bundle_shared`], [`Catalog::patch_bundle`]).
+/// ([`Operator::set_bundle_owner`], [`Operator::set_bundle_shared`],
+/// [`CatalogView::patch_bundle`](toolscout_catalog::CatalogView::patch_bundle)).
 ///
 /// Each change is its own write. They run in the order that meets any refusal first, so a
 /// refused request changes nothing: owner and sharing are refused for a built-in bundle,

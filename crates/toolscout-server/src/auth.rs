@@ -36,6 +36,7 @@ use toolscout_catalog::{TOKEN_PREFIX, TenantId, TenantLimits, Viewer};
 use uuid::Uuid;
 
 use crate::routes::{MCP_PATH, Row, row_of};
+use crate::state::AnonymousReads;
 use crate::{Access, AppError, AppState, Route, ServerOptions};
 
 /// Who sent a request. The `authenticate` middleware of [`crate::router`] puts one in
@@ -85,23 +86,6 @@ impl Principal {
     pub(crate) fn may_approve(&self, options: &ServerOptions) -> bool {
         self.is_operator() && options.token.is_some()
     }
-}
-
-/// What a request without a token may read ([`Access::Read`] routes), once the server
-/// has a token ([`ServerOptions::with_anonymous_reads`]).
-///
-/// [`ServerOptions::with_anonymous_reads`]: crate::ServerOptions::with_anonymous_reads
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum AnonymousReads {
-    /// The operator's view while the catalog has no live tenant (a single-team server,
-    /// as before tenants existed), the public view (the shared and built-in bundles)
-    /// from the first tenant on, decided at each request.
-    #[default]
-    Auto,
-    /// The public view, always.
-    Public,
-    /// None: every request needs a token.
-    Off,
 }
 
 /// The `authenticate` middleware (see the module documentation).

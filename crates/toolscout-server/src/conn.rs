@@ -66,13 +66,18 @@ pub struct ConnectionLimits {
 /// for the catalog's files, the index and outgoing requests.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 
+/// How long a shutdown waits for requests in flight by default before it stops anyway
+/// (a streaming MCP session or a chat turn can last much longer), cancelling them
+/// ([`crate::ConnectionLimits::shutdown_grace`]).
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
-            shutdown_grace: crate::console::SHUTDOWN_GRACE,
+            shutdown_grace: SHUTDOWN_GRACE,
         }
     }
 }

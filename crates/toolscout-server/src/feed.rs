@@ -68,26 +68,25 @@
 //! event of an earlier generation than the write that moved it, never later, and a
 //! client that applies the events in order ends at the catalog as it is.
 //!
+//! One event type, [`FeedEvent`], serves every audience: the operator is one audience
+//! (numbered by generation, told every change), each followed view another (numbered by
+//! the view, told what moved in it); its [`Position`] says which numbering. Who sees a
+//! tool is its bundle's [`Visibility`], the catalog's rule.
+//!
 //! **Rationale:** names, not ids, because a model calls names: a tool replaced by a new
 //! version under the same name is `changed`, a name whose only tool was disabled is
 //! `disabled`.
 //!
 //! [`CatalogView::identity`]: toolscout_catalog::CatalogView::identity
 
-mod stream;
-
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-#[cfg(feature = "mcp")]
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio::sync::{Semaphore, broadcast};
-use toolscout_catalog::{Bundle, Catalog, CatalogChange, CatalogEvent, TenantId, Viewer};
+use toolscout_catalog::{Catalog, CatalogChange, CatalogEvent, Viewer, Visibility};
 use uuid::Uuid;
-
-pub(crate) use self::stream::events;
 
 /// How many past changes the operator's stream keeps for clients that resume.
 pub const RING: usize = 1_024;
@@ -101,16 +100,42 @@ pub const HEARTBEAT: Duration = Duration::from_secs(15);
 /// client that reconnects soon resumes instead of starting again.
 pub const LINGER: Duration = Duration::from_secs(60);
 
-/// One committed change, as the operator's stream tells it.
+/// Where an event stands among its audience's events: the operator's are numbered by
+/// the catalog's generation, a view's by its own count (its ids are `<epoch>.<seq>`).
+/// Serialised as `"generation": N` or `"seq": N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Position {
+    /// The catalog's generation after the change (the operator's events).
+    Generation(u64),
+    /// The event's number among the view's events (1, 2, 3…; `ready` tells the last).
+    Seq(u64),
+}
+
+impl Position {
+    /// The number, whichever its kind.
+    pub fn number(self) -> u64 {
+        match self {
+            Position::Generation(n) | Position::Seq(n) => n,
+        }
+    }
+}
+
+/// One committed change as one audience sees it: the operator (every change, numbered
+/// by generation) or a view (a tenant's, the public's: sent only when a name moved in
+/// it, the names counted among the view's tools, numbered by the view).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FeedEvent {
-    /// The catalog's generation after the change (the event's id).
-    pub generation: u64,
-    /// The catalog's identity after the change.
+    /// Where the event stands: the event's id is made of it.
+    #[serde(flatten)]
+    pub position: Position,
+    /// The audience's identity after the change: the catalog's for the operator, the
+    /// view's ([`CatalogView::identity`](toolscout_catalog::CatalogView::identity)) for
+    /// a view.
     pub identity: Uuid,
-    /// Names no tool had before.
+    /// Names none of the audience's tools had before.
     pub added: Vec<String>,
-    /// Names no tool has any more.
+    /// Names none of the audience's tools has any more.
     pub removed: Vec<String>,
     /// Names that could not be called and now can.
     pub enabled: Vec<String>,
@@ -119,13 +144,14 @@ pub struct FeedEvent {
     /// Names callable before and after whose tool changed (a new version, a new
     /// description).
     pub changed: Vec<String>,
-    /// The generation the feed was at before (not sent): a client at it or later
+    /// The number the audience was at before (not sent): a client at it or later
     /// misses nothing by resuming after this event.
     #[serde(skip)]
     pub(crate) from: u64,
     /// Whether the change came after a later one was told (so its generation is not
     /// past the last event's): the stream sends `reset` for it, and no client resumes
-    /// across it. The catalog tells changes in order, so this is a guard, not a path.
+    /// across it. The catalog tells changes in order, so this is a guard, not a path;
+    /// only the operator's events, numbered by generation, can be late.
     #[serde(skip)]
     pub(crate) reset: bool,
 }
@@ -133,54 +159,25 @@ pub struct FeedEvent {
 impl FeedEvent {
     /// Every name the event tells of.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        all_names([
+        [
             &self.added,
             &self.removed,
             &self.enabled,
             &self.disabled,
             &self.changed,
-        ])
+        ]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+    }
+
+    /// The event's number ([`Position::number`]).
+    pub fn number(&self) -> u64 {
+        self.position.number()
     }
 }
 
-/// One committed change as one view sees it (a tenant's, the public's): sent only when
-/// a name moved in that view, the names counted among the view's tools.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ViewEvent {
-    /// The event's number among the view's events (1, 2, 3…; `ready` tells the last).
-    pub seq: u64,
-    /// The view's identity after the change.
-    pub identity: Uuid,
-    /// Names none of the view's tools had before.
-    pub added: Vec<String>,
-    /// Names none of the view's tools has any more.
-    pub removed: Vec<String>,
-    /// Names the view could not call and now can.
-    pub enabled: Vec<String>,
-    /// Names the view could call and now cannot.
-    pub disabled: Vec<String>,
-    /// Names callable in the view before and after whose tool changed.
-    pub changed: Vec<String>,
-}
-
-impl ViewEvent {
-    /// Every name the event tells of.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        all_names([
-            &self.added,
-            &self.removed,
-            &self.enabled,
-            &self.disabled,
-            &self.changed,
-        ])
-    }
-}
-
-fn all_names(lists: [&Vec<String>; 5]) -> impl Iterator<Item = &str> {
-    lists.into_iter().flatten().map(String::as_str)
-}
-
-/// The names one change moved in one view.
+/// The names one change moved for one audience.
 #[derive(Debug, Default)]
 struct Moved {
     added: Vec<String>,
@@ -200,43 +197,13 @@ impl Moved {
     }
 }
 
-/// Who sees a tool, by its bundle: the rule of [`toolscout_catalog::scope_of`] and
-/// [`Viewer::sees`], kept as a value rather than a string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Scope {
-    /// A built-in or shared bundle's: everyone.
-    Shared,
-    /// The operator's own: the operator only.
-    Operator,
-    /// A tenant's own: that tenant and the operator.
-    Tenant(TenantId),
-}
-
-impl Scope {
-    fn of(bundle: &Bundle) -> Scope {
-        if bundle.is_built_in || bundle.shared {
-            Scope::Shared
-        } else {
-            bundle.owner.map_or(Scope::Operator, Scope::Tenant)
-        }
-    }
-
-    fn seen_by(self, viewer: &Viewer) -> bool {
-        match (viewer, self) {
-            (Viewer::Operator, _) | (_, Scope::Shared) => true,
-            (Viewer::Tenant(t), Scope::Tenant(owner)) => *t == owner,
-            _ => false,
-        }
-    }
-}
-
 /// What the feed knows of one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Known {
     name: String,
     callable: bool,
     digest: Uuid,
-    scope: Scope,
+    scope: Visibility,
 }
 
 /// How many tools hold a name, and how many of them can be called.
@@ -247,7 +214,7 @@ struct Count {
 }
 
 /// A name's counts, one per scope that holds it.
-type Counts = Vec<(Scope, Count)>;
+type Counts = Vec<(Visibility, Count)>;
 
 /// A name's count in `viewer`'s view: the sum over the scopes it sees.
 fn count_in(counts: Option<&Counts>, viewer: &Viewer) -> Count {
@@ -310,18 +277,20 @@ type Read = (Uuid, Uuid, String, bool, Uuid);
 /// gone meanwhile counts as the operator's, whom alone it then shows to.
 fn known(catalog: &Catalog, read: Vec<Read>) -> impl Iterator<Item = (Uuid, Known)> {
     let bundles: BTreeSet<Uuid> = read.iter().map(|r| r.1).collect();
-    let scopes: HashMap<Uuid, Scope> = bundles
+    let scopes: HashMap<Uuid, Visibility> = bundles
         .into_iter()
         .map(|b| {
             (
                 b,
-                catalog.bundle(b).map_or(Scope::Operator, |b| Scope::of(&b)),
+                catalog
+                    .bundle(b)
+                    .map_or(Visibility::Operator, |b| Visibility::of(&b)),
             )
         })
         .collect();
     read.into_iter()
         .map(move |(id, bundle, name, callable, digest)| {
-            let scope = scopes.get(&bundle).copied().unwrap_or(Scope::Operator);
+            let scope = scopes.get(&bundle).copied().unwrap_or(Visibility::Operator);
             (
                 id,
                 Known {
@@ -334,76 +303,173 @@ fn known(catalog: &Catalog, read: Vec<Read>) -> impl Iterator<Item = (Uuid, Know
         })
 }
 
-/// One view the feed follows: its own events, numbered on their own.
+/// One audience of the feed: the operator (always there, its events numbered by the
+/// catalog's generation) or a view the feed follows (its events numbered on their own,
+/// in an epoch of its own, forgotten [`LINGER`] after its last listener).
 #[derive(Debug)]
 struct Audience {
-    epoch: Arc<str>,
-    seq: u64,
+    /// `None` for the operator; a view's epoch (random, drawn when the feed starts
+    /// following it).
+    epoch: Option<Arc<str>>,
+    /// The number of its last event.
+    number: u64,
     identity: Uuid,
-    ring: VecDeque<Arc<ViewEvent>>,
-    tx: broadcast::Sender<Arc<ViewEvent>>,
-    /// Since when no stream or session listens.
+    ring: VecDeque<Arc<FeedEvent>>,
+    /// How many events the ring keeps.
+    keep: usize,
+    tx: broadcast::Sender<Arc<FeedEvent>>,
+    /// Since when no stream or session listens (a view's).
     idle_since: Option<Instant>,
 }
 
 impl Audience {
-    fn new(identity: Uuid) -> Audience {
-        // The random end of a UUIDv7: nothing of when, or of whom.
-        let epoch = Uuid::now_v7().simple().to_string();
+    fn operator(generation: u64, identity: Uuid) -> Audience {
         Audience {
-            epoch: Arc::from(&epoch[16..]),
-            seq: 0,
+            epoch: None,
+            number: generation,
             identity,
             ring: VecDeque::new(),
+            keep: RING,
             tx: broadcast::channel(BUFFER).0,
             idle_since: None,
         }
     }
 
-    /// The events after `last` (`<epoch>.<seq>`) the ring holds, or `None` when it does
-    /// not hold all of them, or `last` is not of this epoch (the client must re-read).
-    fn since(&self, last: &str) -> Option<Vec<Arc<ViewEvent>>> {
-        let (epoch, seq) = last.trim().rsplit_once('.')?;
-        let seq: u64 = seq.parse().ok()?;
-        if epoch != &*self.epoch || seq > self.seq {
+    fn view(identity: Uuid) -> Audience {
+        // The random end of a UUIDv7: nothing of when, or of whom.
+        let epoch = Uuid::now_v7().simple().to_string();
+        Audience {
+            epoch: Some(Arc::from(&epoch[16..])),
+            number: 0,
+            identity,
+            ring: VecDeque::new(),
+            keep: VIEW_RING,
+            tx: broadcast::channel(BUFFER).0,
+            idle_since: None,
+        }
+    }
+
+    /// The client's `Last-Event-ID` as a number of this audience: `None` for an id of
+    /// another kind or epoch.
+    fn number_of(&self, last: &str) -> Option<u64> {
+        match &self.epoch {
+            None => last.trim().parse().ok(),
+            Some(epoch) => {
+                let (e, seq) = last.trim().rsplit_once('.')?;
+                (e == &**epoch).then(|| seq.parse().ok()).flatten()
+            }
+        }
+    }
+
+    /// The events after number `number` the ring holds, when the audience is at
+    /// `current`; `None` when the ring does not hold all of them, or a reset came at or
+    /// after it, or it is ahead (the client must re-read).
+    fn since(&self, number: u64, current: u64) -> Option<Vec<Arc<FeedEvent>>> {
+        if number > current {
             return None;
         }
-        if seq == self.seq {
+        // A reset at or after the client's event: it may not have had it.
+        if self.ring.iter().any(|e| e.reset && e.number() >= number) {
+            return None;
+        }
+        if number == current {
             return Some(Vec::new());
         }
-        if self.ring.front()?.seq > seq + 1 {
+        if self.ring.front()?.from > number {
             return None;
         }
-        Some(self.ring.iter().filter(|e| e.seq > seq).cloned().collect())
+        Some(
+            self.ring
+                .iter()
+                .filter(|e| e.number() > number)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Numbers, keeps and sends the audience's event of one change: what moved for it,
+    /// its identity after, and the catalog's generations (`from` before, `to` after,
+    /// `late` when the change comes after a later one). `None` when there is nothing to
+    /// tell: a view hears of moved names only, the operator of every generation too.
+    fn tell(
+        &mut self,
+        moved: Moved,
+        identity: Uuid,
+        (from, to, late): (u64, u64, bool),
+    ) -> Option<Arc<FeedEvent>> {
+        let (position, from, reset) = match self.epoch {
+            None if moved.is_empty() && to == from => return None,
+            None => (Position::Generation(to), from, late),
+            Some(_) if moved.is_empty() => return None,
+            Some(_) => (Position::Seq(self.number + 1), self.number, false),
+        };
+        self.number = position.number();
+        self.identity = identity;
+        let event = Arc::new(FeedEvent {
+            position,
+            identity,
+            added: moved.added,
+            removed: moved.removed,
+            enabled: moved.enabled,
+            disabled: moved.disabled,
+            changed: moved.changed,
+            from,
+            reset,
+        });
+        if self.ring.len() == self.keep {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(Arc::clone(&event));
+        // No stream listening is fine; a full one drops its slowest reader.
+        let _ = self.tx.send(Arc::clone(&event));
+        Some(event)
     }
 }
 
-/// Where a stream of a view starts ([`ChangeFeed::follow_view`]).
+/// Where a stream starts ([`ChangeFeed::follow`]).
 #[derive(Debug)]
-pub(crate) struct ViewStart {
-    /// The view's events to come.
-    pub(crate) rx: broadcast::Receiver<Arc<ViewEvent>>,
-    /// The view's epoch.
-    pub(crate) epoch: Arc<str>,
-    /// The number of its last event.
-    pub(crate) seq: u64,
+pub(crate) struct Start {
+    /// The audience's events to come.
+    pub(crate) rx: broadcast::Receiver<Arc<FeedEvent>>,
+    /// The audience's epoch (`None`: the operator's).
+    pub(crate) epoch: Option<Arc<str>>,
+    /// Where the audience is: the number of its last event.
+    pub(crate) number: u64,
     /// Its identity now.
     pub(crate) identity: Uuid,
+    /// The client's `Last-Event-ID`, as a number of this audience.
+    pub(crate) last: Option<u64>,
     /// The events after the client's `Last-Event-ID`, when it gave one: `None` when the
     /// server does not hold them all (a reset).
-    pub(crate) backlog: Option<Option<Vec<Arc<ViewEvent>>>>,
+    pub(crate) backlog: Option<Option<Vec<Arc<FeedEvent>>>>,
 }
 
-/// The change feed of one server: what it knows of every tool's name, the last
-/// [`RING`] events of the operator's stream, the views it follows, and the channels live
-/// streams read.
+impl Start {
+    /// The position of number `n` in this audience.
+    pub(crate) fn position(&self, n: u64) -> Position {
+        match self.epoch {
+            None => Position::Generation(n),
+            Some(_) => Position::Seq(n),
+        }
+    }
+
+    /// The event id of number `n` in this audience: `<generation>`, `<epoch>.<seq>`.
+    pub(crate) fn id(&self, n: u64) -> String {
+        match &self.epoch {
+            None => n.to_string(),
+            Some(epoch) => format!("{epoch}.{n}"),
+        }
+    }
+}
+
+/// The change feed of one server: what it knows of every tool's name, and its
+/// audiences — the operator's, and the views it follows — each with its last events
+/// ([`RING`], [`VIEW_RING`]) and the channel its live streams read.
 #[derive(Debug)]
 pub struct ChangeFeed {
     names: Mutex<Names>,
-    ring: Mutex<VecDeque<Arc<FeedEvent>>>,
-    tx: broadcast::Sender<Arc<FeedEvent>>,
     audiences: Mutex<HashMap<Viewer, Audience>>,
-    streams: Arc<Semaphore>,
+    pub(crate) streams: Arc<Semaphore>,
 }
 
 impl ChangeFeed {
@@ -427,21 +493,16 @@ impl ChangeFeed {
         for (id, k) in known(catalog, read) {
             names.add(id, k);
         }
+        let operator = Audience::operator(names.generation, names.identity);
         ChangeFeed {
             names: Mutex::new(names),
-            ring: Mutex::new(VecDeque::new()),
-            tx: broadcast::channel(BUFFER).0,
-            audiences: Mutex::new(HashMap::new()),
+            audiences: Mutex::new(HashMap::from([(Viewer::Operator, operator)])),
             streams: Arc::new(Semaphore::new(streams)),
         }
     }
 
     fn lock_names(&self) -> MutexGuard<'_, Names> {
         self.names.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lock_ring(&self) -> MutexGuard<'_, VecDeque<Arc<FeedEvent>>> {
-        self.ring.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn lock_audiences(&self) -> MutexGuard<'_, HashMap<Viewer, Audience>> {
@@ -456,63 +517,81 @@ impl ChangeFeed {
 
     /// A receiver of the operator's events to come.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<FeedEvent>> {
-        self.tx.subscribe()
+        let audiences = self.lock_audiences();
+        match audiences.get(&Viewer::Operator) {
+            Some(a) => a.tx.subscribe(),
+            // The operator's audience is made with the feed and never forgotten.
+            None => broadcast::channel(1).1,
+        }
     }
 
-    /// A receiver of the events of `viewer`'s view to come (the operator's: every event,
-    /// as [`ChangeFeed::subscribe`]); the feed follows the view while it lives.
+    /// A receiver of the events of `viewer`'s audience to come (the operator's: every
+    /// event, as [`ChangeFeed::subscribe`]); the feed follows a view while it lives.
     ///
     /// It may read the catalog (the view's identity, when the feed starts following the
     /// view): async code calls it through `spawn_blocking`.
     #[cfg(feature = "mcp")]
-    pub(crate) fn listen(&self, catalog: &Catalog, viewer: &Viewer) -> Listener {
-        if *viewer == Viewer::Operator {
-            Listener::Operator(self.subscribe())
-        } else {
-            Listener::View(self.follow_view(catalog, viewer, None).rx)
-        }
-    }
-
-    /// Starts (or goes on) following `viewer`'s view, and subscribes to its events; with
-    /// the client's `Last-Event-ID`, the events after it.
-    ///
-    /// It may read the catalog (see [`ChangeFeed::listen`]).
-    pub(crate) fn follow_view(
+    pub(crate) fn listen(
         &self,
         catalog: &Catalog,
         viewer: &Viewer,
-        last: Option<&str>,
-    ) -> ViewStart {
+    ) -> broadcast::Receiver<Arc<FeedEvent>> {
+        self.follow(catalog, viewer, None).rx
+    }
+
+    /// Subscribes to `viewer`'s audience, starting (or going on) following a view; with
+    /// the client's `Last-Event-ID`, the events after it.
+    ///
+    /// It may read the catalog (see [`ChangeFeed::listen`]).
+    pub(crate) fn follow(&self, catalog: &Catalog, viewer: &Viewer, last: Option<&str>) -> Start {
         let mut audiences = self.lock_audiences();
         forget_idle(&mut audiences);
-        // The identity is read under the lock: the feed thread, which takes it to list
-        // the views a change concerns, either sees this view and tells it the change, or
-        // ran before, and then the catalog read here is already past the change.
+        // A view's identity is read under the lock: the feed thread, which takes it to
+        // list the views a change concerns, either sees this view and tells it the
+        // change, or ran before, and then the catalog read here is already past the
+        // change.
         let audience = audiences
             .entry(viewer.clone())
-            .or_insert_with(|| Audience::new(catalog.view(viewer).identity()));
+            .or_insert_with(|| Audience::view(catalog.view(viewer).identity()));
         audience.idle_since = None;
-        ViewStart {
-            rx: audience.tx.subscribe(),
-            epoch: Arc::clone(&audience.epoch),
-            seq: audience.seq,
-            identity: audience.identity,
-            backlog: last.map(|l| audience.since(l)),
+        // Subscribed before the ring is read: an event between the two is in both, and
+        // is sent once.
+        let rx = audience.tx.subscribe();
+        let (number, identity) = match audience.epoch {
+            // The operator's stream is where the feed's names are.
+            None => self.position(),
+            Some(_) => (audience.number, audience.identity),
+        };
+        let last = last.map(|l| audience.number_of(l));
+        let backlog = match (&audience.epoch, last) {
+            (_, None) => None,
+            // An id that is not a generation is no id: the operator's stream starts anew.
+            (None, Some(n)) => n.map(|n| audience.since(n, self.position().0)),
+            // One of another epoch is a reset.
+            (Some(_), Some(n)) => Some(n.and_then(|n| audience.since(n, audience.number))),
+        };
+        Start {
+            rx,
+            epoch: audience.epoch.clone(),
+            number,
+            identity,
+            last: last.flatten(),
+            backlog,
         }
     }
 
-    /// The views the feed follows, with their epochs (see [`forget_idle`]).
-    fn followed(&self) -> Vec<(Viewer, Arc<str>)> {
+    /// The audiences, with their epochs (see [`forget_idle`]).
+    fn audiences(&self) -> Vec<(Viewer, Option<Arc<str>>)> {
         let mut audiences = self.lock_audiences();
         forget_idle(&mut audiences);
         audiences
             .iter()
-            .map(|(v, a)| (v.clone(), Arc::clone(&a.epoch)))
+            .map(|(v, a)| (v.clone(), a.epoch.clone()))
             .collect()
     }
 
     /// Takes in a committed change of `catalog` (read now, after the change) and tells
-    /// the streams; returns the operator's event, `None` when no name moved and no
+    /// every audience; returns the operator's event, `None` when no name moved and no
     /// generation passed.
     pub(crate) fn apply(
         &self,
@@ -540,7 +619,7 @@ impl ChangeFeed {
         }
         // Listed before the catalog is read: a view followed from later on is read
         // after the change.
-        let viewers = self.followed();
+        let audiences = self.audiences();
         // The tools as they are now: one scan for the bundles' tools.
         let mut now: BTreeMap<Uuid, Option<Known>> = tools.iter().map(|t| (*t, None)).collect();
         let mut read: Vec<Read> = Vec::new();
@@ -611,113 +690,59 @@ impl ChangeFeed {
         let late = change.generation <= from;
         names.generation = change.generation.max(names.generation);
         names.identity = change.identity;
-        let moved = classify(&names, &moves, &before, &Viewer::Operator);
-        let views: Vec<(Viewer, Arc<str>, Moved)> = viewers
+        let generation = names.generation;
+        let told: Vec<(Viewer, Option<Arc<str>>, Moved)> = audiences
             .into_iter()
             .map(|(v, epoch)| {
                 let m = classify(&names, &moves, &before, &v);
                 (v, epoch, m)
             })
-            .filter(|(_, _, m)| !m.is_empty())
+            .filter(|(_, epoch, m)| !m.is_empty() || (epoch.is_none() && generation != from))
             .collect();
-        let generation = names.generation;
         drop(names);
-        self.tell_views(catalog, views);
-        if moved.is_empty() && generation == from {
-            return None;
-        }
-        let event = Arc::new(FeedEvent {
-            generation,
-            identity: change.identity,
-            added: moved.added,
-            removed: moved.removed,
-            enabled: moved.enabled,
-            disabled: moved.disabled,
-            changed: moved.changed,
-            from,
-            reset: late,
-        });
-        {
-            let mut ring = self.lock_ring();
-            if ring.len() == RING {
-                ring.pop_front();
-            }
-            ring.push_back(Arc::clone(&event));
-        }
-        // No stream listening is fine; a full one drops its slowest reader.
-        let _ = self.tx.send(Arc::clone(&event));
-        Some(event)
-    }
-
-    /// Numbers, keeps and sends each view's event of one change: to the views followed
-    /// since before the change was read (a view followed anew, of another epoch, read
-    /// the catalog after it).
-    fn tell_views(&self, catalog: &Catalog, views: Vec<(Viewer, Arc<str>, Moved)>) {
         // Identities are read before the lock: it is not held over catalog reads here.
-        let told: Vec<(Viewer, Arc<str>, Moved, Uuid)> = views
+        let told: Vec<(Viewer, Option<Arc<str>>, Moved, Uuid)> = told
             .into_iter()
             .map(|(viewer, epoch, moved)| {
-                let identity = catalog.view(&viewer).identity();
+                let identity = match epoch {
+                    None => change.identity,
+                    Some(_) => catalog.view(&viewer).identity(),
+                };
                 (viewer, epoch, moved, identity)
             })
             .collect();
         let mut audiences = self.lock_audiences();
+        let mut operator = None;
         for (viewer, epoch, moved, identity) in told {
+            // Only to the audiences followed since before the change was read (a view
+            // followed anew, of another epoch, read the catalog after it).
             let Some(a) = audiences.get_mut(&viewer).filter(|a| a.epoch == epoch) else {
                 continue;
             };
-            a.seq += 1;
-            a.identity = identity;
-            let event = Arc::new(ViewEvent {
-                seq: a.seq,
-                identity,
-                added: moved.added,
-                removed: moved.removed,
-                enabled: moved.enabled,
-                disabled: moved.disabled,
-                changed: moved.changed,
-            });
-            if a.ring.len() == VIEW_RING {
-                a.ring.pop_front();
+            let event = a.tell(moved, identity, (from, generation, late));
+            if epoch.is_none() {
+                operator = event;
             }
-            a.ring.push_back(Arc::clone(&event));
-            let _ = a.tx.send(event);
         }
+        operator
     }
 
     /// The operator's events after `generation` that the ring still holds, or `None`
     /// when it does not hold all of them (a gap: the client must re-read).
+    #[cfg(test)]
     fn since(&self, generation: u64) -> Option<Vec<Arc<FeedEvent>>> {
         let (current, _) = self.position();
-        if generation > current {
-            return None;
-        }
-        let ring = self.lock_ring();
-        // A reset at or after the client's event: it may not have had it.
-        if ring.iter().any(|e| e.reset && e.generation >= generation) {
-            return None;
-        }
-        if generation == current {
-            return Some(Vec::new());
-        }
-        let first = ring.front()?;
-        if first.from > generation {
-            return None;
-        }
-        Some(
-            ring.iter()
-                .filter(|e| e.generation > generation)
-                .cloned()
-                .collect(),
-        )
+        let audiences = self.lock_audiences();
+        audiences.get(&Viewer::Operator)?.since(generation, current)
     }
 }
 
-/// Stops following the views nobody has listened to for [`LINGER`].
+/// Stops following the views nobody has listened to for [`LINGER`]; the operator's
+/// audience stays.
 fn forget_idle(audiences: &mut HashMap<Viewer, Audience>) {
     let now = Instant::now();
     audiences.retain(|_, a| {
-        if a.tx.receiver_count() > 0 {
+        if a.epoch.is_none() || a.tx.receiver_count() > 0 {
             a.idle_since = None;
             return true;
         }
@@ -772,57 +797,6 @@ fn seen<'a>(k: Option<&'a Known>, viewer: &Viewer) -> Option<&'a Known> {
     k.filter(|k| k.scope.seen_by(viewer))
 }
 
-/// What an MCP session hears of the catalog's changes: the operator's events, or its
-/// view's ([`ChangeFeed::listen`]).
-#[cfg(feature = "mcp")]
-#[derive(Debug)]
-pub(crate) enum Listener {
-    /// Every change.
-    Operator(broadcast::Receiver<Arc<FeedEvent>>),
-    /// The changes that moved a name in a view.
-    View(broadcast::Receiver<Arc<ViewEvent>>),
-}
-
-/// One change a [`Listener`] heard.
-#[cfg(feature = "mcp")]
-#[derive(Debug)]
-pub(crate) enum Heard {
-    /// The operator's event.
-    Operator(Arc<FeedEvent>),
-    /// A view's event.
-    View(Arc<ViewEvent>),
-}
-
-#[cfg(feature = "mcp")]
-impl Heard {
-    /// The names it tells of.
-    pub(crate) fn names(&self) -> Vec<&str> {
-        match self {
-            Heard::Operator(e) => e.names().collect(),
-            Heard::View(e) => e.names().collect(),
-        }
-    }
-}
-
-#[cfg(feature = "mcp")]
-impl Listener {
-    /// The next change.
-    pub(crate) async fn recv(&mut self) -> Result<Heard, RecvError> {
-        match self {
-            Listener::Operator(rx) => rx.recv().await.map(Heard::Operator),
-            Listener::View(rx) => rx.recv().await.map(Heard::View),
-        }
-    }
-
-    /// The next change if one is waiting.
-    pub(crate) fn try_recv(&mut self) -> Result<Heard, TryRecvError> {
-        match self {
-            Listener::Operator(rx) => rx.try_recv().map(Heard::Operator),
-            Listener::View(rx) => rx.try_recv().map(Heard::View),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -854,13 +828,13 @@ mod tests {
             bundle.is_built_in = built_in;
             for viewer in &viewers {
                 assert_eq!(
-                    Scope::of(&bundle).seen_by(viewer),
+                    Visibility::of(&bundle).seen_by(viewer),
                     viewer.sees(&bundle),
                     "{bundle:?} for {viewer:?}"
                 );
                 let scope = toolscout_catalog::scope_of(&bundle);
                 let by_scopes = viewer.scopes().is_none_or(|s| s.contains(&scope));
-                assert_eq!(Scope::of(&bundle).seen_by(viewer), by_scopes);
+                assert_eq!(Visibility::of(&bundle).seen_by(viewer), by_scopes);
             }
         }
     }
@@ -907,7 +881,7 @@ mod tests {
         let late = feed.apply(&catalog, &first).unwrap();
         assert!(late.reset, "{late:?}");
         assert_eq!(late.added, ["first_tool"]);
-        assert_eq!(late.generation, second.generation);
+        assert_eq!(late.number(), second.generation);
         assert!(rx.try_recv().is_ok_and(|e| !e.reset));
         assert!(rx.try_recv().is_ok_and(|e| e.reset));
         // A client anywhere before the reset re-reads; one past it resumes.
@@ -920,34 +894,25 @@ mod tests {
 
     #[test]
     fn a_view_resumes_only_within_its_epoch_and_ring() {
-        let mut a = Audience::new(Uuid::nil());
-        for seq in 1..=(VIEW_RING as u64 + 10) {
-            a.seq = seq;
-            if a.ring.len() == VIEW_RING {
-                a.ring.pop_front();
-            }
-            a.ring.push_back(Arc::new(ViewEvent {
-                seq,
-                identity: Uuid::nil(),
-                added: vec![],
-                removed: vec![],
-                enabled: vec![],
-                disabled: vec![],
-                changed: vec![],
-            }));
+        let mut a = Audience::view(Uuid::nil());
+        for _ in 1..=(VIEW_RING as u64 + 10) {
+            let moved = Moved {
+                added: vec!["t".to_owned()],
+                ..Moved::default()
+            };
+            assert!(a.tell(moved, Uuid::nil(), (0, 0, false)).is_some());
         }
-        let at = |seq: u64| format!("{}.{seq}", a.epoch);
-        let last = a.seq;
-        assert_eq!(a.since(&at(last)).unwrap().len(), 0);
-        assert_eq!(a.since(&at(last - 3)).unwrap().len(), 3);
-        assert_eq!(
-            a.since(&at(last - VIEW_RING as u64)).unwrap().len(),
-            VIEW_RING
-        );
-        assert!(a.since(&at(last - VIEW_RING as u64 - 1)).is_none());
-        assert!(a.since(&at(last + 1)).is_none());
-        assert!(a.since(&format!("0123456789abcdef.{last}")).is_none());
-        assert!(a.since(&last.to_string()).is_none());
-        assert!(a.since("").is_none());
+        let epoch = a.epoch.clone().unwrap();
+        let at = |seq: u64| format!("{epoch}.{seq}");
+        let last = a.number;
+        let a = |id: &str| a.number_of(id).and_then(|n| a.since(n, last));
+        assert_eq!(a(&at(last)).unwrap().len(), 0);
+        assert_eq!(a(&at(last - 3)).unwrap().len(), 3);
+        assert_eq!(a(&at(last - VIEW_RING as u64)).unwrap().len(), VIEW_RING);
+        assert!(a(&at(last - VIEW_RING as u64 - 1)).is_none());
+        assert!(a(&at(last + 1)).is_none());
+        assert!(a(&format!("0123456789abcdef.{last}")).is_none());
+        assert!(a(&last.to_string()).is_none());
+        assert!(a("").is_none());
     }
 }

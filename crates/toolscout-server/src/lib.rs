@@ -72,6 +72,7 @@ mod auth;
 mod conn;
 pub mod console;
 mod error;
+mod events;
 pub mod feed;
 mod limit;
 pub mod manifest;
@@ -89,16 +90,19 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get, patch, post, put};
+use tower_http::compression::CompressionLayer;
 
 pub use api_doc::api_document;
-pub use auth::{AnonymousReads, Principal};
+pub use auth::Principal;
 pub use conn::{ConnectionLimits, DEFAULT_MAX_CONNECTIONS};
 pub use error::{AppError, Error, Result};
 #[cfg(feature = "mcp")]
 pub use mcp::{McpServer, mcp_service, serve_io, serve_stdio};
 pub use routes::{Access, Route, routes};
 pub use state::{
-    AppState, DEFAULT_BODY_LIMIT, Expose, HostCheck, MAX_ACTIVATION_CAP, ServerOptions,
+    AnonymousReads, AppState, DEFAULT_BODY_LIMIT, Expose, HostCheck, MAX_ACTIVATION_CAP,
+    ServerOptions,
 };
 /// Remote catalogs: the consumer side, re-exported from `toolscout-remote`.
 pub use toolscout_remote as remote;
@@ -116,7 +120,7 @@ pub fn router(state: AppState) -> Router {
     let mut app = Router::new();
     for route in routes() {
         if route.path != routes::MCP_PATH && !routes::is_console(route.path) {
-            app = app.route(route.path, routes::handler(route));
+            app = app.route(route.path, handler(route));
         }
     }
     // The `/mcp` rows are one nested service: rmcp answers each of their methods.
@@ -139,6 +143,58 @@ pub fn router(state: AppState) -> Router {
             guard_browser,
         ))
         .with_state(state)
+}
+
+/// The handler of a row outside the console and `/mcp`.
+///
+/// # Panics
+///
+/// On a row it has no handler for: a programming error, caught when the router is built
+/// (by every test).
+fn handler(route: &Route) -> MethodRouter<AppState> {
+    // Compressed when the client accepts it: a large catalog's manifest is large. Only
+    // these routes: the console's chat and MCP stream their answers.
+    match (route.method.as_str(), route.path) {
+        ("GET", "/api/v1/tools") => get(manifest::get_manifest).layer(CompressionLayer::new()),
+        ("GET", "/api/v1/tools/{name}") => {
+            get(manifest::get_definition).layer(CompressionLayer::new())
+        }
+        ("POST", "/api/v1/tools/{name}/invoke") => post(manifest::invoke_by_name),
+        ("GET", "/api/v1/events") => get(events::events),
+        ("GET", "/api/v1/whoami") => get(auth::whoami),
+        ("GET", "/api/v1/openapi.json") => get(api_doc::get),
+        ("GET", "/tools/bundles") => get(rest::list_bundles),
+        ("POST", "/tools/bundles") => post(rest::create_bundle),
+        ("PUT", "/tools/bundles/{bundle}") => put(rest::put_bundle),
+        ("PATCH", "/tools/bundles/{bundle}") => patch(rest::patch_bundle),
+        ("DELETE", "/tools/bundles/{bundle}") => axum::routing::delete(rest::delete_bundle),
+        ("GET", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => get(rest::get_tool),
+        ("PUT", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => put(rest::put_tool),
+        ("PATCH", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => {
+            patch(rest::patch_tool)
+        }
+        ("DELETE", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => {
+            axum::routing::delete(rest::delete_tool)
+        }
+        ("POST", "/tools/bundles/{bundle}/tools/{slug}/version/{version}/invoke") => {
+            post(rest::invoke_tool)
+        }
+        ("GET", "/tools/tools") => get(rest::list_tools),
+        ("GET", "/tools/tools/search") => get(rest::search_tools),
+        ("POST", "/rpc") => post(rpc::handle),
+        ("GET", "/admin/tenants") => get(admin::list_tenants),
+        ("POST", "/admin/tenants") => post(admin::add_tenant),
+        ("GET", "/admin/tenants/{tenant}") => get(admin::get_tenant),
+        ("PATCH", "/admin/tenants/{tenant}") => patch(admin::patch_tenant),
+        ("DELETE", "/admin/tenants/{tenant}") => axum::routing::delete(admin::remove_tenant),
+        ("POST", "/admin/tenants/{tenant}/tokens") => post(admin::add_token),
+        ("DELETE", "/admin/tenants/{tenant}/tokens/{token}") => {
+            axum::routing::delete(admin::revoke_token)
+        }
+        (method, path) => {
+            panic!("routes() lists {method} {path}, which router() has no handler for")
+        }
+    }
 }
 
 async fn not_found(method: Method, uri: axum::http::Uri) -> AppError {

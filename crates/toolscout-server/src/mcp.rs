@@ -570,7 +570,7 @@ impl ServerHandler for McpServer {
         // another tenant's tools, not even that they moved.
         let viewer = principal_of(&context.extensions).viewer();
         let mut changes = if viewer == Viewer::Operator {
-            crate::feed::Listener::Operator(self.state.feed().subscribe())
+            self.state.feed().subscribe()
         } else {
             let state = self.state.clone();
             let listen = move || state.feed().listen(state.toolbox().catalog(), &viewer);
@@ -623,8 +623,8 @@ impl ServerHandler for McpServer {
 /// Whether `event` changes what a session lists: in [`Expose::All`] mode any name that
 /// moved; in [`Expose::Discover`] mode only one of the session's activated tools (the two
 /// meta tools never change).
-fn touches(event: &crate::feed::Heard, all: bool, activated: &Mutex<Activated>) -> bool {
-    let names = event.names();
+fn touches(event: &crate::feed::FeedEvent, all: bool, activated: &Mutex<Activated>) -> bool {
+    let names: Vec<&str> = event.names().collect();
     if all {
         return !names.is_empty();
     }

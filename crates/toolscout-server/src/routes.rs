@@ -13,10 +13,6 @@
 //! every one of them or fails.
 
 use axum::http::Method;
-use axum::routing::{MethodRouter, get, patch, post, put};
-use tower_http::compression::CompressionLayer;
-
-use crate::{AppState, admin, api_doc, auth, feed, manifest, rest, rpc};
 
 /// Who may use a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -199,58 +195,6 @@ pub(crate) fn row_of(method: &Method, path: &str) -> Row {
         Row::Unlisted
     } else {
         Row::OtherMethods(others)
-    }
-}
-
-/// The handler of a row outside the console and `/mcp`.
-///
-/// # Panics
-///
-/// On a row it has no handler for: a programming error, caught when the router is built
-/// (by every test).
-pub(crate) fn handler(route: &Route) -> MethodRouter<AppState> {
-    // Compressed when the client accepts it: a large catalog's manifest is large. Only
-    // these routes: the console's chat and MCP stream their answers.
-    match (route.method.as_str(), route.path) {
-        ("GET", "/api/v1/tools") => get(manifest::get_manifest).layer(CompressionLayer::new()),
-        ("GET", "/api/v1/tools/{name}") => {
-            get(manifest::get_definition).layer(CompressionLayer::new())
-        }
-        ("POST", "/api/v1/tools/{name}/invoke") => post(manifest::invoke_by_name),
-        ("GET", "/api/v1/events") => get(feed::events),
-        ("GET", "/api/v1/whoami") => get(auth::whoami),
-        ("GET", "/api/v1/openapi.json") => get(api_doc::get),
-        ("GET", "/tools/bundles") => get(rest::list_bundles),
-        ("POST", "/tools/bundles") => post(rest::create_bundle),
-        ("PUT", "/tools/bundles/{bundle}") => put(rest::put_bundle),
-        ("PATCH", "/tools/bundles/{bundle}") => patch(rest::patch_bundle),
-        ("DELETE", "/tools/bundles/{bundle}") => axum::routing::delete(rest::delete_bundle),
-        ("GET", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => get(rest::get_tool),
-        ("PUT", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => put(rest::put_tool),
-        ("PATCH", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => {
-            patch(rest::patch_tool)
-        }
-        ("DELETE", "/tools/bundles/{bundle}/tools/{slug}/version/{version}") => {
-            axum::routing::delete(rest::delete_tool)
-        }
-        ("POST", "/tools/bundles/{bundle}/tools/{slug}/version/{version}/invoke") => {
-            post(rest::invoke_tool)
-        }
-        ("GET", "/tools/tools") => get(rest::list_tools),
-        ("GET", "/tools/tools/search") => get(rest::search_tools),
-        ("POST", "/rpc") => post(rpc::handle),
-        ("GET", "/admin/tenants") => get(admin::list_tenants),
-        ("POST", "/admin/tenants") => post(admin::add_tenant),
-        ("GET", "/admin/tenants/{tenant}") => get(admin::get_tenant),
-        ("PATCH", "/admin/tenants/{tenant}") => patch(admin::patch_tenant),
-        ("DELETE", "/admin/tenants/{tenant}") => axum::routing::delete(admin::remove_tenant),
-        ("POST", "/admin/tenants/{tenant}/tokens") => post(admin::add_token),
-        ("DELETE", "/admin/tenants/{tenant}/tokens/{token}") => {
-            axum::routing::delete(admin::revoke_token)
-        }
-        (method, path) => {
-            panic!("routes() lists {method} {path}, which router() has no handler for")
-        }
     }
 }
 

@@ -13,7 +13,24 @@ use uuid::Uuid;
 
 use toolscout_remote::RemoteCatalog;
 
-use crate::{AnonymousReads, ConnectionLimits};
+use crate::ConnectionLimits;
+
+/// What a request without a token may read ([`Access::Read`](crate::Access::Read) routes), once the server
+/// has a token ([`ServerOptions::with_anonymous_reads`]).
+///
+/// [`ServerOptions::with_anonymous_reads`]: crate::ServerOptions::with_anonymous_reads
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AnonymousReads {
+    /// The operator's view while the catalog has no live tenant (a single-team server,
+    /// as before tenants existed), the public view (the shared and built-in bundles)
+    /// from the first tenant on, decided at each request.
+    #[default]
+    Auto,
+    /// The public view, always.
+    Public,
+    /// None: every request needs a token.
+    Off,
+}
 
 /// The default largest request body: 2 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;

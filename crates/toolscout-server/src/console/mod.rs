@@ -95,10 +95,7 @@ pub async fn serve_on(
     serve_until(listener, state, console, std::future::pending()).await
 }
 
-/// How long a shutdown waits for requests in flight by default before it stops anyway
-/// (a streaming MCP session or a chat turn can last much longer), cancelling them
-/// ([`crate::ConnectionLimits::shutdown_grace`]).
-pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+pub use crate::conn::SHUTDOWN_GRACE;
 
 /// Serves [`router`] on a bound listener until `shutdown` completes (e.g. on SIGINT or
 /// SIGTERM), then shuts down without loss: it stops accepting connections, lets the

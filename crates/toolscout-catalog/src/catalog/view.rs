@@ -32,81 +32,13 @@ use std::collections::{HashMap, HashSet};
 use toolscout_spec::name::QualifiedName;
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, Tx, claim_of};
-use crate::model::{
-    Bundle, BundlePut, BundleQuery, NameClaim, Page, Tool, ToolHead, ToolPut, ToolQuery,
-};
-use crate::state::{RawTool, State};
-use crate::tenant::TenantId;
+use super::{Catalog, Tx};
+use crate::model::TenantId;
+use crate::model::{Bundle, BundlePut, BundleQuery, Page, Tool, ToolHead, ToolPut, ToolQuery};
+use crate::state::visible::NameRank;
+use crate::state::visible::{best_of, claim_of, in_view, name_rank, sees_id, visible_bundles};
+use crate::viewer::Viewer;
 use crate::{Error, Result};
-
-/// Who is reading or writing: decides which bundles, and so which tools, they see.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Viewer {
-    /// The server's own token, the CLI, a program on the catalog: every bundle.
-    Operator,
-    /// A tenant: its own bundles, the shared ones and the built-ins.
-    Tenant(TenantId),
-    /// Anyone without a token: the shared bundles and the built-ins.
-    Public,
-}
-
-/// The search scope of the built-in and shared bundles' tools.
-pub const SCOPE_SHARED: &str = "*";
-/// The search scope of the operator's own (unshared) bundles' tools.
-pub const SCOPE_OPERATOR: &str = "-";
-
-impl Viewer {
-    /// Whether the viewer sees the bundle (and its tools).
-    pub fn sees(&self, bundle: &Bundle) -> bool {
-        match self {
-            Viewer::Operator => true,
-            Viewer::Tenant(t) => bundle.is_built_in || bundle.shared || bundle.owner == Some(*t),
-            Viewer::Public => bundle.is_built_in || bundle.shared,
-        }
-    }
-
-    /// Whether the viewer may write the bundle: the operator every stored bundle, a
-    /// tenant its own.
-    pub fn owns(&self, bundle: &Bundle) -> bool {
-        match self {
-            Viewer::Operator => !bundle.is_built_in,
-            Viewer::Tenant(t) => bundle.owner == Some(*t),
-            Viewer::Public => false,
-        }
-    }
-
-    /// The tenant, for a tenant's view.
-    pub fn tenant(&self) -> Option<TenantId> {
-        match self {
-            Viewer::Tenant(t) => Some(*t),
-            _ => None,
-        }
-    }
-
-    /// The search scopes ([`scope_of`]) the viewer sees; `None`: every one.
-    pub fn scopes(&self) -> Option<Vec<String>> {
-        match self {
-            Viewer::Operator => None,
-            Viewer::Tenant(t) => Some(vec![SCOPE_SHARED.to_owned(), t.simple().to_string()]),
-            Viewer::Public => Some(vec![SCOPE_SHARED.to_owned()]),
-        }
-    }
-}
-
-/// The search scope of a bundle's tools: [`SCOPE_SHARED`] for the built-in and shared
-/// bundles, the owner's id (32 hex digits) for a tenant's, [`SCOPE_OPERATOR`] for the
-/// operator's own. A viewer sees a tool exactly when [`Viewer::scopes`] holds its scope.
-pub fn scope_of(bundle: &Bundle) -> String {
-    if bundle.is_built_in || bundle.shared {
-        SCOPE_SHARED.to_owned()
-    } else {
-        match bundle.owner {
-            Some(t) => t.simple().to_string(),
-            None => SCOPE_OPERATOR.to_owned(),
-        }
-    }
-}
 
 /// The catalog as one [`Viewer`] sees it ([`Catalog::view`]).
 #[derive(Debug, Clone)]
@@ -272,7 +204,7 @@ impl CatalogView<'_> {
         }
         let mut out: Vec<(Uuid, bool)> = best
             .into_values()
-            .map(|(rank, id)| (id, rank.claim.callable()))
+            .map(|(rank, id)| (id, rank.claim().callable()))
             .collect();
         out.sort_unstable_by_key(|(id, _)| *id);
         out
@@ -321,7 +253,7 @@ impl CatalogView<'_> {
     }
 
     /// The tool of `q` in this view, with whether it can be called (of its versions,
-    /// the greatest [`NameClaim`]); `None` when the viewer sees no such tool.
+    /// the greatest [`NameClaim`](crate::NameClaim)); `None` when the viewer sees no such tool.
     pub fn resolve_qualified(&self, q: &QualifiedName) -> Option<(Uuid, bool)> {
         let state = self.catalog.lock_state();
         let owner = match &q.owner {
@@ -452,7 +384,7 @@ impl CatalogView<'_> {
         version: &str,
         put: &ToolPut,
     ) -> Result<toolscout_spec::ToolSpec> {
-        crate::recipes::check_draft(self.catalog, &self.viewer, slug, version, put)
+        super::recipes::check_draft(self.catalog, &self.viewer, slug, version, put)
     }
 
     /// [`Catalog::patch_tool`].
@@ -485,105 +417,6 @@ impl CatalogView<'_> {
     }
 }
 
-/// How strongly a tool holds its bare name in a viewer's eyes: the greater rank wins
-/// ([`CatalogView::name_holders`]).
-///
-/// In order: an enabled built-in (built-in names are reserved, see
-/// [`Catalog::check_tool_name`]); then where the tool's bundle stands for the viewer —
-/// its own (for the operator, the bundles no tenant owns), then a shared bundle (the
-/// operator's before tenants', tenants' by the order they were made in), then a
-/// built-in one; then, among one owner's tools, the [`NameClaim`] (callable first, then
-/// the one changed last: versions of one tool, bundles of one owner).
-///
-/// **Rationale:** a name must not move to another owner's tool because that tool was
-/// put later: a tenant's `note_time` put after the operator's took over the operator's
-/// describe, calls, approvals and recipes (issue 61). A disabled tool of one's own still
-/// holds its name (its call says why it is disabled) rather than hand it to another
-/// owner's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct NameRank {
-    // The field order is the order of precedence (the derived `Ord` compares in it).
-    built_in_callable: bool,
-    standing: Standing,
-    operator_first: bool,
-    /// Tenants made first come first (ids are UUIDv7, ordered by time); reversed so that
-    /// the greater rank is the older.
-    owner: std::cmp::Reverse<u128>,
-    claim: NameClaim,
-}
-
-impl NameRank {
-    /// The tool's [`NameClaim`] within its owner's tools.
-    pub fn claim(&self) -> NameClaim {
-        self.claim
-    }
-}
-
-/// Where a bundle stands for a viewer resolving a bare name (the greater first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Standing {
-    BuiltIn,
-    Shared,
-    Own,
-}
-
-/// How `viewer` ranks `bundle` for bare names; `None` when it does not reach the
-/// bundle's tools by bare name: outside its view, or (the operator) a tenant's bundle
-/// that is not shared.
-fn standing(viewer: &Viewer, bundle: &Bundle) -> Option<Standing> {
-    if !viewer.sees(bundle) {
-        return None;
-    }
-    if bundle.is_built_in {
-        return Some(Standing::BuiltIn);
-    }
-    let own = match viewer {
-        Viewer::Operator => bundle.owner.is_none(),
-        Viewer::Tenant(t) => bundle.owner == Some(*t),
-        Viewer::Public => false,
-    };
-    if own {
-        Some(Standing::Own)
-    } else if bundle.shared {
-        Some(Standing::Shared)
-    } else {
-        None
-    }
-}
-
-/// The [`NameRank`] of `raw` for `viewer`; `None` when the viewer does not reach it by
-/// its bare name.
-fn name_rank(state: &State, viewer: &Viewer, raw: &RawTool) -> Option<NameRank> {
-    let bundle = state.bundles.get(&raw.head.bundle_id)?;
-    let standing = standing(viewer, bundle)?;
-    let claim = claim_of(state, raw);
-    Some(NameRank {
-        built_in_callable: raw.head.is_built_in && claim.callable(),
-        standing,
-        operator_first: bundle.owner.is_none(),
-        owner: std::cmp::Reverse(bundle.owner.map_or(0, |t| t.as_u128())),
-        claim,
-    })
-}
-
-/// Of `tools`, the one of greatest [`NameRank`] for `viewer` (the first in iteration
-/// order among equals), with whether it can be called.
-pub(crate) fn best_of<'t>(
-    state: &State,
-    viewer: &Viewer,
-    tools: impl Iterator<Item = &'t RawTool>,
-) -> Option<(Uuid, bool)> {
-    let mut best: Option<(NameRank, Uuid)> = None;
-    for raw in tools {
-        if let Some(rank) = name_rank(state, viewer, raw)
-            && best.is_none_or(|(held, _)| rank > held)
-        {
-            best = Some((rank, raw.head.id));
-        }
-    }
-    best.map(|(rank, id)| (id, rank.claim.callable()))
-}
-
 impl Catalog {
     /// Where the tool `<bundle, slug>` is kept, as a qualified name: its bundle's owner
     /// (a tenant's name, none for the operator's and the built-ins), the bundle's slug
@@ -601,30 +434,6 @@ impl Catalog {
             tool: slug.to_owned(),
         })
     }
-}
-
-/// The ids of the bundles `viewer` sees; `None`: every one (the operator).
-pub(crate) fn visible_bundles(state: &State, viewer: &Viewer) -> Option<HashSet<Uuid>> {
-    if *viewer == Viewer::Operator {
-        return None;
-    }
-    Some(
-        state
-            .bundles
-            .values()
-            .filter(|b| viewer.sees(b))
-            .map(|b| b.id)
-            .collect(),
-    )
-}
-
-/// Whether `bundle` is among `visible` (see [`visible_bundles`]).
-pub(crate) fn in_view(visible: Option<&HashSet<Uuid>>, bundle: Uuid) -> bool {
-    visible.is_none_or(|v| v.contains(&bundle))
-}
-
-fn sees_id(state: &State, viewer: &Viewer, bundle: Uuid) -> bool {
-    state.bundles.get(&bundle).is_some_and(|b| viewer.sees(b))
 }
 
 impl Tx<'_> {

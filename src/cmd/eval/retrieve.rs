@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use toolscout_eval::read::{self, Task};
 use toolscout_eval::retrieve::{Activation, RetrieveEval, SettingFigures, TaskRetrieval};
 
-use super::agent_opts::unit_interval;
+use crate::cmd::agent_opts::unit_interval;
 
 /// Arguments of `eval retrieve`.
 #[derive(Debug, clap::Args)]
@@ -62,19 +62,19 @@ pub(crate) struct RetrieveArgs {
 
 pub(crate) fn run(
     args: &RetrieveArgs,
-    global: &super::context::Global,
+    global: &crate::cmd::context::Global,
     json_out: bool,
 ) -> Result<()> {
     if args.top_k == 0 {
         bail!("--top-k must be at least 1");
     }
-    let lines = super::eval::read_tool_lines(&args.tools)?;
+    let lines = super::read_tool_lines(&args.tools)?;
     if lines.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
     let mut tasks: Vec<Task> = Vec::new();
     for path in &args.tasks {
-        tasks.extend(read::tasks(path, args.limit).map_err(super::eval::explain)?);
+        tasks.extend(read::tasks(path, args.limit).map_err(super::explain)?);
     }
     let mut eval = RetrieveEval::default()
         .with_top_k(args.top_k)

@@ -12,9 +12,9 @@ use toolscout_spec::adapters::tool_file::{ToolFile, ToolType};
 use toolscout_spec::recipe::{Recipe, RecipeError, StepTool};
 use toolscout_spec::suggest::{closest_names, did_you_mean};
 
-use crate::catalog::Catalog;
+use super::Catalog;
 use crate::state::State;
-use crate::view::{best_of, in_view, visible_bundles};
+use crate::state::visible::{best_of, in_view, visible_bundles};
 use crate::{Error, Result, ToolPut, Viewer};
 
 /// The checks a put of `put` as `<slug, version>` by `viewer` makes of the tool itself
@@ -43,13 +43,13 @@ pub(crate) fn check_draft(
     }
     catalog.check_tool_name(put.spec.name.as_str())?;
     // The ids are placeholders: the file is checked, never written.
-    let (file, spec) = crate::ops::new_tool_file(
+    let (file, spec) = crate::model::new_tool_file(
         uuid::Uuid::nil(),
         uuid::Uuid::nil(),
         slug,
         version,
         put,
-        crate::ops::now(),
+        crate::model::now(),
     )?;
     let state = catalog.lock_state();
     check_new(&state, viewer, &[&file])?;

@@ -1,7 +1,15 @@
 //! [`Catalog`]: opening, reading, listing, subscribing and reloading.
 //! The writes are in `ops.rs`, import and export in `archive.rs`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+pub(crate) mod add;
+pub(crate) mod archive;
+pub(crate) mod operator;
+pub(crate) mod ops;
+mod recipes;
+mod tenants;
+pub(crate) mod view;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,13 +18,14 @@ use uuid::Uuid;
 
 use crate::events::{CatalogChange, CatalogEvent, Subscribers, Subscription};
 use crate::model::{
-    Bundle, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue, NameClaim, Page,
-    Tool, ToolHead, ToolQuery,
+    Bundle, BundleQuery, DEFAULT_LISTING_PAGE_SIZE, DisabledReason, LoadIssue, Page, Tool,
+    ToolHead, ToolQuery,
 };
-use crate::snapshot::Snapshot;
 use crate::state::State;
+use crate::state::snapshot::Snapshot;
+use crate::state::visible::{holders_where, sorted_holders};
 use crate::store::{CatalogStore, FileStore, Known, StoreRead, StoreWrite};
-use crate::view::Viewer;
+use crate::viewer::Viewer;
 use crate::{Error, Result};
 
 /// How often [`Catalog::follow_once`] asks the store for its generation even without a
@@ -728,47 +737,6 @@ impl Drop for Catalog {
     }
 }
 
-/// Among the tools `keep` keeps, the one each name stands for (the greatest
-/// [`NameClaim`]; in id order, a later tool takes a name only with a greater claim), by
-/// name. Every name is looked at in place: nothing is copied but the ids.
-pub(crate) fn holders_where(
-    state: &State,
-    keep: impl Fn(&crate::state::RawTool) -> bool,
-) -> HashMap<&str, (NameClaim, Uuid)> {
-    let mut best: HashMap<&str, (NameClaim, Uuid)> = HashMap::new();
-    for raw in state.tools.values().filter(|raw| keep(raw)) {
-        let claim = claim_of(state, raw);
-        best.entry(raw.head.name.as_str())
-            .and_modify(|held| {
-                if claim > held.0 {
-                    *held = (claim, raw.head.id);
-                }
-            })
-            .or_insert((claim, raw.head.id));
-    }
-    best
-}
-
-/// The holders' ids, with whether each can be called, in id order.
-pub(crate) fn sorted_holders(best: HashMap<&str, (NameClaim, Uuid)>) -> Vec<(Uuid, bool)> {
-    let mut out: Vec<(Uuid, bool)> = best
-        .into_values()
-        .map(|(claim, id)| (id, claim.callable()))
-        .collect();
-    out.sort_unstable_by_key(|(id, _)| *id);
-    out
-}
-
-/// How strongly the tool `raw` claims its name (see [`NameClaim`]).
-pub(crate) fn claim_of(state: &State, raw: &crate::state::RawTool) -> NameClaim {
-    let h = &raw.head;
-    NameClaim::new(
-        state.disabled_reason(raw).is_none(),
-        h.is_built_in,
-        h.modified_at,
-    )
-}
-
 /// Writes the heads snapshot of `state` into the store's local directory; call within a
 /// read or a write of the store. Best effort: without it the next open looks at every
 /// stored tool again (and reads only the changed ones).
@@ -780,7 +748,7 @@ fn write_snapshot(store: &dyn CatalogStore, state: &mut State) {
         match snap.write(store.local_dir()) {
             Ok(sum) => state.token = state.token_at(sum),
             Err(_) => {
-                let _ = std::fs::remove_file(store.local_dir().join(crate::snapshot::FILE));
+                let _ = std::fs::remove_file(store.local_dir().join(crate::state::snapshot::FILE));
             }
         }
     }

@@ -21,9 +21,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::bench_replicas::{TOKEN, pct, put_tool, start};
-use super::bench_serve::Server;
-use super::context::Global;
+use super::{TOKEN, put_tool, start};
+use crate::cmd::bench::harness::{Server, pct};
+use crate::cmd::context::Global;
 
 /// How to disturb the replicas half-way through the writes.
 #[derive(Debug, Clone)]

@@ -4,18 +4,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
-use toolscout_spec::adapters::tool_file::{FileInfo, ToolFile};
+use toolscout_spec::adapters::tool_file::ToolFile;
 use uuid::Uuid;
 
-use crate::catalog::{Catalog, Tx};
+use super::{Catalog, Tx};
 use crate::events::CatalogEvent;
-use crate::model::{Bundle, BundlePut, Tool, ToolHead, ToolPut};
+use crate::model::{
+    Bundle, BundlePut, Tool, ToolHead, ToolPut, new_bundle, new_tool_file, now, to_micros,
+};
 use crate::state::{RawTool, State};
 use crate::store::{BUNDLE_SCHEMA, BundleFile};
-use crate::validate::{
-    Claim, check_id, check_slug, check_tool_file, check_unreserved, check_version,
-};
-use crate::view::Viewer;
+use crate::validate::{Claim, check_id, check_slug, check_unreserved};
+use crate::viewer::Viewer;
 use crate::{Error, Result};
 
 /// How long a soft-deleted bundle is kept before [`Catalog::reap`] may remove it.
@@ -23,21 +23,6 @@ pub const REAP_AFTER: TimeDelta = TimeDelta::days(2);
 
 /// How long recorded calls may wait in memory before [`Catalog::record_call`] writes them.
 pub const USAGE_FLUSH_INTERVAL: Duration = Duration::from_secs(2);
-
-/// The time a write records, to the microsecond: what every store keeps (PostgreSQL's
-/// `timestamptz` has no finer unit), so that a tool or bundle read back from any store is
-/// the one written, and a head (whose `modified_at` decides a name) is the same in every
-/// process that reads it.
-pub(crate) fn now() -> DateTime<Utc> {
-    to_micros(Utc::now())
-}
-
-/// `t` to the microsecond (see [`now`]): for times that come in from outside, as an
-/// archive's.
-pub(crate) fn to_micros(t: DateTime<Utc>) -> DateTime<Utc> {
-    use chrono::SubsecRound;
-    t.trunc_subsecs(6)
-}
 
 pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
     BundleFile {
@@ -52,32 +37,6 @@ pub(crate) fn bundle_file(b: &Bundle) -> BundleFile {
         modified_at: b.modified_at,
         owner: b.owner,
         shared: b.shared,
-    }
-}
-
-/// The bundle `put` makes (or replaces) at `now`: created at `created_at`.
-pub(crate) fn new_bundle(
-    id: Uuid,
-    put: &BundlePut,
-    created_at: DateTime<Utc>,
-    now: DateTime<Utc>,
-) -> Bundle {
-    Bundle {
-        id,
-        slug: put.slug.clone(),
-        display_name: if put.display_name.is_empty() {
-            put.slug.clone()
-        } else {
-            put.display_name.clone()
-        },
-        description: put.description.clone(),
-        is_enabled: put.is_enabled,
-        is_built_in: false,
-        soft_deleted_at: None,
-        created_at,
-        modified_at: now,
-        owner: None,
-        shared: false,
     }
 }
 
@@ -110,38 +69,6 @@ pub(crate) fn writable_bundle(state: &State, id: Uuid) -> Result<&Bundle> {
         });
     }
     Ok(b)
-}
-
-/// The tool file a PUT writes, checked; its spec as the catalog will serve it.
-pub(crate) fn new_tool_file(
-    bundle: Uuid,
-    id: Uuid,
-    slug: &str,
-    version: &str,
-    put: &ToolPut,
-    now: DateTime<Utc>,
-) -> Result<(ToolFile, toolscout_spec::ToolSpec)> {
-    check_slug(slug)?;
-    check_version(version)?;
-    let mut spec = put.spec.clone();
-    spec.version = Some(version.to_owned());
-    let mut file = ToolFile::from_spec(
-        &spec,
-        FileInfo {
-            bundle_id: bundle,
-            tool_id: Some(id),
-            tool_type: put.tool_type,
-            implementation: put.implementation.clone(),
-            is_enabled: put.is_enabled,
-            is_built_in: false,
-            created_at: now,
-            modified_at: now,
-        },
-    );
-    file.slug = slug.to_owned();
-    file.version = version.to_owned();
-    let spec = check_tool_file(&file)?;
-    Ok((file, spec))
 }
 
 impl Tx<'_> {
@@ -589,7 +516,7 @@ impl Catalog {
                 });
             }
             conflict(tx.state, b, slug, version)?;
-            crate::recipes::check_new(tx.state, tx.writer, &[&file])?;
+            super::recipes::check_new(tx.state, tx.writer, &[&file])?;
             tx.insert_new_tool(id, file, spec)
         })
     }
@@ -698,7 +625,7 @@ impl Catalog {
             };
             precondition(tx.state)?;
             let files: Vec<&ToolFile> = checked.iter().map(|(f, _)| f).collect();
-            crate::recipes::check_new(tx.state, tx.writer, &files)?;
+            super::recipes::check_new(tx.state, tx.writer, &files)?;
             let mut seen = std::collections::HashMap::new();
             for (file, head) in &checked {
                 check_conflict(tx.state, bundle, &file.slug, &file.version)?;

@@ -26,7 +26,7 @@ use toolscout_eval::read;
 use toolscout_eval::results::Results;
 use toolscout_spec::{ToolSpec, tokens};
 
-use super::agent_opts::ActivationArgs;
+use crate::cmd::agent_opts::ActivationArgs;
 
 /// Which tools the model gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -151,19 +151,23 @@ fn trace(event: &AgentEvent) {
     }
 }
 
-pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: bool) -> Result<()> {
-    let lines = super::eval::read_tool_lines(&args.tools)?;
+pub(crate) fn run(
+    args: &AgentArgs,
+    global: &crate::cmd::context::Global,
+    json_out: bool,
+) -> Result<()> {
+    let lines = super::read_tool_lines(&args.tools)?;
     if lines.is_empty() {
         bail!("{} has no tools", args.tools.display());
     }
     let tools = &lines.specs;
-    let tasks = read::tasks(&args.tasks, args.limit).map_err(super::eval::explain)?;
+    let tasks = read::tasks(&args.tasks, args.limit).map_err(super::explain)?;
     let embedder = global.meaning.embedder(None)?;
     let started = Instant::now();
     let toolbox = harness::build_toolbox(&lines, embedder.clone())?;
     if let Some(path) = &args.recipes {
         let mut bodies = Vec::new();
-        for (i, line) in super::eval::read_text(path)?.lines().enumerate() {
+        for (i, line) in super::read_text(path)?.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
@@ -359,7 +363,7 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
         }
     }
     if json_out {
-        return super::print_json(&figures);
+        return crate::cmd::print_json(&figures);
     }
     let mut out = format!(
         "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, plan-needs {}, tool-requests {}, twin-similarity {}, margin {}\n",
@@ -398,5 +402,5 @@ pub(crate) fn run(args: &AgentArgs, global: &super::context::Global, json_out: b
     out.push_str(&format!(
         "first-turn prompt tokens of the catalog (o200k, system prompt + tools array): browse {browse_tokens}, upfront {upfront_tokens}"
     ));
-    super::emit(out)
+    crate::cmd::emit(out)
 }

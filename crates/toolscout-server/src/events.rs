@@ -1,5 +1,5 @@
 //! The HTTP side of the feed: `GET /api/v1/events`, one stream per client, from the
-//! operator's events or a view's (see [`super`]), ended by a [`Guard`] when its reader
+//! operator's events or a view's (see [`crate::feed`]), ended by a [`Guard`] when its reader
 //! may read it no more.
 
 use std::collections::VecDeque;
@@ -18,7 +18,7 @@ use toolscout_catalog::{TenantId, Viewer};
 use toolscout_discover::Toolbox;
 use uuid::Uuid;
 
-use super::{ChangeFeed, FeedEvent, HEARTBEAT, ViewEvent, ViewStart};
+use crate::feed::{HEARTBEAT, Position, Start};
 use crate::state::{AppState, Revocation, holds};
 use crate::{AppError, Principal};
 
@@ -57,22 +57,19 @@ pub(crate) async fn events(
     // authentication and now is caught by the first check of the guard.
     let guard = Guard::new(&state, &principal);
     let viewer = principal.viewer();
-    let (first, source) = if viewer == Viewer::Operator {
-        operator_start(feed, last.as_deref())
-    } else {
-        let reader = state.clone();
-        let start = tokio::task::spawn_blocking(move || {
-            reader
-                .feed()
-                .follow_view(reader.toolbox().catalog(), &viewer, last.as_deref())
-        })
-        .await;
-        match start {
-            Ok(start) => view_start(start),
-            Err(e) => {
-                return AppError::unavailable(format!("the event stream cannot start: {e}"))
-                    .into_response();
-            }
+    // Following a view may read the catalog (its identity): off the async threads.
+    let reader = state.clone();
+    let start = tokio::task::spawn_blocking(move || {
+        reader
+            .feed()
+            .follow(reader.toolbox().catalog(), &viewer, last.as_deref())
+    })
+    .await;
+    let (first, source) = match start {
+        Ok(start) => first_events(start),
+        Err(e) => {
+            return AppError::unavailable(format!("the event stream cannot start: {e}"))
+                .into_response();
         }
     };
     let stream = Stream {
@@ -95,76 +92,45 @@ pub(crate) async fn events(
     response
 }
 
-/// The first events of the operator's stream, and its source.
-fn operator_start(feed: &ChangeFeed, last: Option<&str>) -> (Vec<Event>, Source) {
-    let last = last.and_then(|v| v.trim().parse::<u64>().ok());
-    // Subscribed before the ring is read: an event between the two is in both, and is
-    // sent once.
-    let rx = feed.subscribe();
-    let (generation, identity) = feed.position();
-    let mut first: Vec<Event> = vec![];
-    let mut sent = generation;
-    let position = serde_json::json!({"generation": generation, "identity": identity});
-    match last {
-        None => first.push(sse("ready", Some(generation.to_string()), &position)),
-        Some(g) => match feed.since(g) {
-            Some(backlog) => {
-                sent = g;
-                for e in backlog {
-                    sent = sent.max(e.generation);
-                    first.push(sse("change", Some(e.generation.to_string()), &*e));
-                }
-            }
-            None => first.push(sse("reset", Some(generation.to_string()), &position)),
-        },
-    }
-    (first, Source::Operator { rx, sent })
+/// A position and an identity: what `ready` and `reset` tell (`{"generation", "identity"}`
+/// on the operator's stream, `{"seq", "identity"}` on a view's).
+#[derive(Serialize)]
+struct Mark {
+    #[serde(flatten)]
+    position: Position,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    identity: Option<Uuid>,
 }
 
-/// The first events of a view's stream, and its source.
-fn view_start(start: ViewStart) -> (Vec<Event>, Source) {
-    let ViewStart {
-        rx,
-        epoch,
-        seq,
-        identity,
-        backlog,
-    } = start;
-    let id = |seq: u64| Some(format!("{epoch}.{seq}"));
-    let position = serde_json::json!({"seq": seq, "identity": identity});
+/// The first events of a stream, and its source.
+fn first_events(start: Start) -> (Vec<Event>, Source) {
+    let mark = Mark {
+        position: start.position(start.number),
+        identity: Some(start.identity),
+    };
+    let id = start.id(start.number);
     let mut first: Vec<Event> = vec![];
-    match backlog {
-        None => first.push(sse("ready", id(seq), &position)),
+    let mut sent = start.number;
+    match &start.backlog {
+        None => first.push(sse("ready", Some(id), &mark)),
         Some(Some(backlog)) => {
+            // Resumed: the latest sent is the client's, or the backlog's last.
+            sent = start.last.unwrap_or(start.number);
             for e in backlog {
-                first.push(sse("change", id(e.seq), &*e));
+                sent = sent.max(e.number());
+                first.push(sse("change", Some(start.id(e.number())), &**e));
             }
         }
-        Some(None) => first.push(sse("reset", id(seq), &position)),
+        Some(None) => first.push(sse("reset", Some(id), &mark)),
     }
-    (
-        first,
-        Source::View {
-            rx,
-            sent: seq,
-            epoch,
-        },
-    )
+    (first, Source { start, sent })
 }
 
-/// Where a stream's live events come from.
-enum Source {
-    /// The operator's events; `sent` is the latest generation sent.
-    Operator {
-        rx: broadcast::Receiver<Arc<FeedEvent>>,
-        sent: u64,
-    },
-    /// A view's events; `sent` is the number of the latest sent.
-    View {
-        rx: broadcast::Receiver<Arc<ViewEvent>>,
-        sent: u64,
-        epoch: Arc<str>,
-    },
+/// Where a stream's live events come from: its audience's channel; `sent` is the number
+/// of the latest event sent.
+struct Source {
+    start: Start,
+    sent: u64,
 }
 
 impl Source {
@@ -172,44 +138,30 @@ impl Source {
     /// must end (fallen behind, or the server is going: the client reconnects and
     /// resumes).
     async fn next(&mut self) -> Result<Option<Event>, RecvError> {
-        match self {
-            Source::Operator { rx, sent } => {
-                let e = rx.recv().await?;
-                if e.reset {
-                    // Names moved that no event in order can tell: the client re-reads.
-                    *sent = (*sent).max(e.generation);
-                    let position =
-                        serde_json::json!({"generation": e.generation, "identity": e.identity});
-                    return Ok(Some(sse(
-                        "reset",
-                        Some(e.generation.to_string()),
-                        &position,
-                    )));
-                }
-                if e.generation <= *sent {
-                    return Ok(None);
-                }
-                *sent = e.generation;
-                Ok(Some(sse("change", Some(e.generation.to_string()), &*e)))
-            }
-            Source::View { rx, sent, epoch } => {
-                let e = rx.recv().await?;
-                if e.seq <= *sent {
-                    return Ok(None);
-                }
-                *sent = e.seq;
-                Ok(Some(sse("change", Some(format!("{epoch}.{}", e.seq)), &*e)))
-            }
+        let e = self.start.rx.recv().await?;
+        let number = e.number();
+        if e.reset {
+            // Names moved that no event in order can tell: the client re-reads.
+            self.sent = self.sent.max(number);
+            let mark = Mark {
+                position: e.position,
+                identity: Some(e.identity),
+            };
+            return Ok(Some(sse("reset", Some(self.start.id(number)), &mark)));
         }
+        if number <= self.sent {
+            return Ok(None);
+        }
+        self.sent = number;
+        Ok(Some(sse("change", Some(self.start.id(number)), &*e)))
     }
 
     fn heartbeat(&self) -> Event {
-        match self {
-            Source::Operator { sent, .. } => {
-                sse("heartbeat", None, &serde_json::json!({"generation": sent}))
-            }
-            Source::View { sent, .. } => sse("heartbeat", None, &serde_json::json!({"seq": sent})),
-        }
+        let mark = Mark {
+            position: self.start.position(self.sent),
+            identity: None,
+        };
+        sse("heartbeat", None, &mark)
     }
 }
 

@@ -21,12 +21,13 @@ use uuid::Uuid;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
-use crate::catalog::Catalog;
+use super::Catalog;
+use super::ops::{check_conflict, writable_bundle};
+use crate::model::new_bundle;
 use crate::model::{Bundle, BundlePut, Tool};
-use crate::ops::{check_conflict, new_bundle, writable_bundle};
 use crate::state::State;
 use crate::validate::{check_id, check_slug, check_tool_file};
-use crate::view::Viewer;
+use crate::viewer::Viewer;
 use crate::{Error, Result};
 
 /// The `format` of `manifest.json`.
@@ -239,8 +240,8 @@ impl Catalog {
             file.bundle_id = mb.bundle_id;
             file.is_built_in = false;
             // As every store keeps them.
-            file.created_at = crate::ops::to_micros(file.created_at);
-            file.modified_at = crate::ops::to_micros(file.modified_at);
+            file.created_at = crate::model::to_micros(file.created_at);
+            file.modified_at = crate::model::to_micros(file.modified_at);
             let spec = check_tool_file(&file)?;
             if !seen.insert((file.slug.clone(), file.version.clone())) {
                 return Err(Error::archive(
@@ -250,7 +251,7 @@ impl Catalog {
             }
             tools.push((file, spec));
         }
-        let now = crate::ops::now();
+        let now = crate::model::now();
         self.write_as(writer, |tx| {
             let operator = *tx.writer == Viewer::Operator;
             let target = match tx.writer {
@@ -294,7 +295,7 @@ impl Catalog {
                 None => {
                     self.check_bundle_slug(&mb.slug)?;
                     let owner = tx.new_owner(target, &mb.slug)?;
-                    crate::ops::check_slug_free(tx.state, target, owner, &mb.slug)?;
+                    super::ops::check_slug_free(tx.state, target, owner, &mb.slug)?;
                     true
                 }
             };
@@ -347,7 +348,7 @@ impl Catalog {
             });
             tx.check_limits(u64::from(created), new.len() as u64)?;
             let files: Vec<&ToolFile> = new.iter().map(|(_, f, _)| f).collect();
-            crate::recipes::check_new(tx.state, tx.writer, &files)?;
+            super::recipes::check_new(tx.state, tx.writer, &files)?;
             let added = tx.insert_new_tools(bundle, target, new)?;
             let bundle = tx
                 .state

@@ -15,13 +15,15 @@
 //!   CMD`: a shell command, such as a database restart), then an audit of every
 //!   acknowledged write on every replica: in its feed exactly once (or covered by a
 //!   `reset`), found by its exact name in its search, the same ETag everywhere (see
-//!   `bench_audit.rs`);
+//!   `audit.rs`);
 //! * with `--tools`, the **cold start** on that catalog: its import into the database,
 //!   a replica's start with an empty directory (its search index built from the heads),
 //!   and again with its index current, until it answers; peak memory of each.
 //!
 //! On one machine the replicas share its cores: requests/s per K says what the design
 //! costs, not what K machines would serve.
+
+mod audit;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,8 +34,8 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::bench_serve::{Server, memory};
-use super::context::Global;
+use crate::cmd::bench::harness::{Server, memory, pct};
+use crate::cmd::context::Global;
 
 /// Arguments of `bench replicas`.
 #[derive(Debug, clap::Args)]
@@ -90,24 +92,14 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     let result = runtime.block_on(async {
         let mut rows = Vec::new();
         let mut audits = Vec::new();
-        let disrupt = args
-            .disrupt
-            .as_deref()
-            .map(super::bench_audit::Disruption::parse);
+        let disrupt = args.disrupt.as_deref().map(audit::Disruption::parse);
         for &k in &args.replicas {
             eprintln!("{k} replica(s)…");
             rows.push(run_k(k, &url, args, global).await?);
             if args.concurrent_writes > 0 {
                 eprintln!("{k} replica(s), a writer on each…");
                 audits.push(
-                    super::bench_audit::run(
-                        k,
-                        &url,
-                        args.concurrent_writes,
-                        disrupt.as_ref(),
-                        global,
-                    )
-                    .await?,
+                    audit::run(k, &url, args.concurrent_writes, disrupt.as_ref(), global).await?,
                 );
             }
         }
@@ -127,7 +119,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     let (rows, audits, cold) = result?;
     let report = json!({"replicas": rows, "concurrent": audits, "cold_start": cold});
     if json_out {
-        return super::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
     }
     let mut out = String::from(
         "| replicas | lag p50 | lag p99 | writes | requests/s | p99 | errors |\n|---|---|---|---|---|---|---|\n",
@@ -146,7 +138,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     }
     if !audits.is_empty() {
         out.push('\n');
-        out.push_str(&super::bench_audit::table(&audits));
+        out.push_str(&audit::table(&audits));
     }
     if let Some(c) = &cold {
         out.push_str(&format!(
@@ -156,7 +148,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
             c["warm_s"].as_f64().unwrap_or(0.0), c["warm_peak_mib"]
         ));
     }
-    super::emit(out.trim_end())
+    crate::cmd::emit(out.trim_end())
 }
 
 /// Runs `sql` on the server of `url` (tokio-postgres, the catalog store's client).
@@ -184,7 +176,7 @@ pub(crate) fn start(url: &str, dir: &Path, global: &Global) -> Result<(Server, S
         cmd.arg("--words-only");
     }
     cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN]);
-    super::bench_serve::spawn_serving(cmd)
+    crate::cmd::bench::harness::spawn_serving(cmd)
 }
 
 /// Reads replica `index`'s event feed, sending each name announced as added with when.
@@ -265,14 +257,6 @@ async fn get_ok(client: &reqwest::Client, url: String) -> Result<(), String> {
         Ok(r) => Err(format!("GET {url}: {}", r.status())),
         Err(e) => Err(format!("GET {url}: {e}")),
     }
-}
-
-pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
 }
 
 async fn run_k(k: usize, url: &str, args: &ReplicasArgs, global: &Global) -> Result<Value> {

@@ -1,6 +1,9 @@
 //! The catalog in memory: built from disk, kept in step with this process's writes,
 //! compared with a fresh read to tell subscribers what other processes changed.
 
+pub(crate) mod snapshot;
+pub(crate) mod visible;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -15,12 +18,13 @@ use uuid::Uuid;
 
 use crate::builtin;
 use crate::events::CatalogEvent;
+use crate::model::TenantId;
 use crate::model::{Bundle, DisabledReason, LoadIssue, Tool, ToolHead, Usage};
-use crate::snapshot::Snapshot;
 use crate::store::{BundleFile, CatalogStore, Known, Loaded, Overlay, StoreKey};
-use crate::tenant::{TenantId, TenantRecord, TokenMap};
+use crate::tenant::{TenantRecord, TokenMap};
 use crate::validate::{check_tool_file, placeholder_spec};
 use crate::{Error, Result};
+use snapshot::Snapshot;
 
 /// A tool as the catalog keeps it in memory: its head, and for a built-in the whole tool.
 /// A stored tool's spec and implementation stay in its file until asked for.
@@ -523,11 +527,11 @@ impl State {
         if let Some(id) = self.view_identities.get(viewer) {
             return *id;
         }
-        let visible = crate::view::visible_bundles(self, viewer);
+        let visible = visible::visible_bundles(self, viewer);
         let callable = self
             .tools
             .values()
-            .filter(|raw| crate::view::in_view(visible.as_ref(), raw.head.bundle_id))
+            .filter(|raw| visible::in_view(visible.as_ref(), raw.head.bundle_id))
             .filter(|raw| self.disabled_reason(raw).is_none())
             .map(|raw| raw.head.digest);
         let id = toolset_id_of_digests(callable);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
-use super::context::Global;
+use crate::cmd::context::Global;
 
 /// Arguments of `bench scale`.
 #[derive(Debug, clap::Args)]
@@ -248,7 +248,7 @@ fn serve_rows(
     serve_global.workspace = Some(dir.join("workspace"));
     let token = uuid::Uuid::new_v4().simple().to_string();
     let start = Instant::now();
-    let (server, addr) = super::bench_serve::start(&serve_global, &token)?;
+    let (server, addr) = crate::cmd::bench::harness::start(&serve_global, &token)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -264,7 +264,7 @@ fn serve_rows(
     })?;
     let up = start.elapsed().as_secs_f64();
     let pid = server.pid();
-    let (rss, hwm) = super::bench_serve::memory(pid).unwrap_or_default();
+    let (rss, hwm) = crate::cmd::bench::harness::memory(pid).unwrap_or_default();
     row(
         "serve until it answers",
         (up, Some(hwm)),
@@ -319,7 +319,7 @@ fn serve_rows(
     }
     latencies.sort();
     let p50 = latencies[latencies.len() / 2].as_secs_f64();
-    let (_, hwm) = super::bench_serve::memory(pid).unwrap_or_default();
+    let (_, hwm) = crate::cmd::bench::harness::memory(pid).unwrap_or_default();
     row(
         "a search once the server is up (p50)",
         (p50, Some(hwm)),

@@ -3,17 +3,17 @@
 //! manifest, `tools/search` and `tools/call`, and prints requests per second, p50 and
 //! p99 latency, the errors, and the server's memory over the run (from
 //! `/proc/<pid>/status`: resident size at the start, at the end, and its peak).
-//! `--tenants N` runs tenants instead ([`super::bench_tenants`]).
+//! `--tenants N` runs tenants instead ((`tenants.rs`)).
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+mod tenants;
+
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::context::Global;
+use crate::cmd::bench::harness::{memory, start, stop};
+use crate::cmd::context::Global;
 
 /// Arguments of `bench serve`.
 #[derive(Debug, clap::Args)]
@@ -44,29 +44,6 @@ pub(crate) struct ServeArgs {
     pub(crate) noisy: bool,
 }
 
-/// The server child, killed when dropped.
-pub(crate) struct Server(Child, Arc<std::sync::atomic::AtomicUsize>);
-
-impl Server {
-    /// The server's process id.
-    pub(crate) fn pid(&self) -> u32 {
-        self.0.id()
-    }
-
-    /// How many times the server said that an audit found its search index out of line
-    /// with the catalog (and mended it): an index update was lost.
-    pub(crate) fn audit_mends(&self) -> usize {
-        self.1.load(std::sync::atomic::Ordering::Relaxed)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// What one client saw.
 #[derive(Default)]
 struct Tally {
@@ -80,7 +57,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
         bail!("--clients and --seconds must be at least 1");
     }
     if let Some(tenants) = args.tenants {
-        return super::bench_tenants::run(args, usize::from(tenants), global, json_out);
+        return tenants::run(args, usize::from(tenants), global, json_out);
     }
     let token = format!(
         "{}{}",
@@ -88,7 +65,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
         uuid::Uuid::new_v4().simple()
     );
     let (server, addr) = start(global, &token)?;
-    let pid = server.0.id();
+    let pid = server.pid();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -115,7 +92,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
         });
     }
     if json_out {
-        return super::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
     }
     let mut text = clean.line(args);
     if let (Some(h), Some(stopped)) = (&hostile, stopped) {
@@ -128,7 +105,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
             stopped.as_secs_f64()
         );
     }
-    super::emit(text)
+    crate::cmd::emit(text)
 }
 
 /// What one run saw: every client's tally, the hostile client's, the server's memory.
@@ -280,24 +257,6 @@ async fn phase(
     })
 }
 
-/// Sends SIGTERM to the server and waits for it to exit; returns how long it took (at
-/// most 60 s, then it is killed and that is an error).
-fn stop(mut server: Server) -> Result<Duration> {
-    let pid = server.0.id().to_string();
-    let started = Instant::now();
-    let sent = Command::new("kill").args(["-TERM", &pid]).status()?;
-    if !sent.success() {
-        bail!("kill -TERM {pid} failed");
-    }
-    while started.elapsed() < Duration::from_secs(60) {
-        if server.0.try_wait()?.is_some() {
-            return Ok(started.elapsed());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    bail!("the server did not stop within 60 s of SIGTERM")
-}
-
 /// What the hostile client saw.
 #[derive(Default)]
 struct HostileTally {
@@ -413,73 +372,6 @@ async fn hostile_client(
         }
     }
     tally
-}
-
-/// Starts `toolscout serve` on a free loopback port with `token`; returns it and its
-/// address.
-pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
-    spawn_serving(serve_command(global, token)?)
-}
-
-/// `toolscout serve --addr 127.0.0.1:0 --token TOKEN` with the catalog, workspace and
-/// encoder flags of `global`, not started yet.
-pub(crate) fn serve_command(global: &Global, token: &str) -> Result<Command> {
-    let exe = std::env::current_exe().context("finding the toolscout binary")?;
-    let mut cmd = Command::new(exe);
-    if let Some(c) = &global.catalog {
-        cmd.arg("--catalog").arg(c);
-    }
-    if let Some(w) = &global.workspace {
-        cmd.arg("--workspace").arg(w);
-    }
-    if global.meaning.words_only {
-        cmd.arg("--words-only");
-    }
-    for e in &global.meaning.encoder {
-        cmd.arg("--encoder").arg(e);
-    }
-    cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", token]);
-    Ok(cmd)
-}
-
-/// Spawns `cmd`, a `toolscout … serve --addr 127.0.0.1:0 …`, and waits until it says
-/// where it serves; returns it and its address. Its output is read on, so that it never
-/// blocks on a full pipe.
-pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("starting toolscout serve")?;
-    let stderr = child.stderr.take().context("reading the server's output")?;
-    let mends = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let server = Server(child, Arc::clone(&mends));
-    let mut lines = BufReader::new(stderr);
-    loop {
-        let mut line = String::new();
-        if lines.read_line(&mut line)? == 0 {
-            bail!("the server ended before it was ready");
-        }
-        if let Some(rest) = line.strip_prefix("serving ")
-            && let Some(addr) = rest
-                .split("http://")
-                .nth(1)
-                .and_then(|r| r.split_whitespace().next())
-        {
-            let addr = addr.to_owned();
-            // Keep reading its output, so that it never blocks on a full pipe.
-            std::thread::spawn(move || {
-                let mut sink = String::new();
-                while lines.read_line(&mut sink).is_ok_and(|n| n > 0) {
-                    if sink.starts_with("search index audit") {
-                        mends.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    sink.clear();
-                }
-            });
-            return Ok((server, addr));
-        }
-    }
 }
 
 /// Who a client is: the token it sends and the tools it calls.
@@ -641,17 +533,4 @@ async fn rpc(
         ));
     }
     Ok(())
-}
-
-/// The resident size and its peak (`VmRSS`, `VmHWM`) of process `pid`, in KiB (Linux).
-pub(crate) fn memory(pid: u32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
 }

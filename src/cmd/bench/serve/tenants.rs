@@ -27,8 +27,9 @@ use toolscout_catalog::{BundlePut, Catalog, CatalogOptions, TenantLimits, ToolPu
 use toolscout_spec::{ToolName, ToolSpec};
 use uuid::Uuid;
 
-use super::bench_serve::{Caller, ServeArgs, memory, one_request, serve_command, spawn_serving};
-use super::context::{Context, Global, picks_by_name};
+use super::{Caller, ServeArgs, one_request};
+use crate::cmd::bench::harness::{memory, serve_command, spawn_serving};
+use crate::cmd::context::{Context, Global, picks_by_name};
 
 /// The limits of each well-behaved tenant.
 const WELL_BEHAVED: TenantLimits = TenantLimits {
@@ -145,7 +146,7 @@ pub(crate) fn run(args: &ServeArgs, tenants: usize, global: &Global, json_out: b
             report["with_noisy"] = l.json(args, &names);
             report["p99_ratio"] = json!(round(r, 100.0));
         }
-        return super::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
     }
     let share = if per_tenant.iter().all(|&n| n == per_tenant[0]) {
         format!("{} a tenant", per_tenant[0])
@@ -179,7 +180,7 @@ pub(crate) fn run(args: &ServeArgs, tenants: usize, global: &Global, json_out: b
         "\nserver memory (RSS): {} KiB at the end, peak {} KiB",
         last.rss_end, last.peak
     ));
-    super::emit(text)
+    crate::cmd::emit(text)
 }
 
 /// A few tools of the catalog the bench was given, besides the built-ins.
@@ -219,7 +220,7 @@ fn seed(
     let mut out = Vec::new();
     let mut tools = 0;
     for (name, limits) in names {
-        let (tenant, token) = catalog.add_tenant(&name, limits)?;
+        let (tenant, token) = catalog.operator().add_tenant(&name, limits)?;
         let bundle = Uuid::now_v7();
         catalog.put_bundle(
             bundle,
@@ -231,7 +232,9 @@ fn seed(
         catalog
             .put_tools(bundle, puts)
             .with_context(|| format!("adding tenant {name}'s tools"))?;
-        catalog.set_bundle_owner(bundle, Some(tenant.id))?;
+        catalog
+            .operator()
+            .set_bundle_owner(bundle, Some(tenant.id))?;
         out.push(BenchTenant {
             name,
             token: token.reveal().to_owned(),

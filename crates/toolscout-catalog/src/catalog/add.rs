@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use toolscout_spec::name::slug_from_name;
 use uuid::Uuid;
 
-use crate::catalog::{claim_of, holders_where};
+use crate::state::visible::{claim_of, holders_where};
 use crate::state::{RawTool, State};
 use crate::{BundlePut, BundleQuery, Catalog, Error, NameClaim, Result, Tool, ToolHead, ToolPut};
 
@@ -362,7 +362,7 @@ fn onto_stored(stored: &Tool, mut put: ToolPut) -> ToolPut {
 /// the same spec once stored (the version label aside), the same way of running and the
 /// same enabled flag. An invalid put is an error naming that new version.
 fn same_tool(stored: &Tool, put: &ToolPut, version: &str) -> Result<bool> {
-    let (_, mut spec) = crate::ops::new_tool_file(
+    let (_, mut spec) = crate::model::new_tool_file(
         stored.bundle_id,
         stored.id,
         &stored.slug,

@@ -2,6 +2,9 @@
 //! query set, next to a plain BM25 computed in the same run (`toolscout_eval::search`);
 //! and the readers of evaluation files the other commands share, with what they print.
 
+mod agent;
+mod retrieve;
+
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -26,11 +29,11 @@ enum What {
     /// Search quality: recall@1/5/10 and MRR, toolscout vs. a plain BM25.
     Search(SearchArgs),
     /// Agent success: does a model call the right tool, browsing or with every schema up front?
-    Agent(super::eval_agent::AgentArgs),
+    Agent(agent::AgentArgs),
     /// What the agent's retrieve step offers, without a model: how often the right tool
     /// is retrieved with near-twins dropped, and how sure retrieval is with and without a
     /// right tool.
-    Retrieve(super::eval_retrieve::RetrieveArgs),
+    Retrieve(retrieve::RetrieveArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -63,8 +66,8 @@ struct SearchArgs {
 pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, global, json_out),
-        What::Agent(a) => super::eval_agent::run(a, global, json_out),
-        What::Retrieve(a) => super::eval_retrieve::run(a, global, json_out),
+        What::Agent(a) => agent::run(a, global, json_out),
+        What::Retrieve(a) => retrieve::run(a, global, json_out),
     }
 }
 
