@@ -10,8 +10,12 @@
 //! World Series was won by the Dodgers"), and none of those says that the assistant did
 //! something. The check is lexical and narrow on purpose: a sentence whose subject is
 //! the assistant ("I", "I have", "I've just") followed by a verb of work done, or a
-//! passive "has been" / "have been" with one; a sentence with a negation ("I found
-//! no…", "I have not booked") is not a claim.
+//! passive "has been" / "have been" with one; a clause with a negation ("I found
+//! no…", "I have not booked") is not a claim, but a negation in another clause does not
+//! undo one ("I've booked it, don't worry").
+//!
+//! The rules are English and run only for an answer in English (see
+//! [`crate::language`]): in another language no answer is taken for a claim.
 
 use crate::needs::lower_words;
 
@@ -77,16 +81,36 @@ const BETWEEN: [&str; 6] = ["already", "also", "have", "just", "successfully", "
 const NEGATIONS: [&str; 7] = ["cannot", "no", "none", "not", "nothing", "t", "unable"];
 
 /// Whether one sentence of `answer` says the assistant did a piece of work (see the
-/// [module docs](self)).
+/// [module docs](self)), by the rules of the answer's language
+/// ([`Language::claims_work`](crate::language::Language::claims_work)).
 pub(crate) fn claims_work(answer: &str) -> bool {
-    answer
-        .lines()
-        .flat_map(toolscout_search::analyzer::sentences)
-        .any(sentence_claims_work)
+    crate::language::detect(answer)
+        .claims_work(answer)
+        .unwrap_or(false)
 }
 
-fn sentence_claims_work(sentence: &str) -> bool {
-    let words: Vec<String> = lower_words(sentence).collect();
+/// [`claims_work`] by the English rules.
+pub(crate) fn english_claims(answer: &str) -> bool {
+    answer
+        .lines()
+        .flat_map(crate::needs::sentences)
+        .flat_map(clauses)
+        .any(clause_claims_work)
+}
+
+/// The clauses of a sentence: cut at `,`, `;`, `:`, a dash between spaces and " but ".
+fn clauses(sentence: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for part in sentence.split([',', ';', ':']) {
+        for part in part.split(" - ") {
+            out.extend(part.split(" but "));
+        }
+    }
+    out
+}
+
+fn clause_claims_work(clause: &str) -> bool {
+    let words: Vec<String> = lower_words(clause).collect();
     if words.iter().any(|w| NEGATIONS.contains(&w.as_str())) {
         return false;
     }
@@ -123,8 +147,23 @@ mod tests {
             "I have retrieved the data and calculated the mean.",
             "Your payment of $100 to Mary has been sent.",
             "Done. We successfully created the asset.",
+            // A negation in another clause does not undo the claim.
+            "I've booked it, don't worry",
+            "I found a flight to Oslo, but none with a window seat.",
         ] {
             assert!(claims_work(answer), "{answer}");
+        }
+    }
+
+    #[test]
+    fn an_answer_in_a_language_without_rules_is_no_claim() {
+        for answer in [
+            "He reservado una mesa para dos personas mañana a las 7.",
+            "Ich habe den Tisch für morgen gebucht.",
+            "J'ai réservé une table pour deux personnes.",
+            "我已经为你预订了明天的餐桌。",
+        ] {
+            assert!(!claims_work(answer), "{answer}");
         }
     }
 
@@ -139,6 +178,8 @@ mod tests {
             "The 2020 World Series was won by the Los Angeles Dodgers.",
             "To rent a house, you can use the Hotels_2_SearchHouse function.",
             "I have a report on the soil.",
+            "Don't worry, I have not booked anything yet.",
+            "No, I found nothing for Oslo.",
             "Could you tell me the city?",
             "I need the amount and receiver of the payment.",
             "",
