@@ -9,7 +9,7 @@ pub struct Chinese;
 
 /// Words that name a day without its date (found anywhere in the text: Chinese is
 /// written without spaces).
-const RELATIVE_DAYS: [&str; 16] = [
+const RELATIVE_DAYS: [&str; 24] = [
     "今天",
     "今晚",
     "明天",
@@ -18,14 +18,22 @@ const RELATIVE_DAYS: [&str; 16] = [
     "後天",
     "昨天",
     "前天",
-    "周",
-    "週",
     "星期",
     "礼拜",
     "禮拜",
+    "周一",
+    "周二",
+    "周三",
+    "周四",
+    "周五",
+    "周六",
+    "周日",
+    "周末",
+    "下周",
+    "本周",
+    "这周",
     "月底",
     "下个月",
-    "本月",
 ];
 
 impl Language for Chinese {
@@ -45,7 +53,19 @@ impl Language for Chinese {
                 out.extend(read_numerals(&run));
                 run.clear();
             }
-            if matches!(c, '半') {
+        }
+        // "半" is a half after a numeral or "个" ("一个半小时"), or before a unit ("半小时",
+        // "半公斤"); not in "半径" (radius).
+        let chars: Vec<char> = text.chars().collect();
+        for (k, c) in chars.iter().enumerate() {
+            let after = k
+                .checked_sub(1)
+                .and_then(|k| chars.get(k))
+                .is_some_and(|p| numeral(*p).is_some() || *p == '个');
+            let before = chars.get(k + 1).is_some_and(|n| {
+                matches!(n, '个' | '小' | '天' | '年' | '公' | '斤' | '杯' | '价')
+            });
+            if *c == '半' && (after || before) {
                 out.push(0.5);
             }
         }
@@ -151,16 +171,22 @@ mod tests {
             ("买10个汉堡，50杯可乐", 50.0),
             ("０.５公斤", 0.5),
             ("一个半小时", 0.5),
+            ("半公斤", 0.5),
         ] {
             let numbers = Chinese.numbers(text).unwrap_or_default();
             assert!(numbers.contains(&n), "{n} in {text}: {numbers:?}");
         }
+        let radius = Chinese.numbers("半径5厘米").unwrap_or_default();
+        assert_eq!(radius, [5.0]);
     }
 
     #[test]
     fn days_without_their_date() {
         assert!(Chinese.names_day("帮我预订明天两个人的餐桌"));
         assert!(Chinese.names_day("下星期五"));
+        assert!(Chinese.names_day("这周末"));
+        // "周长" is a circumference.
+        assert!(!Chinese.names_day("四个圆的周长"));
         assert!(!Chinese.names_day("帮我预订北京的餐桌"));
     }
 }

@@ -10,11 +10,11 @@ pub struct English;
 /// Words of English that Spanish, German and French do not use, for [`super::detect`].
 pub(super) const FUNCTION_WORDS: &[&str] = &[
     "about", "after", "and", "any", "are", "at", "be", "been", "before", "by", "can", "could",
-    "do", "does", "for", "from", "give", "has", "have", "he", "her", "his", "how", "i", "if",
-    "into", "is", "it", "its", "just", "like", "many", "much", "my", "need", "of", "on", "or",
-    "our", "please", "she", "should", "show", "some", "tell", "than", "that", "the", "their",
-    "then", "there", "they", "this", "to", "want", "we", "what", "when", "where", "which", "who",
-    "why", "with", "would", "you", "your",
+    "do", "does", "for", "from", "give", "has", "have", "her", "his", "how", "i", "if", "into",
+    "is", "it", "its", "just", "like", "many", "much", "my", "need", "of", "on", "or", "our",
+    "please", "she", "should", "show", "some", "tell", "than", "that", "the", "their", "then",
+    "there", "they", "this", "to", "want", "we", "what", "when", "where", "which", "who", "why",
+    "with", "would", "you", "your",
 ];
 
 /// Words that name a day without its date (a final plural "s" dropped first).

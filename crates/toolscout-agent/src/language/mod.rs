@@ -42,6 +42,9 @@ mod german;
 mod numbers;
 mod spanish;
 
+#[cfg(test)]
+mod corpus;
+
 use std::sync::LazyLock;
 
 pub use chinese::Chinese;
@@ -121,12 +124,29 @@ static UNSUPPORTED: LazyLock<Vec<Unsupported>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The languages with rules, in the order their function words are counted.
-const RULED: [(whatlang::Lang, &dyn Language, &[&str]); 4] = [
-    (whatlang::Lang::Eng, &ENGLISH, english::FUNCTION_WORDS),
-    (whatlang::Lang::Spa, &SPANISH, spanish::FUNCTION_WORDS),
-    (whatlang::Lang::Deu, &GERMAN, german::FUNCTION_WORDS),
-    (whatlang::Lang::Fra, &FRENCH, french::FUNCTION_WORDS),
+/// The languages told apart by their function words, in the order they are counted:
+/// those with rules, and two without (Italian and Portuguese, whose requests would
+/// otherwise be taken for Spanish by the words they share with it).
+const BY_WORDS: [(whatlang::Lang, &[&str]); 6] = [
+    (whatlang::Lang::Eng, english::FUNCTION_WORDS),
+    (whatlang::Lang::Spa, spanish::FUNCTION_WORDS),
+    (whatlang::Lang::Deu, german::FUNCTION_WORDS),
+    (whatlang::Lang::Fra, french::FUNCTION_WORDS),
+    (whatlang::Lang::Ita, ITALIAN_WORDS),
+    (whatlang::Lang::Por, PORTUGUESE_WORDS),
+];
+
+/// Words of Italian that the other languages of [`BY_WORDS`] do not use.
+const ITALIAN_WORDS: &[&str] = &[
+    "anche", "che", "ciao", "degli", "della", "delle", "dello", "domani", "favore", "gli",
+    "grazie", "nel", "nella", "oggi", "perché", "puoi", "questa", "questo", "sono", "trova",
+    "voglio", "vorrei",
+];
+
+/// Words of Portuguese that the other languages of [`BY_WORDS`] do not use.
+const PORTUGUESE_WORDS: &[&str] = &[
+    "amanhã", "em", "hoje", "não", "obrigada", "obrigado", "olá", "onde", "ontem", "pessoas",
+    "pode", "preciso", "qual", "quero", "também", "uma", "umas", "você", "vocês",
 ];
 
 /// The language `text` is written in, with its rules.
@@ -146,6 +166,25 @@ const RULED: [(whatlang::Lang, &dyn Language, &[&str]); 4] = [
 /// and Portuguese). English stays the default, as it was before languages were told
 /// apart.
 pub fn detect(text: &str) -> &'static dyn Language {
+    // Han characters in a request mostly written in Latin letters ("帮我找《Bohemian
+    // Rhapsody》的歌词"): each says about what a word does, so a text with as many of them
+    // as Latin words is Chinese (unless kana or Hangul say Japanese or Korean).
+    let (mut han, mut kana_or_hangul, mut latin_words, mut in_word) = (0, 0, 0, false);
+    for c in text.chars() {
+        match c as u32 {
+            0x3040..=0x30FF | 0xAC00..=0xD7AF | 0x1100..=0x11FF => kana_or_hangul += 1,
+            0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF => han += 1,
+            _ => {}
+        }
+        let latin = c.is_ascii_alphabetic() || (c.is_alphabetic() && (c as u32) < 0x250);
+        if latin && !in_word {
+            latin_words += 1;
+        }
+        in_word = latin;
+    }
+    if han > 0 && kana_or_hangul == 0 && han >= latin_words {
+        return &CHINESE;
+    }
     let info = whatlang::detect(text);
     let latin = info
         .as_ref()
@@ -156,17 +195,17 @@ pub fn detect(text: &str) -> &'static dyn Language {
         (0, None)
     };
     match (by_words, info) {
-        (Some(language), _) if votes >= 2 => language,
+        (Some(lang), _) if votes >= 2 => of_lang(lang),
         (_, Some(info)) if info.is_reliable() => of_lang(info.lang()),
-        (Some(language), _) => language,
+        (Some(lang), _) => of_lang(lang),
         _ => &ENGLISH,
     }
 }
 
-/// The language with rules of most function words in `text` when one has more than each
-/// other, with how many it has.
-fn by_function_words(text: &str) -> (usize, Option<&'static dyn Language>) {
-    let mut counts = [0usize; RULED.len()];
+/// The language of [`BY_WORDS`] of most function words in `text` when one has more than
+/// each other, with how many it has.
+fn by_function_words(text: &str) -> (usize, Option<whatlang::Lang>) {
+    let mut counts = [0usize; BY_WORDS.len()];
     let mut starts_sentence = true;
     for piece in text.split_inclusive(|c: char| !c.is_alphanumeric()) {
         let word = piece.trim_end_matches(|c: char| !c.is_alphanumeric());
@@ -178,7 +217,7 @@ fn by_function_words(text: &str) -> (usize, Option<&'static dyn Language>) {
             starts_sentence = false;
             if counts_here {
                 let word = word.to_lowercase();
-                for (count, (_, _, words)) in counts.iter_mut().zip(RULED) {
+                for (count, (_, words)) in counts.iter_mut().zip(BY_WORDS) {
                     if words.contains(&word.as_str()) {
                         *count += 1;
                     }
@@ -194,16 +233,18 @@ fn by_function_words(text: &str) -> (usize, Option<&'static dyn Language>) {
         return (best, None);
     }
     let at = counts.iter().position(|c| *c == best);
-    (best, at.map(|at| RULED[at].1))
+    (best, at.map(|at| BY_WORDS[at].0))
 }
 
 /// The rules of a language whatlang names.
 fn of_lang(lang: whatlang::Lang) -> &'static dyn Language {
-    if let Some((_, rules, _)) = RULED.iter().find(|(l, _, _)| *l == lang) {
-        return *rules;
-    }
-    if lang == whatlang::Lang::Cmn {
-        return &CHINESE;
+    match lang {
+        whatlang::Lang::Eng => return &ENGLISH,
+        whatlang::Lang::Spa => return &SPANISH,
+        whatlang::Lang::Deu => return &GERMAN,
+        whatlang::Lang::Fra => return &FRENCH,
+        whatlang::Lang::Cmn => return &CHINESE,
+        _ => {}
     }
     match whatlang::Lang::all().iter().position(|l| *l == lang) {
         Some(at) => &UNSUPPORTED[at],
@@ -237,6 +278,14 @@ mod tests {
             // No rules: detected, and degrading open.
             ("Olá. Reserve uma mesa para duas pessoas amanhã.", "por"),
             ("東京の明日の天気を教えてください", "jpn"),
+            (
+                "Prenota un tavolo per due persone domani sera a Roma, per favore.",
+                "ita",
+            ),
+            // Han characters among more Latin letters.
+            ("帮我找皇后乐队的歌曲《Bohemian Rhapsody》的歌词。", "zh"),
+            ("2023年3月2日Healdsburg的天气怎么样？", "zh"),
+            ("Translate 你好 into English", "en"),
         ] {
             assert_eq!(detect(text).code(), code, "{text}");
         }
@@ -244,15 +293,13 @@ mod tests {
 
     #[test]
     fn function_word_lists_are_disjoint_and_lower_case() {
-        for (i, (_, a, words)) in RULED.iter().enumerate() {
+        for (i, (a, words)) in BY_WORDS.iter().enumerate() {
             for word in *words {
                 assert_eq!(word.to_lowercase(), *word);
-                for (_, b, others) in &RULED[i + 1..] {
+                for (b, others) in &BY_WORDS[i + 1..] {
                     assert!(
                         !others.contains(word),
-                        "{word} is a function word of {} and {}",
-                        a.code(),
-                        b.code()
+                        "{word} is a word of {a:?} and {b:?}"
                     );
                 }
             }

@@ -10,10 +10,10 @@ pub struct Spanish;
 /// Words of Spanish that English, German and French do not use, for [`super::detect`].
 pub(super) const FUNCTION_WORDS: &[&str] = &[
     "al", "ayer", "ayuda", "ayúdame", "busca", "con", "cuál", "cuáles", "cuándo", "cuánto",
-    "cuántos", "cómo", "dame", "del", "desde", "dónde", "el", "esta", "este", "estos", "está",
-    "están", "favor", "gracias", "hasta", "hay", "hola", "hoy", "las", "los", "mañana", "mis",
-    "muy", "más", "necesito", "para", "pero", "podrías", "por", "puede", "puedes", "qué", "quiero",
-    "sobre", "sus", "también", "una", "unas", "unos", "y",
+    "cuántos", "cómo", "dame", "del", "desde", "dónde", "el", "esa", "ese", "eso", "esta", "este",
+    "estos", "está", "están", "favor", "gracias", "hasta", "hay", "hola", "hoy", "las", "los",
+    "mañana", "mis", "muy", "más", "necesito", "para", "pero", "podrías", "por", "puede", "puedes",
+    "qué", "quiero", "sobre", "sus", "también", "una", "unas", "unos", "y",
 ];
 
 /// Words that name a day without its date, sorted.
