@@ -1,10 +1,11 @@
-//! French: grounding (number words, relative days, either decimal mark, spaces between
+//! French: claims and grounding (number words, relative days, either decimal mark, spaces between
 //! groups).
 
 use super::Language;
 use super::numbers::{any_day, either_digits, letter_words, word_numbers};
+use crate::claims::{PerfectRules, perfect_claims};
 
-/// French: numbers and days for grounding; no rules for needs or claims.
+/// French: claims of work done, numbers and days for grounding; no rules for needs.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct French;
 
@@ -25,9 +26,49 @@ const RELATIVE_DAYS: [&str; 14] = [
     "samedi", "semaine", "soir", "vendredi", "week",
 ];
 
+/// Claims of work done: "j'ai réservé", "a été envoyé", "est réservée".
+const CLAIMS: PerfectRules = PerfectRules {
+    auxiliaries: &["ai", "avons", "a", "ont", "est", "sont", "été"],
+    participles: &[
+        "acheté",
+        "ajouté",
+        "annulé",
+        "calculé",
+        "commandé",
+        "converti",
+        "créé",
+        "effectué",
+        "enregistré",
+        "envoyé",
+        "fait",
+        "lancé",
+        "obtenu",
+        "payé",
+        "planifié",
+        "programmé",
+        "recherché",
+        "récupéré",
+        "réservé",
+        "supprimé",
+        "traduit",
+        "transféré",
+        "trouvé",
+        "téléchargé",
+        "vérifié",
+    ],
+    pasts: &[],
+    negations: &[
+        "aucun", "aucune", "jamais", "n", "ne", "pas", "personne", "rien",
+    ],
+};
+
 impl Language for French {
     fn code(&self) -> &'static str {
         "fr"
+    }
+
+    fn claims_work(&self, answer: &str) -> Option<bool> {
+        Some(perfect_claims(answer, &CLAIMS))
     }
 
     fn numbers(&self, text: &str) -> Option<Vec<f64>> {

@@ -1,10 +1,11 @@
-//! German: grounding (number words, compounds included, relative days, either decimal
+//! German: claims and grounding (number words, compounds included, relative days, either decimal
 //! mark).
 
 use super::Language;
 use super::numbers::{any_day, combine, either_digits, letter_words, word_numbers};
+use crate::claims::{PerfectRules, perfect_claims};
 
-/// German: numbers and days for grounding; no rules for needs or claims.
+/// German: claims of work done, numbers and days for grounding; no rules for needs.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct German;
 
@@ -38,9 +39,55 @@ const RELATIVE_DAYS: [&str; 16] = [
     "übermorgen",
 ];
 
+/// Claims of work done: "ich habe … gebucht", "wurde … überwiesen".
+const CLAIMS: PerfectRules = PerfectRules {
+    auxiliaries: &["habe", "haben", "hab", "ist", "sind", "wurde", "wurden"],
+    participles: &[
+        "abgerufen",
+        "abgesagt",
+        "aktualisiert",
+        "berechnet",
+        "bestellt",
+        "bezahlt",
+        "erledigt",
+        "ermittelt",
+        "erstellt",
+        "gebucht",
+        "gefunden",
+        "gekauft",
+        "gelöscht",
+        "gemacht",
+        "geplant",
+        "geprüft",
+        "gesendet",
+        "geschickt",
+        "gespeichert",
+        "gestartet",
+        "gesucht",
+        "heruntergeladen",
+        "hinzugefügt",
+        "hochgeladen",
+        "registriert",
+        "reserviert",
+        "storniert",
+        "überprüft",
+        "übersetzt",
+        "überwiesen",
+        "umgerechnet",
+    ],
+    pasts: &[],
+    negations: &[
+        "kein", "keine", "keinen", "keiner", "keines", "nicht", "nichts", "nie",
+    ],
+};
+
 impl Language for German {
     fn code(&self) -> &'static str {
         "de"
+    }
+
+    fn claims_work(&self, answer: &str) -> Option<bool> {
+        Some(perfect_claims(answer, &CLAIMS))
     }
 
     fn numbers(&self, text: &str) -> Option<Vec<f64>> {

@@ -12,9 +12,9 @@
 //! | language | needs | claims | grounding |
 //! |---|---|---|---|
 //! | English ([`English`]) | yes | yes | number words, relative days, `12,000.5` |
-//! | Spanish ([`Spanish`]) | — | — | number words, relative days, `12.000,5` or `12,000.5` |
-//! | German ([`German`]) | — | — | number words, relative days, `12.000,5` or `12,000.5` |
-//! | French ([`French`]) | — | — | number words, relative days, `12 000,5` or `12,000.5` |
+//! | Spanish ([`Spanish`]) | — | yes | number words, relative days, `12.000,5` or `12,000.5` |
+//! | German ([`German`]) | — | yes | number words, relative days, `12.000,5` or `12,000.5` |
+//! | French ([`French`]) | — | yes | number words, relative days, `12 000,5` or `12,000.5` |
 //! | Chinese ([`Chinese`]) | — | — | numerals (`二十五`, `两`, `三点五`), relative days |
 //! | any other | — | — | — (never refuses) |
 //!
@@ -153,7 +153,8 @@ const PORTUGUESE_WORDS: &[&str] = &[
 ///
 /// Text in Latin script is first weighed by the function words it holds of each language
 /// with rules ("the", "para", "und", "avec": each list holds only words the other three
-/// do not use): two or more of one language, and more than of any other, decide. Else
+/// do not use; "ñ", "¿" and "¡" count for Spanish, "ß" for German), and of Italian and
+/// Portuguese: two or more of one language, and more than of any other, decide. Else
 /// whatlang's language when it is sure (Chinese, Portuguese…); else the language of the
 /// one function word; else English.
 ///
@@ -226,6 +227,15 @@ fn by_function_words(text: &str) -> (usize, Option<whatlang::Lang>) {
         }
         if piece.ends_with(['.', '!', '?', '¿', '¡', ':', '\n']) {
             starts_sentence = true;
+        }
+    }
+    // Letters and marks of one language alone: Spanish's "ñ", "¿" and "¡", German's "ß".
+    for (lang, marks) in [
+        (whatlang::Lang::Spa, &['ñ', '¿', '¡'][..]),
+        (whatlang::Lang::Deu, &['ß'][..]),
+    ] {
+        if let Some(at) = BY_WORDS.iter().position(|(l, _)| *l == lang) {
+            counts[at] += text.chars().filter(|c| marks.contains(c)).count();
         }
     }
     let best = counts.iter().copied().max().unwrap_or(0);

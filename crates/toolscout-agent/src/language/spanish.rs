@@ -1,9 +1,10 @@
-//! Spanish: grounding (number words, relative days, either decimal mark).
+//! Spanish: claims and grounding (number words, relative days, either decimal mark).
 
 use super::Language;
 use super::numbers::{any_day, either_digits, letter_words, word_numbers};
+use crate::claims::{PerfectRules, perfect_claims};
 
-/// Spanish: numbers and days for grounding; no rules for needs or claims.
+/// Spanish: claims of work done, numbers and days for grounding; no rules for needs.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Spanish;
 
@@ -36,9 +37,74 @@ const RELATIVE_DAYS: [&str; 16] = [
     "viernes",
 ];
 
+/// Claims of work done: "he reservado", "ha sido enviado", "reservé".
+const CLAIMS: PerfectRules = PerfectRules {
+    auxiliaries: &["fue", "fueron", "ha", "hemos", "han", "he"],
+    participles: &[
+        "actualizado",
+        "añadido",
+        "buscado",
+        "calculado",
+        "cancelado",
+        "comprado",
+        "convertido",
+        "creado",
+        "descargado",
+        "eliminado",
+        "encontrado",
+        "enviado",
+        "guardado",
+        "hecho",
+        "obtenido",
+        "pagado",
+        "pedido",
+        "procesado",
+        "programado",
+        "realizado",
+        "registrado",
+        "reservado",
+        "traducido",
+        "transferido",
+        "verificado",
+    ],
+    pasts: &[
+        "actualicé",
+        "añadí",
+        "busqué",
+        "calculé",
+        "cancelé",
+        "compré",
+        "convertí",
+        "creé",
+        "descargué",
+        "eliminé",
+        "encontré",
+        "envié",
+        "guardé",
+        "hice",
+        "obtuve",
+        "pagué",
+        "pedí",
+        "programé",
+        "realicé",
+        "registré",
+        "reservé",
+        "traduje",
+        "transferí",
+        "verifiqué",
+    ],
+    negations: &[
+        "nada", "nadie", "ningún", "ninguna", "ninguno", "no", "nunca", "tampoco",
+    ],
+};
+
 impl Language for Spanish {
     fn code(&self) -> &'static str {
         "es"
+    }
+
+    fn claims_work(&self, answer: &str) -> Option<bool> {
+        Some(perfect_claims(answer, &CLAIMS))
     }
 
     fn numbers(&self, text: &str) -> Option<Vec<f64>> {
