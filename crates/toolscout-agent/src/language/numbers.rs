@@ -32,9 +32,7 @@ pub(super) fn either_digits(text: &str, space_groups: bool, out: &mut Vec<f64>) 
         while k < chars.len() {
             let c = chars[k];
             let next_digit = chars.get(k + 1).is_some_and(char::is_ascii_digit);
-            if c.is_ascii_digit() {
-                run.push(c);
-            } else if (c == '.' || c == ',') && next_digit {
+            if c.is_ascii_digit() || ((c == '.' || c == ',') && next_digit) {
                 run.push(c);
             } else if is_group_space(c) && next_digit && three_digits_at(&chars, k + 1) {
                 run.push(' ');
