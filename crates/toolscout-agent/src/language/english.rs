@@ -1,7 +1,7 @@
 //! English: every rule set.
 
 use super::Language;
-use super::numbers::{any_day, letter_words, point_digits, word_numbers};
+use super::numbers::{letter_words, point_digits, word_numbers};
 
 /// English; its rules are the ones the agent's defaults were written with.
 #[derive(Debug, Default, Clone, Copy)]
@@ -67,7 +67,7 @@ impl Language for English {
                 Some(rest) if rest.chars().count() >= 3 => rest,
                 _ => &w,
             };
-            any_day(stem, &RELATIVE_DAYS)
+            RELATIVE_DAYS.binary_search(&stem).is_ok()
         })
     }
 }

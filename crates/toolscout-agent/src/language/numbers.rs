@@ -159,7 +159,7 @@ pub(super) fn letter_words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Whether one of `words` is one of `days` (sorted).
+/// Whether one of the words of `text` is one of `days` (sorted).
 pub(super) fn any_day(text: &str, days: &[&str]) -> bool {
     letter_words(text).any(|w| days.binary_search(&w.as_str()).is_ok())
 }
