@@ -17,14 +17,25 @@
 //! ("tomorrow", "next Friday"). Values the schema itself offers (an `enum` member, the
 //! `const`, the `default`), booleans and null always pass, and only required parameters
 //! are checked: an optional one the model fills is its own choice.
+//!
+//! Number words, relative days and decimal marks are the language's of each user
+//! message ([`crate::language`]): "dos personas mañana" grounds 2 and a date, "0,5" is
+//! 0.5 in Spanish, German and French. A conversation with a user message in a language
+//! without those rules is not checked at all (a refusal of words the rules cannot read
+//! would be a refusal of what the user gave). Words match without their accents
+//! ("Bogotá" and "Bogota"), Chinese text by its pairs of characters, and a value written
+//! in another script than the user's ("Beijing" for "北京", "上海" for "Shanghai") is a
+//! translation the model made: it passes.
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Mutex;
 
 use serde_json::Value;
 use toolscout_spec::ToolSpec;
+use unicode_normalization::UnicodeNormalization;
 
 use crate::ErrorKind;
+use crate::language::{English, Language};
 use crate::{CallOutcome, Message};
 
 /// The most text the grounds are built from, in bytes: the newest messages count first.
@@ -102,6 +113,12 @@ pub(crate) struct Grounds {
     initials: HashSet<String>,
     /// A day was named without its date ("tomorrow", "next Friday").
     relative_day: bool,
+    /// A user message is in a language without grounding rules: nothing is refused.
+    open: bool,
+    /// The user wrote Chinese characters.
+    user_cjk: bool,
+    /// A user message is in a language not written in Latin letters.
+    user_not_latin: bool,
 }
 
 /// The fewest letters two forms of a word share ([`Grounds::has_word_form`]).
@@ -111,24 +128,6 @@ const MAX_FORM_ENDING: usize = 3;
 
 /// The longest code for a named thing, in letters ("AAPL", "GOOGL").
 const MAX_CODE_LETTERS: usize = 5;
-
-/// Words that name a day without its date.
-const RELATIVE_DAYS: [&str; 14] = [
-    "today",
-    "tonight",
-    "tomorrow",
-    "yesterday",
-    "weekend",
-    "week",
-    "month",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
 
 /// What one unit is in another, for the conversions a user leaves to the model: time,
 /// length, mass, volume, data, and percentages.
@@ -145,15 +144,26 @@ impl Grounds {
         let mut grounds = Grounds::default();
         let mut budget = MAX_GROUND_BYTES;
         for message in messages.iter().rev() {
-            let text = match message {
-                Message::User { content } => content,
+            let (text, user) = match message {
+                Message::User { content } => (content, true),
                 // A failed call's result is the model's own arguments coming back (a
                 // refusal quotes the made-up value), not something the world returned.
-                Message::Tool { content, .. } if !failed(content) => content,
+                Message::Tool { content, .. } if !failed(content) => (content, false),
                 _ => continue,
             };
             let end = floor_char_boundary(text, budget.min(text.len()));
-            grounds.add(&text[..end]);
+            let text = &text[..end];
+            // Tool results are data, written with the decimal point (JSON's).
+            let language: &dyn Language = if user {
+                crate::language::detect(text)
+            } else {
+                &English
+            };
+            if user {
+                grounds.user_cjk |= text.chars().any(is_cjk);
+                grounds.user_not_latin |= !language.writes_latin();
+            }
+            grounds.add(text, language);
             budget -= end;
             if budget == 0 {
                 break;
@@ -164,13 +174,14 @@ impl Grounds {
         grounds
     }
 
-    fn add(&mut self, text: &str) {
+    fn add(&mut self, text: &str, language: &dyn Language) {
+        match language.numbers(text) {
+            Some(numbers) => self.numbers.extend(numbers),
+            None => self.open = true,
+        }
+        self.relative_day |= language.names_day(text);
         let mut run: Vec<char> = Vec::new();
         for token in tokens(text) {
-            if let Some(n) = number_word(&token) {
-                self.numbers.push(n);
-            }
-            self.relative_day |= RELATIVE_DAYS.contains(&stem(&token));
             // Initials of up to five consecutive words of letters.
             match token.chars().next() {
                 Some(first) if first.is_alphabetic() => {
@@ -186,7 +197,6 @@ impl Grounds {
             }
             self.words.insert(stem(&token).to_owned());
         }
-        self.numbers.extend(numbers(text));
     }
 
     fn has_number(&self, n: f64) -> bool {
@@ -294,6 +304,16 @@ impl Grounds {
         })
     }
 
+    /// Whether `text` is written in another script than the user's, so the model
+    /// translated it: Chinese characters the user never wrote, or only Latin letters
+    /// where the user wrote a language that is not written in them.
+    fn is_translation(&self, text: &str) -> bool {
+        if text.chars().any(is_cjk) {
+            return !self.user_cjk;
+        }
+        self.user_not_latin && text.chars().any(char::is_alphabetic)
+    }
+
     /// A date ("2026-11-28", "11/28") when a day was named without one.
     fn is_relative_date(&self, text: &str) -> bool {
         let digits: Vec<String> = tokens(text).filter(|t| number(t).is_some()).collect();
@@ -322,6 +342,7 @@ impl Grounds {
                 words.peek().is_none()
                     || words.any(|w| self.has_word(&w))
                     || self.is_relative_date(text)
+                    || self.is_translation(text)
             }
             Value::Array(items) => {
                 let item_schema = schema.and_then(|s| s.get("items"));
@@ -343,6 +364,9 @@ impl Grounds {
     /// The required parameters of `spec` whose values in `args` the conversation did not
     /// give, in the schema's order.
     pub(crate) fn ungrounded(&self, spec: &ToolSpec, args: &Value) -> Vec<String> {
+        if self.open {
+            return Vec::new();
+        }
         let schema = &spec.parameters;
         let Some(required) = schema.get("required").and_then(Value::as_array) else {
             return Vec::new();
@@ -361,21 +385,59 @@ impl Grounds {
     }
 }
 
-/// The lower-case runs of letters, and the runs of digits, in `text`: "1kg" is "1" and
-/// "kg", "XK-881" is "xk" and "881".
+/// The lower-case runs of letters without their accents, and the runs of digits, in
+/// `text`: "1kg" is "1" and "kg", "XK-881" is "xk" and "881", "Bogotá" is "bogota".
+/// Chinese characters are written without spaces: a run of them is its pairs of
+/// characters ("上海天气" is "上海", "海天", "天气"), or the one character alone.
 fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
     let mut rest = text;
+    let mut pairs: Vec<String> = Vec::new();
     std::iter::from_fn(move || {
+        if let Some(pair) = pairs.pop() {
+            return Some(pair);
+        }
         let start = rest.find(char::is_alphanumeric)?;
         rest = &rest[start..];
-        let digits = rest.starts_with(|c: char| c.is_ascii_digit());
+        let first = rest.chars().next()?;
+        if is_cjk(first) {
+            let end = rest.find(|c: char| !is_cjk(c)).unwrap_or(rest.len());
+            let run: Vec<char> = rest[..end].chars().collect();
+            rest = &rest[end..];
+            if run.len() == 1 {
+                return Some(run.iter().collect());
+            }
+            pairs = run.windows(2).rev().map(|w| w.iter().collect()).collect();
+            return pairs.pop();
+        }
+        let digits = first.is_ascii_digit();
         let end = rest
-            .find(|c: char| !c.is_alphanumeric() || c.is_ascii_digit() != digits)
+            .find(|c: char| !c.is_alphanumeric() || c.is_ascii_digit() != digits || is_cjk(c))
             .unwrap_or(rest.len());
-        let token = rest[..end].to_lowercase();
+        let token = fold(&rest[..end]);
         rest = &rest[end..];
         Some(token)
     })
+}
+
+/// `word` in lower case, without its accents ("Bogotá" is "bogota", "Ñandú" "nandu").
+fn fold(word: &str) -> String {
+    if word.is_ascii() {
+        return word.to_ascii_lowercase();
+    }
+    word.nfd()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether `c` is a Han character or kana (written without spaces between words).
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // hiragana, katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0x20000..=0x2FA1F) // extensions B–F
 }
 
 /// A word without a plural's final "s" ("whales" and "whale" are one word).
@@ -392,59 +454,6 @@ fn number(token: &str) -> Option<f64> {
         return None;
     }
     token.parse().ok()
-}
-
-/// The numbers written in `text`, each once: "12,000" is 12000 and "0.5" is 0.5 (not 12
-/// and 0, or 0 and 5), "2023-03-01" is 2023, 3 and 1.
-fn numbers(text: &str) -> impl Iterator<Item = f64> + '_ {
-    text.split(|c: char| !(c.is_ascii_digit() || c == ',' || c == '.'))
-        .map(|t| t.trim_matches(|c| c == ',' || c == '.'))
-        .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
-        .filter_map(|t| t.replace(',', "").parse().ok())
-}
-
-/// "one" to "twenty", and the round tens, hundred and thousand, as numbers.
-fn number_word(token: &str) -> Option<f64> {
-    const SMALL: [&str; 21] = [
-        "zero",
-        "one",
-        "two",
-        "three",
-        "four",
-        "five",
-        "six",
-        "seven",
-        "eight",
-        "nine",
-        "ten",
-        "eleven",
-        "twelve",
-        "thirteen",
-        "fourteen",
-        "fifteen",
-        "sixteen",
-        "seventeen",
-        "eighteen",
-        "nineteen",
-        "twenty",
-    ];
-    if let Some(n) = SMALL.iter().position(|w| *w == token) {
-        return Some(n as f64);
-    }
-    Some(match token {
-        "thirty" => 30.0,
-        "forty" => 40.0,
-        "fifty" => 50.0,
-        "sixty" => 60.0,
-        "seventy" => 70.0,
-        "eighty" => 80.0,
-        "ninety" => 90.0,
-        "hundred" => 100.0,
-        "thousand" => 1000.0,
-        "dozen" => 12.0,
-        "half" => 0.5,
-        _ => return None,
-    })
 }
 
 /// The largest char boundary of `text` at or below `at`.
@@ -664,7 +673,106 @@ mod tests {
 
     #[test]
     fn tokens_split_letters_from_digits() {
-        let all: Vec<String> = tokens("1kg of XK-881, Straße 7b").collect();
-        assert_eq!(all, ["1", "kg", "of", "xk", "881", "straße", "7", "b"]);
+        let all: Vec<String> = tokens("1kg of XK-881, Straße 7b, Bogotá").collect();
+        assert_eq!(
+            all,
+            ["1", "kg", "of", "xk", "881", "straße", "7", "b", "bogota"]
+        );
+        let all: Vec<String> = tokens("查询上海天气 in 3天").collect();
+        assert_eq!(
+            all,
+            ["查询", "询上", "上海", "海天", "天气", "in", "3", "天"]
+        );
+    }
+
+    fn table() -> ToolSpec {
+        spec(json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "party_size": {"type": "integer"},
+                "date": {"type": "string"},
+                "kilos": {"type": "number"}
+            },
+            "required": ["city", "party_size", "date", "kilos"]
+        }))
+    }
+
+    #[test]
+    fn number_words_and_days_of_the_users_language_ground_values() {
+        let args = json!({"city": "Madrid", "party_size": 2, "date": "2026-12-07", "kilos": 0.5});
+        for request in [
+            "Reserva una mesa en Madrid para dos personas mañana, y medio kilo de pan",
+            "Reserva una mesa en Madrid para dos personas mañana, y 0,5 kg de pan",
+            "Reserviere einen Tisch in Madrid für zwei Personen morgen, und 0,5 kg Brot",
+            "Réserve une table à Madrid pour deux personnes demain, et 0,5 kg de pain",
+            "帮我预订明天在Madrid两个人的餐桌，再买0.5公斤面包",
+            "帮我预订明天在Madrid两个人的餐桌，再买零点五公斤面包",
+            "Book a table in Madrid for two people tomorrow, and half a kilo of bread",
+        ] {
+            let grounds = Grounds::of(&user(request));
+            assert!(
+                grounds.ungrounded(&table(), &args).is_empty(),
+                "{request}: {:?}",
+                grounds.ungrounded(&table(), &args)
+            );
+        }
+        // What the request did not give is still refused in the user's language.
+        let grounds = Grounds::of(&user("Reserva una mesa en Madrid para dos personas"));
+        let invented =
+            json!({"city": "Madrid", "party_size": 9, "date": "2026-11-28", "kilos": 4.25});
+        assert_eq!(
+            grounds.ungrounded(&table(), &invented),
+            ["party_size", "date", "kilos"]
+        );
+        // "0,5" is not 5 where the comma is the decimal mark.
+        let grounds = Grounds::of(&user("Compra 0,5 kg de pan para la mesa de Madrid"));
+        assert!(grounds.has_number(0.5));
+        assert!(!grounds.has_number(5.0));
+    }
+
+    #[test]
+    fn a_conversation_in_a_language_without_rules_is_not_checked() {
+        let args = json!({"city": "Lisboa", "party_size": 7, "date": "2026-12-07", "kilos": 3});
+        let grounds = Grounds::of(&user("Olá. Reserve uma mesa para duas pessoas amanhã."));
+        assert!(grounds.ungrounded(&table(), &args).is_empty());
+    }
+
+    #[test]
+    fn a_value_in_another_script_than_the_users_is_a_translation() {
+        let tool = spec(json!({"type": "object",
+            "properties": {"city": {"type": "string"}}, "required": ["city"]}));
+        let chinese = Grounds::of(&user("北京明天的天气怎么样？"));
+        assert!(
+            chinese
+                .ungrounded(&tool, &json!({"city": "Beijing"}))
+                .is_empty()
+        );
+        assert!(
+            chinese
+                .ungrounded(&tool, &json!({"city": "北京"}))
+                .is_empty()
+        );
+        assert_eq!(
+            chinese.ungrounded(&tool, &json!({"city": "上海"})),
+            ["city"]
+        );
+        let english = Grounds::of(&user("What's the weather in Shanghai tomorrow?"));
+        assert!(
+            english
+                .ungrounded(&tool, &json!({"city": "上海"}))
+                .is_empty()
+        );
+        assert_eq!(
+            english.ungrounded(&tool, &json!({"city": "Beijing"})),
+            ["city"]
+        );
+        // Accents aside, a word is the word said.
+        let spanish = Grounds::of(&user("¿Qué tiempo hará mañana en Bogotá?"));
+        assert!(
+            spanish
+                .ungrounded(&tool, &json!({"city": "Bogota"}))
+                .is_empty()
+        );
     }
 }

@@ -83,6 +83,7 @@ mod exec;
 mod followup;
 mod grounding;
 pub mod host;
+pub mod language;
 mod message;
 pub mod needs;
 pub mod prompts;
