@@ -40,6 +40,7 @@ use crate::{
 };
 use crate::{Approver, Validators};
 use toolscout_invoke::ErrorKind;
+use toolscout_spec::template::fill;
 
 /// What every loop of one run (the top-level agent's and its sub-agents') shares.
 pub(crate) struct Runtime<'a> {
@@ -859,42 +860,5 @@ impl<'a> Run<'a> {
             }
         }
         added
-    }
-}
-
-/// `template` with each placeholder replaced by its value, in one pass: a value that
-/// holds a placeholder is not expanded again.
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    loop {
-        let next = values
-            .iter()
-            .filter_map(|(key, value)| rest.find(key).map(|at| (at, *key, *value)))
-            .min_by_key(|(at, _, _)| *at);
-        let Some((at, key, value)) = next else {
-            out.push_str(rest);
-            return out;
-        };
-        out.push_str(&rest[..at]);
-        out.push_str(value);
-        rest = &rest[at + key.len()..];
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fill;
-
-    #[test]
-    fn fill_replaces_each_placeholder_once_and_never_a_value() {
-        let question = fill(
-            "Request: {request}\nTools: {tools}\n{request}",
-            &[("{request}", "say {tools}"), ("{tools}", "- a")],
-        );
-        // The request's own "{tools}" is text, not a placeholder.
-        assert_eq!(question, "Request: say {tools}\nTools: - a\nsay {tools}");
-        assert_eq!(fill("no placeholders", &[("{x}", "y")]), "no placeholders");
-        assert_eq!(fill("{x}{x}", &[("{x}", "")]), "");
     }
 }

@@ -78,10 +78,14 @@ pub fn utterance_prompt(spec: &ToolSpec) -> String {
     } else {
         names.join(", ")
     };
-    crate::prompts::UTTERANCES
-        .replace("{name}", spec.name.as_str())
-        .replace("{description}", &description)
-        .replace("{parameters}", &parameters)
+    toolscout_spec::template::fill(
+        crate::prompts::UTTERANCES,
+        &[
+            ("{name}", spec.name.as_str()),
+            ("{description}", &description),
+            ("{parameters}", &parameters),
+        ],
+    )
 }
 
 /// The requests in a model's reply: one a line, list markers (`-`, `*`, `•`, `1.`, `2)`)

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use toolscout_catalog::{Tool, ToolHead};
 use toolscout_invoke::ErrorKind;
 use toolscout_search::SearchQuery;
+use toolscout_spec::template::fill;
 use toolscout_spec::{Disclosure, Level, ToolSpec, tokens};
 use uuid::Uuid;
 
@@ -202,13 +203,16 @@ impl DiscoverTools {
             Scope::Category(c) => format!("'{c}'"),
             Scope::Bundles(_) => "bundled".to_owned(),
         };
-        let description = template
-            .trim()
-            .replace("{scope}", &scope)
-            .replace("{count}", &self.in_scope().len().to_string());
+        let description = fill(
+            template.trim(),
+            &[
+                ("{scope}", &scope),
+                ("{count}", &self.in_scope().len().to_string()),
+            ],
+        );
         let summary = match &self.scope {
             Scope::All => SUMMARY.trim().to_owned(),
-            Scope::Category(c) => SUMMARY_CATEGORY.trim().replace("{category}", c),
+            Scope::Category(c) => fill(SUMMARY_CATEGORY.trim(), &[("{category}", c)]),
             Scope::Bundles(_) => SUMMARY_BUNDLES.trim().to_owned(),
         };
         (description, summary)

@@ -146,7 +146,7 @@ impl ToolError {
     pub fn spec_only(tool: &str) -> Self {
         ToolError::new(
             ErrorKind::SpecOnly,
-            SPEC_ONLY_CALL.trim().replace("{tool}", tool),
+            toolscout_spec::template::fill(SPEC_ONLY_CALL.trim(), &[("{tool}", tool)]),
         )
         .with_details(serde_json::json!({"tool": tool}))
     }

@@ -384,11 +384,14 @@ fn approval_question(request: &ApprovalRequest) -> String {
             .collect::<String>()
             + "…";
     }
-    let mut question = APPROVAL_QUESTION
-        .trim()
-        .replace("{tool}", &request.tool)
-        .replace("{summary}", &request.summary)
-        .replace("{arguments}", &arguments);
+    let mut question = toolscout_spec::template::fill(
+        APPROVAL_QUESTION.trim(),
+        &[
+            ("{tool}", &request.tool),
+            ("{summary}", &request.summary),
+            ("{arguments}", &arguments),
+        ],
+    );
     if !request.steps.is_empty() {
         question.push_str("\n\nIt is a recipe; this one approval covers every step it runs:");
         for s in &request.steps {
@@ -691,4 +694,27 @@ where
         reason: e.to_string(),
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::approval_question;
+    use toolscout_invoke::ApprovalRequest;
+
+    /// A summary is the tool author's text: a placeholder in it is shown as written, and
+    /// the arguments are said once, where the question puts them.
+    #[test]
+    fn a_placeholder_in_a_tool_summary_is_not_filled() {
+        let request = ApprovalRequest::new(
+            "wipe",
+            serde_json::json!({"path": "/"}),
+            "Deletes {arguments} after {tool}",
+        );
+        let question = approval_question(&request);
+        assert!(
+            question.starts_with("The model asks to call the tool wipe (Deletes {arguments} after {tool}) with these arguments:\n{\n  \"path\": \"/\"\n}"),
+            "{question}"
+        );
+        assert_eq!(question.matches("\"path\"").count(), 1, "{question}");
+    }
 }

@@ -40,6 +40,7 @@ pub mod recipe;
 pub mod sample;
 mod spec;
 pub mod suggest;
+pub mod template;
 pub mod tokens;
 mod typed;
 mod usage;
