@@ -232,7 +232,7 @@ mod tests {
         assert!(!transient(&endpoint(400)));
         assert!(!transient(&endpoint(500)));
         assert!(!transient(&crate::Error::Http(
-            "error sending request for url (http://127.0.0.1:9/v1/chat/completions)".to_owned()
+            "error sending request for url (http://127.0.0.1:9/v1/chat/completions)".into()
         )));
         assert!(!transient(&crate::Error::Decode("bad json".to_owned())));
     }

@@ -4,6 +4,9 @@
 //! bad configuration. A failed tool call is not an error; it goes back to the model as a
 //! tool result ([`crate::CallOutcome`]).
 
+/// The cause an [`Error`] keeps ([`std::error::Error::source`]).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// What went wrong talking to the endpoint or setting up a run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -17,12 +20,14 @@ pub enum Error {
         /// The endpoint's error message.
         message: String,
     },
-    /// The endpoint could not be reached, or the connection broke.
+    /// The endpoint could not be reached, or the connection broke; the HTTP client's
+    /// error is the source.
     #[error("HTTP error talking to the endpoint: {0}")]
-    Http(String),
-    /// A streamed response broke off or was not valid server-sent events.
+    Http(#[source] BoxError),
+    /// A streamed response broke off or was not valid server-sent events; the stream's
+    /// error is the source.
     #[error("the response stream failed: {0}")]
-    Stream(String),
+    Stream(#[source] BoxError),
     /// A response was not the chat-completions JSON the loop expects.
     #[error("could not read the endpoint's response: {0}")]
     Decode(String),
@@ -65,11 +70,11 @@ impl From<async_openai::error::OpenAIError> for Error {
                 status: r.status_code.as_u16(),
                 message: r.api_error.to_string(),
             },
-            E::Reqwest(e) => Error::Http(e.to_string()),
+            E::Reqwest(e) => Error::Http(Box::new(e)),
             E::JSONDeserialize(e, content) => endpoint_error_body(&content)
                 .unwrap_or_else(|| Error::Decode(format!("{e}: {}", truncate(&content, 500)))),
-            E::StreamError(e) => Error::Stream(e.to_string()),
-            other => Error::Http(other.to_string()),
+            E::StreamError(e) => Error::Stream(Box::new(e)),
+            other => Error::Http(Box::new(other)),
         }
     }
 }
@@ -116,5 +121,22 @@ mod tests {
         );
         assert!(endpoint_error_body(r#"{"choices":[]}"#).is_none());
         assert!(endpoint_error_body(r#"{"error":{"code":"bad","message":"x"}}"#).is_none());
+    }
+
+    /// A transport failure keeps its cause, for a caller that walks the chain.
+    #[test]
+    fn transport_errors_keep_their_source() {
+        use std::error::Error as _;
+        let e = Error::Http("connection refused".into());
+        assert_eq!(
+            e.to_string(),
+            "HTTP error talking to the endpoint: connection refused"
+        );
+        assert_eq!(
+            e.source().map(ToString::to_string).as_deref(),
+            Some("connection refused")
+        );
+        let e = Error::Stream("stream ended early".into());
+        assert!(e.source().is_some());
     }
 }

@@ -104,7 +104,7 @@ pub use config::{
     AgentConfig, AgentConfigBuilder, DEFAULT_ACTIVATE_HITS, DEFAULT_RETRIEVE_TOP_K,
     DEFAULT_SERVER_TOOLS, MAX_TOOL_REQUESTS, Policy, ToolChoice, ToolScope,
 };
-pub use error::{Error, Result};
+pub use error::{BoxError, Error, Result};
 pub use event::{AgentEvent, EventHandler};
 pub use host::{
     ANSWER_TOOL, CALL_TOOL, CallContext, CallOutcome, ProgressSink, Retrieval, Suggestion,

@@ -142,7 +142,7 @@ mod tests {
             "the request exceeds the available context size"
         )));
         assert!(!rejects_schemas(&endpoint(500, "Failed to parse grammar")));
-        assert!(!rejects_schemas(&Error::Http("schema".to_owned())));
+        assert!(!rejects_schemas(&Error::Http("schema".into())));
     }
 
     #[test]
