@@ -26,9 +26,9 @@ const INDEX_BATCH: usize = 2048;
 /// search, because a search waits until the index holds every change the catalog had
 /// taken in when it was asked (the index is updated as each change is told, in order).
 /// Tools are addressed by their [`ToolSpec`] name; when several catalog tools share a
-/// name, the viewer's own wins, then a shared one, then a built-in (see
-/// [`Toolbox::lookup`]); among one owner's (versions, bundles), the callable one changed
-/// last.
+/// name, an enabled built-in wins (built-in names are reserved), then the viewer's own,
+/// then a shared one, then a disabled built-in (see [`Toolbox::lookup`]); among one
+/// owner's (versions, bundles), the callable one changed last.
 ///
 /// Cloning is cheap: clones share everything.
 ///

@@ -2,11 +2,11 @@
 //! between the catalog in memory (state, heads, snapshot, events, identity), which knows
 //! no file and no SQL, and a store.
 //!
-//! The store is a [`CatalogStore`]: today the flat files of one directory
-//! ([`FileStore`], `files.rs`). A catalog reads through a [`StoreRead`] (a consistent
-//! view: the shared file lock) and writes through a [`StoreWrite`] (the write lock: the
-//! exclusive file lock), and asks the store for one tool's whole definition when it needs
-//! it ([`CatalogStore::read_tool`]).
+//! The store is a [`CatalogStore`]: the flat files of one directory ([`FileStore`],
+//! `files.rs`) or a PostgreSQL database (`PgStore`, `postgres/`, feature `postgres`).
+//! A catalog reads through a [`StoreRead`] (a consistent view: the shared file lock) and
+//! writes through a [`StoreWrite`] (the write lock: the exclusive file lock), and asks the
+//! store for one tool's whole definition when it needs it ([`CatalogStore::read_tool`]).
 //!
 //! **Rationale:** the trait is crate-private and object-safe: [`crate::Catalog`] holds
 //! one `Arc<dyn CatalogStore>`, so its public API is the same whatever the store, and the
