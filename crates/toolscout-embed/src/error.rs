@@ -30,7 +30,8 @@ pub enum Error {
         /// What is missing or out of range.
         message: String,
     },
-    /// `tokenizer.json` is valid JSON but not a WordPiece tokenizer this crate can run.
+    /// `tokenizer.json` is valid JSON but not a WordPiece or Unigram tokenizer this crate
+    /// can run.
     #[error("{}: {message}", path.display())]
     Tokenizer {
         /// The file.

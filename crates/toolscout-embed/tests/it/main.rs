@@ -13,10 +13,15 @@ mod fixture;
 #[cfg(feature = "transformer")]
 mod forward;
 #[cfg(feature = "transformer")]
+mod multilingual;
+#[cfg(feature = "transformer")]
+mod q4;
+#[cfg(feature = "transformer")]
 mod reference;
 #[cfg(feature = "transformer")]
 mod st_config;
 mod static_model;
 mod tokenizer;
+mod unigram;
 #[cfg(not(feature = "transformer"))]
 mod without_transformer;
