@@ -446,15 +446,13 @@ fn collapse_spaces(text: &str, content: &str) -> String {
 
 /// The non-empty runs of `word` between whitespace.
 fn whitespace_split(word: Word, out: &mut Vec<Word>) {
-    let mut at = 0;
-    for part in word.text.split(char::is_whitespace) {
+    for (n, part) in word.text.split(char::is_whitespace).enumerate() {
         if !part.is_empty() {
             out.push(Word {
                 text: part.to_owned(),
-                at_start: word.at_start && at == 0,
+                at_start: word.at_start && n == 0,
             });
         }
-        at += part.len() + 1;
     }
 }
 
