@@ -329,16 +329,7 @@ fn unsupported_template() -> String {
 /// regular expression ` {2,}`), or a `Sequence` of them; none when it is null.
 fn normalizers(normalizer: &Value) -> Result<Vec<Normalizer>, String> {
     let mut steps = Vec::new();
-    let list: Vec<&Value> = match normalizer["type"].as_str() {
-        None if normalizer.is_null() => return Ok(steps),
-        Some("Sequence") => normalizer["normalizers"]
-            .as_array()
-            .ok_or("`normalizer.normalizers` is missing")?
-            .iter()
-            .collect(),
-        _ => vec![normalizer],
-    };
-    for step in list {
+    for step in sequence(normalizer, "normalizer", "normalizers")? {
         let content = || step["content"].as_str().unwrap_or_default().to_owned();
         match step["type"].as_str() {
             Some("Precompiled") => match &step["precompiled_charsmap"] {
@@ -378,18 +369,24 @@ fn normalizers(normalizer: &Value) -> Result<Vec<Normalizer>, String> {
     Ok(steps)
 }
 
+/// The steps of a `tokenizer.json` part (`key`): the items of its `list` when it is a
+/// `Sequence`, else the part itself; none when it is null.
+fn sequence<'v>(part: &'v Value, key: &str, list: &str) -> Result<Vec<&'v Value>, String> {
+    match part["type"].as_str() {
+        None if part.is_null() => Ok(Vec::new()),
+        Some("Sequence") => Ok(part[list]
+            .as_array()
+            .ok_or_else(|| format!("`{key}.{list}` is missing"))?
+            .iter()
+            .collect()),
+        _ => Ok(vec![part]),
+    }
+}
+
 /// The steps of `pre_tokenizer`: `WhitespaceSplit`, `Metaspace`, or a `Sequence` of
 /// them; none when it is null.
 fn pre_tokenizers(pre_tokenizer: &Value) -> Result<Vec<PreTokenizer>, String> {
-    let list: Vec<&Value> = match pre_tokenizer["type"].as_str() {
-        None if pre_tokenizer.is_null() => return Ok(Vec::new()),
-        Some("Sequence") => pre_tokenizer["pretokenizers"]
-            .as_array()
-            .ok_or("`pre_tokenizer.pretokenizers` is missing")?
-            .iter()
-            .collect(),
-        _ => vec![pre_tokenizer],
-    };
+    let list = sequence(pre_tokenizer, "pre_tokenizer", "pretokenizers")?;
     let mut steps = Vec::with_capacity(list.len());
     for step in list {
         match step["type"].as_str() {
