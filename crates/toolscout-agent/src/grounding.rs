@@ -31,6 +31,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::sync::Mutex;
 
 use serde_json::Value;
+use toolscout_search::analyzer::is_cjk;
 use toolscout_spec::ToolSpec;
 use unicode_normalization::UnicodeNormalization;
 
@@ -428,16 +429,6 @@ fn fold(word: &str) -> String {
         .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
         .flat_map(char::to_lowercase)
         .collect()
-}
-
-/// Whether `c` is a Han character or kana (written without spaces between words).
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF      // hiragana, katakana
-        | 0x3400..=0x4DBF    // CJK extension A
-        | 0x4E00..=0x9FFF    // CJK unified ideographs
-        | 0xF900..=0xFAFF    // compatibility ideographs
-        | 0x20000..=0x2FA1F) // extensions B–F
 }
 
 /// A word without a plural's final "s" ("whales" and "whale" are one word).

@@ -71,7 +71,9 @@ pub(crate) fn terms(analyzer: &mut TextAnalyzer, text: &str, max: usize) -> Vec<
     out
 }
 
-fn is_cjk(c: char) -> bool {
+/// Whether `c` is a Han character or kana: written without spaces between words, so the
+/// analyzer (and the agent's grounding) read such text by characters.
+pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF      // hiragana, katakana
         | 0x3400..=0x4DBF    // CJK extension A
