@@ -29,8 +29,13 @@ fn main() -> ExitCode {
 }
 
 fn run_cycles(roots: &[String]) -> ExitCode {
-    // Paths are the workspace's: `cargo xtask` runs from anywhere inside it.
-    let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // Paths are the workspace's: `cargo xtask` runs from anywhere inside it. The
+    // manifest directory `cargo run` gives at run time, not the one compiled in: a
+    // binary built by another clone and reused from a shared target directory (CI's)
+    // would read that clone's files.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let workspace = manifest.join("../..");
     let roots: Vec<PathBuf> = if roots.is_empty() {
         DEFAULT_ROOTS.iter().map(|r| workspace.join(r)).collect()
     } else {
