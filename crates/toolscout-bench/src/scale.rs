@@ -1,4 +1,4 @@
-//! `toolscout bench scale`: what a large catalog costs a user, step by step. Imports a
+//! `toolscout-bench scale`: what a large catalog costs a user, step by step. Imports a
 //! JSONL catalog into a fresh directory with the `toolscout` binary itself, then times
 //! each command a user runs (and its peak memory, measured by a probe process that waits
 //! for it), then starts `serve` and times how long until it answers, its memory, the
@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
-use crate::cmd::context::Global;
+use crate::Target;
 
-/// Arguments of `bench scale`.
+/// Arguments of `toolscout-bench scale`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ScaleArgs {
     /// Tools, JSONL (`.jsonl` or `.jsonl.gz`, one `{name, description, parameters}` a line).
@@ -31,7 +31,7 @@ pub(crate) struct ScaleArgs {
     searches: usize,
 }
 
-/// Arguments of the hidden `bench peak`: runs `toolscout ARGS…` and prints its time and
+/// Arguments of the hidden `peak`: runs `toolscout ARGS…` and prints its time and
 /// peak memory as JSON.
 #[derive(Debug, clap::Args)]
 pub(crate) struct PeakArgs {
@@ -52,19 +52,19 @@ struct Row {
     note: String,
 }
 
-/// Runs `toolscout ARGS` (this binary), waits, and prints `{seconds, peak_kib, status}`:
-/// the peak is the largest resident size of this process's children, that is of that
-/// one command (Unix `getrusage`).
-pub(crate) fn peak(args: &PeakArgs) -> Result<()> {
-    let exe = std::env::current_exe().context("finding the toolscout binary")?;
+/// Runs `toolscout ARGS` (the target's binary), waits, and prints `{seconds, peak_kib,
+/// status}`: the peak is the largest resident size of this process's children, that is
+/// of that one command (Unix `getrusage`).
+pub(crate) fn peak(args: &PeakArgs, target: &Target) -> Result<()> {
+    let exe = target.exe();
     let start = Instant::now();
-    let status = Command::new(exe)
+    let status = Command::new(&exe)
         .args(&args.args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .status()
-        .context("running toolscout")?;
+        .with_context(|| format!("running {}", exe.display()))?;
     let seconds = start.elapsed().as_secs_f64();
     println!(
         "{}",
@@ -91,7 +91,7 @@ fn children_peak_kib() -> Option<u64> {
     None
 }
 
-pub(crate) fn run(args: &ScaleArgs, global: &Global, json_out: bool) -> Result<()> {
+pub(crate) fn run(args: &ScaleArgs, target: &Target, json_out: bool) -> Result<()> {
     if !args.tools.exists() {
         bail!("{}: no such file", args.tools.display());
     }
@@ -115,7 +115,7 @@ pub(crate) fn run(args: &ScaleArgs, global: &Global, json_out: bool) -> Result<(
             dir.display()
         );
     }
-    let result = measure(args, global, &dir);
+    let result = measure(args, target, &dir);
     drop(temp);
     let rows = result?;
     print_rows(&rows, json_out);
@@ -123,30 +123,26 @@ pub(crate) fn run(args: &ScaleArgs, global: &Global, json_out: bool) -> Result<(
 }
 
 /// The global flags a child command is run with: this catalog, and the same ranking.
-fn child_args(global: &Global, dir: &Path) -> Vec<String> {
+fn child_args(target: &Target, dir: &Path) -> Vec<String> {
     let mut out = vec![
         "--catalog".to_owned(),
         dir.join("catalog").display().to_string(),
         "--workspace".to_owned(),
         dir.join("workspace").display().to_string(),
     ];
-    if global.meaning.words_only {
-        out.push("--words-only".to_owned());
-    }
-    for e in &global.meaning.encoder {
-        out.push("--encoder".to_owned());
-        out.push(e.display().to_string());
-    }
+    out.extend(target.ranking_args());
     out
 }
 
-/// Runs one CLI step through `bench peak`.
-fn step(global: &Global, dir: &Path, args: &[&str]) -> Result<Measured> {
-    let exe = std::env::current_exe().context("finding the toolscout binary")?;
-    let mut all = child_args(global, dir);
+/// Runs one CLI step through the probe, `toolscout-bench peak` (this binary).
+fn step(target: &Target, dir: &Path, args: &[&str]) -> Result<Measured> {
+    let probe = std::env::current_exe().context("finding the toolscout-bench binary")?;
+    let mut all = child_args(target, dir);
     all.extend(args.iter().map(|a| (*a).to_owned()));
-    let out = Command::new(exe)
-        .args(["bench", "peak", "--"])
+    let out = Command::new(probe)
+        .arg("--toolscout")
+        .arg(target.exe())
+        .args(["peak", "--"])
         .args(&all)
         .stderr(Stdio::inherit())
         .output()
@@ -163,7 +159,7 @@ fn step(global: &Global, dir: &Path, args: &[&str]) -> Result<Measured> {
     Ok((v["seconds"].as_f64().unwrap_or(0.0), v["peak_kib"].as_u64()))
 }
 
-fn measure(args: &ScaleArgs, global: &Global, dir: &Path) -> Result<Vec<Row>> {
+fn measure(args: &ScaleArgs, target: &Target, dir: &Path) -> Result<Vec<Row>> {
     std::fs::create_dir_all(dir.join("workspace"))?;
     let mut rows = Vec::new();
     let mut row = |step: &str, (seconds, peak_kib): Measured, note: String| {
@@ -179,7 +175,7 @@ fn measure(args: &ScaleArgs, global: &Global, dir: &Path) -> Result<Vec<Row>> {
     };
     let file = args.tools.display().to_string();
     let imported = step(
-        global,
+        target,
         dir,
         &["import", "jsonl", &file, "--bundle", "scale"],
     )?;
@@ -203,31 +199,31 @@ fn measure(args: &ScaleArgs, global: &Global, dir: &Path) -> Result<Vec<Row>> {
     let q = args.query.as_str();
     row(
         "list --limit 20",
-        step(global, dir, &["list", "--limit", "20"])?,
+        step(target, dir, &["list", "--limit", "20"])?,
         String::new(),
     );
     row(
         "describe",
-        step(global, dir, &["describe", &first])?,
+        step(target, dir, &["describe", &first])?,
         first.clone(),
     );
-    row("identity", step(global, dir, &["identity"])?, String::new());
+    row("identity", step(target, dir, &["identity"])?, String::new());
     row(
         "call clock",
-        step(global, dir, &["call", "clock", "--action", "now"])?,
+        step(target, dir, &["call", "clock", "--action", "now"])?,
         String::new(),
     );
     row(
         "search (first: builds the index)",
-        step(global, dir, &["search", q])?,
+        step(target, dir, &["search", q])?,
         String::new(),
     );
     row(
         "search (index current)",
-        step(global, dir, &["search", q])?,
+        step(target, dir, &["search", q])?,
         String::new(),
     );
-    serve_rows(args, global, dir, &mut row)?;
+    serve_rows(args, target, dir, &mut row)?;
     let index = dir_size(&dir.join("catalog").join("index"));
     row(
         "index on disk",
@@ -239,16 +235,16 @@ fn measure(args: &ScaleArgs, global: &Global, dir: &Path) -> Result<Vec<Row>> {
 
 fn serve_rows(
     args: &ScaleArgs,
-    global: &Global,
+    target: &Target,
     dir: &Path,
     row: &mut dyn FnMut(&str, Measured, String),
 ) -> Result<()> {
-    let mut serve_global = global.clone();
-    serve_global.catalog = Some(dir.join("catalog"));
-    serve_global.workspace = Some(dir.join("workspace"));
+    let mut served = target.clone();
+    served.catalog = Some(dir.join("catalog"));
+    served.workspace = Some(dir.join("workspace"));
     let token = uuid::Uuid::new_v4().simple().to_string();
     let start = Instant::now();
-    let (server, addr) = crate::cmd::bench::harness::start(&serve_global, &token)?;
+    let (server, addr) = crate::harness::start(&served, &token)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -264,7 +260,7 @@ fn serve_rows(
     })?;
     let up = start.elapsed().as_secs_f64();
     let pid = server.pid();
-    let (rss, hwm) = crate::cmd::bench::harness::memory(pid).unwrap_or_default();
+    let (rss, hwm) = crate::harness::memory(pid).unwrap_or_default();
     row(
         "serve until it answers",
         (up, Some(hwm)),
@@ -319,7 +315,7 @@ fn serve_rows(
     }
     latencies.sort();
     let p50 = latencies[latencies.len() / 2].as_secs_f64();
-    let (_, hwm) = crate::cmd::bench::harness::memory(pid).unwrap_or_default();
+    let (_, hwm) = crate::harness::memory(pid).unwrap_or_default();
     row(
         "a search once the server is up (p50)",
         (p50, Some(hwm)),

@@ -1,4 +1,4 @@
-//! `toolscout bench replicas`: replicas of `serve` on one PostgreSQL catalog. On a
+//! `toolscout-bench replicas`: replicas of `serve` on one PostgreSQL catalog. On a
 //! database of its own (created on the server `--store` names, dropped at the end), for
 //! each replica count K it starts K `toolscout serve` children, each with a directory
 //! of its own, and measures:
@@ -34,10 +34,10 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::cmd::bench::harness::{Server, memory, pct};
-use crate::cmd::context::Global;
+use crate::Target;
+use crate::harness::{Server, memory, pct};
 
-/// Arguments of `bench replicas`.
+/// Arguments of `toolscout-bench replicas`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ReplicasArgs {
     /// Replica counts to run, e.g. `1,2,3`.
@@ -69,8 +69,8 @@ pub(crate) struct ReplicasArgs {
 
 pub(crate) const TOKEN: &str = "bench-replicas-token";
 
-pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Result<()> {
-    let Some(admin) = global.store.as_ref().map(|s| s.0.clone()) else {
+pub(crate) fn run(args: &ReplicasArgs, target: &Target, json_out: bool) -> Result<()> {
+    let Some(admin) = target.store.clone() else {
         bail!(
             "bench replicas needs --store postgres://… (or $TOOLSCOUT_DATABASE_URL): a server where it may create a database of its own"
         );
@@ -95,16 +95,16 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
         let disrupt = args.disrupt.as_deref().map(audit::Disruption::parse);
         for &k in &args.replicas {
             eprintln!("{k} replica(s)…");
-            rows.push(run_k(k, &url, args, global).await?);
+            rows.push(run_k(k, &url, args, target).await?);
             if args.concurrent_writes > 0 {
                 eprintln!("{k} replica(s), a writer on each…");
                 audits.push(
-                    audit::run(k, &url, args.concurrent_writes, disrupt.as_ref(), global).await?,
+                    audit::run(k, &url, args.concurrent_writes, disrupt.as_ref(), target).await?,
                 );
             }
         }
         let cold = match &args.tools {
-            Some(tools) => Some(cold_start(&url, tools, global).await?),
+            Some(tools) => Some(cold_start(&url, tools, target).await?),
             None => None,
         };
         Ok::<_, anyhow::Error>((rows, audits, cold))
@@ -119,7 +119,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
     let (rows, audits, cold) = result?;
     let report = json!({"replicas": rows, "concurrent": audits, "cold_start": cold});
     if json_out {
-        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::emit(&serde_json::to_string_pretty(&report)?);
     }
     let mut out = String::from(
         "| replicas | lag p50 | lag p99 | writes | requests/s | p99 | errors |\n|---|---|---|---|---|---|---|\n",
@@ -148,7 +148,7 @@ pub(crate) fn run(args: &ReplicasArgs, global: &Global, json_out: bool) -> Resul
             c["warm_s"].as_f64().unwrap_or(0.0), c["warm_peak_mib"]
         ));
     }
-    crate::cmd::emit(out.trim_end())
+    crate::emit(out.trim_end())
 }
 
 /// Runs `sql` on the server of `url` (tokio-postgres, the catalog store's client).
@@ -168,15 +168,14 @@ async fn admin_sql(url: &str, sql: &str) -> Result<()> {
 }
 
 /// `toolscout --store URL --catalog DIR serve` on a free loopback port; its address.
-pub(crate) fn start(url: &str, dir: &Path, global: &Global) -> Result<(Server, String)> {
-    let exe = std::env::current_exe().context("finding the toolscout binary")?;
-    let mut cmd = Command::new(exe);
+pub(crate) fn start(url: &str, dir: &Path, target: &Target) -> Result<(Server, String)> {
+    let mut cmd = target.command();
     cmd.arg("--store").arg(url).arg("--catalog").arg(dir);
-    if global.meaning.words_only {
+    if target.words_only {
         cmd.arg("--words-only");
     }
     cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN]);
-    crate::cmd::bench::harness::spawn_serving(cmd)
+    crate::harness::spawn_serving(cmd)
 }
 
 /// Reads replica `index`'s event feed, sending each name announced as added with when.
@@ -259,14 +258,14 @@ async fn get_ok(client: &reqwest::Client, url: String) -> Result<(), String> {
     }
 }
 
-async fn run_k(k: usize, url: &str, args: &ReplicasArgs, global: &Global) -> Result<Value> {
+async fn run_k(k: usize, url: &str, args: &ReplicasArgs, target: &Target) -> Result<Value> {
     let dirs: Vec<tempfile::TempDir> = (0..k)
         .map(|_| tempfile::tempdir())
         .collect::<std::io::Result<_>>()?;
     let mut servers = Vec::new();
     let mut addrs = Vec::new();
     for d in &dirs {
-        let (s, a) = start(url, d.path(), global)?;
+        let (s, a) = start(url, d.path(), target)?;
         servers.push(s);
         addrs.push(a);
     }
@@ -446,8 +445,8 @@ async fn mixed_load(
 }
 
 /// The cold start on the tools of `file`: import, a replica's first start, its second.
-async fn cold_start(url: &str, file: &Path, global: &Global) -> Result<Value> {
-    let exe = std::env::current_exe().context("finding the toolscout binary")?;
+async fn cold_start(url: &str, file: &Path, target: &Target) -> Result<Value> {
+    let exe = target.exe();
     let import_dir = tempfile::tempdir()?;
     eprintln!("importing {} into the database…", file.display());
     let started = Instant::now();
@@ -480,7 +479,7 @@ async fn cold_start(url: &str, file: &Path, global: &Global) -> Result<Value> {
     for round in ["empty", "warm"] {
         eprintln!("starting a replica ({round} directory)…");
         let started = Instant::now();
-        let (server, addr) = start(url, dir.path(), global)?;
+        let (server, addr) = start(url, dir.path(), target)?;
         loop {
             if client
                 .get(format!("http://{addr}/api/v1/tools?limit=1"))

@@ -1,4 +1,4 @@
-//! `toolscout bench replicas`, its concurrent phase: a writer on every replica at once,
+//! `toolscout-bench replicas`, its concurrent phase: a writer on every replica at once,
 //! at full speed, optionally disturbed half-way (one replica killed with SIGKILL and
 //! started again on its directory, or a command such as a database restart), then an
 //! audit of every acknowledged write on every replica:
@@ -22,8 +22,8 @@ use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
 use super::{TOKEN, put_tool, start};
-use crate::cmd::bench::harness::{Server, pct};
-use crate::cmd::context::Global;
+use crate::Target;
+use crate::harness::{Server, pct};
 
 /// How to disturb the replicas half-way through the writes.
 #[derive(Debug, Clone)]
@@ -175,7 +175,7 @@ pub(crate) async fn run(
     url: &str,
     writes: usize,
     disrupt: Option<&Disruption>,
-    global: &Global,
+    target: &Target,
 ) -> Result<Value> {
     let dirs: Vec<tempfile::TempDir> = (0..k)
         .map(|_| tempfile::tempdir())
@@ -183,7 +183,7 @@ pub(crate) async fn run(
     let mut servers: Vec<Server> = Vec::new();
     let mut list = Vec::new();
     for d in &dirs {
-        let (s, a) = start(url, d.path(), global)?;
+        let (s, a) = start(url, d.path(), target)?;
         servers.push(s);
         list.push(a);
     }
@@ -268,7 +268,7 @@ pub(crate) async fn run(
                 eprintln!("killing replica {last} (SIGKILL) after {at} writes…");
                 // SIGKILL, as `kill -9`: no shutdown of any kind.
                 drop(servers.pop());
-                let (s, a) = start(url, dirs[last].path(), global)?;
+                let (s, a) = start(url, dirs[last].path(), target)?;
                 servers.push(s);
                 addrs.lock().unwrap_or_else(|e| e.into_inner())[last] = a;
                 disrupted = Some(format!("replica {last} killed after {at} writes"));

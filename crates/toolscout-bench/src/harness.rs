@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::cmd::context::Global;
+use crate::Target;
 
 /// The server child, killed when dropped.
 pub(crate) struct Server(Child, Arc<std::sync::atomic::AtomicUsize>);
@@ -36,29 +36,23 @@ impl Drop for Server {
 
 /// Starts `toolscout serve` on a free loopback port with `token`; returns it and its
 /// address.
-pub(crate) fn start(global: &Global, token: &str) -> Result<(Server, String)> {
-    spawn_serving(serve_command(global, token)?)
+pub(crate) fn start(target: &Target, token: &str) -> Result<(Server, String)> {
+    spawn_serving(serve_command(target, token))
 }
 
 /// `toolscout serve --addr 127.0.0.1:0 --token TOKEN` with the catalog, workspace and
-/// encoder flags of `global`, not started yet.
-pub(crate) fn serve_command(global: &Global, token: &str) -> Result<Command> {
-    let exe = std::env::current_exe().context("finding the toolscout binary")?;
-    let mut cmd = Command::new(exe);
-    if let Some(c) = &global.catalog {
+/// ranking flags of `target`, not started yet.
+pub(crate) fn serve_command(target: &Target, token: &str) -> Command {
+    let mut cmd = target.command();
+    if let Some(c) = &target.catalog {
         cmd.arg("--catalog").arg(c);
     }
-    if let Some(w) = &global.workspace {
+    if let Some(w) = &target.workspace {
         cmd.arg("--workspace").arg(w);
     }
-    if global.meaning.words_only {
-        cmd.arg("--words-only");
-    }
-    for e in &global.meaning.encoder {
-        cmd.arg("--encoder").arg(e);
-    }
+    cmd.args(target.ranking_args());
     cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", token]);
-    Ok(cmd)
+    cmd
 }
 
 /// Spawns `cmd`, a `toolscout … serve --addr 127.0.0.1:0 …`, and waits until it says
@@ -69,7 +63,7 @@ pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .context("starting toolscout serve")?;
+        .with_context(|| format!("starting {:?} serve", cmd.get_program()))?;
     let stderr = child.stderr.take().context("reading the server's output")?;
     let mends = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let server = Server(child, Arc::clone(&mends));

@@ -1,4 +1,4 @@
-//! `toolscout bench serve --tenants N [--noisy]`: whether one tenant over its request
+//! `toolscout-bench serve --tenants N [--noisy]`: whether one tenant over its request
 //! rate slows the others down (issue 39).
 //!
 //! The bench makes a temporary catalog: the built-ins, and N tenants `t1`…`tN`, each
@@ -28,8 +28,8 @@ use toolscout_spec::{ToolName, ToolSpec};
 use uuid::Uuid;
 
 use super::{Caller, ServeArgs, one_request};
-use crate::cmd::bench::harness::{memory, serve_command, spawn_serving};
-use crate::cmd::context::{Context, Global, picks_by_name};
+use crate::Target;
+use crate::harness::{memory, serve_command, spawn_serving};
 
 /// The limits of each well-behaved tenant.
 const WELL_BEHAVED: TenantLimits = TenantLimits {
@@ -80,14 +80,14 @@ impl BenchTenant {
     }
 }
 
-pub(crate) fn run(args: &ServeArgs, tenants: usize, global: &Global, json_out: bool) -> Result<()> {
+pub(crate) fn run(args: &ServeArgs, tenants: usize, target: &Target, json_out: bool) -> Result<()> {
     if args.clients < tenants {
         bail!(
             "--clients {} is fewer than --tenants {tenants}: every tenant needs a client",
             args.clients
         );
     }
-    let copied = source_specs(global)?;
+    let copied = source_specs(target)?;
     let dir = tempfile::Builder::new()
         .prefix("toolscout-bench-tenants-")
         .tempdir()
@@ -101,9 +101,9 @@ pub(crate) fn run(args: &ServeArgs, tenants: usize, global: &Global, json_out: b
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    let mut served = global.clone();
+    let mut served = target.clone();
     served.catalog = Some(catalog_dir);
-    let mut cmd = serve_command(&served, &token)?;
+    let mut cmd = serve_command(&served, &token);
     // The temporary catalog is a directory, whatever database the environment names.
     cmd.env_remove("TOOLSCOUT_DATABASE_URL");
     let (server, addr) = spawn_serving(cmd)?;
@@ -146,7 +146,7 @@ pub(crate) fn run(args: &ServeArgs, tenants: usize, global: &Global, json_out: b
             report["with_noisy"] = l.json(args, &names);
             report["p99_ratio"] = json!(round(r, 100.0));
         }
-        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::emit(&serde_json::to_string_pretty(&report)?);
     }
     let share = if per_tenant.iter().all(|&n| n == per_tenant[0]) {
         format!("{} a tenant", per_tenant[0])
@@ -180,21 +180,35 @@ pub(crate) fn run(args: &ServeArgs, tenants: usize, global: &Global, json_out: b
         "\nserver memory (RSS): {} KiB at the end, peak {} KiB",
         last.rss_end, last.peak
     ));
-    crate::cmd::emit(text)
+    crate::emit(text)
 }
 
-/// A few tools of the catalog the bench was given, besides the built-ins.
-fn source_specs(global: &Global) -> Result<Vec<ToolSpec>> {
-    let ctx = Context::open(global)?;
-    let specs = picks_by_name(&ctx.catalog)
-        .iter()
-        .filter_map(|p| ctx.catalog.head(p.id).ok())
-        .filter(|h| !h.is_built_in)
-        .filter_map(|h| ctx.catalog.tool(h.id).ok())
-        .take(COPIED)
-        .map(|t| t.spec)
-        .collect();
-    ctx.finish();
+/// A few tools of the catalog the bench was given, besides the built-ins, as
+/// `toolscout export --format jsonl` prints them (the callable ones, one per name).
+fn source_specs(target: &Target) -> Result<Vec<ToolSpec>> {
+    let mut args: Vec<String> = Vec::new();
+    if let Some(c) = &target.catalog {
+        args.extend(["--catalog".to_owned(), c.display().to_string()]);
+    }
+    args.push("--words-only".to_owned());
+    args.extend(["export", "--format", "jsonl"].map(str::to_owned));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = target.output(&args)?;
+    let text = String::from_utf8_lossy(&out);
+    let mut specs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let spec = toolscout_spec::adapters::jsonl::from_line(line, i + 1)
+            .with_context(|| "reading the catalog's tools from `toolscout export`")?;
+        if builtin::tool(spec.name.as_str()).is_none() {
+            specs.push(spec);
+        }
+        if specs.len() == COPIED {
+            break;
+        }
+    }
     Ok(specs)
 }
 

@@ -1,13 +1,8 @@
 //! `toolscout bench search`: how fast the index builds, reopens and answers, next to a
 //! naive scan that scores every tool name with strsim (`toolscout_eval::bench`, which
-//! this module wires to the command line and prints); the load benches are its
-//! submodules (`serve`, with `--tenants`; `scale`; `replicas`), on one `harness`.
-
-mod harness;
-#[cfg(feature = "postgres")]
-mod replicas;
-mod scale;
-mod serve;
+//! this module wires to the command line and prints). The load benches of the binary
+//! (`serve`, `scale`, `replicas`) are not in it: they are `toolscout-bench`
+//! (`crates/toolscout-bench`), which runs this binary from outside.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -30,19 +25,6 @@ pub(crate) struct Args {
 enum What {
     /// Index build, reopen and query latency, vs. a naive strsim scan.
     Search(SearchArgs),
-    /// A load test of `serve`: N clients on loopback mixing the manifest, tools/search
-    /// and tools/call; requests/s, p50/p99, errors, the server's memory.
-    Serve(serve::ServeArgs),
-    /// What a large catalog costs: import, each CLI command (time and peak memory),
-    /// `serve` until it answers, the manifest plain and gzip, a search once it is up.
-    Scale(scale::ScaleArgs),
-    /// Replicas of `serve` on one PostgreSQL catalog (`--store`): propagation lag of a
-    /// write (p50/p99), requests/s per replica count, a replica's cold start.
-    #[cfg(feature = "postgres")]
-    Replicas(replicas::ReplicasArgs),
-    /// Runs `toolscout ARGS…` and prints its time and peak memory (used by `bench scale`).
-    #[command(hide = true)]
-    Peak(scale::PeakArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -73,11 +55,6 @@ struct SearchArgs {
 pub(crate) fn run(args: &Args, global: &super::context::Global, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, global, json_out),
-        What::Serve(a) => serve::run(a, global, json_out),
-        What::Scale(a) => scale::run(a, global, json_out),
-        #[cfg(feature = "postgres")]
-        What::Replicas(a) => replicas::run(a, global, json_out),
-        What::Peak(a) => scale::peak(a),
     }
 }
 

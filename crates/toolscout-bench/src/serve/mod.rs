@@ -1,4 +1,4 @@
-//! `toolscout bench serve`: a load test. Starts `toolscout serve` as a child process on
+//! `toolscout-bench serve`: a load test. Starts `toolscout serve` as a child process on
 //! a loopback port, runs N concurrent clients against it for a while, each mixing the
 //! manifest, `tools/search` and `tools/call`, and prints requests per second, p50 and
 //! p99 latency, the errors, and the server's memory over the run (from
@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use crate::cmd::bench::harness::{memory, start, stop};
-use crate::cmd::context::Global;
+use crate::Target;
+use crate::harness::{memory, start, stop};
 
-/// Arguments of `bench serve`.
+/// Arguments of `toolscout-bench serve`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
     /// Concurrent clients.
@@ -52,19 +52,19 @@ struct Tally {
     first_error: Option<String>,
 }
 
-pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<()> {
+pub(crate) fn run(args: &ServeArgs, target: &Target, json_out: bool) -> Result<()> {
     if args.clients == 0 || args.seconds == 0 {
         bail!("--clients and --seconds must be at least 1");
     }
     if let Some(tenants) = args.tenants {
-        return tenants::run(args, usize::from(tenants), global, json_out);
+        return tenants::run(args, usize::from(tenants), target, json_out);
     }
     let token = format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),
         uuid::Uuid::new_v4().simple()
     );
-    let (server, addr) = start(global, &token)?;
+    let (server, addr) = start(target, &token)?;
     let pid = server.pid();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -92,7 +92,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
         });
     }
     if json_out {
-        return crate::cmd::emit(&serde_json::to_string_pretty(&report)?);
+        return crate::emit(&serde_json::to_string_pretty(&report)?);
     }
     let mut text = clean.line(args);
     if let (Some(h), Some(stopped)) = (&hostile, stopped) {
@@ -105,7 +105,7 @@ pub(crate) fn run(args: &ServeArgs, global: &Global, json_out: bool) -> Result<(
             stopped.as_secs_f64()
         );
     }
-    crate::cmd::emit(text)
+    crate::emit(text)
 }
 
 /// What one run saw: every client's tally, the hostile client's, the server's memory.
