@@ -100,7 +100,7 @@ impl Agent {
     /// Adds a specialist agent, called like a tool (see [`subagent_spec`]): calling it
     /// runs a nested loop with the specialist's prompt, model, policy and tool scope over
     /// the same host, and returns its final answer. Specialists may delegate to each
-    /// other (and to themselves) until the top-level agent's [`AgentConfig::max_depth`]
+    /// other (and to themselves) until the top-level agent's [`AgentOptions::max_depth`]
     /// is reached.
     ///
     /// How the model meets them follows the policy, as for tools: under
@@ -139,7 +139,7 @@ impl Agent {
             validators: &self.validators,
             subagents: &self.subagents,
             discover_agents: self.discover_agents.as_ref(),
-            max_depth: self.config.max_depth,
+            max_depth: self.config.options.max_depth,
             emitter: Emitter::new(options.events, self.on_event.clone()),
         };
         let messages = with_system(&self.config, messages);
@@ -148,15 +148,15 @@ impl Agent {
 }
 
 /// What a policy appends to the system prompt about using the tools, and, with
-/// [`AgentConfig::tool_requests`], about asking for more.
+/// [`AgentOptions::tool_requests`], about asking for more.
 pub(crate) fn guidance(config: &AgentConfig) -> Option<String> {
-    let base = match config.policy {
+    let base = match config.options.policy {
         Policy::Upfront => return None,
         Policy::Browse => prompts::BROWSE,
         Policy::Retrieve => prompts::RETRIEVE,
     };
     let mut guidance = base.trim().to_owned();
-    if config.tool_requests {
+    if config.options.tool_requests {
         guidance.push_str("\n\n");
         guidance.push_str(prompts::TOOL_REQUEST.trim());
     }
@@ -195,7 +195,7 @@ impl AgentConfig {
         profile.category.clone_from(&self.category);
         profile.when_to_use = rest.trim().to_owned();
         profile.system_prompt = self.system_prompt.trim().to_owned();
-        profile.tools = match &self.tool_scope {
+        profile.tools = match &self.options.tool_scope {
             ToolScope::All => vec!["*".to_owned()],
             ToolScope::Only(names) => names.clone(),
             ToolScope::None => Vec::new(),
@@ -273,9 +273,9 @@ impl RunOptions {
 pub enum StopReason {
     /// The model answered (a turn without tool calls).
     Answer,
-    /// [`AgentConfig::max_steps`] requests were made without an answer.
+    /// [`AgentOptions::max_steps`] requests were made without an answer.
     MaxSteps,
-    /// [`AgentConfig::max_tokens`] was reached.
+    /// [`AgentOptions::max_tokens`] was reached.
     MaxTokens,
     /// [`RunOptions::cancel`] was cancelled.
     Cancelled,

@@ -15,10 +15,10 @@ pub enum Policy {
     /// Only the `discover_*` tools and `call_tool`. A tool the model has disclosed at
     /// level 2 or 3 is activated: its schema is appended to the tools array (never
     /// reordered, so a provider's prompt cache stays valid), up to
-    /// [`AgentConfig::activation_cap`] tools, least recently used evicted first.
+    /// [`AgentOptions::activation_cap`] tools, least recently used evicted first.
     Browse,
     /// [`Policy::Browse`], and before the first request the host searches the catalog
-    /// with each user message and activates its [`AgentConfig::retrieve_top_k`] best
+    /// with each user message and activates its [`AgentOptions::retrieve_top_k`] best
     /// tools, so the tools the request most likely needs are native tools from the
     /// start; `discover_*` stays as the fallback (without `call_tool`: what it finds is
     /// activated, and a tool called by name runs even when it is not). Later user
@@ -109,26 +109,65 @@ impl ToolScope {
     }
 }
 
-/// An agent: name, instructions, model, policy and limits.
+/// An agent: who it is (name, description, category, instructions, model) and how it
+/// runs ([`AgentOptions`]: policy, limits, the retrieval and grounding switches).
 ///
-/// Build one with [`AgentConfig::builder`]. A config is also what makes a specialist
-/// agent callable as a tool (see [`crate::Agent::with_subagent`]): its name becomes the
-/// tool name and its description the tool description.
+/// Build one with [`AgentConfig::builder`], which checks it; a config cannot be changed
+/// afterwards except through [`AgentConfig::to_builder`], so every config an
+/// [`Agent`](crate::Agent) runs has passed the checks (a deserialized one too). A config
+/// is also what makes a specialist agent callable as a tool (see
+/// [`crate::Agent::with_subagent`]): its name becomes the tool name and its description
+/// the tool description.
+///
+/// ```
+/// use toolscout_agent::{AgentConfig, AgentOptions, Policy};
+///
+/// let config = AgentConfig::builder("helper", "qwen2.5-coder-1.5b")
+///     .policy(Policy::Browse)
+///     .max_steps(8)
+///     .build()?;
+/// assert_eq!(config.options().max_steps, 8);
+///
+/// // Options as one value, e.g. kept from another config.
+/// let mut options = AgentOptions::default();
+/// options.stream = false;
+/// let other = AgentConfig::builder("other", "qwen2.5-coder-1.5b").options(options).build()?;
+/// assert!(!other.options().stream);
+///
+/// // Out of range: the builder says why.
+/// assert!(config.to_builder().max_steps(0).build().is_err());
+/// # Ok::<(), toolscout_agent::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "RawAgentConfig")]
 pub struct AgentConfig {
     /// Name; as a sub-agent, the tool name (a-z, A-Z, 0-9, `_`, `-`, at most 64).
-    pub name: String,
+    pub(crate) name: String,
     /// What the agent is for; as a sub-agent, the tool description.
-    pub description: String,
+    pub(crate) description: String,
     /// As a sub-agent, the category `discover_agents` lists it under (e.g. `research`),
     /// if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
+    pub(crate) category: Option<String>,
     /// The system prompt. Under [`Policy::Browse`] the browse-first guidance is
     /// appended to it.
-    pub system_prompt: String,
+    pub(crate) system_prompt: String,
     /// Model name sent to the endpoint.
-    pub model: String,
+    pub(crate) model: String,
+    /// How it runs.
+    #[serde(flatten)]
+    pub(crate) options: AgentOptions,
+}
+
+/// How an agent runs: which tools the model sees first and may use, its limits, and
+/// the switches of retrieval, needs and grounding. Part of an [`AgentConfig`]; start from
+/// [`AgentOptions::default`] (the defaults [`AgentConfig::builder`] documents) and set
+/// what you need. More options may come in any release (`#[non_exhaustive]`); a field
+/// missing from a serialized config takes its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[non_exhaustive]
+pub struct AgentOptions {
     /// Which tools the model sees first.
     pub policy: Policy,
     /// Which tools it may use.
@@ -294,6 +333,63 @@ pub struct AgentConfig {
     pub request_params: serde_json::Map<String, serde_json::Value>,
 }
 
+/// What a serialized [`AgentConfig`] is read as, then checked.
+#[derive(Deserialize)]
+struct RawAgentConfig {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    category: Option<String>,
+    #[serde(default)]
+    system_prompt: String,
+    model: String,
+    #[serde(flatten)]
+    options: AgentOptions,
+}
+
+impl TryFrom<RawAgentConfig> for AgentConfig {
+    type Error = Error;
+
+    fn try_from(raw: RawAgentConfig) -> Result<Self> {
+        let config = AgentConfig {
+            name: raw.name,
+            description: raw.description,
+            category: raw.category,
+            system_prompt: raw.system_prompt,
+            model: raw.model,
+            options: raw.options,
+        };
+        config.check()?;
+        Ok(config)
+    }
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            policy: Policy::default(),
+            tool_scope: ToolScope::default(),
+            max_steps: 16,
+            max_tokens: None,
+            tool_timeout: Duration::from_secs(60),
+            activation_cap: toolscout_discover::DEFAULT_ACTIVATION_CAP,
+            retrieve_top_k: DEFAULT_RETRIEVE_TOP_K,
+            activate_hits: DEFAULT_ACTIVATE_HITS,
+            server_tools: DEFAULT_SERVER_TOOLS,
+            tool_choice: ToolChoice::default(),
+            ground_arguments: default_ground_arguments(),
+            split_needs: default_split_needs(),
+            follow_needs: default_follow_needs(),
+            plan_needs: false,
+            tool_requests: false,
+            stream: true,
+            max_depth: 2,
+            request_params: serde_json::Map::new(),
+        }
+    }
+}
+
 fn default_top_k() -> usize {
     DEFAULT_RETRIEVE_TOP_K
 }
@@ -318,21 +414,21 @@ fn default_server_tools() -> usize {
     DEFAULT_SERVER_TOOLS
 }
 
-/// The default of [`AgentConfig::server_tools`].
+/// The default of [`AgentOptions::server_tools`].
 pub const DEFAULT_SERVER_TOOLS: usize = 10;
 
-/// The most `NEED:` lines one run searches ([`AgentConfig::tool_requests`]).
+/// The most `NEED:` lines one run searches ([`AgentOptions::tool_requests`]).
 pub const MAX_TOOL_REQUESTS: usize = 4;
 
-/// The default of [`AgentConfig::retrieve_top_k`].
+/// The default of [`AgentOptions::retrieve_top_k`].
 ///
 /// **Rationale:** on the BFCL run above, the right tool was among the top 3 in 0.94 of
 /// the tasks and among the top 5 in 0.98, and 3 cost about 200 fewer prompt tokens a
 /// request; the model's wrong picks were near-twins of the right tool, which more
 /// tools only add.
 pub const DEFAULT_RETRIEVE_TOP_K: usize = 3;
-/// The default of [`AgentConfig::activate_hits`].
-pub const DEFAULT_ACTIVATE_HITS: usize = 3;
+/// The default of [`AgentOptions::activate_hits`].
+pub const DEFAULT_ACTIVATE_HITS: usize = toolscout_discover::DEFAULT_ACTIVATE_HITS;
 
 impl AgentConfig {
     /// Starts a config with defaults: retrieve policy (3 tools per user message), a
@@ -347,24 +443,7 @@ impl AgentConfig {
                 category: None,
                 system_prompt: String::new(),
                 model: model.into(),
-                policy: Policy::default(),
-                tool_scope: ToolScope::default(),
-                max_steps: 16,
-                max_tokens: None,
-                tool_timeout: Duration::from_secs(60),
-                activation_cap: 16,
-                retrieve_top_k: DEFAULT_RETRIEVE_TOP_K,
-                activate_hits: DEFAULT_ACTIVATE_HITS,
-                server_tools: DEFAULT_SERVER_TOOLS,
-                tool_choice: ToolChoice::default(),
-                ground_arguments: default_ground_arguments(),
-                split_needs: default_split_needs(),
-                follow_needs: default_follow_needs(),
-                plan_needs: false,
-                tool_requests: false,
-                stream: true,
-                max_depth: 2,
-                request_params: serde_json::Map::new(),
+                options: AgentOptions::default(),
             },
         }
     }
@@ -395,104 +474,150 @@ impl AgentConfigBuilder {
     }
     /// Sets the policy.
     pub fn policy(mut self, policy: Policy) -> Self {
-        self.config.policy = policy;
+        self.config.options.policy = policy;
         self
     }
     /// Sets the tool scope.
     pub fn tool_scope(mut self, scope: ToolScope) -> Self {
-        self.config.tool_scope = scope;
+        self.config.options.tool_scope = scope;
         self
     }
     /// Sets the step limit.
     pub fn max_steps(mut self, steps: u32) -> Self {
-        self.config.max_steps = steps;
+        self.config.options.max_steps = steps;
         self
     }
     /// Sets the token limit per run.
     pub fn max_tokens(mut self, tokens: u64) -> Self {
-        self.config.max_tokens = Some(tokens);
+        self.config.options.max_tokens = Some(tokens);
         self
     }
     /// Sets the default timeout of a tool call.
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
-        self.config.tool_timeout = timeout;
+        self.config.options.tool_timeout = timeout;
         self
     }
     /// Sets how many tools may be activated at once.
     pub fn activation_cap(mut self, cap: usize) -> Self {
-        self.config.activation_cap = cap;
+        self.config.options.activation_cap = cap;
         self
     }
     /// Sets how many tools [`Policy::Retrieve`] activates per user message.
     pub fn retrieve_top_k(mut self, k: usize) -> Self {
-        self.config.retrieve_top_k = k;
+        self.config.options.retrieve_top_k = k;
         self
     }
     /// Sets how many of a search's best hits (or an unknown name's suggestions) are
     /// activated.
     pub fn activate_hits(mut self, n: usize) -> Self {
-        self.config.activate_hits = n;
+        self.config.options.activate_hits = n;
         self
     }
     /// Sets how many other tools of the best tool's server are offered compactly
-    /// ([`AgentConfig::server_tools`]; 0: none).
+    /// ([`AgentOptions::server_tools`]; 0: none).
     pub fn server_tools(mut self, n: usize) -> Self {
-        self.config.server_tools = n;
+        self.config.options.server_tools = n;
         self
     }
     /// Sets whether the model must call a tool after activations.
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
-        self.config.tool_choice = choice;
+        self.config.options.tool_choice = choice;
         self
     }
     /// Sets whether a call whose required arguments the conversation did not give is
-    /// refused (see [`AgentConfig::ground_arguments`]).
+    /// refused (see [`AgentOptions::ground_arguments`]).
     pub fn ground_arguments(mut self, check: bool) -> Self {
-        self.config.ground_arguments = check;
+        self.config.options.ground_arguments = check;
         self
     }
     /// Sets whether a message is searched need by need (see
-    /// [`AgentConfig::split_needs`]).
+    /// [`AgentOptions::split_needs`]).
     pub fn split_needs(mut self, split: bool) -> Self {
-        self.config.split_needs = split;
+        self.config.options.split_needs = split;
         self
     }
     /// Sets whether an answer that leaves a need of the request unserved is followed up
-    /// (see [`AgentConfig::follow_needs`]).
+    /// (see [`AgentOptions::follow_needs`]).
     pub fn follow_needs(mut self, follow: bool) -> Self {
-        self.config.follow_needs = follow;
+        self.config.options.follow_needs = follow;
         self
     }
     /// Sets whether a message of several needs is first put to the model for the tools
-    /// it needs ([`AgentConfig::plan_needs`]).
+    /// it needs ([`AgentOptions::plan_needs`]).
     pub fn plan_needs(mut self, plan: bool) -> Self {
-        self.config.plan_needs = plan;
+        self.config.options.plan_needs = plan;
         self
     }
     /// Sets whether the model may ask for tools it lacks with `NEED:` lines
-    /// ([`AgentConfig::tool_requests`]).
+    /// ([`AgentOptions::tool_requests`]).
     pub fn tool_requests(mut self, on: bool) -> Self {
-        self.config.tool_requests = on;
+        self.config.options.tool_requests = on;
         self
     }
     /// Turns streaming on or off.
     pub fn stream(mut self, stream: bool) -> Self {
-        self.config.stream = stream;
+        self.config.options.stream = stream;
         self
     }
     /// Sets how deep sub-agents may nest.
     pub fn max_depth(mut self, depth: u32) -> Self {
-        self.config.max_depth = depth;
+        self.config.options.max_depth = depth;
         self
     }
     /// Adds an extra request field, e.g. `("temperature", json!(0.2))`.
     pub fn request_param(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
-        self.config.request_params.insert(key.into(), value);
+        self.config.options.request_params.insert(key.into(), value);
         self
     }
-    /// Checks the config and returns it.
+    /// Sets every option at once (the identity stays as it is).
+    pub fn options(mut self, options: AgentOptions) -> Self {
+        self.config.options = options;
+        self
+    }
+    /// Checks the config and returns it: the name must be a legal function name, the
+    /// model named, `max_steps` at least 1, and the browse and retrieve policies need an
+    /// activation cap of at least 1.
     pub fn build(self) -> Result<AgentConfig> {
-        let c = self.config;
+        self.config.check()?;
+        Ok(self.config)
+    }
+}
+
+impl AgentConfig {
+    /// Name; as a sub-agent, the tool name (a-z, A-Z, 0-9, `_`, `-`, at most 64).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// What the agent is for; as a sub-agent, the tool description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+    /// As a sub-agent, the category `discover_agents` lists it under, if any.
+    pub fn category(&self) -> Option<&str> {
+        self.category.as_deref()
+    }
+    /// The system prompt (a policy's guidance is appended to it when the run starts).
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+    /// Model name sent to the endpoint.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+    /// How it runs.
+    pub fn options(&self) -> &AgentOptions {
+        &self.options
+    }
+    /// A builder holding this config, to change it and check it again.
+    pub fn to_builder(&self) -> AgentConfigBuilder {
+        AgentConfigBuilder {
+            config: self.clone(),
+        }
+    }
+
+    /// The builder's checks ([`AgentConfigBuilder::build`]).
+    fn check(&self) -> Result<()> {
+        let c = self;
         let err = |reason: &str| Error::Config {
             agent: c.name.clone(),
             reason: reason.to_owned(),
@@ -505,14 +630,14 @@ impl AgentConfigBuilder {
         if c.model.trim().is_empty() {
             return Err(err("the model must not be empty"));
         }
-        if c.max_steps == 0 {
+        if c.options.max_steps == 0 {
             return Err(err("max_steps must be at least 1"));
         }
-        if c.activation_cap == 0 && c.policy.browses() {
+        if c.options.activation_cap == 0 && c.options.policy.browses() {
             return Err(err(
                 "the browse and retrieve policies need an activation cap of at least 1",
             ));
         }
-        Ok(c)
+        Ok(())
     }
 }

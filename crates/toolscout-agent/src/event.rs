@@ -130,7 +130,7 @@ pub enum AgentEvent {
     },
     /// The model answered a request of several needs after serving only some, and was
     /// asked once more for the first need left (see
-    /// [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)).
+    /// [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)).
     NeedFollowedUp {
         /// Agent name.
         agent: String,
@@ -166,9 +166,9 @@ pub enum AgentEvent {
         evicted: Option<String>,
     },
     /// The model listed the tools a request of several steps needs, before its first
-    /// request ([`AgentConfig::plan_needs`]): these steps are the request's needs.
+    /// request ([`AgentOptions::plan_needs`]): these steps are the request's needs.
     ///
-    /// [`AgentConfig::plan_needs`]: crate::AgentConfig::plan_needs
+    /// [`AgentOptions::plan_needs`]: crate::AgentOptions::plan_needs
     Planned {
         /// Agent name.
         agent: String,
@@ -178,10 +178,10 @@ pub enum AgentEvent {
         steps: Vec<String>,
     },
     /// The model asked for a tool it lacks with a `NEED:` line
-    /// ([`AgentConfig::tool_requests`]): what it asked for and the tools its search
+    /// ([`AgentOptions::tool_requests`]): what it asked for and the tools its search
     /// activated (none when it found none).
     ///
-    /// [`AgentConfig::tool_requests`]: crate::AgentConfig::tool_requests
+    /// [`AgentOptions::tool_requests`]: crate::AgentOptions::tool_requests
     ToolRequested {
         /// Agent name.
         agent: String,
@@ -193,10 +193,10 @@ pub enum AgentEvent {
         tools: Vec<String>,
     },
     /// Tools offered compactly (name, summary, parameters' names and types): the other
-    /// tools of the server the retrieved tools belong to ([`AgentConfig::server_tools`]).
+    /// tools of the server the retrieved tools belong to ([`AgentOptions::server_tools`]).
     /// A call of one offers it whole ([`AgentEvent::Activated`]).
     ///
-    /// [`AgentConfig::server_tools`]: crate::AgentConfig::server_tools
+    /// [`AgentOptions::server_tools`]: crate::AgentOptions::server_tools
     Offered {
         /// Agent name.
         agent: String,

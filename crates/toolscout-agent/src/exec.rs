@@ -249,7 +249,7 @@ async fn call_host(
             format!("'{tool}' is disabled; choose another tool"),
         );
     }
-    if tools.get(tool).is_none() && !config.tool_scope.allows(tool) {
+    if tools.get(tool).is_none() && !config.options.tool_scope.allows(tool) {
         return CallOutcome::error(
             ErrorKind::OutOfScope,
             format!("'{tool}' is not among the tools this agent may use"),
@@ -295,7 +295,9 @@ async fn call_host(
     let timeout = spec
         .metadata
         .timeout_seconds
-        .map_or(config.tool_timeout, |s| Duration::from_secs(u64::from(s)));
+        .map_or(config.options.tool_timeout, |s| {
+            Duration::from_secs(u64::from(s))
+        });
     let progress = {
         let emitter = rt.emitter.clone();
         let (agent, call_id, tool) = (config.name.clone(), call_id.to_owned(), tool.to_owned());

@@ -1,5 +1,5 @@
 //! The needs of a request of several that a run follows up (see
-//! [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)): which are left,
+//! [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)): which are left,
 //! which was just put to the model, which tools have run.
 
 use crate::Message;
@@ -18,7 +18,7 @@ pub(crate) struct Need {
 }
 
 /// The needs of a request of several that the run follows up (see
-/// [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)).
+/// [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)).
 #[derive(Debug, Default)]
 pub(crate) struct Needs {
     /// The needs no call has served yet, in the request's order.

@@ -1,4 +1,4 @@
-//! [`AgentConfig::ground_arguments`](crate::AgentConfig::ground_arguments): is each
+//! [`AgentOptions::ground_arguments`](crate::AgentOptions::ground_arguments): is each
 //! required argument of a call something the conversation gave?
 //!
 //! A small model offered a tool that is only on the subject of a request calls it

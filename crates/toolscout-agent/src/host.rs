@@ -14,7 +14,7 @@
 //! 3. *Run this call.* ([`ToolHost::call`]) The answer is a [`CallOutcome`]: the JSON
 //!    the model reads, plus the names of tools the call disclosed at level 2 or 3, which
 //!    the loop activates, and of the tools a search found, best first, of which the loop
-//!    activates the first [`AgentConfig::activate_hits`](crate::AgentConfig::activate_hits).
+//!    activates the first [`AgentOptions::activate_hits`](crate::AgentOptions::activate_hits).
 //! 4. *Which tools fit this user message?* ([`ToolHost::retrieve`]) Under
 //!    [`Policy::Retrieve`], the loop activates them before the first request.
 //!
@@ -120,7 +120,7 @@ pub struct CallOutcome {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disclosed: Vec<String>,
     /// Tools this call found (a search's hits), best first: the loop activates the
-    /// first [`AgentConfig::activate_hits`](crate::AgentConfig::activate_hits).
+    /// first [`AgentOptions::activate_hits`](crate::AgentOptions::activate_hits).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub found: Vec<String>,
 }
@@ -238,7 +238,7 @@ pub trait ToolHost: Send + Sync {
     /// Tools to offer instead of `name`, which is not a tool: the closest names, or the
     /// tools its words find, best first. The loop puts their lines in the `unknown_tool`
     /// error, so a model that guessed a name can pick a real one, and activates the
-    /// first [`AgentConfig::activate_hits`](crate::AgentConfig::activate_hits). None by
+    /// first [`AgentOptions::activate_hits`](crate::AgentOptions::activate_hits). None by
     /// default.
     fn suggest(&self, name: &str) -> Vec<Suggestion> {
         let _ = name;
@@ -258,10 +258,10 @@ pub trait ToolHost: Send + Sync {
     /// the tools `found` for `message` belong to, best first for `message`, at most
     /// `limit`, none of `found`: a task that needs one tool of a server often needs
     /// several ("put it in a slide deck": create, add a slide, save). The loop offers
-    /// them compactly beside the tools it activated ([`AgentConfig::server_tools`]).
+    /// them compactly beside the tools it activated ([`AgentOptions::server_tools`]).
     /// None by default.
     ///
-    /// [`AgentConfig::server_tools`]: crate::AgentConfig::server_tools
+    /// [`AgentOptions::server_tools`]: crate::AgentOptions::server_tools
     fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
         let _ = (message, found, limit);
         Vec::new()

@@ -16,12 +16,12 @@ pub const STATIC_DISCOVER_DESCRIBE: &str = include_str!("../prompts/static_disco
 /// The description of a sub-agent tool's `task` parameter.
 pub const SUBAGENT_TASK: &str = include_str!("../prompts/agent_subagent_task.txt");
 /// Put to the model when it answers a request of several needs after serving only some
-/// (see [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)): `{need}` is the
+/// (see [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)): `{need}` is the
 /// first need left, as the request states it.
 pub const FOLLOW_NEED: &str = include_str!("../prompts/agent_follow_need.md");
 /// Ends the request that closes a run, which shows no tools, once every need of the
 /// request has been served (see
-/// [`AgentConfig::follow_needs`](crate::AgentConfig::follow_needs)).
+/// [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)).
 pub const CLOSING: &str = include_str!("../prompts/agent_closing.md");
 /// Put to the model when it answers a request it was required to call a tool for with an
 /// account of work that no call did ("I found a house in Long Beach"): `{tool}` is the
@@ -32,11 +32,11 @@ pub const NO_CALL_YET: &str = include_str!("../prompts/agent_no_call_yet.md");
 pub const UTTERANCES: &str = include_str!("../prompts/utterances.md");
 /// Asks the model, before the first request, for the tools a request of several steps
 /// needs, one per line, as what they do (see
-/// [`AgentConfig::plan_needs`](crate::AgentConfig::plan_needs)).
+/// [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)).
 pub const PLAN: &str = include_str!("../prompts/agent_plan.md");
 /// Tells the model how to ask for a tool it lacks, a `NEED:` line; added to the
-/// policy's guidance (see [`AgentConfig::tool_requests`](crate::AgentConfig::tool_requests)).
+/// policy's guidance (see [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
 pub const TOOL_REQUEST: &str = include_str!("../prompts/agent_tool_request.md");
 /// Says what a `NEED:` line found: `{need}` and `{tools}` (their names) are filled in
-/// (see [`AgentConfig::tool_requests`](crate::AgentConfig::tool_requests)).
+/// (see [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
 pub const TOOL_REQUEST_FOUND: &str = include_str!("../prompts/agent_tool_request_found.md");

@@ -80,20 +80,22 @@ fn initial_tools(
     config: &AgentConfig,
     depth: u32,
 ) -> Vec<toolscout_spec::ToolSpec> {
-    let mut tools = rt.host.initial_tools(config.policy);
-    if config.policy == Policy::Upfront || config.tool_scope == ToolScope::None {
-        tools.retain(|t| config.tool_scope.allows(&t.name));
+    let mut tools = rt.host.initial_tools(config.options.policy);
+    if config.options.policy == Policy::Upfront || config.options.tool_scope == ToolScope::None {
+        tools.retain(|t| config.options.tool_scope.allows(&t.name));
     }
     if depth < rt.max_depth {
         match rt.discover_agents {
             // Browsing policies browse the sub-agents too: they are activated once described.
-            Some(agents) if config.policy.browses() => tools.extend(agents.spec().ok()),
+            Some(agents) if config.options.policy.browses() => tools.extend(agents.spec().ok()),
             _ => tools.extend(rt.subagents.iter().map(subagent_spec)),
         }
     }
     // Only a policy that activates tools ever requires a call, and so needs the answer
     // tool to decline with.
-    if config.tool_choice == ToolChoice::RequiredAfterActivation && config.policy.browses() {
+    if config.options.tool_choice == ToolChoice::RequiredAfterActivation
+        && config.options.policy.browses()
+    {
         tools.push(answer_tool_spec());
     }
     tools
@@ -109,7 +111,7 @@ pub(crate) fn run_loop<'a>(
 ) -> BoxFuture<'a, RunReport> {
     Box::pin(async move {
         let mut run = Run::new(rt, config, depth, messages);
-        if config.policy == Policy::Retrieve {
+        if config.options.policy == Policy::Retrieve {
             run.retrieve_first(&cancel).await;
         }
         let (stop, answer) = run.go(&cancel).await;
@@ -185,7 +187,7 @@ impl<'a> Run<'a> {
             messages,
             meta,
             finders,
-            tools: ToolSet::new(initial, config.activation_cap),
+            tools: ToolSet::new(initial, config.options.activation_cap),
             forcing: Forcing::default(),
             usage: TokenUsage::default(),
             needs: Needs::default(),
@@ -215,11 +217,12 @@ impl<'a> Run<'a> {
             if cancel.is_cancelled() {
                 return (StopReason::Cancelled, None);
             }
-            if self.steps >= self.config.max_steps {
+            if self.steps >= self.config.options.max_steps {
                 return (StopReason::MaxSteps, None);
             }
             if self
                 .config
+                .options
                 .max_tokens
                 .is_some_and(|max| self.usage.total() >= max)
             {
@@ -292,17 +295,17 @@ impl<'a> Run<'a> {
         self.forcing.activated = found.require_call;
         self.forcing.best = found.best;
         self.forcing.one_need = found.one_need;
-        if self.config.follow_needs {
+        if self.config.options.follow_needs {
             self.needs.pending = found.pending;
         }
     }
 
-    /// With [`AgentConfig::plan_needs`], when the last user message states several
+    /// With [`AgentOptions::plan_needs`], when the last user message states several
     /// needs: the tools it needs as the model lists them (`prompts/agent_plan.md`), one
     /// step a line; `None` when the model listed fewer than two (or the endpoint failed:
     /// the run goes on with the message's own needs). Its tokens count in the run's.
     async fn plan(&mut self, cancel: &CancellationToken) -> Option<Vec<String>> {
-        if !self.config.plan_needs {
+        if !self.config.options.plan_needs {
             return None;
         }
         let message = self.messages.iter().rev().find_map(|m| match m {
@@ -312,7 +315,7 @@ impl<'a> Run<'a> {
         if crate::needs::split_needs(&message).len() < 2 {
             return None;
         }
-        let mut body = self.config.request_params.clone();
+        let mut body = self.config.options.request_params.clone();
         for key in ["stream", "stream_options", "tools", "tool_choice"] {
             body.remove(key);
         }
@@ -389,8 +392,8 @@ impl<'a> Run<'a> {
                 last.best = found.tools.first().cloned();
             }
             activated |= self.activate(&found.tools);
-            if Some(i) == last_user && self.config.server_tools > 0 {
-                let limit = self.config.server_tools.min(MAX_OFFERED);
+            if Some(i) == last_user && self.config.options.server_tools > 0 {
+                let limit = self.config.options.server_tools.min(MAX_OFFERED);
                 let more = self.rt.host.server_tools(&content, &found.tools, limit);
                 self.offer(&more);
             }
@@ -487,7 +490,7 @@ impl<'a> Run<'a> {
         tokio::select! {
             biased;
             () = cancel.cancelled() => None,
-            r = self.rt.client.complete(body.clone(), self.config.stream, self.steps, on_text)
+            r = self.rt.client.complete(body.clone(), self.config.options.stream, self.steps, on_text)
                 .instrument(span.clone()) => Some(r),
         }
     }
@@ -531,7 +534,7 @@ impl<'a> Run<'a> {
         cancel: &CancellationToken,
     ) -> Taken {
         // What the conversation gave so far: a call's required arguments must be in it.
-        let grounds = self.config.ground_arguments.then(|| Grounding {
+        let grounds = self.config.options.ground_arguments.then(|| Grounding {
             grounds: Grounds::of(&self.messages),
             exempt: &self.meta,
             refused: &self.refused,
@@ -590,7 +593,11 @@ impl<'a> Run<'a> {
             } else if done.outcome.error_kind() == Some(ErrorKind::UngroundedArguments) {
                 asked_again |= self.needs.refused(&done.tool);
             }
-            let found = done.outcome.found.iter().take(self.config.activate_hits);
+            let found = done
+                .outcome
+                .found
+                .iter()
+                .take(self.config.options.activate_hits);
             let names: Vec<String> = done
                 .outcome
                 .disclosed
@@ -618,8 +625,8 @@ impl<'a> Run<'a> {
             let followed = self.follow_up();
             // The last need served (or the one need of a request of one), nothing
             // failed and nothing new was found: what is left is the answer.
-            let served =
-                self.needs.all_served() || (self.config.follow_needs && self.forcing.one_need);
+            let served = self.needs.all_served()
+                || (self.config.options.follow_needs && self.forcing.one_need);
             self.forcing.closing =
                 !followed && progressed && !failed && !self.forcing.activated && served;
         }
@@ -671,7 +678,7 @@ impl<'a> Run<'a> {
     }
 
     /// Puts the next need left (see [`Needs::next`]) to the model, if there is one
-    /// ([`AgentConfig::follow_needs`]): its tools activated again if they had left the
+    /// ([`AgentOptions::follow_needs`]): its tools activated again if they had left the
     /// array, a system message naming it, and a next request that requires a call of one
     /// of them (or `answer`). Whether it did.
     fn follow_up(&mut self) -> bool {
@@ -695,11 +702,11 @@ impl<'a> Run<'a> {
     }
 
     /// The tools the model asked for with `NEED:` lines in `text`
-    /// ([`AgentConfig::tool_requests`], within [`MAX_TOOL_REQUESTS`] a run): each line's
+    /// ([`AgentOptions::tool_requests`], within [`MAX_TOOL_REQUESTS`] a run): each line's
     /// best tools activated, their server's others offered compactly, a system message
     /// naming what was added, and each request reported. The tools found, when any was.
     fn requested(&mut self, text: &str) -> Option<Vec<String>> {
-        if !self.config.tool_requests || !self.config.policy.browses() {
+        if !self.config.options.tool_requests || !self.config.options.policy.browses() {
             return None;
         }
         let mut all: Vec<String> = Vec::new();
@@ -716,12 +723,12 @@ impl<'a> Run<'a> {
                 .into_iter()
                 .filter(|t| self.tools.get(t).is_some())
                 .collect();
-            if self.config.server_tools > 0 {
+            if self.config.options.server_tools > 0 {
                 let left = MAX_OFFERED.saturating_sub(self.offered);
                 let more = self.rt.host.server_tools(
                     &need,
                     &self.tools.names(),
-                    self.config.server_tools.min(left),
+                    self.config.options.server_tools.min(left),
                 );
                 self.offer(&more);
             }
@@ -753,11 +760,11 @@ impl<'a> Run<'a> {
 
     /// Between steps: the server of each real tool that just ran offers its other tools
     /// compactly, best first for the last user message ([`ToolHost::server_tools`],
-    /// [`AgentConfig::server_tools`] a server), within [`MAX_OFFERED`] a run. Once one
+    /// [`AgentOptions::server_tools`] a server), within [`MAX_OFFERED`] a run. Once one
     /// of a server's tools has run, its siblings are the likely next steps: a task of
     /// two servers found one tool of the second by a need of its own.
     fn offer_servers_of(&mut self, ran: &[String]) {
-        if self.config.server_tools == 0 || self.config.policy != Policy::Retrieve {
+        if self.config.options.server_tools == 0 || self.config.options.policy != Policy::Retrieve {
             return;
         }
         let Some(message) = self.messages.iter().rev().find_map(|m| match m {
@@ -775,10 +782,11 @@ impl<'a> Run<'a> {
             // array holds, which are not offered again.
             let mut known = vec![tool.clone()];
             known.extend(self.tools.names().into_iter().filter(|n| n != tool));
-            let more =
-                self.rt
-                    .host
-                    .server_tools(&message, &known, self.config.server_tools.min(left));
+            let more = self.rt.host.server_tools(
+                &message,
+                &known,
+                self.config.options.server_tools.min(left),
+            );
             self.offer(&more);
         }
     }
@@ -788,7 +796,7 @@ impl<'a> Run<'a> {
     fn offer(&mut self, names: &[String]) {
         let mut offered = Vec::new();
         for name in names {
-            if !self.config.tool_scope.allows(name) {
+            if !self.config.options.tool_scope.allows(name) {
                 continue;
             }
             let Some(spec) = self.rt.host.spec(name) else {
@@ -828,7 +836,7 @@ impl<'a> Run<'a> {
     /// a wrong pick is as often the last tool as another. Best last was an option until
     /// then.
     fn activate(&mut self, names: &[String]) -> bool {
-        if !self.config.policy.browses() {
+        if !self.config.options.policy.browses() {
             return false;
         }
         let mut added = false;
@@ -838,7 +846,7 @@ impl<'a> Run<'a> {
                 .rt
                 .subagent(name)
                 .filter(|_| self.depth < self.rt.max_depth);
-            if sub.is_none() && !self.config.tool_scope.allows(name) {
+            if sub.is_none() && !self.config.options.tool_scope.allows(name) {
                 continue;
             }
             let Some(spec) = sub.map(subagent_spec).or_else(|| self.rt.host.spec(name)) else {

@@ -432,7 +432,9 @@ impl ToolHost for ToolboxHost {
             });
             let outcome = self
                 .toolbox
-                .call_observed(name, arguments, true, progress)
+                .call(name, arguments)
+                .approved()
+                .observed(progress)
                 .await;
             CallOutcome {
                 result: outcome.to_json(),

@@ -3,24 +3,21 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
+use toolscout_discover::{Activated, ActivationList, Standing};
 use toolscout_spec::ToolSpec;
 use toolscout_spec::adapters::openai::{MAX_OPENAI_NAME_LEN, NameMap, to_openai_named};
 
+/// What the run keeps with each tool of its array.
 struct Entry {
     spec: ToolSpec,
     alias: String,
-    /// Offered from the start: never evicted.
-    pinned: bool,
-    /// Offered compactly (its name, summary and parameters' names and types, see
-    /// [`compact_openai`]) until it is called or activated whole: one of a server's
-    /// tools offered together. Not counted against the cap, never evicted.
-    compact: bool,
-    last_used: u64,
 }
 
 impl Entry {
-    fn to_openai(&self) -> Value {
-        if self.compact {
+    /// Its OpenAI function: whole, or compactly (its name, summary and parameters'
+    /// names and types, see [`compact_openai`]) while it is only offered.
+    fn to_openai(&self, standing: Standing) -> Value {
+        if standing == Standing::Offered {
             compact_openai(&self.spec, &self.alias)
         } else {
             let mut function = to_openai_named(&self.spec, &self.alias, false);
@@ -88,76 +85,67 @@ pub(crate) enum Activation {
     },
 }
 
-/// The tools array, in the order the model sees it.
+/// The tools array, in the order the model sees it: an [`ActivationList`] (the tools
+/// offered first pinned, a server's tools offered compactly, activated ones appended)
+/// with the OpenAI alias of each.
 ///
-/// **Invariant:** entries only ever get appended, or removed by eviction; the relative
-/// order of the rest never changes, and a tool's OpenAI alias, once given, is never
-/// given to another tool during the run (old calls in the history stay resolvable).
+/// **Invariant:** the list's (entries only ever appended, or removed by eviction; the
+/// relative order of the rest never changes), and a tool's OpenAI alias, once given, is
+/// never given to another tool during the run (old calls in the history stay
+/// resolvable).
 pub(crate) struct ToolSet {
-    entries: Vec<Entry>,
+    list: ActivationList<Entry>,
     /// Alias → tool name, for every alias ever given in this run.
     aliases: HashMap<String, String>,
-    cap: usize,
-    clock: u64,
 }
 
 impl ToolSet {
     pub(crate) fn new(initial: Vec<ToolSpec>, cap: usize) -> Self {
         let map = NameMap::new(initial.iter().map(|s| s.name.as_str()));
         let mut set = ToolSet {
-            entries: Vec::new(),
+            list: ActivationList::new(cap.max(1)),
             aliases: HashMap::new(),
-            cap,
-            clock: 0,
         };
         for spec in initial {
-            if set.get(&spec.name).is_some() {
+            if set.list.contains(&spec.name) {
                 continue;
             }
             let alias = map
                 .alias(&spec.name)
                 .map_or_else(|| spec.name.to_string(), str::to_owned);
             set.aliases.insert(alias.clone(), spec.name.to_string());
-            set.entries.push(Entry {
-                spec,
-                alias,
-                pinned: true,
-                compact: false,
-                last_used: 0,
-            });
+            let name = spec.name.to_string();
+            set.list.pin(&name, Entry { spec, alias });
         }
         set
     }
 
     /// The OpenAI tools array.
     pub(crate) fn to_openai(&self) -> Vec<Value> {
-        self.entries.iter().map(Entry::to_openai).collect()
+        self.list.iter().map(|(_, e, st)| e.to_openai(st)).collect()
     }
 
     /// The tools array without the tools named in `hidden`.
     pub(crate) fn to_openai_without(&self, hidden: &[String]) -> Vec<Value> {
-        self.entries
+        self.list
             .iter()
-            .filter(|e| !hidden.iter().any(|h| h == e.spec.name.as_str()))
-            .map(Entry::to_openai)
+            .filter(|(name, _, _)| !hidden.iter().any(|h| h == name))
+            .map(|(_, e, st)| e.to_openai(st))
             .collect()
     }
 
     /// The array holding only the tools named in `shown`, in array order.
     pub(crate) fn to_openai_only(&self, shown: &[String]) -> Vec<Value> {
-        self.entries
+        self.list
             .iter()
-            .filter(|e| shown.iter().any(|h| h == e.spec.name.as_str()))
-            .map(Entry::to_openai)
+            .filter(|(name, _, _)| shown.iter().any(|h| h == name))
+            .map(|(_, e, st)| e.to_openai(st))
             .collect()
     }
 
     /// Tool names in array order.
     pub(crate) fn names(&self) -> Vec<String> {
-        self.entries
-            .iter()
-            .map(|e| e.spec.name.to_string())
-            .collect()
+        self.list.names()
     }
 
     /// The tool name behind an alias given in this run.
@@ -167,38 +155,22 @@ impl ToolSet {
 
     /// The name the model sees for `name`, a tool currently in the array: its alias.
     pub(crate) fn alias(&self, name: &str) -> Option<&str> {
-        self.entries
-            .iter()
-            .find(|e| e.spec.name.as_str() == name)
-            .map(|e| e.alias.as_str())
+        self.list.get(name).map(|e| e.alias.as_str())
     }
 
     /// A tool currently in the array.
     pub(crate) fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.entries
-            .iter()
-            .find(|e| e.spec.name.as_str() == name)
-            .map(|e| &e.spec)
+        self.list.get(name).map(|e| &e.spec)
     }
 
     /// Records a use of `name`, for least-recently-used eviction.
     pub(crate) fn touch(&mut self, name: &str) {
-        self.clock += 1;
-        let now = self.clock;
-        if let Some(e) = self
-            .entries
-            .iter_mut()
-            .find(|e| e.spec.name.as_str() == name)
-        {
-            e.last_used = now;
-        }
+        self.list.touch(name);
     }
 
     /// Whether `name` is in the array compactly (see [`ToolSet::offer_compact`]).
     pub(crate) fn is_compact(&self, name: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|e| e.compact && e.spec.name.as_str() == name)
+        self.list.standing(name) == Some(Standing::Offered)
     }
 
     /// Appends `spec` compactly unless it is present: its name, summary and parameters'
@@ -207,18 +179,19 @@ impl ToolSet {
     /// is checked against the full schema, and [`ToolSet::activate`] (which the loop
     /// makes on a call) offers it whole from then on. Whether it was appended.
     pub(crate) fn offer_compact(&mut self, spec: ToolSpec) -> Option<String> {
-        if self.get(&spec.name).is_some() {
+        if self.list.contains(&spec.name) {
             return None;
         }
-        let alias = self.new_alias(&spec.name);
-        self.aliases.insert(alias.clone(), spec.name.to_string());
-        self.entries.push(Entry {
-            spec,
-            alias: alias.clone(),
-            pinned: false,
-            compact: true,
-            last_used: 0,
-        });
+        let name = spec.name.to_string();
+        let alias = self.new_alias(&name);
+        self.aliases.insert(alias.clone(), name.clone());
+        self.list.offer(
+            &name,
+            Entry {
+                spec,
+                alias: alias.clone(),
+            },
+        );
         Some(alias)
     }
 
@@ -226,56 +199,21 @@ impl ToolSet {
     /// activated tool when the cap is reached; a tool offered compactly is offered whole
     /// from now on, where it stands.
     pub(crate) fn activate(&mut self, spec: ToolSpec) -> Activation {
-        self.clock += 1;
-        let now = self.clock;
-        if let Some(e) = self
-            .entries
-            .iter_mut()
-            .find(|e| e.compact && e.spec.name == spec.name)
-        {
-            e.compact = false;
-            e.last_used = now;
-            let alias = e.alias.clone();
-            // It counts against the cap now; being the latest used, it stays.
-            let evicted = self.evict_beyond(self.cap.max(1));
-            return Activation::Added { alias, evicted };
+        let name = spec.name.to_string();
+        let alias = if self.list.contains(&name) {
+            String::new()
+        } else {
+            let alias = self.new_alias(&name);
+            self.aliases.insert(alias.clone(), name.clone());
+            alias
+        };
+        match self.list.activate(&name, || Entry { spec, alias }) {
+            Activated::Present => Activation::Present,
+            Activated::Added { evicted } => Activation::Added {
+                alias: self.alias(&name).unwrap_or(&name).to_owned(),
+                evicted: evicted.map(|(n, _)| n),
+            },
         }
-        if self.get(&spec.name).is_some() {
-            self.touch(&spec.name);
-            return Activation::Present;
-        }
-        let evicted = self.evict_beyond(self.cap.max(1) - 1);
-        let alias = self.new_alias(&spec.name);
-        self.aliases.insert(alias.clone(), spec.name.to_string());
-        self.entries.push(Entry {
-            spec,
-            alias: alias.clone(),
-            pinned: false,
-            compact: false,
-            last_used: now,
-        });
-        Activation::Added { alias, evicted }
-    }
-
-    /// Evicts the least recently used activated tool (offered whole) when more than
-    /// `keep` are; its name.
-    fn evict_beyond(&mut self, keep: usize) -> Option<String> {
-        let active = self
-            .entries
-            .iter()
-            .filter(|e| !e.pinned && !e.compact)
-            .count();
-        if active <= keep {
-            return None;
-        }
-        let pos = self
-            .entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| !e.pinned && !e.compact)
-            .min_by_key(|(_, e)| e.last_used)
-            .map(|(i, _)| i)?;
-        Some(self.entries.remove(pos).spec.name.to_string())
     }
 
     /// An alias for `name` that no other tool of this run has had: the one

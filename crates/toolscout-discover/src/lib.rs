@@ -42,6 +42,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod activation;
 mod agents;
 mod args;
 mod builder;
@@ -52,6 +53,9 @@ pub mod snapshot;
 mod toolbox;
 mod tools;
 
+pub use activation::{
+    Activated, ActivationList, DEFAULT_ACTIVATE_HITS, DEFAULT_ACTIVATION_CAP, Standing,
+};
 pub use agents::{AgentProfile, DiscoverAgents};
 pub use args::{BriefDiscoverArgs, Detail, DiscoverAgentsArgs, DiscoverArgs};
 pub use builder::{DEFAULT_BUNDLE, ToolboxBuilder};
@@ -59,7 +63,8 @@ pub use call_tool::{CALL_TOOL, call_tool_spec};
 pub use error::{Error, Result};
 pub use recipe::{Progress, RecipeEvent};
 pub use toolbox::{
-    AUDIT_EVERY, Audit, Follower, IndexSync, Lookup, ToolHits, Toolbox, call_looked_up, listed_spec,
+    AUDIT_EVERY, Audit, Call, Follower, IndexSync, Lookup, ToolHits, Toolbox, call_looked_up,
+    listed_spec,
 };
 pub use tools::{
     Answer, DEFAULT_OVERVIEW_THRESHOLD, DEFAULT_USAGE_HITS, DiscoverTools, MAX_SIMILAR_SHOWN,

@@ -46,7 +46,7 @@ use toolscout_spec::recipe::{
     RecipeResult, Step, truthy,
 };
 
-/// What a recipe's run tells as it goes (see [`crate::Toolbox::call_observed`]).
+/// What a recipe's run tells as it goes (see [`crate::Call::observed`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -800,7 +800,7 @@ impl Composite for DraftRunner<'_> {
 
 impl crate::Toolbox {
     /// Runs a recipe that is not in the catalog, a draft (the console's recipe builder
-    /// tries one before it is saved), as [`crate::Toolbox::call_observed`] runs a stored
+    /// tries one before it is saved), as [`crate::Call::observed`] runs a stored
     /// one: `spec` and `block` as a put of it would store them (check them first with
     /// [`toolscout_catalog::CatalogView::check_recipe`]), the arguments validated
     /// against `spec`, the steps' tools found in this toolbox's view, each step an

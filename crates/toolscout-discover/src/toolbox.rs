@@ -653,18 +653,25 @@ impl Toolbox {
             .collect()
     }
 
-    /// Calls the tool named `name` with `args`: `{ok:true, value}` or `{ok:false, error}`.
+    /// Calls the tool named `name` with `args`: `{ok:true, value}` or `{ok:false, error}`,
+    /// once the [`Call`] is awaited.
     ///
     /// Unknown and disabled tools are error outcomes that say what to do. The call is
-    /// counted in the catalog's usage metrics.
-    pub async fn call(&self, name: &str, args: Value) -> Outcome {
-        self.call_inner(name, args, false).await
-    }
-
-    /// Like [`Toolbox::call`], for a caller that has already asked its own approver (the
-    /// agent loop): the invoker does not ask again.
-    pub async fn call_approved(&self, name: &str, args: Value) -> Outcome {
-        self.call_inner(name, args, true).await
+    /// counted in the catalog's usage metrics. [`Call::approved`] says the caller has
+    /// asked its own approver already; [`Call::observed`] follows a recipe's steps.
+    ///
+    /// ```
+    /// # use toolscout_discover::Toolbox;
+    /// # async fn demo(toolbox: &Toolbox) {
+    /// let args = serde_json::json!({"action": "now"});
+    /// let outcome = toolbox.call("clock", args.clone()).await;
+    /// // The agent loop asked its approver: the invoker does not ask again.
+    /// let again = toolbox.call("clock", args).approved().await;
+    /// # let _ = (outcome, again);
+    /// # }
+    /// ```
+    pub fn call(&self, name: &str, args: Value) -> Call<'_> {
+        Call::new(self, Callee::Name(name.to_owned()), args)
     }
 
     /// Whether a call of `tool` needs approval: its spec says so, or the native function
@@ -688,37 +695,10 @@ impl Toolbox {
     }
 
     /// Calls one catalog tool (one version of one bundle, as a listing or a lookup gave
-    /// it): a disabled one is an error outcome; the call is counted in the catalog's
-    /// usage. `approved` as in [`Toolbox::call_approved`].
-    pub async fn call_tool(&self, tool: &Tool, args: Value, approved: bool) -> Outcome {
-        if self.view().head(tool.id).is_err() {
-            // Outside the view: answered as a name nobody holds.
-            let name = tool.spec.name.as_str();
-            let nobody = Lookup::NotFound {
-                did_you_mean: self.suggest(name),
-            };
-            if let Err(e) = nobody.into_callable(name) {
-                return Outcome::Err(e);
-            }
-        }
-        call_catalog_tool(self.call_context(None), tool, args, approved).await
-    }
-
-    /// [`Toolbox::call`] (or, with `approved`, [`Toolbox::call_approved`]) that tells
-    /// `progress` how a recipe's steps go ([`RecipeEvent`](crate::RecipeEvent)); other tools tell nothing.
-    pub async fn call_observed(
-        &self,
-        name: &str,
-        args: Value,
-        approved: bool,
-        progress: Progress,
-    ) -> Outcome {
-        match self.lookup(name).into_callable(name) {
-            Ok(tool) => {
-                call_catalog_tool(self.call_context(Some(&progress)), &tool, args, approved).await
-            }
-            Err(e) => Outcome::Err(e),
-        }
+    /// it), once the [`Call`] is awaited: a disabled one, or one outside this toolbox's
+    /// view, is an error outcome; the call is counted in the catalog's usage.
+    pub fn call_tool<'a>(&'a self, tool: &'a Tool, args: Value) -> Call<'a> {
+        Call::new(self, Callee::Tool(tool), args)
     }
 
     /// What the call of `tool` will run, when it is a recipe: its steps (a nested
@@ -748,11 +728,138 @@ impl Toolbox {
             budget: None,
         }
     }
+}
 
-    async fn call_inner(&self, name: &str, args: Value, approved: bool) -> Outcome {
-        match self.lookup(name).into_callable(name) {
-            Ok(tool) => call_catalog_tool(self.call_context(None), &tool, args, approved).await,
+/// What a [`Call`] calls: a name, looked up when the call runs, or one catalog tool.
+enum Callee<'a> {
+    Name(String),
+    Tool(&'a Tool),
+}
+
+/// One call of a tool of a [`Toolbox`], made by [`Toolbox::call`] or
+/// [`Toolbox::call_tool`]: a future that resolves to the [`Outcome`]; nothing runs until
+/// it is polled, and the builder methods set how it runs before then.
+#[must_use = "a call does nothing until it is awaited"]
+pub struct Call<'a> {
+    toolbox: &'a Toolbox,
+    /// What to call; taken when the call starts.
+    callee: Option<Callee<'a>>,
+    args: Value,
+    approved: bool,
+    progress: Option<Progress>,
+    /// The call, once started.
+    running: Option<toolscout_invoke::BoxFuture<'a, Outcome>>,
+}
+
+impl std::fmt::Debug for Call<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let callee = match &self.callee {
+            Some(Callee::Name(n)) => n.as_str(),
+            Some(Callee::Tool(t)) => t.spec.name.as_str(),
+            None => "(started)",
+        };
+        f.debug_struct("Call")
+            .field("tool", &callee)
+            .field("approved", &self.approved)
+            .field("observed", &self.progress.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Call<'a> {
+    fn new(toolbox: &'a Toolbox, callee: Callee<'a>, args: Value) -> Self {
+        Call {
+            toolbox,
+            callee: Some(callee),
+            args,
+            approved: false,
+            progress: None,
+            running: None,
+        }
+    }
+
+    /// The caller has asked its own approver (the agent loop does): the invoker does
+    /// not ask again, whatever the tool's approval rules say.
+    pub fn approved(self) -> Self {
+        self.approved_if(true)
+    }
+
+    /// [`Call::approved`] when `approved` holds (a caller that decides at run time);
+    /// otherwise the invoker asks its approver where the tool requires it.
+    pub fn approved_if(mut self, approved: bool) -> Self {
+        self.approved = approved;
+        self
+    }
+
+    /// Tells `progress` how a recipe's steps go ([`RecipeEvent`](crate::RecipeEvent));
+    /// other tools tell nothing.
+    pub fn observed(mut self, progress: Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+}
+
+/// Runs one call (the body of [`Call`]'s future).
+async fn run_call<'a>(
+    toolbox: &'a Toolbox,
+    callee: Callee<'a>,
+    args: Value,
+    approved: bool,
+    progress: Option<Progress>,
+) -> Outcome {
+    let cx = toolbox.call_context(progress.as_ref());
+    match callee {
+        Callee::Name(name) => match toolbox.lookup(&name).into_callable(&name) {
+            Ok(tool) => call_catalog_tool(cx, &tool, args, approved).await,
             Err(e) => Outcome::Err(e),
+        },
+        Callee::Tool(tool) => {
+            if toolbox.view().head(tool.id).is_err() {
+                // Outside the view: answered as a name nobody holds.
+                let name = tool.spec.name.as_str();
+                let nobody = Lookup::NotFound {
+                    did_you_mean: toolbox.suggest(name),
+                };
+                if let Err(e) = nobody.into_callable(name) {
+                    return Outcome::Err(e);
+                }
+            }
+            call_catalog_tool(cx, tool, args, approved).await
+        }
+    }
+}
+
+impl std::future::Future for Call<'_> {
+    type Output = Outcome;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Outcome> {
+        // Every field is `Unpin` (the running call is boxed).
+        let this = self.get_mut();
+        if this.running.is_none() {
+            let Some(callee) = this.callee.take() else {
+                // Polled after it completed: nothing is left to run.
+                return std::task::Poll::Pending;
+            };
+            this.running = Some(Box::pin(run_call(
+                this.toolbox,
+                callee,
+                std::mem::take(&mut this.args),
+                this.approved,
+                this.progress.take(),
+            )));
+        }
+        match this.running.as_mut() {
+            Some(running) => {
+                let polled = running.as_mut().poll(cx);
+                if polled.is_ready() {
+                    this.running = None;
+                }
+                polled
+            }
+            None => std::task::Poll::Pending,
         }
     }
 }

@@ -164,8 +164,11 @@ impl RetrieveEval {
                         .count();
                     // With its server's tools offered compactly beside them, as the
                     // first request's tools array has them.
-                    let offered =
-                        whole.server_tools(&task.query, &found.tools, config.server_tools);
+                    let offered = whole.server_tools(
+                        &task.query,
+                        &found.tools,
+                        config.options().server_tools,
+                    );
                     let in_array = task
                         .expected
                         .iter()
@@ -390,7 +393,7 @@ pub struct Activation {
     /// Needs searched (1 for a whole message), summed.
     pub needs: usize,
     /// The sum of each task's share of its tools in the first request's array: activated,
-    /// or offered compactly as their server's ([`AgentConfig::server_tools`]).
+    /// or offered compactly as their server's ([`AgentOptions::server_tools`]).
     pub array_recall: f64,
     /// Tools offered compactly, summed.
     pub offered: usize,

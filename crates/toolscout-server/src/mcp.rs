@@ -44,7 +44,6 @@
 //! [`ServerOptions::search_activations`]: crate::ServerOptions::search_activations
 //! [`ServerOptions::activation_cap`]: crate::ServerOptions::activation_cap
 
-mod activation;
 mod binding;
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -63,11 +62,10 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use toolscout_catalog::Viewer;
-use toolscout_discover::{DiscoverTools, Lookup, Toolbox};
+use toolscout_discover::{Activated, ActivationList, DiscoverTools, Lookup, Toolbox};
 use toolscout_invoke::{Approval, ApprovalRequest, ErrorKind, Outcome};
 use toolscout_spec::adapters::mcp::to_mcp;
 
-use self::activation::Activated;
 pub use self::binding::McpService;
 use crate::rpc::listed_tool;
 use crate::{AppState, Error, Expose, Principal, Result};
@@ -102,7 +100,7 @@ const NOTIFY_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub struct McpServer {
     state: AppState,
-    activated: Arc<Mutex<Activated>>,
+    activated: Arc<Mutex<ActivationList<()>>>,
 }
 
 impl McpServer {
@@ -111,11 +109,11 @@ impl McpServer {
         let cap = state.options().activation_cap;
         McpServer {
             state,
-            activated: Arc::new(Mutex::new(Activated::new(cap))),
+            activated: Arc::new(Mutex::new(ActivationList::new(cap))),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Activated> {
+    fn lock(&self) -> MutexGuard<'_, ActivationList<()>> {
         // The list is valid after any panic: every change is one push or remove.
         self.activated.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -264,7 +262,14 @@ impl McpServer {
             (answer.reply, wanted)
         })
         .await?;
-        let changed = self.lock().activate(wanted.iter().map(String::as_str));
+        let changed = {
+            let mut list = self.lock();
+            let mut changed = false;
+            for name in &wanted {
+                changed |= matches!(list.activate(name, || ()), Activated::Added { .. });
+            }
+            changed
+        };
         Ok((structured(reply, false), changed))
     }
 
@@ -626,7 +631,11 @@ impl ServerHandler for McpServer {
 /// Whether `event` changes what a session lists: in [`Expose::All`] mode any name that
 /// moved; in [`Expose::Discover`] mode only one of the session's activated tools (the two
 /// meta tools never change).
-fn touches(event: &crate::feed::FeedEvent, all: bool, activated: &Mutex<Activated>) -> bool {
+fn touches(
+    event: &crate::feed::FeedEvent,
+    all: bool,
+    activated: &Mutex<ActivationList<()>>,
+) -> bool {
     let names: Vec<&str> = event.names().collect();
     if all {
         return !names.is_empty();

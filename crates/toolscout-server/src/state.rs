@@ -205,8 +205,8 @@ impl Default for ServerOptions {
             body_limit: DEFAULT_BODY_LIMIT,
             page_size: toolscout_catalog::DEFAULT_LISTING_PAGE_SIZE,
             mcp_allowed_hosts: None,
-            activation_cap: 16,
-            search_activations: 3,
+            activation_cap: toolscout_discover::DEFAULT_ACTIVATION_CAP,
+            search_activations: toolscout_discover::DEFAULT_ACTIVATE_HITS,
             host_check: HostCheck::Loopback,
             connections: ConnectionLimits::default(),
             event_streams: crate::DEFAULT_MAX_CONNECTIONS / 2,
@@ -528,11 +528,7 @@ impl AppState {
         {
             return self.call_tool_for(viewer, &tool, args, approved).await;
         }
-        if approved {
-            toolbox.call_approved(name, args).await
-        } else {
-            toolbox.call(name, args).await
-        }
+        toolbox.call(name, args).approved_if(approved).await
     }
 
     /// Calls one catalog tool (one version of one bundle), remote or local.
@@ -572,7 +568,7 @@ impl AppState {
                 let _ = self.inner.toolbox.catalog().record_call(tool.id, at);
                 outcome
             }
-            _ => toolbox.call_tool(tool, args, approved).await,
+            _ => toolbox.call_tool(tool, args).approved_if(approved).await,
         }
     }
 }

@@ -37,7 +37,7 @@
 //!     .endpoint("http://127.0.0.1:8080/v1", "none")
 //!     .toolbox(toolbox)
 //!     .build()?;
-//! assert_eq!(agent.config().model, "qwen2.5");
+//! assert_eq!(agent.config().model(), "qwen2.5");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -3,7 +3,7 @@
 //! The defaults that read the user's words — splitting a request into needs
 //! ([`crate::needs`]), telling an answer that claims work done (`claims`), grounding a
 //! call's arguments in what the user said
-//! ([`AgentConfig::ground_arguments`](crate::AgentConfig::ground_arguments)) — are word
+//! ([`AgentOptions::ground_arguments`](crate::AgentOptions::ground_arguments)) — are word
 //! rules, and word rules belong to one language. Each language is one implementation of
 //! [`Language`]; [`detect`] says which one a text is written in. A rule set a language
 //! does not implement degrades open: no split (the message is one need), no claim, no

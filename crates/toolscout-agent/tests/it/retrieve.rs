@@ -592,10 +592,13 @@ async fn the_default_config_retrieves_three_tools_and_requires_a_call() {
         .stream(false)
         .build()
         .unwrap();
-    assert_eq!(config.policy, Policy::Retrieve);
-    assert_eq!(config.retrieve_top_k, 3);
-    assert_eq!(config.tool_choice, ToolChoice::RequiredAfterActivation);
-    assert!(config.ground_arguments);
+    assert_eq!(config.options().policy, Policy::Retrieve);
+    assert_eq!(config.options().retrieve_top_k, 3);
+    assert_eq!(
+        config.options().tool_choice,
+        ToolChoice::RequiredAfterActivation
+    );
+    assert!(config.options().ground_arguments);
     let agent = toolscout_agent::Agent::new(
         config,
         toolscout_agent::ChatClient::new(&server.base_url, "test-key"),

@@ -150,8 +150,11 @@ async fn a_browsing_agent_finds_its_subagents_with_discover_agents_and_calls_one
         text("Oslo is 21 °C and sunny."),
     ])
     .await;
-    let mut weather = weather_agent();
-    weather.category = Some("weather".to_owned());
+    let weather = weather_agent()
+        .to_builder()
+        .category("weather")
+        .build()
+        .unwrap();
     let agent = toolscout_agent::Agent::builder("assistant", "scripted-model")
         .client(toolscout_agent::ChatClient::new(
             &server.base_url,

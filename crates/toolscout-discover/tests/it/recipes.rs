@@ -183,12 +183,10 @@ impl World {
         let sink = Arc::clone(&events);
         let outcome = self
             .toolbox
-            .call_observed(
-                name,
-                args,
-                false,
-                Arc::new(move |e: &RecipeEvent| sink.lock().unwrap().push(e.clone())),
-            )
+            .call(name, args)
+            .observed(Arc::new(move |e: &RecipeEvent| {
+                sink.lock().unwrap().push(e.clone());
+            }))
             .await;
         let events = events.lock().unwrap().clone();
         (outcome.into_result(), events)

@@ -106,7 +106,7 @@ impl std::fmt::Debug for ChatSettings {
             .field("max_steps", &self.max_steps)
             .field(
                 "subagents",
-                &self.subagents.iter().map(|s| &s.name).collect::<Vec<_>>(),
+                &self.subagents.iter().map(|s| s.name()).collect::<Vec<_>>(),
             )
             .finish()
     }
