@@ -72,3 +72,37 @@ fn a_builder_without_endpoint_or_tools_says_which() {
         "invalid agent configuration 'assistant': no toolbox: call AgentBuilder::toolbox"
     );
 }
+
+/// A config cannot skip its builder's checks: a serialized one is checked as it is read,
+/// a built one changes only through `to_builder`, and options missing from a file take
+/// their defaults.
+#[test]
+fn a_config_read_from_json_is_checked_like_a_built_one() {
+    use toolscout_agent::{AgentConfig, AgentOptions};
+
+    let zero_steps = serde_json::json!({"name": "helper", "model": "m", "max_steps": 0});
+    let err = serde_json::from_value::<AgentConfig>(zero_steps).unwrap_err();
+    assert!(
+        err.to_string().contains("max_steps must be at least 1"),
+        "{err}"
+    );
+    let bad_name = serde_json::json!({"name": "a helper", "model": "m"});
+    assert!(serde_json::from_value::<AgentConfig>(bad_name).is_err());
+
+    let read: AgentConfig =
+        serde_json::from_value(serde_json::json!({"name": "helper", "model": "m", "max_steps": 4}))
+            .unwrap();
+    assert_eq!(read.options().max_steps, 4);
+    assert_eq!(
+        read.options().activation_cap,
+        AgentOptions::default().activation_cap
+    );
+    // Round trip: what is written reads back the same.
+    let again: AgentConfig = serde_json::from_value(serde_json::to_value(&read).unwrap()).unwrap();
+    assert_eq!(again, read);
+
+    let changed = read.to_builder().max_steps(0).build();
+    assert!(changed.is_err(), "{changed:?}");
+    let changed = read.to_builder().max_steps(2).build().unwrap();
+    assert_eq!((changed.name(), changed.options().max_steps), ("helper", 2));
+}

@@ -805,3 +805,26 @@ fn a_run_stops_at_the_cap_of_calls() {
     assert!(calls <= 10_000, "{calls}");
     assert!(started.elapsed() < Duration::from_secs(60));
 }
+
+/// `Toolbox::call(..)` asks the approver of a tool that requires approval; `.approved()`
+/// (the caller asked its own) does not, and `.approved_if(false)` is the plain call.
+#[test]
+fn a_call_marked_approved_does_not_ask_the_approver_again() {
+    let w = world(false);
+    let rt = rt();
+    let refused = rt.block_on(w.toolbox.call("guarded", json!({"value": 7})));
+    assert!(!refused.is_ok(), "{refused:?}");
+    assert_eq!(w.approvals.lock().unwrap().len(), 1);
+
+    let plain = rt.block_on(
+        w.toolbox
+            .call("guarded", json!({"value": 7}))
+            .approved_if(false),
+    );
+    assert!(!plain.is_ok(), "{plain:?}");
+    assert_eq!(w.approvals.lock().unwrap().len(), 2);
+
+    let ran = rt.block_on(w.toolbox.call("guarded", json!({"value": 7})).approved());
+    assert_eq!(ran.into_result().unwrap(), json!(7));
+    assert_eq!(w.approvals.lock().unwrap().len(), 2, "no approver asked");
+}
