@@ -100,7 +100,7 @@ impl Agent {
     /// Adds a specialist agent, called like a tool (see [`subagent_spec`]): calling it
     /// runs a nested loop with the specialist's prompt, model, policy and tool scope over
     /// the same host, and returns its final answer. Specialists may delegate to each
-    /// other (and to themselves) until the top-level agent's [`AgentOptions::max_depth`]
+    /// other (and to themselves) until the top-level agent's [`AgentOptions::max_depth`](crate::AgentOptions::max_depth)
     /// is reached.
     ///
     /// How the model meets them follows the policy, as for tools: under
@@ -148,7 +148,7 @@ impl Agent {
 }
 
 /// What a policy appends to the system prompt about using the tools, and, with
-/// [`AgentOptions::tool_requests`], about asking for more.
+/// [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests), about asking for more.
 pub(crate) fn guidance(config: &AgentConfig) -> Option<String> {
     let base = match config.options.policy {
         Policy::Upfront => return None,
@@ -273,9 +273,9 @@ impl RunOptions {
 pub enum StopReason {
     /// The model answered (a turn without tool calls).
     Answer,
-    /// [`AgentOptions::max_steps`] requests were made without an answer.
+    /// [`AgentOptions::max_steps`](crate::AgentOptions::max_steps) requests were made without an answer.
     MaxSteps,
-    /// [`AgentOptions::max_tokens`] was reached.
+    /// [`AgentOptions::max_tokens`](crate::AgentOptions::max_tokens) was reached.
     MaxTokens,
     /// [`RunOptions::cancel`] was cancelled.
     Cancelled,

@@ -15,10 +15,10 @@ pub enum Policy {
     /// Only the `discover_*` tools and `call_tool`. A tool the model has disclosed at
     /// level 2 or 3 is activated: its schema is appended to the tools array (never
     /// reordered, so a provider's prompt cache stays valid), up to
-    /// [`AgentOptions::activation_cap`] tools, least recently used evicted first.
+    /// [`AgentOptions::activation_cap`](crate::AgentOptions::activation_cap) tools, least recently used evicted first.
     Browse,
     /// [`Policy::Browse`], and before the first request the host searches the catalog
-    /// with each user message and activates its [`AgentOptions::retrieve_top_k`] best
+    /// with each user message and activates its [`AgentOptions::retrieve_top_k`](crate::AgentOptions::retrieve_top_k) best
     /// tools, so the tools the request most likely needs are native tools from the
     /// start; `discover_*` stays as the fallback (without `call_tool`: what it finds is
     /// activated, and a tool called by name runs even when it is not). Later user
@@ -161,7 +161,7 @@ pub struct AgentConfig {
 
 /// How an agent runs: which tools the model sees first and may use, its limits, and
 /// the switches of retrieval, needs and grounding. Part of an [`AgentConfig`]; start from
-/// [`AgentOptions::default`] (the defaults [`AgentConfig::builder`] documents) and set
+/// [`AgentOptions::default`](crate::AgentOptions::default) (the defaults [`AgentConfig::builder`] documents) and set
 /// what you need. More options may come in any release (`#[non_exhaustive]`); a field
 /// missing from a serialized config takes its default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -414,20 +414,20 @@ fn default_server_tools() -> usize {
     DEFAULT_SERVER_TOOLS
 }
 
-/// The default of [`AgentOptions::server_tools`].
+/// The default of [`AgentOptions::server_tools`](crate::AgentOptions::server_tools).
 pub const DEFAULT_SERVER_TOOLS: usize = 10;
 
-/// The most `NEED:` lines one run searches ([`AgentOptions::tool_requests`]).
+/// The most `NEED:` lines one run searches ([`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
 pub const MAX_TOOL_REQUESTS: usize = 4;
 
-/// The default of [`AgentOptions::retrieve_top_k`].
+/// The default of [`AgentOptions::retrieve_top_k`](crate::AgentOptions::retrieve_top_k).
 ///
 /// **Rationale:** on the BFCL run above, the right tool was among the top 3 in 0.94 of
 /// the tasks and among the top 5 in 0.98, and 3 cost about 200 fewer prompt tokens a
 /// request; the model's wrong picks were near-twins of the right tool, which more
 /// tools only add.
 pub const DEFAULT_RETRIEVE_TOP_K: usize = 3;
-/// The default of [`AgentOptions::activate_hits`].
+/// The default of [`AgentOptions::activate_hits`](crate::AgentOptions::activate_hits).
 pub const DEFAULT_ACTIVATE_HITS: usize = toolscout_discover::DEFAULT_ACTIVATE_HITS;
 
 impl AgentConfig {
@@ -514,7 +514,7 @@ impl AgentConfigBuilder {
         self
     }
     /// Sets how many other tools of the best tool's server are offered compactly
-    /// ([`AgentOptions::server_tools`]; 0: none).
+    /// ([`AgentOptions::server_tools`](crate::AgentOptions::server_tools); 0: none).
     pub fn server_tools(mut self, n: usize) -> Self {
         self.config.options.server_tools = n;
         self
@@ -525,31 +525,31 @@ impl AgentConfigBuilder {
         self
     }
     /// Sets whether a call whose required arguments the conversation did not give is
-    /// refused (see [`AgentOptions::ground_arguments`]).
+    /// refused (see [`AgentOptions::ground_arguments`](crate::AgentOptions::ground_arguments)).
     pub fn ground_arguments(mut self, check: bool) -> Self {
         self.config.options.ground_arguments = check;
         self
     }
     /// Sets whether a message is searched need by need (see
-    /// [`AgentOptions::split_needs`]).
+    /// [`AgentOptions::split_needs`](crate::AgentOptions::split_needs)).
     pub fn split_needs(mut self, split: bool) -> Self {
         self.config.options.split_needs = split;
         self
     }
     /// Sets whether an answer that leaves a need of the request unserved is followed up
-    /// (see [`AgentOptions::follow_needs`]).
+    /// (see [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)).
     pub fn follow_needs(mut self, follow: bool) -> Self {
         self.config.options.follow_needs = follow;
         self
     }
     /// Sets whether a message of several needs is first put to the model for the tools
-    /// it needs ([`AgentOptions::plan_needs`]).
+    /// it needs ([`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)).
     pub fn plan_needs(mut self, plan: bool) -> Self {
         self.config.options.plan_needs = plan;
         self
     }
     /// Sets whether the model may ask for tools it lacks with `NEED:` lines
-    /// ([`AgentOptions::tool_requests`]).
+    /// ([`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
     pub fn tool_requests(mut self, on: bool) -> Self {
         self.config.options.tool_requests = on;
         self

@@ -166,9 +166,9 @@ pub enum AgentEvent {
         evicted: Option<String>,
     },
     /// The model listed the tools a request of several steps needs, before its first
-    /// request ([`AgentOptions::plan_needs`]): these steps are the request's needs.
+    /// request ([`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)): these steps are the request's needs.
     ///
-    /// [`AgentOptions::plan_needs`]: crate::AgentOptions::plan_needs
+    /// [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs): crate::AgentOptions::plan_needs
     Planned {
         /// Agent name.
         agent: String,
@@ -178,10 +178,10 @@ pub enum AgentEvent {
         steps: Vec<String>,
     },
     /// The model asked for a tool it lacks with a `NEED:` line
-    /// ([`AgentOptions::tool_requests`]): what it asked for and the tools its search
+    /// ([`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)): what it asked for and the tools its search
     /// activated (none when it found none).
     ///
-    /// [`AgentOptions::tool_requests`]: crate::AgentOptions::tool_requests
+    /// [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests): crate::AgentOptions::tool_requests
     ToolRequested {
         /// Agent name.
         agent: String,
@@ -193,10 +193,10 @@ pub enum AgentEvent {
         tools: Vec<String>,
     },
     /// Tools offered compactly (name, summary, parameters' names and types): the other
-    /// tools of the server the retrieved tools belong to ([`AgentOptions::server_tools`]).
+    /// tools of the server the retrieved tools belong to ([`AgentOptions::server_tools`](crate::AgentOptions::server_tools)).
     /// A call of one offers it whole ([`AgentEvent::Activated`]).
     ///
-    /// [`AgentOptions::server_tools`]: crate::AgentOptions::server_tools
+    /// [`AgentOptions::server_tools`](crate::AgentOptions::server_tools): crate::AgentOptions::server_tools
     Offered {
         /// Agent name.
         agent: String,

@@ -258,10 +258,10 @@ pub trait ToolHost: Send + Sync {
     /// the tools `found` for `message` belong to, best first for `message`, at most
     /// `limit`, none of `found`: a task that needs one tool of a server often needs
     /// several ("put it in a slide deck": create, add a slide, save). The loop offers
-    /// them compactly beside the tools it activated ([`AgentOptions::server_tools`]).
+    /// them compactly beside the tools it activated ([`AgentOptions::server_tools`](crate::AgentOptions::server_tools)).
     /// None by default.
     ///
-    /// [`AgentOptions::server_tools`]: crate::AgentOptions::server_tools
+    /// [`AgentOptions::server_tools`](crate::AgentOptions::server_tools): crate::AgentOptions::server_tools
     fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
         let _ = (message, found, limit);
         Vec::new()

@@ -7,11 +7,11 @@
 //! * **Policies** ([`Policy`]): `Upfront` puts every enabled tool's schema in the tools
 //!   array; `Browse` offers only the `discover_*` tools and [`call_tool`](CALL_TOOL),
 //!   and *activates* a tool once the model has disclosed it at level 2 or 3, or a search
-//!   ranked it among the [`AgentOptions::activate_hits`] best: its schema
+//!   ranked it among the [`AgentOptions::activate_hits`](crate::AgentOptions::activate_hits) best: its schema
 //!   is appended to the tools array (never reordered, so prompt caches stay valid),
-//!   up to [`AgentOptions::activation_cap`] tools, least recently used evicted first.
+//!   up to [`AgentOptions::activation_cap`](crate::AgentOptions::activation_cap) tools, least recently used evicted first.
 //!   `Retrieve` (the default) is `Browse` without `call_tool` plus, before the first
-//!   request, the [`AgentOptions::retrieve_top_k`] tools the host's search ranks best for
+//!   request, the [`AgentOptions::retrieve_top_k`](crate::AgentOptions::retrieve_top_k) tools the host's search ranks best for
 //!   each user message ([`ToolHost::retrieve`], near-twins dropped and tools well
 //!   behind the first in meaning left out), activated up front.
 //!   Tool names go through [`NameMap`](toolscout_spec::adapters::openai::NameMap)
@@ -23,12 +23,12 @@
 //! * **Calls** run in parallel, each with its own timeout. Every failure — unknown or
 //!   disabled tool, invalid arguments (including JSON that does not parse), timeout,
 //!   refused approval — becomes a tool result the model reads ([`CallOutcome`]). With
-//!   [`AgentOptions::ground_arguments`], a call whose required arguments are nowhere in
+//!   [`AgentOptions::ground_arguments`](crate::AgentOptions::ground_arguments), a call whose required arguments are nowhere in
 //!   what the user said or a tool returned is not run: the model is told to ask.
 //! * **Approvals**: tools with `metadata.requires_approval` wait for the [`Approver`].
 //! * **Sub-agents**: an [`AgentConfig`] added with [`Agent::with_subagent`] is a tool
 //!   whose call runs a nested loop and returns its final answer, up to
-//!   [`AgentOptions::max_depth`] levels deep.
+//!   [`AgentOptions::max_depth`](crate::AgentOptions::max_depth) levels deep.
 //! * **Limits**: steps, tokens per run, cancellation ([`RunOptions::cancel`]).
 //! * **Events** ([`AgentEvent`]) stream to a UI over a channel; `tracing` spans
 //!   (`agent_step`, `tool_call`) carry token usage.

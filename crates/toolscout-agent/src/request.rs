@@ -27,7 +27,7 @@ pub(crate) struct Forcing {
     /// The endpoint refused a request that said `required`: no more are made.
     pub(crate) refused: bool,
     /// The tools of a need left unserved that was just put to the model (see
-    /// [`AgentOptions::follow_needs`]): they were found for it, so the next request
+    /// [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)): they were found for it, so the next request
     /// requires a call even after earlier calls, and shows only them (and the answer
     /// tool, which still declines).
     pub(crate) follow_up: Option<Vec<String>>,
@@ -38,10 +38,10 @@ pub(crate) struct Forcing {
     /// questioned.
     pub(crate) best: Option<String>,
     /// The last user message asked for one thing: once a call serves it, the run
-    /// closes (see [`AgentOptions::follow_needs`]).
+    /// closes (see [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)).
     pub(crate) one_need: bool,
     /// Every need of the request has been served by a call that succeeded: the next
-    /// request closes the run, and shows no tools (see [`AgentOptions::follow_needs`]).
+    /// request closes the run, and shows no tools (see [`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)).
     pub(crate) closing: bool,
 }
 

@@ -20,7 +20,7 @@ pub(crate) struct LastRetrieval {
 
 /// What [`Policy::Retrieve`](crate::Policy::Retrieve) finds for one user message before the model's request: the
 /// tools to activate, and the needs the message was split into (empty when it asks for
-/// one thing, or [`AgentOptions::split_needs`] is off).
+/// one thing, or [`AgentOptions::split_needs`](crate::AgentOptions::split_needs) is off).
 ///
 /// An evaluation calls it to measure retrieval as the agent does it, without a model.
 pub fn retrieve_for(
@@ -34,7 +34,7 @@ pub fn retrieve_for(
 
 /// [`retrieve_for`], with the needs whose own search found tools, and those tools. The
 /// needs are `planned` when the model listed two or more (see
-/// [`AgentOptions::plan_needs`]), else the message's own.
+/// [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)), else the message's own.
 pub(crate) fn retrieve_message(
     host: &dyn ToolHost,
     config: &AgentConfig,
@@ -61,7 +61,7 @@ pub(crate) fn retrieve_message(
 const PER_NEED: usize = 2;
 
 /// The tools for a message of several needs: the whole message's
-/// [`AgentOptions::retrieve_top_k`] and each need's best, taken in turns by rank, so that
+/// [`AgentOptions::retrieve_top_k`](crate::AgentOptions::retrieve_top_k) and each need's best, taken in turns by rank, so that
 /// every need has its best tool before the whole message has its second; within the
 /// activation cap. The confidence is the surest of the whole message's and the needs'.
 /// Every need whose search found tools is returned with its best [`PER_NEED`], to be
@@ -121,7 +121,7 @@ fn retrieve_needs(
     (crate::Retrieval { tools, confidence }, needs)
 }
 
-/// The most steps a plan keeps (see [`AgentOptions::plan_needs`]).
+/// The most steps a plan keeps (see [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)).
 const PLAN_STEPS: usize = 6;
 
 /// The steps of the model's answer to `prompts/agent_plan.md`: one a line, without list
@@ -145,10 +145,10 @@ pub(crate) fn plan_steps(answer: &str) -> Vec<String> {
 }
 
 /// The most `NEED:` lines of one turn that are searched (see
-/// [`AgentOptions::tool_requests`]).
+/// [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
 const REQUESTS_A_TURN: usize = 3;
 
-/// The tool requests of a model's turn (see [`AgentOptions::tool_requests`]): what
+/// The tool requests of a model's turn (see [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)): what
 /// follows `NEED:` on a line — at its start in any case (after list marks or
 /// backticks), or in capitals after other words ("I have the prices. NEED: make a
 /// chart") — trimmed of quotes and a closing full stop; an empty or overlong one (over

@@ -300,7 +300,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// With [`AgentOptions::plan_needs`], when the last user message states several
+    /// With [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs), when the last user message states several
     /// needs: the tools it needs as the model lists them (`prompts/agent_plan.md`), one
     /// step a line; `None` when the model listed fewer than two (or the endpoint failed:
     /// the run goes on with the message's own needs). Its tokens count in the run's.
@@ -678,7 +678,7 @@ impl<'a> Run<'a> {
     }
 
     /// Puts the next need left (see [`Needs::next`]) to the model, if there is one
-    /// ([`AgentOptions::follow_needs`]): its tools activated again if they had left the
+    /// ([`AgentOptions::follow_needs`](crate::AgentOptions::follow_needs)): its tools activated again if they had left the
     /// array, a system message naming it, and a next request that requires a call of one
     /// of them (or `answer`). Whether it did.
     fn follow_up(&mut self) -> bool {
@@ -702,7 +702,7 @@ impl<'a> Run<'a> {
     }
 
     /// The tools the model asked for with `NEED:` lines in `text`
-    /// ([`AgentOptions::tool_requests`], within [`MAX_TOOL_REQUESTS`] a run): each line's
+    /// ([`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests), within [`MAX_TOOL_REQUESTS`] a run): each line's
     /// best tools activated, their server's others offered compactly, a system message
     /// naming what was added, and each request reported. The tools found, when any was.
     fn requested(&mut self, text: &str) -> Option<Vec<String>> {
@@ -760,7 +760,7 @@ impl<'a> Run<'a> {
 
     /// Between steps: the server of each real tool that just ran offers its other tools
     /// compactly, best first for the last user message ([`ToolHost::server_tools`],
-    /// [`AgentOptions::server_tools`] a server), within [`MAX_OFFERED`] a run. Once one
+    /// [`AgentOptions::server_tools`](crate::AgentOptions::server_tools) a server), within [`MAX_OFFERED`] a run. Once one
     /// of a server's tools has run, its siblings are the likely next steps: a task of
     /// two servers found one tool of the second by a need of its own.
     fn offer_servers_of(&mut self, ran: &[String]) {

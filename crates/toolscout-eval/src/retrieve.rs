@@ -393,7 +393,7 @@ pub struct Activation {
     /// Needs searched (1 for a whole message), summed.
     pub needs: usize,
     /// The sum of each task's share of its tools in the first request's array: activated,
-    /// or offered compactly as their server's ([`AgentOptions::server_tools`]).
+    /// or offered compactly as their server's ([`AgentOptions::server_tools`](toolscout_agent::AgentOptions::server_tools)).
     pub array_recall: f64,
     /// Tools offered compactly, summed.
     pub offered: usize,
