@@ -230,8 +230,8 @@ pub fn subagent_spec(config: &AgentConfig) -> ToolSpec {
         .unwrap_or_else(|_| fallback_subagent_spec(&description))
 }
 
-/// A spec under a fixed name, for a config that skipped [`AgentConfig::builder`]'s
-/// checks; calls to it report an unknown tool.
+/// A spec under a fixed name, for a name the tool spec refuses though
+/// [`AgentConfig::builder`]'s checks passed it; calls to it report an unknown tool.
 fn fallback_subagent_spec(description: &str) -> ToolSpec {
     let mut spec = crate::host::call_tool_spec();
     spec.name = toolscout_spec::ToolName::new("invalid_agent_name").unwrap_or(spec.name);

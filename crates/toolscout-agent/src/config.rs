@@ -138,6 +138,12 @@ impl ToolScope {
 /// assert!(config.to_builder().max_steps(0).build().is_err());
 /// # Ok::<(), toolscout_agent::Error>(())
 /// ```
+///
+/// Read from JSON (or any serde format that keeps field names), `name` and `model` are
+/// required and every other field takes its default; the options sit beside the
+/// identity, flattened, so a key that names no field is ignored rather than refused
+/// (check the spelling of what you set). A config the builder would refuse fails to read,
+/// with the builder's reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RawAgentConfig")]
 pub struct AgentConfig {

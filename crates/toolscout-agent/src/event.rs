@@ -167,8 +167,6 @@ pub enum AgentEvent {
     },
     /// The model listed the tools a request of several steps needs, before its first
     /// request ([`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)): these steps are the request's needs.
-    ///
-    /// [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs): crate::AgentOptions::plan_needs
     Planned {
         /// Agent name.
         agent: String,
@@ -180,8 +178,6 @@ pub enum AgentEvent {
     /// The model asked for a tool it lacks with a `NEED:` line
     /// ([`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)): what it asked for and the tools its search
     /// activated (none when it found none).
-    ///
-    /// [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests): crate::AgentOptions::tool_requests
     ToolRequested {
         /// Agent name.
         agent: String,
@@ -195,8 +191,6 @@ pub enum AgentEvent {
     /// Tools offered compactly (name, summary, parameters' names and types): the other
     /// tools of the server the retrieved tools belong to ([`AgentOptions::server_tools`](crate::AgentOptions::server_tools)).
     /// A call of one offers it whole ([`AgentEvent::Activated`]).
-    ///
-    /// [`AgentOptions::server_tools`](crate::AgentOptions::server_tools): crate::AgentOptions::server_tools
     Offered {
         /// Agent name.
         agent: String,

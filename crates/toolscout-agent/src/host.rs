@@ -260,8 +260,6 @@ pub trait ToolHost: Send + Sync {
     /// several ("put it in a slide deck": create, add a slide, save). The loop offers
     /// them compactly beside the tools it activated ([`AgentOptions::server_tools`](crate::AgentOptions::server_tools)).
     /// None by default.
-    ///
-    /// [`AgentOptions::server_tools`](crate::AgentOptions::server_tools): crate::AgentOptions::server_tools
     fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
         let _ = (message, found, limit);
         Vec::new()

@@ -200,19 +200,22 @@ impl ToolSet {
     /// from now on, where it stands.
     pub(crate) fn activate(&mut self, spec: ToolSpec) -> Activation {
         let name = spec.name.to_string();
-        let alias = if self.list.contains(&name) {
-            String::new()
-        } else {
-            let alias = self.new_alias(&name);
-            self.aliases.insert(alias.clone(), name.clone());
-            alias
-        };
-        match self.list.activate(&name, || Entry { spec, alias }) {
-            Activated::Present => Activation::Present,
-            Activated::Added { evicted } => Activation::Added {
-                alias: self.alias(&name).unwrap_or(&name).to_owned(),
-                evicted: evicted.map(|(n, _)| n),
-            },
+        // Made before the list changes, recorded only once the tool is in it (the cap
+        // is at least 1, so an absent tool always is).
+        let alias = self.new_alias(&name);
+        match self.list.activate(&name, || Entry {
+            spec,
+            alias: alias.clone(),
+        }) {
+            Activated::Added { evicted } => {
+                let alias = self.alias(&name).unwrap_or(&alias).to_owned();
+                self.aliases.insert(alias.clone(), name);
+                Activation::Added {
+                    alias,
+                    evicted: evicted.map(|(n, _)| n),
+                }
+            }
+            _ => Activation::Present,
         }
     }
 

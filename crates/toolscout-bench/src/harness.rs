@@ -63,16 +63,30 @@ pub(crate) fn spawn_serving(mut cmd: Command) -> Result<(Server, String)> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .with_context(|| format!("starting {:?} serve", cmd.get_program()))?;
+        .with_context(|| format!("starting {} serve", cmd.get_program().display()))?;
     let stderr = child.stderr.take().context("reading the server's output")?;
     let mends = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let server = Server(child, Arc::clone(&mends));
     let mut lines = BufReader::new(stderr);
+    // What it said before it was ready (its last lines), for the error if it ends.
+    let mut said: Vec<String> = Vec::new();
     loop {
         let mut line = String::new();
         if lines.read_line(&mut line)? == 0 {
-            bail!("the server ended before it was ready");
+            bail!(
+                "{} ended before it was ready{}",
+                cmd.get_program().display(),
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", said.join(" | "))
+                }
+            );
         }
+        if said.len() == 20 {
+            said.remove(0);
+        }
+        said.push(line.trim_end().chars().take(500).collect());
         if let Some(rest) = line.strip_prefix("serving ")
             && let Some(addr) = rest
                 .split("http://")

@@ -81,13 +81,36 @@ pub(crate) struct Target {
         hide_env_values = true,
         value_name = "URL"
     )]
-    pub(crate) store: Option<String>,
+    pub(crate) store: Option<StoreUrl>,
     /// Rank by words only (no sentence encoder), passed on to `toolscout`.
     #[arg(long, global = true)]
     pub(crate) words_only: bool,
     /// A sentence encoder's directory (repeatable), passed on to `toolscout`.
     #[arg(long, global = true, value_name = "DIR", conflicts_with = "words_only")]
     pub(crate) encoder: Vec<PathBuf>,
+}
+
+/// A PostgreSQL URL, kept out of `Debug` output (it may carry a password).
+#[derive(Clone)]
+pub(crate) struct StoreUrl(pub(crate) String);
+
+impl std::fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreUrl(<redacted>)")
+    }
+}
+
+impl std::str::FromStr for StoreUrl {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let url = s.trim();
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(StoreUrl(url.to_owned()))
+        } else {
+            Err("a PostgreSQL URL starts with postgres:// or postgresql://".to_owned())
+        }
+    }
 }
 
 impl Target {
@@ -158,6 +181,11 @@ fn main() -> ExitCode {
     // provider of its own), as in `toolscout`.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
+    // Which binary is measured: the one beside this, or on the PATH, may not be the
+    // one you meant.
+    if !matches!(cli.what, What::Peak(_)) {
+        eprintln!("toolscout-bench: measuring {}", cli.target.exe().display());
+    }
     let result = match &cli.what {
         What::Serve(a) => serve::run(a, &cli.target, cli.json),
         What::Scale(a) => scale::run(a, &cli.target, cli.json),

@@ -111,7 +111,7 @@ pub(crate) fn run(args: &ScaleArgs, target: &Target, json_out: bool) -> Result<(
     };
     if dir.exists() && std::fs::read_dir(&dir)?.next().is_some() {
         bail!(
-            "{} is not empty: bench scale imports into a fresh catalog",
+            "{} is not empty: toolscout-bench scale imports into a fresh catalog",
             dir.display()
         );
     }

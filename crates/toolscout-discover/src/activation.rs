@@ -12,6 +12,7 @@ pub const DEFAULT_ACTIVATE_HITS: usize = 3;
 
 /// How a tool stands in an [`ActivationList`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Standing {
     /// Given from the start (the discover tools, a run's first tools): never evicted,
     /// not counted against the cap.
@@ -27,6 +28,7 @@ pub enum Standing {
 
 /// What [`ActivationList::activate`] did.
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Activated<T> {
     /// The name was active or pinned already (its use was recorded), or activation is
     /// off (a cap of 0).
@@ -128,12 +130,14 @@ impl<T> ActivationList<T> {
         }
     }
 
-    /// Appends `name` as [`Standing::Pinned`] unless it is present; whether it was.
+    /// Appends `name` as [`Standing::Pinned`] unless it is present; whether it was
+    /// appended.
     pub fn pin(&mut self, name: &str, value: T) -> bool {
         self.push(name, value, Standing::Pinned)
     }
 
-    /// Appends `name` as [`Standing::Offered`] unless it is present; whether it was.
+    /// Appends `name` as [`Standing::Offered`] unless it is present; whether it was
+    /// appended.
     pub fn offer(&mut self, name: &str, value: T) -> bool {
         self.push(name, value, Standing::Offered)
     }

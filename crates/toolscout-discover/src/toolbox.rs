@@ -738,7 +738,8 @@ enum Callee<'a> {
 
 /// One call of a tool of a [`Toolbox`], made by [`Toolbox::call`] or
 /// [`Toolbox::call_tool`]: a future that resolves to the [`Outcome`]; nothing runs until
-/// it is polled, and the builder methods set how it runs before then.
+/// it is polled, and the builder methods set how it runs before then. Like an `async
+/// fn`'s future it panics if polled again after it completed.
 #[must_use = "a call does nothing until it is awaited"]
 pub struct Call<'a> {
     toolbox: &'a Toolbox,
@@ -840,8 +841,8 @@ impl std::future::Future for Call<'_> {
         let this = self.get_mut();
         if this.running.is_none() {
             let Some(callee) = this.callee.take() else {
-                // Polled after it completed: nothing is left to run.
-                return std::task::Poll::Pending;
+                // As an `async fn`'s future does: a caller bug, not a state to wait in.
+                panic!("a `Call` was polled after it completed");
             };
             this.running = Some(Box::pin(run_call(
                 this.toolbox,
@@ -859,7 +860,7 @@ impl std::future::Future for Call<'_> {
                 }
                 polled
             }
-            None => std::task::Poll::Pending,
+            None => panic!("a `Call` was polled after it completed"),
         }
     }
 }

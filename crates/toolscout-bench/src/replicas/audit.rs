@@ -10,7 +10,7 @@
 //! * **lag**: from the start of the write to its announcement by each other replica
 //!   (by the replica itself when there is one), p50 and p99.
 //!
-//! It is what the sequential lag of `bench replicas` could not see (issue #62): changes
+//! It is what the sequential lag of `toolscout-bench replicas` could not see (issue #62): changes
 //! lost only when every replica takes writes at once.
 
 use std::collections::{HashMap, HashSet};

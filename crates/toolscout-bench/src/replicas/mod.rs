@@ -70,9 +70,9 @@ pub(crate) struct ReplicasArgs {
 pub(crate) const TOKEN: &str = "bench-replicas-token";
 
 pub(crate) fn run(args: &ReplicasArgs, target: &Target, json_out: bool) -> Result<()> {
-    let Some(admin) = target.store.clone() else {
+    let Some(admin) = target.store.clone().map(|s| s.0) else {
         bail!(
-            "bench replicas needs --store postgres://… (or $TOOLSCOUT_DATABASE_URL): a server where it may create a database of its own"
+            "toolscout-bench replicas needs --store postgres://… (or $TOOLSCOUT_DATABASE_URL): a server where it may create a database of its own"
         );
     };
     if args.replicas.is_empty() || args.replicas.contains(&0) || args.writes == 0 {

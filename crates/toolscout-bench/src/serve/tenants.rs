@@ -6,7 +6,7 @@
 //! callable, the others spec-only) and of a few tools of the catalog the bench was given
 //! (spec-only; that catalog is only read). It serves it with `toolscout serve` as a child
 //! process and spreads the clients over the tenants' tokens; each client runs the
-//! rotation of `bench serve` (manifest, search, calls) in its tenant's view, and each
+//! rotation of `serve` (manifest, search, calls) in its tenant's view, and each
 //! tenant's clients together send at most [`PACE`] requests a second, under the tenant's
 //! rate ([`WELL_BEHAVED`]): a 429 for them is an error. With `--noisy`, a second run as
 //! long adds a tenant `noisy` ([`NOISY`]) whose clients send as fast as they can,
@@ -555,7 +555,7 @@ fn pct(sorted: &[Duration], p: f64) -> f64 {
         .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
 }
 
-/// A well-behaved client: `bench serve`'s rotation, one request every `period` at most
+/// A well-behaved client: `serve`'s rotation, one request every `period` at most
 /// from `first` on, until `deadline`. A late request delays the next ones; they never
 /// catch up in a burst.
 async fn paced_client(
