@@ -241,9 +241,13 @@ impl SearchIndex {
                 fuzzy_words.push(w);
             }
         }
+        // Chinese and Japanese put no spaces between words: a query in their characters
+        // is a sentence, ranked by meaning too, whatever its spaces.
         let name_like = !lower.is_empty()
             && lower.chars().count() <= 128
-            && !lower.chars().any(char::is_whitespace);
+            && !lower
+                .chars()
+                .any(|c| c.is_whitespace() || crate::analyzer::is_cjk(c));
         // In a sentence, numbers are the values of a call ("10 units", "in 2019"), not what
         // tools are named or described by; in a name-like query they stay ("ipv4", "s3").
         // Name coverage still counts them: names hold digits too (`Weather_1_GetWeather`).
