@@ -349,3 +349,186 @@ fn eval_search_prints_the_margin_of_recall_and_a_query_by_query_comparison() {
         "{text}"
     );
 }
+
+/// `eval calibrate` fits a model folder's cosines to search's scale and writes them
+/// beside it. Calibrating the built-in model's own table, uncalibrated, against the
+/// built-in model must give back the built-in model's knots; a later load applies the
+/// file, and a broken one is an error that names it.
+#[test]
+fn eval_calibrate_fits_a_model_to_the_built_in_scale_and_writes_it() {
+    let env = Env::new();
+    let model = env.path().join("raw-potion");
+    std::fs::create_dir_all(&model).unwrap();
+    let source = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(
+            || env!("CARGO_MANIFEST_DIR").into(),
+            std::path::PathBuf::from,
+        )
+        .join("crates/toolscout-embed/models/potion-base-8M-int8");
+    for file in ["model.safetensors", "tokenizer.json"] {
+        std::fs::copy(source.join(file), model.join(file)).unwrap();
+    }
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"model_type": "model2vec", "hidden_dim": 256, "normalize": true}"#,
+    )
+    .unwrap();
+    let subjects = [
+        ("get_weather", "Get the current weather in a city"),
+        (
+            "get_forecast",
+            "Weather forecast for the next days in a city",
+        ),
+        ("send_email", "Send an email to a recipient"),
+        ("read_inbox", "List the newest emails in the inbox"),
+        (
+            "convert_currency",
+            "Convert an amount of money between currencies",
+        ),
+        ("stock_price", "The latest price of a company's stock"),
+        ("book_flight", "Book a flight between two airports"),
+        (
+            "search_flights",
+            "Find flights between two cities on a date",
+        ),
+        ("book_hotel", "Reserve a hotel room for some nights"),
+        (
+            "find_restaurant",
+            "Find restaurants near a place by cuisine",
+        ),
+        ("translate_text", "Translate a text into another language"),
+        (
+            "detect_language",
+            "Tell which language a text is written in",
+        ),
+        ("create_presentation", "Create a new slide deck"),
+        ("add_slide", "Add a slide with a title and text to a deck"),
+        ("resize_image", "Resize a picture to a width and height"),
+        ("compress_file", "Compress files into a zip archive"),
+        ("play_song", "Play a song by its title and artist"),
+        (
+            "movie_showtimes",
+            "Show times of movies playing in a cinema",
+        ),
+        ("calculate_bmi", "Body mass index from weight and height"),
+        ("count_calories", "Calories of a meal from its ingredients"),
+        ("geocode", "Latitude and longitude of an address"),
+        ("route_planner", "Driving directions between two places"),
+        ("create_event", "Add an event to a calendar"),
+        ("set_timer", "Start a countdown timer"),
+        ("solve_equation", "Solve a quadratic equation"),
+        ("unit_convert", "Convert a value between units of length"),
+        ("news_headlines", "Top news headlines of a country"),
+        ("wiki_summary", "Summary of a Wikipedia article"),
+        ("github_issues", "List the open issues of a repository"),
+        ("dns_lookup", "Look up the DNS records of a domain"),
+    ];
+    let tools = env.path().join("tools.jsonl");
+    std::fs::write(
+        &tools,
+        subjects
+            .iter()
+            .map(|(name, description)| {
+                json!({"name": name, "description": description}).to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+    .unwrap();
+    let queries = env.path().join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        [
+            "will it rain in Paris tomorrow",
+            "email my landlord about the leak",
+            "how many yen is 20 euros",
+            "a cheap flight to Rome next Friday",
+            "a table for two at an Italian place",
+            "what does this German sentence say in English",
+            "make me a deck about our results",
+            "how far is it by car from Lyon to Nice",
+        ]
+        .map(|q| json!({"query": q, "expected": ["get_weather"]}).to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            .env("HOME", env.path())
+            .env("XDG_CACHE_HOME", env.path().join("cache"))
+            .env("TOOLSCOUT_HOME", env.path().join("catalog"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "--json",
+        "eval",
+        "calibrate",
+        "--model",
+        model.to_str().unwrap(),
+        "--tools",
+        tools.to_str().unwrap(),
+        "--queries",
+        queries.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let knots: Vec<(f32, f32)> = serde_json::from_value(report["knots"].clone()).unwrap();
+    // The built-in model's calibration (toolscout-embed's `BUNDLED_CALIBRATION`).
+    let bundled = [
+        (0.165, 0.1),
+        (0.277, 0.2),
+        (0.384, 0.3),
+        (0.48, 0.4),
+        (0.573, 0.5),
+    ];
+    assert!(knots.len() >= 2, "{knots:?}");
+    for (x, y) in &knots {
+        if let Some((bx, _)) = bundled.iter().find(|(_, by)| (by - y).abs() < 1e-6) {
+            assert!(
+                (x - bx).abs() < 0.03,
+                "knot ({x}, {y}) against {bx}: {knots:?}"
+            );
+        }
+    }
+    let file = model.join("calibration.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let written: Vec<(f32, f32)> = serde_json::from_value(written["knots"].clone()).unwrap();
+    assert_eq!(written.len(), knots.len());
+    for (w, k) in written.iter().zip(&knots) {
+        assert!(
+            (w.0 - k.0).abs() < 1e-4 && (w.1 - k.1).abs() < 1e-4,
+            "{written:?} {knots:?}"
+        );
+    }
+    // The model loads with it.
+    let search = |model: &std::path::Path| {
+        run(&[
+            "--encoder",
+            model.to_str().unwrap(),
+            "eval",
+            "search",
+            "--tools",
+            tools.to_str().unwrap(),
+            "--queries",
+            queries.to_str().unwrap(),
+        ])
+    };
+    let out = search(&model);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A broken file is an error that names it.
+    std::fs::write(&file, r#"{"knots": [[0.5, 0.5], [0.4, 0.6]]}"#).unwrap();
+    let out = search(&model);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("calibration.json") && stderr.contains("knot"),
+        "{stderr}"
+    );
+}

@@ -81,7 +81,9 @@ enum Net {
 impl Encoder {
     /// Loads the model in `dir`, a BERT or a static model as its `config.json` says. The
     /// error names the file, and for weights the tensor, that is missing or wrong; a BERT
-    /// without the feature `transformer` is [`Error::NeedsTransformer`].
+    /// without the feature `transformer` is [`Error::NeedsTransformer`]. A
+    /// [`CALIBRATION_FILE`](crate::CALIBRATION_FILE) in the folder puts the model's
+    /// cosines on search's scale (see [`Encoder::with_calibration`]).
     pub fn load(dir: &Path) -> Result<Encoder> {
         let config_path = dir.join("config.json");
         let tokenizer_path = dir.join("tokenizer.json");
@@ -102,7 +104,12 @@ impl Encoder {
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_else(|| dir.display().to_string());
-        Ok(Encoder::assemble(model, tokenizer, net, prompts(dir)?))
+        let encoder = Encoder::assemble(model, tokenizer, net, prompts(dir)?);
+        let calibration = dir.join(crate::CALIBRATION_FILE);
+        if calibration.exists() {
+            return Ok(encoder.with_calibration(Calibration::read(&calibration)?));
+        }
+        Ok(encoder)
     }
 
     /// The encoder built into this crate (feature `bundled`): minishlab/potion-base-8M, a
@@ -173,7 +180,9 @@ impl Encoder {
 
     /// Puts this model's cosines on all-MiniLM-L6-v2's scale, where search and the agent
     /// set their thresholds ([`toolscout_search::Embedder::calibrate`]). A model loaded
-    /// from a directory has none: its cosines are taken as they are.
+    /// from a directory has the calibration of its folder's
+    /// [`CALIBRATION_FILE`](crate::CALIBRATION_FILE) (which `toolscout eval calibrate`
+    /// writes), else none: its cosines are taken as they are.
     pub fn with_calibration(mut self, calibration: Calibration) -> Self {
         self.calibration = Some(calibration);
         self

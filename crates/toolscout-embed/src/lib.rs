@@ -72,7 +72,7 @@ mod table;
 mod tokenizer;
 
 pub use cache::CachedEncoder;
-pub use calibration::Calibration;
+pub use calibration::{CALIBRATION_FILE, Calibration};
 pub use encoder::{
     BUNDLED_MODEL, DEFAULT_MAX_TOKENS, Encoder, GROUP_TOKENS, MULTILINGUAL_MODEL,
     default_model_dir, default_multilingual_model_dir,

@@ -61,5 +61,5 @@ pub use query::{
     MatchField, NameStatus, SearchQuery, SearchResults, Tier,
 };
 pub use schema::IndexDoc;
-pub use semantic::Embedder;
+pub use semantic::{Embedder, tool_text};
 pub use toolscout_spec::suggest::{MAX_SUGGESTIONS, MIN_LIKENESS, closest_names, did_you_mean};

@@ -172,8 +172,10 @@ impl QueryVectors {
     }
 }
 
-/// The text of a tool that is embedded: its name in words, then what it does.
-pub(crate) fn tool_text(spec: &ToolSpec) -> String {
+/// The text of a tool that an index embeds: its name in words, then what it does
+/// ("get weather: Current weather for a city"). A tool's vector is its embedder's
+/// [`Embedder::embed`] of this text.
+pub fn tool_text(spec: &ToolSpec) -> String {
     let words = crate::analyzer::split_words(spec.name.as_str()).join(" ");
     format!("{words}: {}", spec.description_or_summary())
 }

@@ -3,6 +3,7 @@
 //! and the readers of evaluation files the other commands share, with what they print.
 
 mod agent;
+mod calibrate;
 mod retrieve;
 
 use std::io::IsTerminal;
@@ -34,6 +35,10 @@ enum What {
     /// is retrieved with near-twins dropped, and how sure retrieval is with and without a
     /// right tool.
     Retrieve(retrieve::RetrieveArgs),
+    /// Put a sentence encoder's cosines on search's scale: its cosines over pairs of your
+    /// tools (and of your requests with them) are matched, quantile by quantile, to the
+    /// built-in model's, and written to the model's folder as `calibration.json`.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -68,6 +73,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
         What::Search(a) => search(a, global, json_out),
         What::Agent(a) => agent::run(a, global, json_out),
         What::Retrieve(a) => retrieve::run(a, global, json_out),
+        What::Calibrate(a) => calibrate::run(a, json_out),
     }
 }
 
@@ -213,6 +219,16 @@ fn search(a: &SearchArgs, global: &Global, json_out: bool) -> Result<()> {
             v["twins_grouped"] = figures(&all.twins_grouped);
             v["twins_grouped"]["at"] = json!(at);
             v["twins_grouped"]["names_in_first_5"] = json!(shown_per_query(all));
+        }
+        if a.by_source {
+            v["by_source"] = report
+                .sources
+                .iter()
+                .map(|row| {
+                    json!({"source": row.source, "toolscout": figures(&row.toolscout),
+                        "bm25": figures(&row.bm25)})
+                })
+                .collect();
         }
         super::emit(&v)?;
         return Ok(());
