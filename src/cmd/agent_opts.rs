@@ -68,6 +68,11 @@ pub(crate) struct ActivationArgs {
     /// the line is searched and its best tools are added (at most four a run).
     #[arg(long, default_value_t = false, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub(crate) tool_requests: bool,
+    /// Before the first request on a message that is not in English, ask the model for
+    /// the same request in English and search with that (one request more, only for such
+    /// a message).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub(crate) translate_requests: bool,
     /// How alike in meaning (0–1) a retrieved tool may be to a better one before it is
     /// dropped as a near-duplicate; 1 keeps them all.
     #[arg(long, default_value_t = DEFAULT_TWIN_SIMILARITY, value_parser = unit_interval)]
@@ -102,6 +107,7 @@ impl ActivationArgs {
             .follow_needs(self.follow_needs)
             .plan_needs(self.plan_needs)
             .tool_requests(self.tool_requests)
+            .translate_requests(self.translate_requests)
     }
 
     /// Applies the host-side options (twins and margin) to a host.

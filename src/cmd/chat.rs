@@ -171,6 +171,7 @@ async fn turn(agent: &Agent, messages: Vec<Message>) -> Result<RunReport> {
                 AgentEvent::ToolRequested { need, tools, .. } => {
                     eprintln!("? asked for {need}: [{}]", tools.join(", "));
                 }
+                AgentEvent::Translated { text, .. } => eprintln!("? searched in English: {text}"),
                 _ => {}
             }
         }

@@ -208,6 +208,20 @@ pub enum AgentEvent {
         /// The answer.
         text: String,
     },
+    /// The model wrote a request that is not in English as it reads in English, before
+    /// its first request ([`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests)):
+    /// the catalog is searched with this text, and the request's needs are its needs.
+    Translated {
+        /// Agent name.
+        agent: String,
+        /// Nesting depth.
+        depth: u32,
+        /// The language the request was detected in (see
+        /// [`language::detect`](crate::language::detect)).
+        language: String,
+        /// The request in English, as the model wrote it.
+        text: String,
+    },
 }
 
 /// A function that sees every [`AgentEvent`] of a run as it happens (see

@@ -175,6 +175,17 @@ impl Grounds {
         grounds
     }
 
+    /// These grounds and the user's last request as the model wrote it in English (see
+    /// [`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests)):
+    /// what the user said, in the words the model will call with ("London" for
+    /// "Londres", 2 for "dos personas").
+    pub(crate) fn with_english(mut self, english: &str) -> Self {
+        self.add(english, &English);
+        self.numbers.sort_by(f64::total_cmp);
+        self.numbers.dedup();
+        self
+    }
+
     fn add(&mut self, text: &str, language: &dyn Language) {
         match language.numbers(text) {
             Some(numbers) => self.numbers.extend(numbers),
@@ -494,6 +505,28 @@ mod tests {
 
     fn user(text: &str) -> Vec<Message> {
         vec![Message::system("Use the tools."), Message::user(text)]
+    }
+
+    #[test]
+    fn the_model_s_english_for_the_request_grounds_what_it_translated() {
+        let asked = user(
+            "Busca un tren de Ginebra a Aquisgrán para el 3 de marzo de 2025, clase Value, dos adultos",
+        );
+        let args = json!({"from": "Geneva", "to": "Aachen", "date": "2025-03-03",
+            "class": "Value", "adults": 2});
+        // The city names changed in translation.
+        assert_eq!(
+            Grounds::of(&asked).ungrounded(&trains(), &args),
+            ["from", "to"]
+        );
+        let english =
+            "Find a train from Geneva to Aachen for March 3, 2025, Value class, two adults";
+        let grounds = Grounds::of(&asked).with_english(english);
+        assert!(grounds.ungrounded(&trains(), &args).is_empty());
+        // What neither says is still made up.
+        let args = json!({"from": "Paris", "to": "Aachen", "date": "2025-03-03",
+            "class": "Value", "adults": 2});
+        assert_eq!(grounds.ungrounded(&trains(), &args), ["from"]);
     }
 
     #[test]

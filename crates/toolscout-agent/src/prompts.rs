@@ -34,6 +34,10 @@ pub const UTTERANCES: &str = include_str!("../prompts/utterances.md");
 /// needs, one per line, as what they do (see
 /// [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)).
 pub const PLAN: &str = include_str!("../prompts/agent_plan.md");
+/// Asks the model, before the first request, for a request not written in English as
+/// it would read in English, for the search (see
+/// [`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests)).
+pub const TRANSLATE: &str = include_str!("../prompts/agent_translate.md");
 /// Tells the model how to ask for a tool it lacks, a `NEED:` line; added to the
 /// policy's guidance (see [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
 pub const TOOL_REQUEST: &str = include_str!("../prompts/agent_tool_request.md");

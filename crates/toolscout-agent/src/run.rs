@@ -5,7 +5,8 @@
 //! left to follow up ([`Needs`]), the usage. Its phases, in the order of a step:
 //!
 //! 1. [`Run::retrieve_first`] (under [`Policy::Retrieve`], once, before the first
-//!    request): the tools each user message finds, activated; the needs to follow.
+//!    request): the tools each user message finds, activated; the needs to follow. A
+//!    last message not in English is searched as the model writes it in English.
 //! 2. [`Run::request`]: the request's body (which messages, which tools, forced or not)
 //!    and its answer, asked again unforced when the endpoint refuses a forced request.
 //! 3. [`Run::answered`]: an answer in text (or with the answer tool): final, or a need
@@ -145,6 +146,9 @@ pub(crate) struct Run<'a> {
     offered: usize,
     /// `NEED:` lines searched so far ([`Run::requested`]).
     requests: usize,
+    /// The last user message as the model wrote it in English ([`Run::translate`]), when
+    /// it is not in English: grounds for the calls' arguments beside the user's words.
+    english: Option<String>,
 }
 
 /// The most tools one run offers compactly: the first retrieval's server's, and the
@@ -154,6 +158,15 @@ const MAX_OFFERED: usize = 24;
 /// The tools a `NEED:` line activates ([`Run::requested`]): its best two, as a need of
 /// the request has (the second is most often a sibling the next step wants).
 const REQUEST_TOOLS: usize = 2;
+
+/// The most tokens the model may write for a plan ([`Run::plan`]): six short lines.
+const PLAN_TOKENS: usize = 120;
+
+/// The most tokens the model may write for a request in English ([`Run::translate`]).
+const MAX_TRANSLATION_TOKENS: usize = 512;
+
+/// The most characters of the model's English kept for the search ([`Run::translate`]).
+const MAX_TRANSLATION_CHARS: usize = 4_000;
 
 /// What one step's calls did (see [`Run::take_calls`]).
 enum Taken {
@@ -195,6 +208,7 @@ impl<'a> Run<'a> {
             steps: 0,
             offered: 0,
             requests: 0,
+            english: None,
         }
     }
 
@@ -288,10 +302,14 @@ impl<'a> Run<'a> {
     /// request must call a tool when anything was activated and the last message's
     /// retrieval found a tool (an earlier message's tools do not force a call on a later
     /// turn that found none); the needs of the last message are followed up; its best
-    /// tool is named if an answer is questioned.
+    /// tool is named if an answer is questioned. A last message that is not in English
+    /// is searched (and split into needs, and planned) as the model writes it in English
+    /// ([`Run::translate`]).
     async fn retrieve_first(&mut self, cancel: &CancellationToken) {
-        let planned = self.plan(cancel).await;
-        let found = self.retrieve_messages(planned.as_deref());
+        let english = self.translate(cancel).await;
+        let planned = self.plan(english.as_deref(), cancel).await;
+        let found = self.retrieve_messages(english.as_deref(), planned.as_deref());
+        self.english = english;
         self.forcing.activated = found.require_call;
         self.forcing.best = found.best;
         self.forcing.one_need = found.one_need;
@@ -300,47 +318,119 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// With [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs), when the last user message states several
-    /// needs: the tools it needs as the model lists them (`prompts/agent_plan.md`), one
-    /// step a line; `None` when the model listed fewer than two (or the endpoint failed:
-    /// the run goes on with the message's own needs). Its tokens count in the run's.
-    async fn plan(&mut self, cancel: &CancellationToken) -> Option<Vec<String>> {
-        if !self.config.options.plan_needs {
-            return None;
-        }
-        let message = self.messages.iter().rev().find_map(|m| match m {
+    /// The last user message's text.
+    fn last_user(&self) -> Option<String> {
+        self.messages.iter().rev().find_map(|m| match m {
             Message::User { content } => Some(content.clone()),
             _ => None,
-        })?;
-        if crate::needs::split_needs(&message).len() < 2 {
+        })
+    }
+
+    /// With [`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests),
+    /// when the last user message is not in English: the same request in English as the
+    /// model writes it (`prompts/agent_translate.md`), to search with. `None` for a
+    /// message in English, and when the model's text is empty or not English either (or
+    /// the endpoint failed: the run goes on with the message's own words). Its tokens
+    /// count in the run's.
+    async fn translate(&mut self, cancel: &CancellationToken) -> Option<String> {
+        if !self.config.options.translate_requests {
             return None;
         }
+        let message = self.last_user()?;
+        let language = crate::language::detect(&message).code();
+        if language == "en" {
+            return None;
+        }
+        // Room for the request in English: a token is about four letters of a European
+        // language, one or two Han characters; the cap bounds a long message's cost.
+        let room = message.chars().count().clamp(64, MAX_TRANSLATION_TOKENS);
+        let ask = [
+            Message::user(message),
+            Message::system(crate::prompts::TRANSLATE.trim_end()),
+        ];
+        let span = tracing::info_span!("agent_translate", agent = %self.agent, depth = self.depth);
+        let content = self.ask_aside(&ask, room, &span, cancel).await?;
+        let english = content.trim().trim_matches(['"', '“', '”', '`']).trim();
+        if english.is_empty() || crate::language::detect(english).code() != "en" {
+            tracing::info!(parent: &span, "the request in English was not English; searching with the message");
+            return None;
+        }
+        let english: String = english.chars().take(MAX_TRANSLATION_CHARS).collect();
+        self.rt.emitter.emit(AgentEvent::Translated {
+            agent: self.agent.clone(),
+            depth: self.depth,
+            language: language.to_owned(),
+            text: english.clone(),
+        });
+        Some(english)
+    }
+
+    /// A request beside the conversation (a plan, a translation): `ask` as its messages,
+    /// no tools, at most `max_tokens`; the answer's text, or `None` when the endpoint
+    /// failed (logged) or the run was cancelled. Its usage counts in the run's; its text
+    /// is not streamed to the caller as the answer's is.
+    async fn ask_aside(
+        &mut self,
+        ask: &[Message],
+        max_tokens: usize,
+        span: &tracing::Span,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
         let mut body = self.config.options.request_params.clone();
         for key in ["stream", "stream_options", "tools", "tool_choice"] {
             body.remove(key);
         }
         body.insert("model".to_owned(), self.config.model.clone().into());
-        let ask = [
-            Message::user(message),
-            Message::system(crate::prompts::PLAN.trim_end()),
-        ];
         body.insert("messages".to_owned(), serde_json::json!(ask));
-        body.insert("max_tokens".to_owned(), 120.into());
-        let span = tracing::info_span!("agent_plan", agent = %self.agent, depth = self.depth);
-        let completion = match self.complete(&body, &span, cancel).await {
-            Some(Ok(c)) => c,
-            Some(Err(e)) => {
-                tracing::warn!(parent: &span, error = %e, "the plan request failed; going on without");
+        body.insert("max_tokens".to_owned(), max_tokens.into());
+        let completion = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return None,
+            r = self.rt.client.complete(body.clone(), self.config.options.stream, self.steps, |_: &str| {})
+                .instrument(span.clone()) => r,
+        };
+        let completion = match completion {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(parent: span, error = %e, "the request failed; going on without");
                 return None;
             }
-            None => return None,
         };
         self.usage.add(
             completion
                 .usage
                 .unwrap_or_else(|| estimate(&body, &completion)),
         );
-        let steps = crate::retrieval::plan_steps(&completion.content);
+        Some(completion.content)
+    }
+
+    /// With [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs), when the last user message states several
+    /// needs: the tools it needs as the model lists them (`prompts/agent_plan.md`), one
+    /// step a line; `None` when the model listed fewer than two (or the endpoint failed:
+    /// the run goes on with the message's own needs). Its tokens count in the run's. The
+    /// message is `english` when the model wrote it so (see [`Run::translate`]).
+    async fn plan(
+        &mut self,
+        english: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Option<Vec<String>> {
+        if !self.config.options.plan_needs {
+            return None;
+        }
+        let message = match english {
+            Some(text) => text.to_owned(),
+            None => self.last_user()?,
+        };
+        if crate::needs::split_needs(&message).len() < 2 {
+            return None;
+        }
+        let ask = [
+            Message::user(message),
+            Message::system(crate::prompts::PLAN.trim_end()),
+        ];
+        let span = tracing::info_span!("agent_plan", agent = %self.agent, depth = self.depth);
+        let content = self.ask_aside(&ask, PLAN_TOKENS, &span, cancel).await?;
+        let steps = crate::retrieval::plan_steps(&content);
         self.rt.emitter.emit(AgentEvent::Planned {
             agent: self.agent.clone(),
             depth: self.depth,
@@ -349,9 +439,14 @@ impl<'a> Run<'a> {
         (steps.len() > 1).then_some(steps)
     }
 
-    /// The retrieval of [`Run::retrieve_first`], message by message; the last message's
-    /// needs are the `planned` steps when there are some.
-    fn retrieve_messages(&mut self, planned: Option<&[String]>) -> LastRetrieval {
+    /// The retrieval of [`Run::retrieve_first`], message by message; the last message is
+    /// searched as `english` when the model wrote it so, and its needs are the `planned`
+    /// steps when there are some.
+    fn retrieve_messages(
+        &mut self,
+        english: Option<&str>,
+        planned: Option<&[String]>,
+    ) -> LastRetrieval {
         let last_user = self
             .messages
             .iter()
@@ -373,8 +468,13 @@ impl<'a> Run<'a> {
                 _ => None,
             })
             .collect();
-        for (i, content) in user {
+        for (i, mut content) in user {
             let plan = planned.filter(|_| Some(i) == last_user);
+            if Some(i) == last_user
+                && let Some(english) = english
+            {
+                english.clone_into(&mut content);
+            }
             let (found, needs, found_needs) =
                 retrieve_message(self.rt.host, self.config, &content, plan);
             let unsplit = needs.is_empty();
@@ -535,7 +635,10 @@ impl<'a> Run<'a> {
     ) -> Taken {
         // What the conversation gave so far: a call's required arguments must be in it.
         let grounds = self.config.options.ground_arguments.then(|| Grounding {
-            grounds: Grounds::of(&self.messages),
+            grounds: match &self.english {
+                Some(english) => Grounds::of(&self.messages).with_english(english),
+                None => Grounds::of(&self.messages),
+            },
             exempt: &self.meta,
             refused: &self.refused,
         });

@@ -126,6 +126,9 @@ fn trace(event: &AgentEvent) {
         }
         AgentEvent::Activated { tool, .. } => eprintln!("    + activated {tool}"),
         AgentEvent::Planned { steps, .. } => eprintln!("    ✎ planned [{}]", steps.join("; ")),
+        AgentEvent::Translated { language, text, .. } => {
+            eprintln!("    ✎ in English (from {language}): {}", cut(text));
+        }
         AgentEvent::Offered { tools, .. } => {
             eprintln!("    + offered compactly [{}]", tools.join(", "));
         }
@@ -226,6 +229,7 @@ pub(crate) fn run(
         "follow_needs": args.activation.follow_needs,
         "plan_needs": args.activation.plan_needs,
         "tool_requests": args.activation.tool_requests,
+        "translate_requests": args.activation.translate_requests,
         "twin_similarity": args.activation.twin_similarity,
         "margin": args.activation.margin,
         "tools": tools.len(),
@@ -366,7 +370,7 @@ pub(crate) fn run(
         return crate::cmd::print_json(&figures);
     }
     let mut out = format!(
-        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, plan-needs {}, tool-requests {}, twin-similarity {}, margin {}\n",
+        "policy {:?}, {} tasks over {} tools, model {}, top-k {}, activate-hits {}, server-tools {}, tool-choice {:?}, ground-arguments {}, follow-needs {}, plan-needs {}, tool-requests {}, translate-requests {}, twin-similarity {}, margin {}\n",
         args.policy,
         tasks.len(),
         tools.len(),
@@ -379,6 +383,7 @@ pub(crate) fn run(
         args.activation.follow_needs,
         args.activation.plan_needs,
         args.activation.tool_requests,
+        args.activation.translate_requests,
         args.activation.twin_similarity,
         args.activation.margin,
     );

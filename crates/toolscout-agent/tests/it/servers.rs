@@ -457,3 +457,125 @@ async fn without_tool_requests_a_need_line_is_the_answer() {
         .to_owned();
     assert!(!system.contains("NEED:"), "{system}");
 }
+
+/// A request in another language than the catalog's (#65): the model writes it in
+/// English first, the catalog is searched with that, and the conversation keeps the
+/// user's own words. Searched as the user wrote it, the same request finds nothing.
+#[tokio::test]
+async fn a_request_not_in_english_is_searched_as_the_model_writes_it_in_english() {
+    let spanish = "¿Qué tiempo hará en Oslo la semana que viene? Lo necesito para hacer la maleta.";
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = servers_toolbox(dir.path());
+    let server = Server::start(vec![
+        // The request in English.
+        text("\"What will the weather be in Oslo next week? I need it to pack my suitcase.\""),
+        call("c1", "get_forecast", r#"{"city": "Oslo"}"#),
+        text("Lloverá: lleva un impermeable."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .server_tools(0)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox.clone())),
+    );
+    let report = agent
+        .run(spanish, RunOptions::default().with_events(tx))
+        .await;
+    let mut seen = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        match e {
+            AgentEvent::Translated { language, text, .. } => {
+                seen.push(format!("in English (from {language}): {text}"));
+            }
+            AgentEvent::Retrieved { tools, .. } => seen.push(format!("retrieved {tools:?}")),
+            AgentEvent::ToolCallFinished { tool, ok, .. } => {
+                seen.push(format!("called {tool} (ok: {ok})"));
+            }
+            AgentEvent::TextDelta { text, .. } => seen.push(format!("streamed {text:?}")),
+            _ => {}
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{seen:#?}");
+    let ask = &requests[0];
+    let second = &requests[1];
+    let user: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    insta::assert_snapshot!(format!(
+        "{}\nanswer: {:?}\nthe request for English: tools {}, max_tokens {}, messages:\n{}\nrequest 2 tools: {}\nrequest 2 user messages: {user:?}",
+        seen.join("\n"),
+        report.answer,
+        ask.get("tools").is_some(),
+        ask["max_tokens"],
+        serde_json::to_string_pretty(&ask["messages"]).unwrap(),
+        server.tool_arrays()[1].join(", "),
+    ));
+
+    // Without it, the Spanish words find no tool of this English catalog.
+    let server = Server::start(vec![text("No lo sé.")]).await;
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .server_tools(0)
+            .translate_requests(false)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    agent.run(spanish, RunOptions::default()).await;
+    let arrays = server.tool_arrays();
+    assert_eq!(server.requests().len(), 1);
+    assert!(!arrays[0].iter().any(|t| t == "get_forecast"), "{arrays:?}");
+}
+
+/// A request in English costs no request more: the first one the endpoint gets is the
+/// agent's own, with its tools.
+#[tokio::test]
+async fn a_request_in_english_is_searched_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = servers_toolbox(dir.path());
+    let server = Server::start(vec![
+        call("c1", "get_forecast", r#"{"city": "Oslo"}"#),
+        text("Rain: take a raincoat."),
+    ])
+    .await;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .server_tools(0)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    );
+    agent
+        .run(
+            "What will the weather be in Oslo next week? I need it to pack my suitcase.",
+            RunOptions::default().with_events(tx),
+        )
+        .await;
+    let mut translated = false;
+    while let Ok(e) = rx.try_recv() {
+        translated |= matches!(e, AgentEvent::Translated { .. });
+    }
+    assert!(!translated);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        server.tool_arrays()[0].contains(&"get_forecast".to_owned()),
+        "{:?}",
+        server.tool_arrays()
+    );
+}

@@ -140,6 +140,10 @@ window.Chat = (() => {
       case "disclosed":
         entry("event", el("span", { class: "what", text: "disclosed " }), document.createTextNode(data.tools.join(", ")));
         break;
+      case "translated":
+        // A request not in English is searched as the model wrote it in English.
+        entry("event", el("span", { class: "what", text: "searched in English " }), document.createTextNode(data.text));
+        break;
       case "offered":
         entry("event", el("span", { class: "what", text: "offered compactly " }), document.createTextNode(data.tools.join(", ")));
         break;
