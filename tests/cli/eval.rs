@@ -357,22 +357,7 @@ fn eval_search_prints_the_margin_of_recall_and_a_query_by_query_comparison() {
 #[test]
 fn eval_calibrate_fits_a_model_to_the_built_in_scale_and_writes_it() {
     let env = Env::new();
-    let model = env.path().join("raw-potion");
-    std::fs::create_dir_all(&model).unwrap();
-    let source = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(
-            || env!("CARGO_MANIFEST_DIR").into(),
-            std::path::PathBuf::from,
-        )
-        .join("crates/toolscout-embed/models/potion-base-8M-int8");
-    for file in ["model.safetensors", "tokenizer.json"] {
-        std::fs::copy(source.join(file), model.join(file)).unwrap();
-    }
-    std::fs::write(
-        model.join("config.json"),
-        r#"{"model_type": "model2vec", "hidden_dim": 256, "normalize": true}"#,
-    )
-    .unwrap();
+    let model = crate::potion_folder(&env.path().join("raw-potion"));
     let subjects = [
         ("get_weather", "Get the current weather in a city"),
         (

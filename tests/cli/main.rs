@@ -100,6 +100,29 @@ impl Env {
     }
 }
 
+/// The built-in potion-base-8M table as a model2vec folder at `dir` (uncalibrated: a
+/// folder's model has only the calibration its own `calibration.json` gives it).
+pub(crate) fn potion_folder(dir: &Path) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    // The package's directory as cargo gives it to the running test (a test binary
+    // reused from a shared build cache may have been compiled in another clone).
+    let source = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(
+            || env!("CARGO_MANIFEST_DIR").into(),
+            std::path::PathBuf::from,
+        )
+        .join("crates/toolscout-embed/models/potion-base-8M-int8");
+    for file in ["model.safetensors", "tokenizer.json"] {
+        std::fs::copy(source.join(file), dir.join(file)).unwrap();
+    }
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"model_type": "model2vec", "hidden_dim": 256, "normalize": true}"#,
+    )
+    .unwrap();
+    dir.to_path_buf()
+}
+
 fn check(args: &[&str]) -> String {
     Env::new().check(args)
 }
@@ -222,24 +245,7 @@ fn without_a_fetched_model_search_ranks_by_meaning_with_the_built_in_one() {
 fn a_fetched_model_is_mixed_with_the_built_in_one_unless_encoders_are_named() {
     let env = Env::new();
     // A model folder where a fetched one would be: the built-in table read from disk.
-    let model = env.path().join("my-model");
-    std::fs::create_dir_all(&model).unwrap();
-    // The package's directory as cargo gives it to the running test (a test binary
-    // reused from a shared build cache may have been compiled in another clone).
-    let source = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(
-            || env!("CARGO_MANIFEST_DIR").into(),
-            std::path::PathBuf::from,
-        )
-        .join("crates/toolscout-embed/models/potion-base-8M-int8");
-    for file in ["model.safetensors", "tokenizer.json"] {
-        std::fs::copy(source.join(file), model.join(file)).unwrap();
-    }
-    std::fs::write(
-        model.join("config.json"),
-        r#"{"model_type": "model2vec", "hidden_dim": 256, "normalize": true}"#,
-    )
-    .unwrap();
+    let model = potion_folder(&env.path().join("my-model"));
     let tools = env.path().join("tools.jsonl");
     std::fs::write(
         &tools,
