@@ -336,8 +336,12 @@ pub struct AgentOptions {
     /// keeps the user's own words, which the model answers; grounding (see
     /// [`ground_arguments`](Self::ground_arguments)) checks calls against them and the
     /// English text, so that "London" passes for "Londres". One request more a run, only
-    /// for such a message; a message in English, or an answer the model did not write in
-    /// English, changes nothing. On by default.
+    /// for such a message; a message in English changes nothing. A text that is not the
+    /// request in English — not English, or keeping none of the message's codes and
+    /// numbers, as when the model answered the request ("Sure, please provide the
+    /// request.") — is not searched: the model is asked once more, with the message put
+    /// as a text to translate (`prompts/agent_translate_again.md`), and when that fails
+    /// too the message's own words are. On by default.
     ///
     /// **Rationale:** search stems English and its encoders are English: a request in
     /// another language finds tools by the names, numbers and cognates it shares with

@@ -94,6 +94,7 @@ mod run;
 mod static_host;
 mod toolbox_host;
 mod toolset;
+mod translation;
 mod utterances;
 mod wire;
 

@@ -38,6 +38,13 @@ pub const PLAN: &str = include_str!("../prompts/agent_plan.md");
 /// it would read in English, for the search (see
 /// [`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests)).
 pub const TRANSLATE: &str = include_str!("../prompts/agent_translate.md");
+/// The system message of the second ask for a request in English, made when the model's
+/// first text was not its translation (it answered the request instead): the request
+/// is then put as a text to translate, [`TRANSLATE_AGAIN_TEXT`].
+pub const TRANSLATE_AGAIN: &str = include_str!("../prompts/agent_translate_again.md");
+/// The user message of the second ask for a request in English: `{message}` is the
+/// user's message (see [`TRANSLATE_AGAIN`]).
+pub const TRANSLATE_AGAIN_TEXT: &str = include_str!("../prompts/agent_translate_again_text.md");
 /// Tells the model how to ask for a tool it lacks, a `NEED:` line; added to the
 /// policy's guidance (see [`AgentOptions::tool_requests`](crate::AgentOptions::tool_requests)).
 pub const TOOL_REQUEST: &str = include_str!("../prompts/agent_tool_request.md");

@@ -328,10 +328,14 @@ impl<'a> Run<'a> {
 
     /// With [`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests),
     /// when the last user message is not in English: the same request in English as the
-    /// model writes it (`prompts/agent_translate.md`), to search with. `None` for a
-    /// message in English, and when the model's text is empty or not English either (or
-    /// the endpoint failed: the run goes on with the message's own words). Its tokens
-    /// count in the run's.
+    /// model writes it (`prompts/agent_translate.md`), to search with. When the model's
+    /// text is not its translation — empty, not English, or keeping none of the
+    /// message's codes and numbers, as when the model answered the request instead (see
+    /// [`crate::translation`]) — it is asked once more, with the message put as a text
+    /// to translate (`prompts/agent_translate_again.md`). `None` for a message in
+    /// English, when the second text is not its translation either, or when the endpoint
+    /// failed: the run goes on with the message's own words. Its tokens count in the
+    /// run's.
     async fn translate(&mut self, cancel: &CancellationToken) -> Option<String> {
         if !self.config.options.translate_requests {
             return None;
@@ -344,17 +348,37 @@ impl<'a> Run<'a> {
         // Room for the request in English: a token is about four letters of a European
         // language, one or two Han characters; the cap bounds a long message's cost.
         let room = message.chars().count().clamp(64, MAX_TRANSLATION_TOKENS);
-        let ask = [
-            Message::user(message),
+        let span = tracing::info_span!("agent_translate", agent = %self.agent, depth = self.depth);
+        let first = [
+            Message::user(message.clone()),
             Message::system(crate::prompts::TRANSLATE.trim_end()),
         ];
-        let span = tracing::info_span!("agent_translate", agent = %self.agent, depth = self.depth);
-        let content = self.ask_aside(&ask, room, &span, cancel).await?;
-        let english = content.trim().trim_matches(['"', '“', '”', '`']).trim();
-        if english.is_empty() || crate::language::detect(english).code() != "en" {
-            tracing::info!(parent: &span, "the request in English was not English; searching with the message");
-            return None;
-        }
+        let content = self.ask_aside(&first, room, &span, cancel).await?;
+        let english = match crate::translation::english_of(&message, &content) {
+            Ok(english) => english,
+            Err(why) => {
+                // Put as the user's message, a request is sometimes answered ("Sure,
+                // please provide the request."); put as a text to translate, it is
+                // sometimes answered too, but not the same ones: ask again so.
+                tracing::info!(parent: &span, %why, "the model's text is not the request in English; asking again");
+                let again = [
+                    Message::system(crate::prompts::TRANSLATE_AGAIN.trim_end()),
+                    Message::user(
+                        crate::prompts::TRANSLATE_AGAIN_TEXT
+                            .trim_end()
+                            .replace("{message}", &message),
+                    ),
+                ];
+                let content = self.ask_aside(&again, room, &span, cancel).await?;
+                match crate::translation::english_of(&message, &content) {
+                    Ok(english) => english,
+                    Err(why) => {
+                        tracing::info!(parent: &span, %why, "the model's text is not the request in English; searching with the message");
+                        return None;
+                    }
+                }
+            }
+        };
         let english: String = english.chars().take(MAX_TRANSLATION_CHARS).collect();
         self.rt.emitter.emit(AgentEvent::Translated {
             agent: self.agent.clone(),

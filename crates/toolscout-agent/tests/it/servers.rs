@@ -13,7 +13,7 @@ use toolscout_search::SearchIndex;
 use toolscout_spec::ToolSpec;
 
 use crate::config;
-use crate::server::{Server, call, text};
+use crate::server::{Reply, Server, call, text};
 
 /// A catalog of two servers: a slide-deck server of six tools, and a weather server.
 fn servers_toolbox(dir: &std::path::Path) -> Toolbox {
@@ -575,6 +575,80 @@ async fn a_request_in_english_is_searched_as_it_is() {
     assert_eq!(requests.len(), 2);
     assert!(
         server.tool_arrays()[0].contains(&"get_forecast".to_owned()),
+        "{:?}",
+        server.tool_arrays()
+    );
+}
+
+/// A model that answers the request instead of writing it in English ("Sure, please
+/// provide the request.") is asked again with the request put as a text to translate;
+/// when that fails too, the run searches with the user's own words.
+#[tokio::test]
+async fn an_answer_for_a_translation_is_asked_again_as_a_text_to_translate() {
+    let spanish = "¿Qué tiempo hará en Oslo el 12 de mayo? Lo necesito para el vuelo IB3456.";
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = servers_toolbox(dir.path());
+    let run = |replies: Vec<Reply>| {
+        let toolbox = toolbox.clone();
+        async move {
+            let server = Server::start(replies).await;
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let agent = Agent::new(
+                config(Policy::Retrieve, false)
+                    .retrieve_top_k(1)
+                    .server_tools(0)
+                    .build()
+                    .unwrap(),
+                ChatClient::new(&server.base_url, "test-key"),
+                Arc::new(ToolboxHost::new(toolbox)),
+            );
+            agent
+                .run(spanish, RunOptions::default().with_events(tx))
+                .await;
+            let mut translated = Vec::new();
+            while let Ok(e) = rx.try_recv() {
+                if let AgentEvent::Translated { text, .. } = e {
+                    translated.push(text);
+                }
+            }
+            (server, translated)
+        }
+    };
+
+    let (server, translated) = run(vec![
+        text("Sure, please provide the request."),
+        text(
+            "Here is the translation:\n\nWhat will the weather be in Oslo on May 12? I need it for flight IB3456.",
+        ),
+        call("c1", "get_forecast", r#"{"city": "Oslo"}"#),
+        text("Lloverá."),
+    ])
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(
+        translated,
+        ["What will the weather be in Oslo on May 12? I need it for flight IB3456."]
+    );
+    assert!(requests[1].get("tools").is_none());
+    insta::assert_snapshot!(serde_json::to_string_pretty(&requests[1]["messages"]).unwrap());
+    assert!(
+        server.tool_arrays()[2].contains(&"get_forecast".to_owned()),
+        "{:?}",
+        server.tool_arrays()
+    );
+
+    // Answered twice: no request in English, the Spanish words are searched.
+    let (server, translated) = run(vec![
+        text("Sure, please provide the request."),
+        text("The weather in Oslo will be sunny."),
+        text("No lo sé."),
+    ])
+    .await;
+    assert!(translated.is_empty(), "{translated:?}");
+    assert_eq!(server.requests().len(), 3);
+    assert!(
+        !server.tool_arrays()[2].contains(&"get_forecast".to_owned()),
         "{:?}",
         server.tool_arrays()
     );
