@@ -5,6 +5,15 @@
 //! then looks for tools that ask for things. A translation keeps what a translation
 //! cannot change — a code, an identifier, a number — so a text that keeps none of the
 //! message's is not its translation.
+//!
+//! **Rationale** for asking again in another framing rather than switching framings:
+//! Qwen2.5-Coder-1.5B at temperature 0, on 48 Seal-Tools requests hand-translated into
+//! Spanish, German, French and Chinese, asked with the message as the user's and
+//! `prompts/agent_translate.md` after it, answered 2 ("Sure, please provide the
+//! request."), both in French or Chinese and both with a code ("g6WwqPRy"); asked with
+//! the message as a text to translate (`prompts/agent_translate_again.md`), it rewrote
+//! those 2 but answered others instead ("The excavation volume … is 6,000 cubic
+//! meters", 3 of 48), and put a lead-in before 5 ("Here is the English translation:").
 
 use toolscout_search::analyzer::is_cjk;
 
