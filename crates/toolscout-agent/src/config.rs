@@ -337,8 +337,8 @@ pub struct AgentOptions {
     /// [`ground_arguments`](Self::ground_arguments)) checks calls against them and the
     /// English text, so that "London" passes for "Londres". One request more a run, only
     /// for such a message; a message in English changes nothing. A text that is not the
-    /// request in English — not English, or keeping none of the message's codes and
-    /// numbers, as when the model answered the request ("Sure, please provide the
+    /// request in English — not English, or keeping fewer than half of the message's
+    /// codes and numbers, as when the model answered the request ("Sure, please provide the
     /// request.") — is not searched: the model is asked once more, with the message put
     /// as a text to translate (`prompts/agent_translate_again.md`), and when that fails
     /// too the message's own words are. On by default.

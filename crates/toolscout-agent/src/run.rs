@@ -329,7 +329,7 @@ impl<'a> Run<'a> {
     /// With [`AgentOptions::translate_requests`](crate::AgentOptions::translate_requests),
     /// when the last user message is not in English: the same request in English as the
     /// model writes it (`prompts/agent_translate.md`), to search with. When the model's
-    /// text is not its translation — empty, not English, or keeping none of the
+    /// text is not its translation — empty, not English, or keeping fewer than half of the
     /// message's codes and numbers, as when the model answered the request instead (see
     /// [`crate::translation`]) — it is asked once more, with the message put as a text
     /// to translate (`prompts/agent_translate_again.md`). `None` for a message in

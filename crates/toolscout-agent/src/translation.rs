@@ -3,8 +3,8 @@
 //! English sometimes answers the request instead ("Sure, please provide the request."),
 //! and that text is English, so a language check alone lets it through and the search
 //! then looks for tools that ask for things. A translation keeps what a translation
-//! cannot change — a code, an identifier, a number — so a text that keeps none of the
-//! message's is not its translation.
+//! cannot change — a code, an identifier, a number — so a text that keeps fewer than half
+//! of the message's is not its translation (half, not all: the model may write a date or a number over).
 //!
 //! **Rationale** for asking again in another framing rather than switching framings:
 //! Qwen2.5-Coder-1.5B at temperature 0, on 48 Seal-Tools requests hand-translated into
@@ -15,6 +15,8 @@
 //! those 2 but answered others instead ("The excavation volume … is 6,000 cubic
 //! meters", 3 of 48), and put a lead-in before 5 ("Here is the English translation:").
 
+use std::collections::HashSet;
+
 use toolscout_search::analyzer::is_cjk;
 
 /// Why the model's text is not taken for the request in English (for the log).
@@ -24,8 +26,8 @@ pub(crate) enum NotTranslation {
     Empty,
     /// The text is not in English.
     NotEnglish,
-    /// It keeps none of the codes and numbers the message has.
-    KeepsNoMark,
+    /// It keeps fewer than half of the codes and numbers the message has.
+    LosesMarks,
 }
 
 impl std::fmt::Display for NotTranslation {
@@ -33,7 +35,7 @@ impl std::fmt::Display for NotTranslation {
         f.write_str(match self {
             Self::Empty => "it is empty",
             Self::NotEnglish => "it is not in English",
-            Self::KeepsNoMark => "it keeps none of the message's codes and numbers",
+            Self::LosesMarks => "it keeps fewer than half of the message's codes and numbers",
         })
     }
 }
@@ -56,9 +58,9 @@ pub(crate) fn english_of(message: &str, reply: &str) -> Result<String, NotTransl
     let wanted = marks(message);
     if !wanted.is_empty() {
         let have = words(text);
-        let kept = wanted.iter().filter(|m| have.contains(m)).count();
+        let kept = wanted.iter().filter(|m| have.contains(*m)).count();
         if kept * 2 < wanted.len() {
-            return Err(NotTranslation::KeepsNoMark);
+            return Err(NotTranslation::LosesMarks);
         }
     }
     Ok(text.to_owned())
@@ -74,7 +76,8 @@ fn without_lead_in(text: &str) -> &str {
 }
 
 /// What a translation keeps as the message wrote it: each number's digits (the
-/// separators inside it dropped, so "48,7" and "48.7" are one mark), each word with a
+/// separators inside it and the zeros at its end dropped, so "48,7" and "$48.70" are one
+/// mark), each word with a
 /// digit or a capital after its first letter (a code: "g6WwqPRy", "XK-881"'s "XK"), and,
 /// in a message with Chinese or Japanese characters, each word in Latin letters (a
 /// name kept in its own script: "Zoloft"). A plain word is no mark: "Ginebra" may
@@ -82,27 +85,33 @@ fn without_lead_in(text: &str) -> &str {
 pub(crate) fn marks(text: &str) -> Vec<String> {
     let cjk = text.chars().any(is_cjk);
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
     scan(text, |token, number| {
         let code = number
             || token.chars().any(|c| c.is_ascii_digit())
             || token.chars().skip(1).any(char::is_uppercase);
         let latin_name = cjk && token.len() > 1 && token.chars().all(|c| c.is_ascii_alphabetic());
         if code || latin_name {
-            push_new(&mut out, token.to_lowercase());
+            let mark = token.to_lowercase();
+            if seen.insert(mark.clone()) {
+                out.push(mark);
+            }
         }
     });
     out
 }
 
 /// Every word (lower-cased) and number (its digits) of `text`, as [`marks`] reads them.
-fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    scan(text, |token, _| push_new(&mut out, token.to_lowercase()));
+fn words(text: &str) -> HashSet<String> {
+    let mut out = HashSet::new();
+    scan(text, |token, _| {
+        out.insert(token.to_lowercase());
+    });
     out
 }
 
-/// Calls `f` with each number of `text` (its digits, the separators between them
-/// dropped; `true`) and each word in letters other than Chinese or Japanese characters
+/// Calls `f` with each number of `text` (its digits, the separators between them and
+/// the zeros at its end dropped; `true`) and each word in letters other than Chinese or Japanese characters
 /// (`false`). A word that starts with a letter and has digits ("g6WwqPRy") is one word;
 /// one that starts with digits is its number and the rest ("6ysSDTNviL" is "6" and
 /// "ysSDTNviL").
@@ -123,7 +132,9 @@ fn scan(text: &str, mut f: impl FnMut(&str, bool)) {
                 }
                 i += 1;
             }
-            f(&digits, true);
+            // "48,7" and "$48.70" are one number; "1,000" and "1000" too.
+            let kept = digits.trim_end_matches('0');
+            f(if kept.is_empty() { "0" } else { kept }, true);
         } else if c.is_alphabetic() && !is_cjk(c) {
             let start = i;
             while i < chars.len() && chars[i].is_alphanumeric() && !is_cjk(chars[i]) {
@@ -134,12 +145,6 @@ fn scan(text: &str, mut f: impl FnMut(&str, bool)) {
         } else {
             i += 1;
         }
-    }
-}
-
-fn push_new(out: &mut Vec<String>, token: String) {
-    if !token.is_empty() && !out.contains(&token) {
-        out.push(token);
     }
 }
 
@@ -173,11 +178,11 @@ mod tests {
         let message = "Dame el calendario de mantenimiento del puente g6WwqPRy. Luego, calcula el consumo para treinta y tres unidades. Por último, busca el precio del medicamento Zoloft.";
         let reply = "Give me the maintenance schedule for bridge g6WwqPRy. Then calculate the usage for thirty-three units. Finally, find the price of the drug Zoloft.";
         assert_eq!(english_of(message, reply).as_deref(), Ok(reply));
-        // Numbers rewritten with the other separator are the same marks.
+        // Numbers rewritten with the other separator, or a zero more, are the same marks.
         assert!(
             english_of(
                 "Calcula el ROI con una inversión de 48,7 $ y unos ingresos de 0,83 $.",
-                "Calculate the ROI with an investment of $48.7 and revenue of $0.83."
+                "Calculate the ROI with an investment of $48.70 and revenue of $0.83."
             )
             .is_ok()
         );
@@ -191,14 +196,14 @@ mod tests {
                 message,
                 "Sure, please provide the user's request in English."
             ),
-            Err(NotTranslation::KeepsNoMark)
+            Err(NotTranslation::LosesMarks)
         );
         assert_eq!(
             english_of(
                 "请提供桥梁g6WwqPRy的维护计划。",
                 "Sure, please provide the request."
             ),
-            Err(NotTranslation::KeepsNoMark)
+            Err(NotTranslation::LosesMarks)
         );
         assert_eq!(
             english_of(
