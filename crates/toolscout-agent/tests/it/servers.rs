@@ -458,6 +458,32 @@ async fn without_tool_requests_a_need_line_is_the_answer() {
     assert!(!system.contains("NEED:"), "{system}");
 }
 
+/// The agent of the translation tests: retrieval of one tool, no server's tools beside it,
+/// translation of requests on or off.
+fn forecast_agent(server: &Server, toolbox: Toolbox, translate: bool) -> Agent {
+    Agent::new(
+        config(Policy::Retrieve, false)
+            .retrieve_top_k(1)
+            .server_tools(0)
+            .translate_requests(translate)
+            .build()
+            .unwrap(),
+        ChatClient::new(&server.base_url, "test-key"),
+        Arc::new(ToolboxHost::new(toolbox)),
+    )
+}
+
+/// The texts of the `Translated` events a run sent.
+fn translations(mut rx: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        if let AgentEvent::Translated { text, .. } = e {
+            out.push(text);
+        }
+    }
+    out
+}
+
 /// A request in another language than the catalog's (#65): the model writes it in
 /// English first, the catalog is searched with that, and the conversation keeps the
 /// user's own words. Searched as the user wrote it, the same request finds nothing.
@@ -474,15 +500,7 @@ async fn a_request_not_in_english_is_searched_as_the_model_writes_it_in_english(
     ])
     .await;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let agent = Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .server_tools(0)
-            .build()
-            .unwrap(),
-        ChatClient::new(&server.base_url, "test-key"),
-        Arc::new(ToolboxHost::new(toolbox.clone())),
-    );
+    let agent = forecast_agent(&server, toolbox.clone(), true);
     let report = agent
         .run(spanish, RunOptions::default().with_events(tx))
         .await;
@@ -523,16 +541,7 @@ async fn a_request_not_in_english_is_searched_as_the_model_writes_it_in_english(
 
     // Without it, the Spanish words find no tool of this English catalog.
     let server = Server::start(vec![text("No lo sé.")]).await;
-    let agent = Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .server_tools(0)
-            .translate_requests(false)
-            .build()
-            .unwrap(),
-        ChatClient::new(&server.base_url, "test-key"),
-        Arc::new(ToolboxHost::new(toolbox)),
-    );
+    let agent = forecast_agent(&server, toolbox, false);
     agent.run(spanish, RunOptions::default()).await;
     let arrays = server.tool_arrays();
     assert_eq!(server.requests().len(), 1);
@@ -550,27 +559,16 @@ async fn a_request_in_english_is_searched_as_it_is() {
         text("Rain: take a raincoat."),
     ])
     .await;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let agent = Agent::new(
-        config(Policy::Retrieve, false)
-            .retrieve_top_k(1)
-            .server_tools(0)
-            .build()
-            .unwrap(),
-        ChatClient::new(&server.base_url, "test-key"),
-        Arc::new(ToolboxHost::new(toolbox)),
-    );
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let agent = forecast_agent(&server, toolbox, true);
     agent
         .run(
             "What will the weather be in Oslo next week? I need it to pack my suitcase.",
             RunOptions::default().with_events(tx),
         )
         .await;
-    let mut translated = false;
-    while let Ok(e) = rx.try_recv() {
-        translated |= matches!(e, AgentEvent::Translated { .. });
-    }
-    assert!(!translated);
+    let translated = translations(rx);
+    assert!(translated.is_empty(), "{translated:?}");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     assert!(
@@ -592,26 +590,12 @@ async fn an_answer_for_a_translation_is_asked_again_as_a_text_to_translate() {
         let toolbox = toolbox.clone();
         async move {
             let server = Server::start(replies).await;
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            let agent = Agent::new(
-                config(Policy::Retrieve, false)
-                    .retrieve_top_k(1)
-                    .server_tools(0)
-                    .build()
-                    .unwrap(),
-                ChatClient::new(&server.base_url, "test-key"),
-                Arc::new(ToolboxHost::new(toolbox)),
-            );
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let agent = forecast_agent(&server, toolbox, true);
             agent
                 .run(spanish, RunOptions::default().with_events(tx))
                 .await;
-            let mut translated = Vec::new();
-            while let Ok(e) = rx.try_recv() {
-                if let AgentEvent::Translated { text, .. } = e {
-                    translated.push(text);
-                }
-            }
-            (server, translated)
+            (server, translations(rx))
         }
     };
 
