@@ -349,35 +349,39 @@ impl<'a> Run<'a> {
         // language, one or two Han characters; the cap bounds a long message's cost.
         let room = message.chars().count().clamp(64, MAX_TRANSLATION_TOKENS);
         let span = tracing::info_span!("agent_translate", agent = %self.agent, depth = self.depth);
-        let first = [
-            Message::user(message.clone()),
-            Message::system(crate::prompts::TRANSLATE.trim_end()),
+        // Put as the user's message, a request is sometimes answered ("Sure, please
+        // provide the request."); put as a text to translate, it is sometimes answered
+        // too, but not the same ones: the second framing is asked only if the first fails.
+        let framings = [
+            [
+                Message::user(message.clone()),
+                Message::system(crate::prompts::TRANSLATE.trim_end()),
+            ],
+            [
+                Message::system(crate::prompts::TRANSLATE_AGAIN.trim_end()),
+                Message::user(
+                    crate::prompts::TRANSLATE_AGAIN_TEXT
+                        .trim_end()
+                        .replace("{message}", &message),
+                ),
+            ],
         ];
-        let content = self.ask_aside(&first, room, &span, cancel).await?;
-        let english = match crate::translation::english_of(&message, &content) {
-            Ok(english) => english,
-            Err(why) => {
-                // Put as the user's message, a request is sometimes answered ("Sure,
-                // please provide the request."); put as a text to translate, it is
-                // sometimes answered too, but not the same ones: ask again so.
-                tracing::info!(parent: &span, %why, "the model's text is not the request in English; asking again");
-                let again = [
-                    Message::system(crate::prompts::TRANSLATE_AGAIN.trim_end()),
-                    Message::user(
-                        crate::prompts::TRANSLATE_AGAIN_TEXT
-                            .trim_end()
-                            .replace("{message}", &message),
-                    ),
-                ];
-                let content = self.ask_aside(&again, room, &span, cancel).await?;
-                match crate::translation::english_of(&message, &content) {
-                    Ok(english) => english,
-                    Err(why) => {
-                        tracing::info!(parent: &span, %why, "the model's text is not the request in English; searching with the message");
-                        return None;
-                    }
+        let mut english = None;
+        for ask in &framings {
+            let content = self.ask_aside(ask, room, &span, cancel).await?;
+            match crate::translation::english_of(&message, &content) {
+                Ok(text) => {
+                    english = Some(text);
+                    break;
+                }
+                Err(why) => {
+                    tracing::info!(parent: &span, %why, "the model's text is not the request in English");
                 }
             }
+        }
+        let Some(english) = english else {
+            tracing::info!(parent: &span, "searching with the message");
+            return None;
         };
         let english: String = english.chars().take(MAX_TRANSLATION_CHARS).collect();
         self.rt.emitter.emit(AgentEvent::Translated {
