@@ -5,6 +5,8 @@
 //! then looks for tools that ask for things. A translation keeps what a translation
 //! cannot change — a code, an identifier, a number — so a text that keeps fewer than half
 //! of the message's is not its translation (half, not all: the model may write a date or a number over).
+//! A message with no code or number has nothing to lose, so a text that opens as an
+//! answer does ("Sure, I can help you find a salon…") is not its translation either.
 //!
 //! **Rationale** for asking again in another framing rather than switching framings:
 //! Qwen2.5-Coder-1.5B at temperature 0, on 48 Seal-Tools requests hand-translated into
@@ -28,6 +30,8 @@ pub(crate) enum NotTranslation {
     NotEnglish,
     /// It keeps fewer than half of the codes and numbers the message has.
     LosesMarks,
+    /// It opens as an answer to the request does ("Sure, I can help you find…").
+    Answers,
 }
 
 impl std::fmt::Display for NotTranslation {
@@ -36,13 +40,15 @@ impl std::fmt::Display for NotTranslation {
             Self::Empty => "it is empty",
             Self::NotEnglish => "it is not in English",
             Self::LosesMarks => "it keeps fewer than half of the message's codes and numbers",
+            Self::Answers => "it answers the request",
         })
     }
 }
 
 /// `reply` as the request in English: without a lead-in line ("Here is the English
-/// translation:") and the quotes around it, checked to be English and to keep at least
-/// half of `message`'s marks (see [`marks`]) among its words when it has any.
+/// translation:") and the quotes around it, checked to be English, to keep at least
+/// half of `message`'s marks (see [`marks`]) among its words when it has any, and not to
+/// open as an answer does ([`answers`]).
 pub(crate) fn english_of(message: &str, reply: &str) -> Result<String, NotTranslation> {
     let text = without_lead_in(reply.trim());
     let text = text
@@ -63,7 +69,43 @@ pub(crate) fn english_of(message: &str, reply: &str) -> Result<String, NotTransl
             return Err(NotTranslation::LosesMarks);
         }
     }
+    if answers(text) {
+        return Err(NotTranslation::Answers);
+    }
     Ok(text.to_owned())
+}
+
+/// Openings of an answer to a request, lower-cased, sorted: an assent ("Sure, …") or an
+/// offer of help ("I can help you find…").
+const ANSWER_OPENINGS: [&str; 12] = [
+    "absolutely",
+    "certainly",
+    "gladly",
+    "i can help",
+    "i would be glad",
+    "i would be happy",
+    "i'd be glad",
+    "i'd be happy",
+    "i'll help",
+    "no problem",
+    "of course",
+    "sure",
+];
+
+/// Whether `text` opens as an answer to a request does: with an assent or an offer of
+/// help ([`ANSWER_OPENINGS`]) followed by a comma, a stop, an exclamation or a space.
+/// This catches the answers to a request that has no codes or numbers for [`marks`]
+/// ("Mon frère et moi avons besoin d'une coupe de cheveux à New York. Peux-tu m'aider ?"
+/// → "Sure, I can help you find a hair salon in New York"). A user's own "Sure, book
+/// it" is caught too; the model is then asked once more (see the module's rationale),
+/// and the message is searched as written if that text opens so as well.
+fn answers(text: &str) -> bool {
+    let lower = text.trim_start().to_lowercase().replace('’', "'");
+    ANSWER_OPENINGS.iter().any(|opening| {
+        lower
+            .strip_prefix(opening)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([',', '.', '!', ' ']))
+    })
 }
 
 /// The text after a first line that only introduces it (a line ending in a colon, with
@@ -213,6 +255,26 @@ mod tests {
             Err(NotTranslation::NotEnglish)
         );
         assert_eq!(english_of(message, " \"\" "), Err(NotTranslation::Empty));
+    }
+
+    #[test]
+    fn an_answer_without_marks_to_lose_is_refused_by_its_opening() {
+        let message = "Mon frère et moi avons vraiment besoin d'une coupe de cheveux à New York. Peux-tu m'aider à trouver un salon mixte ?";
+        for reply in [
+            "Sure, I can help you find a hair salon in New York that offers mixed services.",
+            "Of course! Here are some unisex salons in New York.",
+            "I’d be happy to help you find a salon.",
+        ] {
+            assert_eq!(
+                english_of(message, reply),
+                Err(NotTranslation::Answers),
+                "{reply}"
+            );
+        }
+        // A request that merely starts with those letters is a request.
+        let request = "Surely someone cuts hair for two in New York: can you find a unisex salon?";
+        assert_eq!(english_of(message, request).as_deref(), Ok(request));
+        assert!(ANSWER_OPENINGS.is_sorted());
     }
 
     #[test]
