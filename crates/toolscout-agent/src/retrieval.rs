@@ -178,7 +178,6 @@ fn retrieve_needs(
             again: false,
             text: (*need).clone(),
             tools: r.tools.clone(),
-            confidence: r.confidence,
         })
         .collect();
     (crate::Retrieval { tools, confidence }, needs)
