@@ -55,20 +55,6 @@ pub(crate) fn retrieve_message(
     }
 }
 
-/// How sure (the cosine of its best tool) a need's own search must be for the need to
-/// count: below it, the need neither activates a tool nor is followed up. The whole
-/// message's retrieval is not bound by it.
-///
-/// **Rationale:** the sentences of a request that state no step ("Hey, I'm tinkering
-/// with a new snack idea", "I really need concrete, source-backed details") find a tool
-/// all the same, by chance, and a follow-up then makes the model call it: a call nobody
-/// asked for. On the four dev sets (`eval retrieve --each`, the needs' own top two), a
-/// floor of 0.2 left out 62 needs whose tools were none of the task's and 21 whose tools
-/// were (MCP-Bench 41 and 18 of 354 needs, MetaTool 9 and 0 of 71, BFCL 11 and 2 of
-/// 205, Seal-Tools 1 and 1 of 716); 0.3 left out as many right needs as wrong ones on
-/// MCP-Bench.
-pub(crate) const NEED_FLOOR: f32 = 0.2;
-
 /// How many of each need's best tools [`retrieve_needs`] finds: the first joins the first
 /// request's array, the next is put to the model when a call of the first is refused
 /// (see [`Needs::refused`](crate::followup::Needs::refused)).
@@ -96,7 +82,7 @@ fn retrieve_needs(
     let all: Vec<(&String, crate::Retrieval)> = needs
         .iter()
         .map(|need| (need, host.retrieve(need, PER_NEED)))
-        .filter(|(_, r)| !r.tools.is_empty() && r.confidence.is_none_or(|c| c >= NEED_FLOOR))
+        .filter(|(_, r)| !r.tools.is_empty())
         .collect();
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
         .chain(all.iter().map(|(_, r)| &r.tools[..1]))
@@ -199,73 +185,7 @@ pub(crate) fn tool_requests(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{NEED_FLOOR, plan_steps, retrieve_needs, tool_requests};
-    use crate::host::{BoxFuture, CallContext, CallOutcome};
-    use crate::{AgentConfig, Policy, Retrieval, ToolHost};
-    use toolscout_spec::ToolSpec;
-
-    /// A host whose search of a text finds the tool of that text, as sure as it says.
-    struct Scripted(Vec<(&'static str, &'static str, Option<f32>)>);
-
-    impl ToolHost for Scripted {
-        fn initial_tools(&self, _: Policy) -> Vec<ToolSpec> {
-            Vec::new()
-        }
-        fn spec(&self, _: &str) -> Option<ToolSpec> {
-            None
-        }
-        fn retrieve(&self, message: &str, _: usize) -> Retrieval {
-            let found = self.0.iter().find(|(text, _, _)| *text == message);
-            Retrieval {
-                tools: found
-                    .map(|(_, tool, _)| vec![(*tool).to_owned()])
-                    .unwrap_or_default(),
-                confidence: found.and_then(|(_, _, c)| *c),
-            }
-        }
-        fn call<'a>(
-            &'a self,
-            _: &'a str,
-            _: serde_json::Value,
-            _: CallContext,
-        ) -> BoxFuture<'a, CallOutcome> {
-            unreachable!("no call in these tests")
-        }
-    }
-
-    #[test]
-    fn a_need_its_search_is_unsure_of_neither_activates_nor_is_followed_up() {
-        let host = Scripted(vec![
-            ("whole", "get_weather", Some(0.5)),
-            (
-                "Hey, I'm tinkering with a snack idea.",
-                "get_current_time",
-                Some(NEED_FLOOR - 0.05),
-            ),
-            (
-                "Find the fruit's calories.",
-                "get_fruit_nutrition",
-                Some(NEED_FLOOR + 0.05),
-            ),
-            ("Say it in words.", "spell_number", None),
-        ]);
-        let config = AgentConfig::builder("a", "m").build().unwrap();
-        let needs: Vec<String> = [
-            "Hey, I'm tinkering with a snack idea.",
-            "Find the fruit's calories.",
-            "Say it in words.",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        let (found, followed) = retrieve_needs(&host, &config, "whole", &needs);
-        assert_eq!(
-            found.tools,
-            ["get_weather", "get_fruit_nutrition", "spell_number"]
-        );
-        let followed: Vec<&str> = followed.iter().map(|n| n.text.as_str()).collect();
-        // A host that cannot tell (no confidence) is not second-guessed.
-        assert_eq!(followed, ["Find the fruit's calories.", "Say it in words."]);
-    }
+    use super::{plan_steps, tool_requests};
 
     #[test]
     fn tool_requests_are_the_need_lines_of_a_turn() {
