@@ -92,6 +92,10 @@ const ANSWER_OPENINGS: [&str; 12] = [
     "sure",
 ];
 
+/// How many characters of a text [`answers`] reads: the longest of
+/// [`ANSWER_OPENINGS`] and the character after it, with room to spare.
+const OPENING_CHARS: usize = 24;
+
 /// Whether `text` opens as an answer to a request does: with an assent or an offer of
 /// help ([`ANSWER_OPENINGS`]) followed by a comma, a stop, an exclamation or a space.
 /// This catches the answers to a request that has no codes or numbers for [`marks`]
@@ -100,10 +104,11 @@ const ANSWER_OPENINGS: [&str; 12] = [
 /// it" is caught too; the model is then asked once more (see the module's rationale),
 /// and the message is searched as written if that text opens so as well.
 fn answers(text: &str) -> bool {
-    let lower = text.trim_start().to_lowercase().replace('’', "'");
+    // Only the opening is read: a few characters past the longest one.
+    let head: String = text.trim_start().chars().take(OPENING_CHARS).collect();
+    let head = head.to_lowercase().replace('’', "'");
     ANSWER_OPENINGS.iter().any(|opening| {
-        lower
-            .strip_prefix(opening)
+        head.strip_prefix(opening)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with([',', '.', '!', ' ']))
     })
 }
@@ -275,6 +280,11 @@ mod tests {
         let request = "Surely someone cuts hair for two in New York: can you find a unisex salon?";
         assert_eq!(english_of(message, request).as_deref(), Ok(request));
         assert!(ANSWER_OPENINGS.is_sorted());
+        assert!(
+            ANSWER_OPENINGS
+                .iter()
+                .all(|o| o.chars().count() < OPENING_CHARS)
+        );
     }
 
     #[test]
