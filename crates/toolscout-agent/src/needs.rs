@@ -263,12 +263,14 @@ pub(crate) fn english_needs(message: &str) -> Vec<String> {
     let mut needs: Vec<(String, bool)> = Vec::new();
     for Piece { text, whole, .. } in pieces {
         let piece = text.trim();
-        if piece.is_empty() {
+        if piece.is_empty() || asks_for_quality(piece) {
             continue;
         }
         match needs.last_mut() {
             Some((last, last_whole))
-                if joins_neighbour(piece, whole) || joins_neighbour(last, *last_whole) =>
+                if joins_neighbour(piece, whole)
+                    || joins_neighbour(last, *last_whole)
+                    || leads_in(last) =>
             {
                 last.push(' ');
                 last.push_str(piece);
@@ -390,10 +392,92 @@ fn opens_enumeration(piece: &str) -> bool {
 }
 
 /// Whether `piece` is not a need of its own but part of its neighbour: too short, made
-/// only of [`FILLER`] words, or a whole sentence (`whole`: not cut at a connective)
-/// stating values ([`states_values`]).
+/// only of [`FILLER`] words or of no word at all (numbers and signs: a row of a matrix,
+/// a list of readings), or a whole sentence (`whole`: not cut at a connective) stating
+/// values ([`states_values`]).
 fn joins_neighbour(piece: &str, whole: bool) -> bool {
-    words(piece) < MIN_WORDS || asks_nothing(piece) || (whole && states_values(piece))
+    words(piece) < MIN_WORDS
+        || asks_nothing(piece)
+        || !piece.chars().any(char::is_alphabetic)
+        || (whole && states_values(piece))
+}
+
+/// Whether `piece` leads in to what follows it ("Here's what I've got:", "I'd love to
+/// know:"): it ends with a colon, and the piece after it is part of the same need.
+///
+/// **Rationale:** searched alone, a lead-in finds a tool at random ("Here's what I've
+/// got:" → a Reddit feed), and following it up makes the model call that tool; the
+/// list after it holds the need.
+fn leads_in(piece: &str) -> bool {
+    piece.trim_end().ends_with(':')
+}
+
+/// Words that say how well-founded the answer must be ("concrete data", "verifiable
+/// sources", "not guesses") rather than what to do, sorted.
+const QUALITY: [&str; 39] = [
+    "accurate",
+    "actual",
+    "all",
+    "backed",
+    "concrete",
+    "data",
+    "detail",
+    "details",
+    "ensure",
+    "evidence",
+    "fact",
+    "facts",
+    "figures",
+    "findings",
+    "generalizations",
+    "guess",
+    "guesses",
+    "guesswork",
+    "hard",
+    "make",
+    "no",
+    "not",
+    "numbers",
+    "only",
+    "precise",
+    "proof",
+    "real",
+    "reliable",
+    "solid",
+    "source",
+    "sourced",
+    "sources",
+    "specific",
+    "supported",
+    "sure",
+    "trustworthy",
+    "vague",
+    "verifiable",
+    "verified",
+];
+
+/// Whether `piece` only asks that the answer be well-founded: every word is a
+/// [`FILLER`] or [`QUALITY`] word, and one of them says what the answer rests on
+/// ("Please ensure all findings are supported by concrete data and verifiable
+/// sources.", "I need specific numbers and evidence, not generalizations."). It is no
+/// need of its own and is left out of the needs (the model reads it in the message).
+///
+/// **Rationale:** searched alone, such a sentence finds whatever tool speaks of data or
+/// thoughts (a units list, a "think" tool), and following it up makes the model call
+/// it: of the 354 needs split from the 71 MCP-Bench requests, 5 were such sentences, and
+/// none found a tool the task used (none of the needs of 300 requests each of BFCL,
+/// MetaTool and Seal-Tools is one). Joined to a neighbour, its words would pull that
+/// need's search the same way.
+fn asks_for_quality(piece: &str) -> bool {
+    let mut quality = false;
+    for word in lower_words(piece) {
+        if QUALITY.binary_search(&word.as_str()).is_ok() {
+            quality = true;
+        } else if FILLER.binary_search(&word.as_str()).is_err() {
+            return false;
+        }
+    }
+    quality
 }
 
 /// First words of a sentence that states a fact about a thing rather than asking for
@@ -776,6 +860,52 @@ mod tests {
     }
 
     #[test]
+    fn a_lead_in_joins_what_follows_and_rows_of_numbers_join_their_need() {
+        assert_eq!(
+            split_needs(
+                "I need to check some readings against their thresholds. Here's what I've got:\n- Inlet temperature: 350 °F\n- Line pressure: 45 psi"
+            ),
+            [
+                "I need to check some readings against their thresholds.",
+                "Here's what I've got: Inlet temperature: 350 °F",
+                "Line pressure: 45 psi"
+            ]
+        );
+        assert_eq!(
+            split_needs(
+                "Invert this matrix for me:\n[4, 2, 1;\n0, 3, -1;\n2, 1, 5]\nThen plot its eigenvalues."
+            ),
+            [
+                "Invert this matrix for me: [4, 2, 1; 0, 3, -1; 2, 1, 5]",
+                "plot its eigenvalues."
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sentence_that_only_asks_for_solid_evidence_is_no_need() {
+        assert_eq!(
+            split_needs(
+                "Find the cheapest flight to Oslo. Then book a hotel near the station. Please ensure all findings are supported by concrete data and verifiable sources. I need specific numbers and evidence, not generalizations."
+            ),
+            [
+                "Find the cheapest flight to Oslo.",
+                "book a hotel near the station."
+            ]
+        );
+        // A sentence that asks for something besides is a need.
+        assert_eq!(
+            split_needs(
+                "Find the cheapest flight to Oslo. I need the real prices of its hotels, not guesses."
+            ),
+            [
+                "Find the cheapest flight to Oslo.",
+                "I need the real prices of its hotels, not guesses."
+            ]
+        );
+    }
+
+    #[test]
     fn word_lists_are_sorted_and_lower_case() {
         for list in [
             &FILLER[..],
@@ -785,6 +915,7 @@ mod tests {
             &ASKING,
             &ANOTHER,
             &ASKER_SUBJECTS,
+            &QUALITY,
         ] {
             assert!(list.is_sorted(), "binary_search needs {list:?} sorted");
             assert!(
