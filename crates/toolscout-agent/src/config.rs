@@ -248,7 +248,9 @@ pub struct AgentOptions {
     /// Under [`Policy::Retrieve`], split a user message into the needs it states
     /// ([`crate::needs::split_needs`]: sentences, "also", "then", list items…) and
     /// search for each beside the whole message, so that a request for several things
-    /// gets a tool for each. On by default.
+    /// gets a tool for each. A need whose own search is unsure and leads to another
+    /// server than the whole message's best tool is of is searched within that server
+    /// instead ([`ToolHost::server_of`](crate::ToolHost::server_of)). On by default.
     #[serde(default = "default_split_needs")]
     pub split_needs: bool,
     /// Under [`Policy::Retrieve`], a request of several needs (see

@@ -265,6 +265,24 @@ pub trait ToolHost: Send + Sync {
         Vec::new()
     }
 
+    /// The server `tool` belongs to (its bundle, by slug), when its bundle is one: a
+    /// bundle of two tools or more, of a server's size, not built in. `None` for a tool
+    /// in no such bundle (a catalog of loose functions kept in one bundle), or when the
+    /// host cannot tell. None by default.
+    fn server_of(&self, tool: &str) -> Option<String> {
+        let _ = tool;
+        None
+    }
+
+    /// [`ToolHost::retrieve`] among the tools of `servers` only (slugs, as
+    /// [`ToolHost::server_of`] names them): the loop searches there for a need of a
+    /// request whose own search leads off the request's servers (see
+    /// [`AgentOptions::split_needs`](crate::AgentOptions::split_needs)). Nothing by default.
+    fn retrieve_within(&self, message: &str, servers: &[String], limit: usize) -> Retrieval {
+        let _ = (message, servers, limit);
+        Retrieval::default()
+    }
+
     /// The tool an OpenAI-style alias stands for, when `name` is no tool's name but the
     /// alias of exactly one (`spotify_play` for `spotify.play`): models write the alias of
     /// a tool they found but have not activated. None by default.

@@ -55,6 +55,46 @@ pub(crate) fn retrieve_message(
     }
 }
 
+/// How sure a need's own search must be for its best tool to count when that tool is
+/// of another server than the whole message's best tool (see [`need_tools`]).
+pub(crate) const NEED_SURE: f32 = 0.35;
+
+/// A need's best tools ([`PER_NEED`]), or `None` when its search finds none: its own
+/// search's; but when the best of them is of another server than the whole message's
+/// best tool (`servers`, see [`ToolHost::server_of`]) and the search is less sure than
+/// [`NEED_SURE`], the best tools of the message's server for it instead
+/// ([`ToolHost::retrieve_within`]). A host that tells no servers, a catalog
+/// whose tools are in no server, and a need sure of its tool keep the need's own.
+///
+/// **Rationale:** a request names its outcome and its servers once ("a sanity check on
+/// two services' API specs"), and its other sentences ("for each of those create
+/// calls, how many required fields do I send?") share few words with any tool: searched
+/// over every server, such a sentence finds a tool of an unrelated one by chance (a
+/// route planner, a "think" tool), and its follow-up makes the model call it. MCP-Zero
+/// (arXiv 2506.01056) matches a request to servers first, then to tools. On MCP-Bench's
+/// 71 requests (28 servers, `eval retrieve --each`), the whole message's best tool was
+/// of one of the task's servers in 63 (its next two tools added 1 more such server and
+/// 24 others); 75 of the 354 needs' own searches led off that server at less than 0.35,
+/// their best tool one of the task's in 10 of them, and the server was one of the
+/// task's in 59 of those 75. On 300 Seal-Tools requests (bundles by category) 12 of 716
+/// needs did (their best tool the task's in 3).
+fn need_tools(host: &dyn ToolHost, servers: &[String], need: &str) -> Option<crate::Retrieval> {
+    let counts = |r: &crate::Retrieval| !r.tools.is_empty();
+    let own = host.retrieve(need, PER_NEED);
+    let unsure = own.confidence.is_some_and(|c| c < NEED_SURE);
+    let elsewhere = || {
+        own.tools
+            .first()
+            .and_then(|best| host.server_of(best))
+            .is_some_and(|server| !servers.contains(&server))
+    };
+    if servers.is_empty() || !unsure || !elsewhere() {
+        return counts(&own).then_some(own);
+    }
+    let within = host.retrieve_within(need, servers, PER_NEED);
+    counts(&within).then_some(within)
+}
+
 /// How many of each need's best tools [`retrieve_needs`] finds: the first joins the first
 /// request's array, the next is put to the model when a call of the first is refused
 /// (see [`Needs::refused`](crate::followup::Needs::refused)).
@@ -79,10 +119,16 @@ fn retrieve_needs(
     needs: &[String],
 ) -> (crate::Retrieval, Vec<Need>) {
     let whole = host.retrieve(message, config.options.retrieve_top_k);
+    // The server of the whole message's best tool.
+    let servers: Vec<String> = whole
+        .tools
+        .first()
+        .and_then(|best| host.server_of(best))
+        .into_iter()
+        .collect();
     let all: Vec<(&String, crate::Retrieval)> = needs
         .iter()
-        .map(|need| (need, host.retrieve(need, PER_NEED)))
-        .filter(|(_, r)| !r.tools.is_empty())
+        .filter_map(|need| Some((need, need_tools(host, &servers, need)?)))
         .collect();
     let lists: Vec<&[String]> = std::iter::once(whole.tools.as_slice())
         .chain(all.iter().map(|(_, r)| &r.tools[..1]))

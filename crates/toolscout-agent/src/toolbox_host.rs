@@ -79,6 +79,108 @@ impl ToolboxHost {
         &self.toolbox
     }
 
+    /// [`ToolHost::retrieve`] among the tools of `bundles` (slugs; empty: all).
+    fn retrieve_in(&self, message: &str, limit: usize, bundles: Vec<String>) -> Retrieval {
+        if limit == 0 {
+            return Retrieval::default();
+        }
+        let text: String = message.chars().take(RETRIEVE_CHARS).collect();
+        if text.trim().is_empty() {
+            return Retrieval::default();
+        }
+        // Twins dropped leave room for the next tools, and a kept tool's siblings may be
+        // further down: look a little further.
+        let depth = limit.saturating_mul(3);
+        let mut query = SearchQuery::new(text.as_str()).with_limit(depth);
+        query.bundles = bundles;
+        let Ok(found) = self.toolbox.search(&query) else {
+            return Retrieval::default();
+        };
+        let index = self.toolbox.index();
+        // (tool name, index id) of the tools kept, and the confidence in the first.
+        let mut kept: Vec<(String, String)> = Vec::with_capacity(limit);
+        let mut confidence = None;
+        // The first tool's meaning, when it was found by meaning.
+        let mut first_meaning: Option<f32> = None;
+        // The bundles of the tools kept.
+        let mut kept_bundles: Vec<uuid::Uuid> = Vec::with_capacity(limit);
+        // The hits past the limit that the margin would keep, in rank order: a kept
+        // tool's sibling may be among them.
+        let mut passed: Vec<(String, uuid::Uuid)> = Vec::new();
+        for (tool, hit) in found.hits {
+            if hit.tier == Tier::Fuzzy || !tool.is_callable() {
+                continue;
+            }
+            let twin = self.twin_similarity.is_some_and(|at| {
+                kept.iter()
+                    .any(|(_, id)| index.similarity(id, &hit.id).is_some_and(|s| s >= at))
+            });
+            if twin {
+                continue;
+            }
+            let behind = match (self.margin, first_meaning, hit.meaning) {
+                (Some(margin), Some(first), Some(m)) => m < first - margin,
+                _ => false,
+            };
+            if behind {
+                continue;
+            }
+            if kept.len() == limit {
+                // A sibling must be as near as the margin asks, and never further than
+                // the default margin: a wide margin widens the top-k, not the siblings.
+                let bar = self
+                    .margin
+                    .map_or(DEFAULT_MARGIN, |m| m.min(DEFAULT_MARGIN));
+                let near = match (first_meaning, hit.meaning) {
+                    (Some(first), Some(m)) => m >= first - bar,
+                    _ => true,
+                };
+                if near {
+                    passed.push((tool.spec.name.to_string(), tool.bundle_id));
+                }
+                continue;
+            }
+            if kept.is_empty() {
+                if !matches!(hit.tier, Tier::Exact | Tier::Prefix) {
+                    first_meaning = hit.meaning.filter(|m| m.is_finite());
+                }
+                confidence = match hit.tier {
+                    Tier::Exact => Some(1.0),
+                    // The share of the name the message spells: "no" is not `notify_slack`.
+                    Tier::Prefix => {
+                        let name = tool.spec.name.chars().count().max(1);
+                        Some((text.trim().chars().count() as f32 / name as f32).min(1.0))
+                    }
+                    _ => hit
+                        .meaning
+                        .filter(|m| m.is_finite())
+                        .map(|m| m.clamp(0.0, 1.0)),
+                };
+            }
+            kept_bundles.push(tool.bundle_id);
+            kept.push((tool.spec.name.to_string(), hit.id));
+        }
+        let mut tools: Vec<String> = kept.into_iter().map(|(name, _)| name).collect();
+        tools.extend(self.siblings(&kept_bundles, passed));
+        Retrieval { tools, confidence }
+    }
+
+    /// The server `tool` belongs to: its bundle's slug, id and number of tools, when
+    /// that is a bundle of 2 to [`SERVER_BUNDLE`] tools that is not built in (not a
+    /// catalog of loose functions kept in one bundle).
+    fn server(&self, tool: &str) -> Option<(String, uuid::Uuid, usize)> {
+        let Lookup::Found(tool) = self.toolbox.lookup(tool) else {
+            return None;
+        };
+        let bundle = self.toolbox.catalog().bundle(tool.bundle_id).ok()?;
+        let mut size = 0;
+        self.toolbox.catalog().for_each_head(|h, _| {
+            size += usize::from(h.bundle_id == bundle.id);
+        });
+        (!bundle.is_built_in && (2..=SERVER_BUNDLE).contains(&size))
+            .then(|| (bundle.slug.as_str().to_owned(), bundle.id, size))
+    }
+
     /// The siblings [`ToolHost::retrieve`] adds to the tools it kept: hits of the same
     /// search past the limit (within the margin, not twins of a kept tool) that belong to
     /// the bundle of a kept tool — the API or server it is part of — when that bundle is
@@ -281,111 +383,30 @@ impl ToolHost for ToolboxHost {
     }
 
     fn retrieve(&self, message: &str, limit: usize) -> Retrieval {
-        if limit == 0 {
+        self.retrieve_in(message, limit, Vec::new())
+    }
+
+    fn server_of(&self, tool: &str) -> Option<String> {
+        self.server(tool).map(|(slug, _, _)| slug)
+    }
+
+    fn retrieve_within(&self, message: &str, servers: &[String], limit: usize) -> Retrieval {
+        if servers.is_empty() {
             return Retrieval::default();
         }
-        let text: String = message.chars().take(RETRIEVE_CHARS).collect();
-        if text.trim().is_empty() {
-            return Retrieval::default();
-        }
-        // Twins dropped leave room for the next tools, and a kept tool's siblings may be
-        // further down: look a little further.
-        let depth = limit.saturating_mul(3);
-        let query = SearchQuery::new(text.as_str()).with_limit(depth);
-        let Ok(found) = self.toolbox.search(&query) else {
-            return Retrieval::default();
-        };
-        let index = self.toolbox.index();
-        // (tool name, index id) of the tools kept, and the confidence in the first.
-        let mut kept: Vec<(String, String)> = Vec::with_capacity(limit);
-        let mut confidence = None;
-        // The first tool's meaning, when it was found by meaning.
-        let mut first_meaning: Option<f32> = None;
-        // The bundles of the tools kept.
-        let mut kept_bundles: Vec<uuid::Uuid> = Vec::with_capacity(limit);
-        // The hits past the limit that the margin would keep, in rank order: a kept
-        // tool's sibling may be among them.
-        let mut passed: Vec<(String, uuid::Uuid)> = Vec::new();
-        for (tool, hit) in found.hits {
-            if hit.tier == Tier::Fuzzy || !tool.is_callable() {
-                continue;
-            }
-            let twin = self.twin_similarity.is_some_and(|at| {
-                kept.iter()
-                    .any(|(_, id)| index.similarity(id, &hit.id).is_some_and(|s| s >= at))
-            });
-            if twin {
-                continue;
-            }
-            let behind = match (self.margin, first_meaning, hit.meaning) {
-                (Some(margin), Some(first), Some(m)) => m < first - margin,
-                _ => false,
-            };
-            if behind {
-                continue;
-            }
-            if kept.len() == limit {
-                // A sibling must be as near as the margin asks, and never further than
-                // the default margin: a wide margin widens the top-k, not the siblings.
-                let bar = self
-                    .margin
-                    .map_or(DEFAULT_MARGIN, |m| m.min(DEFAULT_MARGIN));
-                let near = match (first_meaning, hit.meaning) {
-                    (Some(first), Some(m)) => m >= first - bar,
-                    _ => true,
-                };
-                if near {
-                    passed.push((tool.spec.name.to_string(), tool.bundle_id));
-                }
-                continue;
-            }
-            if kept.is_empty() {
-                if !matches!(hit.tier, Tier::Exact | Tier::Prefix) {
-                    first_meaning = hit.meaning.filter(|m| m.is_finite());
-                }
-                confidence = match hit.tier {
-                    Tier::Exact => Some(1.0),
-                    // The share of the name the message spells: "no" is not `notify_slack`.
-                    Tier::Prefix => {
-                        let name = tool.spec.name.chars().count().max(1);
-                        Some((text.trim().chars().count() as f32 / name as f32).min(1.0))
-                    }
-                    _ => hit
-                        .meaning
-                        .filter(|m| m.is_finite())
-                        .map(|m| m.clamp(0.0, 1.0)),
-                };
-            }
-            kept_bundles.push(tool.bundle_id);
-            kept.push((tool.spec.name.to_string(), hit.id));
-        }
-        let mut tools: Vec<String> = kept.into_iter().map(|(name, _)| name).collect();
-        tools.extend(self.siblings(&kept_bundles, passed));
-        Retrieval { tools, confidence }
+        self.retrieve_in(message, limit, servers.to_vec())
     }
 
     fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
         let Some(first) = found.first().filter(|_| limit > 0) else {
             return Vec::new();
         };
-        let Lookup::Found(tool) = self.toolbox.lookup(first) else {
+        let Some((slug, bundle, size)) = self.server(first) else {
             return Vec::new();
         };
-        let Ok(bundle) = self.toolbox.catalog().bundle(tool.bundle_id) else {
-            return Vec::new();
-        };
-        // A server's tools: not the built-ins, not a catalog of loose functions kept in
-        // one bundle.
-        let mut size = 0;
-        self.toolbox.catalog().for_each_head(|h, _| {
-            size += usize::from(h.bundle_id == bundle.id);
-        });
-        if bundle.is_built_in || size > SERVER_BUNDLE {
-            return Vec::new();
-        }
         let text: String = message.chars().take(RETRIEVE_CHARS).collect();
         let query = SearchQuery::new(text.as_str())
-            .with_bundle(bundle.slug.as_str())
+            .with_bundle(slug.as_str())
             .with_limit(size);
         let Ok(hits) = self.toolbox.search(&query) else {
             return Vec::new();
@@ -400,12 +421,12 @@ impl ToolHost for ToolboxHost {
             }
         };
         for (t, _) in hits.hits {
-            if t.bundle_id == bundle.id {
+            if t.bundle_id == bundle {
                 add(t.spec.name.to_string(), t.is_callable());
             }
         }
         self.toolbox.catalog().for_each_head(|h, disabled| {
-            if h.bundle_id == bundle.id {
+            if h.bundle_id == bundle {
                 add(h.name.clone(), disabled.is_none());
             }
         });

@@ -1330,3 +1330,97 @@ async fn a_made_up_account_of_work_is_questioned_once() {
     assert!(questioned.is_empty());
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A host of two servers whose searches are scripted: each text finds one tool at a set
+/// confidence, across every server or within the ones asked for.
+struct TwoServers;
+
+impl TwoServers {
+    /// (text, tool found across every server, its confidence, tool found within the
+    /// `specs` server, its confidence).
+    const SEARCHES: [(&'static str, &'static str, f32, &'static str, f32); 4] = [
+        (
+            "Check two services' API specs. For each create call, how many fields? How many inputs do the repo routes take?",
+            "get_api_overview",
+            0.55,
+            "get_api_overview",
+            0.55,
+        ),
+        (
+            "Check two services' API specs.",
+            "get_api_overview",
+            0.6,
+            "get_api_overview",
+            0.6,
+        ),
+        (
+            "For each create call, how many fields?",
+            "think",
+            0.3,
+            "get_api_operation",
+            0.28,
+        ),
+        (
+            "How many inputs do the repo routes take?",
+            "maps_directions",
+            0.45,
+            "get_api_operation",
+            0.3,
+        ),
+    ];
+
+    fn search(message: &str, within: bool) -> Retrieval {
+        let found = Self::SEARCHES.iter().find(|s| s.0 == message);
+        let Some(&(_, any, c, specs, w)) = found else {
+            return Retrieval::default();
+        };
+        let (tool, confidence) = if within { (specs, w) } else { (any, c) };
+        Retrieval {
+            tools: vec![tool.to_owned()],
+            confidence: Some(confidence),
+        }
+    }
+}
+
+impl ToolHost for TwoServers {
+    fn initial_tools(&self, _: Policy) -> Vec<toolscout_spec::ToolSpec> {
+        Vec::new()
+    }
+    fn spec(&self, _: &str) -> Option<toolscout_spec::ToolSpec> {
+        None
+    }
+    fn retrieve(&self, message: &str, _: usize) -> Retrieval {
+        Self::search(message, false)
+    }
+    fn server_of(&self, tool: &str) -> Option<String> {
+        let server = match tool {
+            "get_api_overview" | "get_api_operation" => "specs",
+            "think" => "biomed",
+            _ => "maps",
+        };
+        Some(server.to_owned())
+    }
+    fn retrieve_within(&self, message: &str, servers: &[String], _: usize) -> Retrieval {
+        assert_eq!(servers, ["specs"], "searched within the message's servers");
+        Self::search(message, true)
+    }
+    fn call<'a>(&'a self, _: &'a str, _: Value, _: CallContext) -> BoxFuture<'a, CallOutcome> {
+        Box::pin(async { CallOutcome::ok(Value::Null) })
+    }
+}
+
+/// A need whose own search leads off the server of the whole message's best tool,
+/// unsure, is searched within it; a need sure of its tool elsewhere keeps it (a task
+/// may span servers).
+#[test]
+fn an_unsure_need_off_the_messages_servers_is_searched_within_them() {
+    let config = config(Policy::Retrieve, false).build().unwrap();
+    let message = TwoServers::SEARCHES[0].0;
+    let (found, needs) = toolscout_agent::retrieve_for(&TwoServers, &config, message);
+    assert_eq!(needs.len(), 3, "{needs:?}");
+    assert_eq!(
+        found.tools,
+        ["get_api_overview", "get_api_operation", "maps_directions"],
+        "the second need's tool found within the specs server, the third's sure elsewhere"
+    );
+}

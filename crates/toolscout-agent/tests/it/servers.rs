@@ -637,3 +637,33 @@ async fn an_answer_for_a_translation_is_asked_again_as_a_text_to_translate() {
         server.tool_arrays()
     );
 }
+
+/// A tool of a bundle of a server's size names its server (a bundle of one tool is
+/// none), and a search kept within servers finds only their tools.
+#[test]
+fn a_tool_names_its_server_and_a_search_keeps_within_servers() {
+    use toolscout_agent::host::ToolHost as _;
+    let dir = tempfile::tempdir().unwrap();
+    let host = ToolboxHost::new(servers_toolbox(dir.path()));
+    assert_eq!(host.server_of("add_slide").as_deref(), Some("slides"));
+    assert_eq!(host.server_of("get_forecast"), None, "a bundle of one tool");
+    assert_eq!(host.server_of("no_such_tool"), None);
+    let anywhere = host.retrieve("the forecast and a slide deck", 3);
+    assert!(
+        anywhere.tools.iter().any(|t| t == "get_forecast"),
+        "{anywhere:?}"
+    );
+    let within = host.retrieve_within("the forecast and a slide deck", &["slides".to_owned()], 3);
+    assert!(!within.tools.is_empty(), "{within:?}");
+    assert!(
+        within
+            .tools
+            .iter()
+            .all(|t| host.server_of(t).as_deref() == Some("slides")),
+        "{within:?}"
+    );
+    assert_eq!(
+        host.retrieve_within("the forecast", &[], 3),
+        Default::default()
+    );
+}
