@@ -15,6 +15,8 @@ pub(crate) struct Need {
     pub(crate) tools: Vec<String>,
     /// It was asked for once and the call refused: these are its other tools.
     pub(crate) again: bool,
+    /// How sure its own search was of its best tool (see [`Retrieval::confidence`](crate::Retrieval::confidence)).
+    pub(crate) confidence: Option<f32>,
 }
 
 /// The needs of a request of several that the run follows up (see
@@ -136,8 +138,20 @@ impl Needs {
     /// ([`MAX_FOLLOW_UPS`]; a need asked again with its other tools does not count),
     /// with its best tool that no call has run yet: a tool that ran for another need is
     /// not offered again ("create the asset. The asset is a raw material named
-    /// Chainlink" is one asset, not two), and a need left without tools is dropped. Its
-    /// other tools are offered one by one if the call is refused (see [`Needs::refused`]).
+    /// Chainlink" is one asset, not two), and a need left without tools is dropped. A
+    /// need whose best tool has run and whose own search was unsure of it (below
+    /// [`NEED_SURE`](crate::retrieval::NEED_SURE)) is dropped too, rather than put with its
+    /// next tool: found by chance words, its next tool is more chance still. Its other
+    /// tools are offered one by one if the call is refused (see [`Needs::refused`]).
+    ///
+    /// **Rationale:** in 22 MCP-Bench runs, two of the seven calls of a server the task
+    /// does not use were such follow-ups: "I've seen 'user-profile' turned into
+    /// 'person'… could you see which ones are available" (0.23 sure of `search_icons`,
+    /// which had run) put a NixOS tool to the model, which called it; so did
+    /// "documentation packed with real code examples" (0.28, after `resolve-library-id`)
+    /// with BioMCP's `think`. A sure need keeps its next tool: "once I have the
+    /// cryptocurrency price, check the timber resources" finds the price tool first, and
+    /// the timber tool is the one it wants.
     ///
     /// **Rationale:** shown a need's two or three tools, a small model picks a weaker one
     /// more often than the weaker one is right: in 21 traced Seal-Tools tasks, of the
@@ -146,6 +160,13 @@ impl Needs {
     pub(crate) fn next(&mut self) -> Option<Need> {
         while !self.pending.is_empty() {
             let mut need = self.pending.remove(0);
+            let best_ran = need.tools.first().is_some_and(|t| self.ran.contains(t));
+            let unsure = need
+                .confidence
+                .is_some_and(|c| c < crate::retrieval::NEED_SURE);
+            if best_ran && unsure && !need.again {
+                continue;
+            }
             need.tools.retain(|t| !self.ran.contains(t));
             if need.tools.is_empty() {
                 continue;
@@ -165,3 +186,62 @@ impl Needs {
 }
 
 pub(crate) const MAX_FOLLOW_UPS: u32 = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::{Need, Needs};
+
+    fn need(text: &str, tools: &[&str]) -> Need {
+        Need {
+            text: text.to_owned(),
+            tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+            again: false,
+            confidence: Some(0.5),
+        }
+    }
+
+    #[test]
+    fn an_unsure_need_whose_best_tool_ran_is_not_put_with_its_next_tool() {
+        let unsure = Need {
+            confidence: Some(0.23),
+            ..need(
+                "see which icons go by other names",
+                &["search_icons", "nix_options"],
+            )
+        };
+        let sure = need(
+            "once I have the icons, the usage snippets for React",
+            &["search_icons", "get_platform_usage"],
+        );
+        let mut needs = Needs {
+            pending: vec![unsure, sure],
+            ..Needs::default()
+        };
+        // `search_icons` ran for the first request's own need.
+        needs.ran.push("search_icons".to_owned());
+        let next = needs.next().unwrap();
+        assert_eq!(
+            next.text,
+            "once I have the icons, the usage snippets for React"
+        );
+        assert_eq!(next.tools, ["get_platform_usage"]);
+        assert!(needs.next().is_none());
+    }
+
+    #[test]
+    fn a_need_asked_again_after_a_refusal_keeps_its_next_tool() {
+        let mut needs = Needs {
+            pending: vec![need(
+                "book a table for two",
+                &["book_table", "find_restaurant"],
+            )],
+            ..Needs::default()
+        };
+        let first = needs.next().unwrap();
+        assert_eq!(first.tools, ["book_table"]);
+        // Refused for made-up values: put again with the next tool.
+        assert!(needs.refused("book_table"));
+        let again = needs.next().unwrap();
+        assert_eq!(again.tools, ["find_restaurant"]);
+    }
+}

@@ -162,6 +162,7 @@ fn retrieve_needs(
             again: false,
             text: (*need).clone(),
             tools: r.tools.clone(),
+            confidence: r.confidence,
         })
         .collect();
     (crate::Retrieval { tools, confidence }, needs)
