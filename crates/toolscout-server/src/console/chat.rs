@@ -215,6 +215,27 @@ impl ToolHost for PinnedHost {
         self.inner.retrieve(message, limit)
     }
 
+    fn server_tools(&self, message: &str, found: &[String], limit: usize) -> Vec<String> {
+        self.inner.server_tools(message, found, limit)
+    }
+
+    fn server_of(&self, tool: &str) -> Option<String> {
+        self.inner.server_of(tool)
+    }
+
+    fn retrieve_within(
+        &self,
+        message: &str,
+        servers: &[String],
+        limit: usize,
+    ) -> toolscout_agent::Retrieval {
+        self.inner.retrieve_within(message, servers, limit)
+    }
+
+    fn qualified_name(&self, name: &str) -> Option<toolscout_spec::name::QualifiedName> {
+        self.inner.qualified_name(name)
+    }
+
     fn resolve_alias(&self, name: &str) -> Option<String> {
         self.inner.resolve_alias(name)
     }
