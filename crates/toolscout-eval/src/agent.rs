@@ -457,6 +457,20 @@ impl Outcome {
         self
     }
 
+    /// Whether the endpoint cut the run short for a reason of its own, not the agent's:
+    /// it gave no answer at all, a server error (5xx, such as llama.cpp's 500 "Context
+    /// size has been exceeded" when parallel requests share its context), a timeout
+    /// (408) or a rate limit (429). Running the task again may give an outcome; `eval
+    /// agent --results` keeps none of these, so that a resumed run runs them again. A
+    /// refusal of the request itself (another 4xx) is the agent's outcome and is kept.
+    pub fn endpoint_failed(&self) -> bool {
+        matches!(
+            &self.stop,
+            Some(StopReason::EndpointError { status, .. })
+                if status.is_none_or(|s| s >= 500 || s == 408 || s == 429)
+        )
+    }
+
     /// Whether the task succeeded: an expected tool was called successfully, or, for an
     /// irrelevance task, no catalog tool was called.
     pub fn success(&self, task: &Task) -> bool {

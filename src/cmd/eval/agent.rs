@@ -95,7 +95,8 @@ pub(crate) struct AgentArgs {
     trace: bool,
     /// Keep each task's outcome in this JSONL file as it finishes, and take the outcomes
     /// already there instead of running their tasks again: a run that stops resumes
-    /// where it was. The file must hold results of the same settings only.
+    /// where it was. The file must hold results of the same settings only. A task the
+    /// endpoint cut short (no answer, a 5xx, 408 or 429) is not kept: it runs again.
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
 }
@@ -304,7 +305,15 @@ pub(crate) fn run(
                     run.events.iter().for_each(trace);
                 }
                 if let Some(results) = &mut results {
-                    results.keep(task, &run.outcome)?;
+                    if run.outcome.endpoint_failed() {
+                        eprintln!(
+                            "[{}/{}] not kept: the endpoint failed, so a resumed run runs this task again",
+                            i + 1,
+                            tasks.len(),
+                        );
+                    } else {
+                        results.keep(task, &run.outcome)?;
+                    }
                 }
                 run.outcome
             }

@@ -108,3 +108,28 @@ fn a_file_of_other_settings_or_not_of_results_is_refused_by_line() {
             .replace(&dir.path().display().to_string(), "DIR")
     );
 }
+
+/// A run the endpoint cut short for a reason of its own (no answer, a server error, a
+/// timeout, a rate limit) is no outcome of the agent's: `eval agent --results` does not
+/// keep it, so a resumed run runs the task again. A refusal of the request is kept.
+#[test]
+fn only_the_endpoints_own_failures_are_runs_to_make_again() {
+    let stopped = |status: Option<u16>| {
+        let mut o = outcome(&[]);
+        o.stop = Some(StopReason::EndpointError {
+            status,
+            message: "Context size has been exceeded.".to_owned(),
+        });
+        o
+    };
+    for status in [None, Some(500), Some(503), Some(408), Some(429)] {
+        assert!(stopped(status).endpoint_failed(), "{status:?}");
+    }
+    for status in [Some(400), Some(401), Some(404)] {
+        assert!(!stopped(status).endpoint_failed(), "{status:?}");
+    }
+    let mut answered = outcome(&["get_weather"]);
+    answered.stop = Some(StopReason::Answer);
+    assert!(!answered.endpoint_failed());
+    assert!(!Outcome::default().endpoint_failed());
+}
