@@ -517,3 +517,109 @@ fn eval_calibrate_fits_a_model_to_the_built_in_scale_and_writes_it() {
         "{stderr}"
     );
 }
+
+/// `eval compare` reads the results files two real `eval agent --results` runs wrote and
+/// judges them on the tasks both finished, the first run being the baseline.
+#[test]
+fn eval_compare_judges_two_runs_on_the_tasks_both_finished() {
+    let env = Env::new();
+    let tools = env.path().join("tools.jsonl");
+    std::fs::write(&tools, TOOLS).unwrap();
+    let weather = json!({"query": "What is the weather in Paris?", "expected": ["get_weather"], "offered": ["get_weather"]});
+    let joke = json!({"query": "Tell me a joke about cats.", "expected": [], "offered": ["convert_currency"]});
+    let money = json!({"query": "Convert 5 USD to EUR.", "expected": ["convert_currency"], "offered": ["convert_currency"]});
+    let run = |name: &str, tasks: &[&Value], replies: Vec<String>| {
+        let file = env.path().join(format!("{name}-tasks.jsonl"));
+        let lines: Vec<String> = tasks.iter().map(|t| t.to_string()).collect();
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let expected_requests = replies.len();
+        let (url, server) = scripted(replies);
+        let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
+            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+            .env_remove("OPENAI_API_KEY")
+            .args([
+                "eval",
+                "agent",
+                "--policy",
+                "offered",
+                "--model",
+                "m",
+                "--base-url",
+                &url,
+            ])
+            .arg("--tools")
+            .arg(&tools)
+            .arg("--tasks")
+            .arg(&file)
+            .arg("--results")
+            .arg(env.path().join(format!("{name}.jsonl")))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(server.join().unwrap().len(), expected_requests);
+    };
+    // The oracle calls the weather tool, declines the joke, and converts the money.
+    run(
+        "oracle",
+        &[&weather, &joke, &money],
+        vec![
+            call("get_weather", json!({"city": "Paris"})),
+            answer("It is sunny in Paris."),
+            answer("Why did the cat sit on the computer? To keep an eye on the mouse."),
+            call(
+                "convert_currency",
+                json!({"amount": 5, "from": "USD", "to": "EUR"}),
+            ),
+            answer("5 USD is 4.60 EUR."),
+        ],
+    );
+    // The other run has not reached the money task: it calls a currency tool for the
+    // joke (no abstention) and the weather tool twice.
+    run(
+        "default",
+        &[&joke, &weather],
+        vec![
+            call(
+                "convert_currency",
+                json!({"amount": 3, "from": "GBP", "to": "JPY"}),
+            ),
+            answer("Why did the cat sit on the computer?"),
+            call("get_weather", json!({"city": "Paris"})),
+            call("get_weather", json!({"city": "Paris"})),
+            answer("It is sunny in Paris."),
+        ],
+    );
+    let oracle = format!("oracle={}", env.path().join("oracle.jsonl").display());
+    let default = env.path().join("default.jsonl").display().to_string();
+    let table = env.check(&["eval", "compare", &oracle, &default]);
+    insta::assert_snapshot!(table);
+    let figures: Value =
+        serde_json::from_str(&env.check(&["--json", "eval", "compare", &oracle, &default]))
+            .unwrap();
+    assert_eq!(figures["paired"], 2, "{figures}");
+    assert_eq!(figures["runs"][1]["name"], "default", "{figures}");
+    assert_eq!(figures["runs"][0]["left_out"], 1, "{figures}");
+    assert_eq!(
+        figures["runs"][1]["irrelevance"]["abstention_rate"], 0.0,
+        "{figures}"
+    );
+    assert_eq!(
+        figures["runs"][1]["relevant"]["mean_steps"], 3.0,
+        "{figures}"
+    );
+
+    // A file that is no run's results, and a run named twice, say what is wrong.
+    std::fs::write(env.path().join("bad.jsonl"), "{\"query\": 1}\n").unwrap();
+    let bad = env.path().join("bad.jsonl").display().to_string();
+    let err = env.check(&["eval", "compare", &oracle, &bad]);
+    assert!(
+        err.contains("bad.jsonl line 1: not a result of `eval agent --results`"),
+        "{err}"
+    );
+    let err = env.check(&["eval", "compare", &default, &default]);
+    assert!(err.contains("two runs are named \"default\""), "{err}");
+}

@@ -8,6 +8,8 @@
 //! | [`search`] | search quality: [`search::SearchEval`] → [`search::SearchReport`] of recall@1/5/10 and MRR ([`search::Metrics`]), toolscout vs. a plain BM25 |
 //! | [`retrieve`] | the agent's retrieve step without a model: [`retrieve::RetrieveEval`] → [`retrieve::RetrieveReport`] (twins, margins, confidence, first-turn recall) |
 //! | [`agent`] | the agent loop with a model: [`agent::build_toolbox`], the oracle [`agent::OfferedHost`], [`agent::Outcome`] of a task's events, [`agent::Totals`] → [`agent::Figures`] |
+//! | [`results`] | an agent run's outcomes kept on disk, a task a line, to resume from ([`results::Results`]) and to read back ([`results::read`]) |
+//! | [`compare`] | runs side by side over the tasks they all finished, against the first (the oracle): [`compare::compare`] → [`compare::Compared`] |
 //! | [`bench`](mod@bench) | search speed: [`bench::SearchBench`] → [`bench::BenchReport`] (build, reopen, p50/p99, against a naive scan) |
 //! | [`convert`] | public benchmarks turned into the evaluation format: [`convert::seal_tools`] |
 //!
@@ -42,6 +44,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod compare;
 pub mod convert;
 mod error;
 pub mod read;

@@ -91,21 +91,13 @@ impl Results {
         }
         let mut text = String::new();
         file.read_to_string(&mut text).map_err(io)?;
+        let (records, complete) = parse(path, &text)?;
         let mut kept = HashMap::new();
-        let complete = text.rfind('\n').map_or(0, |i| i + 1);
-        for (i, line) in text[..complete].lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let record: Record = serde_json::from_str(line).map_err(|e| Error::Line {
-                path: path.to_owned(),
-                line: i + 1,
-                reason: format!("not a result of `eval agent --results`: {e}"),
-            })?;
+        for (line, record) in records {
             if record.settings != *settings {
                 return Err(Error::Line {
                     path: path.to_owned(),
-                    line: i + 1,
+                    line,
                     reason: format!(
                         "a result of other settings ({}), not of this run's ({}): give this run another file",
                         differences(&record.settings, settings),
@@ -167,6 +159,87 @@ impl Results {
             .insert((record.query, record.expected), record.outcome);
         Ok(())
     }
+}
+
+/// The records of the results file at `path`, in the file's order, without opening it
+/// for writing: what `eval compare` reads. Every line must be a [`Record`], all of one
+/// run's settings (a file that mixes two is refused, naming the first line that differs);
+/// a last line cut short (the process stopped while writing it) is left out. A task kept
+/// twice counts once, as its last line says.
+///
+/// ```
+/// use toolscout_eval::results::{Results, read};
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("oracle.jsonl");
+/// let settings = serde_json::json!({"policy": "offered"});
+/// let task = toolscout_eval::read::Task::new("Weather in Paris", &["get_weather"]);
+/// Results::open(&path, &settings)?.keep(&task, &Default::default())?;
+/// let records = read(&path)?;
+/// assert_eq!(records.len(), 1);
+/// assert_eq!(records[0].settings, settings);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read(path: &Path) -> Result<Vec<Record>> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    if size > MAX_BYTES {
+        return Err(Error::Line {
+            path: path.to_owned(),
+            line: 0,
+            reason: format!("{size} bytes, more than a results file of {MAX_BYTES} bytes can be"),
+        });
+    }
+    let mut text = String::new();
+    file.take(MAX_BYTES).read_to_string(&mut text).map_err(io)?;
+    let (records, _) = parse(path, &text)?;
+    let mut out: Vec<Record> = Vec::with_capacity(records.len());
+    let mut at: HashMap<(String, Vec<String>), usize> = HashMap::new();
+    for (line, record) in records {
+        if let Some(first) = out.first()
+            && first.settings != record.settings
+        {
+            return Err(Error::Line {
+                path: path.to_owned(),
+                line,
+                reason: format!(
+                    "a result of other settings ({}) than the first line's ({}): a results file holds one run",
+                    differences(&record.settings, &first.settings),
+                    differences(&first.settings, &record.settings),
+                ),
+            });
+        }
+        match at.get(&(record.query.clone(), record.expected.clone())) {
+            Some(&i) => out[i] = record,
+            None => {
+                at.insert((record.query.clone(), record.expected.clone()), out.len());
+                out.push(record);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The records of a results file's text, each with its line number, and the length of
+/// the text up to its last whole line (what follows is a line cut short).
+fn parse(path: &Path, text: &str) -> Result<(Vec<(usize, Record)>, usize)> {
+    let complete = text.rfind('\n').map_or(0, |i| i + 1);
+    let mut records = Vec::new();
+    for (i, line) in text[..complete].lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let record: Record = serde_json::from_str(line).map_err(|e| Error::Line {
+            path: path.to_owned(),
+            line: i + 1,
+            reason: format!("not a result of `eval agent --results`: {e}"),
+        })?;
+        records.push((i + 1, record));
+    }
+    Ok((records, complete))
 }
 
 /// The top-level keys where `a` differs from `b`, as `key=value` (`a`'s values).

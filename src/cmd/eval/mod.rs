@@ -4,6 +4,7 @@
 
 mod agent;
 mod calibrate;
+mod compare;
 mod retrieve;
 
 use std::io::IsTerminal;
@@ -31,6 +32,10 @@ enum What {
     Search(SearchArgs),
     /// Agent success: does a model call the right tool, browsing or with every schema up front?
     Agent(agent::AgentArgs),
+    /// Runs of `eval agent --results` side by side, over the tasks they all finished:
+    /// success, complete success, calls nobody asked for, tokens, each with its ratio to
+    /// the first run's (the oracle's, say).
+    Compare(compare::CompareArgs),
     /// What the agent's retrieve step offers, without a model: how often the right tool
     /// is retrieved with near-twins dropped, and how sure retrieval is with and without a
     /// right tool.
@@ -72,6 +77,7 @@ pub(crate) fn run(args: &Args, global: &Global, json_out: bool) -> Result<()> {
     match &args.what {
         What::Search(a) => search(a, global, json_out),
         What::Agent(a) => agent::run(a, global, json_out),
+        What::Compare(a) => compare::run(a, json_out),
         What::Retrieve(a) => retrieve::run(a, global, json_out),
         What::Calibrate(a) => calibrate::run(a, json_out),
     }

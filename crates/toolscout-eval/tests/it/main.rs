@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod agent;
+mod compare;
 mod convert;
 mod read;
 mod results;
