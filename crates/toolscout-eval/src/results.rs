@@ -79,18 +79,7 @@ impl Results {
             .create(true)
             .open(path)
             .map_err(io)?;
-        let size = file.metadata().map_err(io)?.len();
-        if size > MAX_BYTES {
-            return Err(Error::Line {
-                path: path.to_owned(),
-                line: 0,
-                reason: format!(
-                    "{size} bytes, more than a results file of {MAX_BYTES} bytes can be"
-                ),
-            });
-        }
-        let mut text = String::new();
-        file.read_to_string(&mut text).map_err(io)?;
+        let text = whole_text(path, &mut file)?;
         let (records, complete) = parse(path, &text)?;
         let mut kept = HashMap::new();
         for (line, record) in records {
@@ -184,17 +173,8 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
         path: path.to_owned(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
-    let size = file.metadata().map_err(io)?.len();
-    if size > MAX_BYTES {
-        return Err(Error::Line {
-            path: path.to_owned(),
-            line: 0,
-            reason: format!("{size} bytes, more than a results file of {MAX_BYTES} bytes can be"),
-        });
-    }
-    let mut text = String::new();
-    file.take(MAX_BYTES).read_to_string(&mut text).map_err(io)?;
+    let mut file = File::open(path).map_err(io)?;
+    let text = whole_text(path, &mut file)?;
     let (records, _) = parse(path, &text)?;
     let mut out: Vec<Record> = Vec::with_capacity(records.len());
     let mut at: HashMap<(String, Vec<String>), usize> = HashMap::new();
@@ -221,6 +201,27 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
         }
     }
     Ok(out)
+}
+
+/// The whole text of the results file `file` at `path`, refused past [`MAX_BYTES`].
+fn whole_text(path: &Path, file: &mut File) -> Result<String> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let size = file.metadata().map_err(io)?.len();
+    if size > MAX_BYTES {
+        return Err(Error::Line {
+            path: path.to_owned(),
+            line: 0,
+            reason: format!("{size} bytes, more than a results file of {MAX_BYTES} bytes can be"),
+        });
+    }
+    let mut text = String::new();
+    Read::take(&mut *file, MAX_BYTES)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    Ok(text)
 }
 
 /// The records of a results file's text, each with its line number, and the length of
