@@ -578,7 +578,8 @@ fn eval_compare_judges_two_runs_on_the_tasks_both_finished() {
         ],
     );
     // The other run has not reached the money task: it calls a currency tool for the
-    // joke (no abstention) and the weather tool twice.
+    // joke with amounts the user never gave (no abstention, and grounding refuses the
+    // call, so no tool ran), and the weather tool twice.
     run(
         "default",
         &[&joke, &weather],

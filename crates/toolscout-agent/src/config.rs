@@ -225,7 +225,9 @@ pub struct AgentOptions {
     /// one of its parts passes; what the user implied passes too (a code for a named
     /// thing: "en" for English, "JP" for Japan, "MSFT" for Microsoft; a number in another
     /// unit; a date when the user named the day: "tomorrow"); `enum`, `const` and
-    /// `default` values, booleans and optional parameters always pass. Discover tools, `answer` and sub-agents are not checked.
+    /// `default` values, booleans and optional parameters always pass. Every policy's
+    /// catalog tools are checked (`Upfront`'s too); discover tools, `answer` and
+    /// sub-agents are not.
     /// The same call made again unchanged runs: the model confirms a value the user gave
     /// in other words ("the capital of France" called as "Paris"). On by default.
     ///

@@ -127,8 +127,9 @@ pub(crate) struct Run<'a> {
     depth: u32,
     agent: String,
     messages: Vec<Message>,
-    /// The tools a run starts with (the meta tools: discover, call_tool, answer; and
-    /// sub-agents): a successful call of anything else is a real action.
+    /// The meta tools a run starts with (discover, call_tool, answer; and sub-agents),
+    /// not the catalog tools `Upfront` starts with: a successful call of anything else is
+    /// a real action, and its arguments are grounded.
     meta: Vec<String>,
     /// The meta tools that only find tools, left out of a request that requires a call:
     /// the model must then call one of the tools it was given, or answer (a small model
@@ -184,7 +185,13 @@ impl<'a> Run<'a> {
         messages: Vec<Message>,
     ) -> Run<'a> {
         let initial = initial_tools(rt, config, depth);
-        let meta: Vec<String> = initial.iter().map(|t| t.name.to_string()).collect();
+        // Under `Upfront` the host's tools are the catalog's own: real tools, whose calls
+        // are actions and whose arguments are checked, not meta tools.
+        let meta: Vec<String> = initial
+            .iter()
+            .filter(|t| config.options.policy.browses() || rt.subagent(&t.name).is_some())
+            .map(|t| t.name.to_string())
+            .collect();
         let finders: Vec<String> = meta
             .iter()
             .filter(|name| {

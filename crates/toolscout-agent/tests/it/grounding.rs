@@ -277,3 +277,45 @@ async fn a_value_a_refusal_quoted_does_not_ground_another_tool() {
         ]
     );
 }
+
+/// Under `Upfront` the catalog's tools are in the array from the start; they are still
+/// catalog tools, so a made-up argument is refused as under the browsing policies (they
+/// were once taken for meta tools, and ran unchecked), and a call that ran is progress.
+#[tokio::test]
+async fn upfront_tools_are_checked_like_retrieved_ones() {
+    let server = Server::start(vec![
+        call("c1", "get_weather", r#"{"city":"Paris"}"#),
+        text("Which city would you like the weather for?"),
+        call("c2", "get_weather", r#"{"city":"Oslo"}"#),
+        text("Sunny in Oslo."),
+    ])
+    .await;
+    let upfront = || config(Policy::Upfront, false).ground_arguments(true);
+    let (report, calls) = run(&server, upfront(), "What's the weather like right now?").await;
+    assert_eq!(report.stop, StopReason::Answer);
+    assert_eq!(
+        calls,
+        [(
+            "get_weather".to_owned(),
+            false,
+            Some(ErrorKind::UngroundedArguments.as_str().to_owned())
+        )]
+    );
+    let (report, calls) = run(&server, upfront(), "What's the weather in Oslo?").await;
+    assert_eq!(report.answer.as_deref(), Some("Sunny in Oslo."));
+    assert_eq!(calls, [("get_weather".to_owned(), true, None)]);
+    // Every request offered the catalog's tools themselves, not the discover tools.
+    for request in server.requests() {
+        let names: Vec<&str> = request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        assert!(names.contains(&"get_weather"), "{names:?}");
+        assert!(
+            !names.iter().any(|n| n.starts_with("discover")),
+            "{names:?}"
+        );
+    }
+}
