@@ -1,11 +1,49 @@
 //! `toolscout eval agent` against a scripted OpenAI-compatible server on loopback.
 
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::Env;
 use crate::chat::scripted;
+
+/// `eval agent --policy offered` of `tasks` over `tools` against the scripted endpoint at
+/// `url`, keeping each outcome in `results`: its standard output (JSON with `json`), once
+/// it has succeeded.
+fn eval_offered(url: &str, tools: &Path, tasks: &Path, results: &Path, json: bool) -> Vec<u8> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolscout"));
+    cmd.env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
+        .env_remove("OPENAI_API_KEY");
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd
+        .args([
+            "eval",
+            "agent",
+            "--policy",
+            "offered",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+        ])
+        .arg("--tools")
+        .arg(tools)
+        .arg("--tasks")
+        .arg(tasks)
+        .arg("--results")
+        .arg(results)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
 
 /// A non-streamed chat completion: one tool call, or an answer.
 fn completion(message: Value) -> String {
@@ -534,32 +572,8 @@ fn eval_compare_judges_two_runs_on_the_tasks_both_finished() {
         std::fs::write(&file, lines.join("\n")).unwrap();
         let expected_requests = replies.len();
         let (url, server) = scripted(replies);
-        let out = Command::new(env!("CARGO_BIN_EXE_toolscout"))
-            .env("TOOLSCOUT_MODEL_DIR", "/nonexistent/toolscout-model")
-            .env_remove("OPENAI_API_KEY")
-            .args([
-                "eval",
-                "agent",
-                "--policy",
-                "offered",
-                "--model",
-                "m",
-                "--base-url",
-                &url,
-            ])
-            .arg("--tools")
-            .arg(&tools)
-            .arg("--tasks")
-            .arg(&file)
-            .arg("--results")
-            .arg(env.path().join(format!("{name}.jsonl")))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let results = env.path().join(format!("{name}.jsonl"));
+        eval_offered(&url, &tools, &file, &results, false);
         assert_eq!(server.join().unwrap().len(), expected_requests);
     };
     // The oracle calls the weather tool, declines the joke, and converts the money.
@@ -623,4 +637,76 @@ fn eval_compare_judges_two_runs_on_the_tasks_both_finished() {
     );
     let err = env.check(&["eval", "compare", &default, &default]);
     assert!(err.contains("two runs are named \"default\""), "{err}");
+}
+
+/// Of the calls nobody asked for, `eval agent` records those of another server than the
+/// task's (the bundle a tool's line names; a tool in none is a server of its own), and
+/// `eval compare` shows them; `--tools` tells them to results kept before they were
+/// recorded, which otherwise read "—".
+#[test]
+fn stray_calls_of_other_servers_are_told_apart() {
+    let env = Env::new();
+    let tools = env.path().join("tools.jsonl");
+    std::fs::write(
+        &tools,
+        [
+            json!({"name": "get_weather", "bundle": "Weather", "description": "Get the current weather in a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}),
+            json!({"name": "get_forecast", "bundle": "Weather", "description": "Get the forecast for a city.", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}),
+            json!({"name": "convert_currency", "bundle": "Money", "description": "Convert an amount of money from one currency to another.", "parameters": {"type": "object", "properties": {"amount": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}}, "required": ["amount", "from", "to"]}}),
+        ]
+        .map(|t| t.to_string())
+        .join("\n"),
+    )
+    .unwrap();
+    let tasks = env.path().join("tasks.jsonl");
+    std::fs::write(
+        &tasks,
+        json!({"query": "What is the weather in Paris? I have 5 USD to change to EUR.", "expected": ["get_weather"], "offered": ["get_weather", "get_forecast", "convert_currency"]}).to_string(),
+    )
+    .unwrap();
+    // The model calls the asked-for tool, its server's other one and another server's.
+    let (url, server) = scripted(vec![
+        call("get_weather", json!({"city": "Paris"})),
+        call("get_forecast", json!({"city": "Paris"})),
+        call(
+            "convert_currency",
+            json!({"amount": 5, "from": "USD", "to": "EUR"}),
+        ),
+        answer("It is sunny in Paris; 5 USD is 4.60 EUR."),
+    ]);
+    let results = env.path().join("run.jsonl");
+    let stdout = eval_offered(&url, &tools, &tasks, &results, true);
+    assert_eq!(server.join().unwrap().len(), 4);
+    let figures: Value = serde_json::from_slice(&stdout).unwrap();
+    let relevant = &figures["relevant"];
+    assert_eq!(relevant["unasked_calls_per_task"], 2.0, "{figures}");
+    assert_eq!(
+        relevant["unasked_calls_of_other_servers_per_task"], 1.0,
+        "{figures}"
+    );
+    let kept: Value =
+        serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    assert_eq!(
+        kept["outcome"]["unasked_elsewhere"],
+        json!(["convert_currency"]),
+        "{kept}"
+    );
+
+    // The same outcome kept before the servers were recorded.
+    let mut old = kept.clone();
+    old["outcome"]
+        .as_object_mut()
+        .unwrap()
+        .remove("unasked_elsewhere");
+    let old_file = env.path().join("old.jsonl");
+    std::fs::write(&old_file, format!("{old}\n")).unwrap();
+    let old_run = format!("old={}", old_file.display());
+    let new_run = format!("new={}", results.display());
+    let table = env.check(&["eval", "compare", &new_run, &old_run]);
+    assert!(table.contains("| new | 1 |"), "{table}");
+    assert!(table.contains("| 2.00 (1.00) |"), "{table}");
+    assert!(table.contains("| 2.00 (—) |"), "{table}");
+    let tools_arg = tools.display().to_string();
+    let told = env.check(&["eval", "compare", "--tools", &tools_arg, &new_run, &old_run]);
+    assert_eq!(told.matches("| 2.00 (1.00) |").count(), 2, "{told}");
 }

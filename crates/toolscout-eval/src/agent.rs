@@ -331,6 +331,16 @@ pub struct Outcome {
     /// step counts as a call of its tool). A call refused before it ran did nothing and
     /// is not among them.
     pub unasked: Vec<String>,
+    /// Of [`Outcome::unasked`], the calls of a tool of another server than the task's:
+    /// its server (the bundle its line names) holds no tool the task expects; a tool in
+    /// no server is a server of its own. A stray call within a server the task uses (a
+    /// matrix tool beside the asked-for matrix tools) may still serve it where the
+    /// benchmark lists only some of the tools that do; a call of another server's (a
+    /// flight search for a route between national parks) rarely does. `None` when the
+    /// servers were not told ([`Outcome::with_servers`]), as in results kept before
+    /// this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unasked_elsewhere: Option<Vec<String>>,
     /// Calls refused as `ungrounded_arguments`: the tool and the arguments.
     pub refused: Vec<(String, Value)>,
     /// The needs the first message was split into (0 when it was not).
@@ -448,6 +458,39 @@ impl Outcome {
         seen
     }
 
+    /// With [`Outcome::unasked_elsewhere`]: `server_of` tells the server of a tool
+    /// (`None`: it is in none).
+    ///
+    /// ```
+    /// use toolscout_eval::agent::Outcome;
+    /// use toolscout_eval::read::Task;
+    ///
+    /// let task = Task::new("find a flight to Oslo", &["search_flights"]);
+    /// let mut outcome = Outcome::default();
+    /// outcome.unasked = vec!["book_flight".into(), "get_weather".into()];
+    /// let servers = |tool: &str| match tool {
+    ///     "search_flights" | "book_flight" => Some("Flights"),
+    ///     _ => None,
+    /// };
+    /// let outcome = outcome.with_servers(&task, servers);
+    /// assert_eq!(outcome.unasked_elsewhere, Some(vec!["get_weather".to_owned()]));
+    /// ```
+    pub fn with_servers<'s>(
+        mut self,
+        task: &Task,
+        server_of: impl Fn(&str) -> Option<&'s str>,
+    ) -> Self {
+        let servers: Vec<&str> = task.expected.iter().filter_map(|t| server_of(t)).collect();
+        self.unasked_elsewhere = Some(
+            self.unasked
+                .iter()
+                .filter(|t| server_of(t).is_none_or(|s| !servers.contains(&s)))
+                .cloned()
+                .collect(),
+        );
+        self
+    }
+
     /// With the run's steps, tokens and stop reason, and how long it took.
     pub fn with_run(mut self, report: &RunReport, seconds: f64) -> Self {
         self.steps = report.steps;
@@ -562,6 +605,11 @@ pub struct Totals {
     pub unasked_calls: usize,
     /// Tasks with such a call.
     pub unasked_tasks: usize,
+    /// Those calls of another server than the task's ([`Outcome::unasked_elsewhere`]).
+    pub unasked_elsewhere_calls: usize,
+    /// Tasks whose outcome tells those calls (the others were kept before it was
+    /// recorded).
+    pub unasked_elsewhere_told: usize,
     /// The sum over tasks of the share of the expected tools activated before the first
     /// request.
     pub pre_activation: f64,
@@ -601,6 +649,10 @@ impl Totals {
         self.recall += share(&|t| outcome.called_ok.contains(t));
         self.unasked_calls += outcome.unasked.len();
         self.unasked_tasks += usize::from(!outcome.unasked.is_empty());
+        if let Some(elsewhere) = &outcome.unasked_elsewhere {
+            self.unasked_elsewhere_calls += elsewhere.len();
+            self.unasked_elsewhere_told += 1;
+        }
         self.pre_activation += share(&|t| outcome.retrieved.contains(t));
         self.first_array +=
             share(&|t| outcome.retrieved.contains(t) || outcome.first_offered.contains(t));
@@ -654,6 +706,9 @@ impl Totals {
             tool_recall: self.recall / n,
             unasked_calls_per_task: self.unasked_calls as f64 / n,
             tasks_with_an_unasked_call_rate: self.unasked_tasks as f64 / n,
+            unasked_calls_of_other_servers_per_task: (self.tasks > 0
+                && self.unasked_elsewhere_told == self.tasks)
+                .then(|| self.unasked_elsewhere_calls as f64 / n),
             mean_needs: self.needs as f64 / n,
             grounding_refusals_per_task: self.refusals as f64 / n,
             tasks_with_a_refusal_rate: self.refused_tasks as f64 / n,
@@ -711,6 +766,10 @@ pub struct Figures {
     pub unasked_calls_per_task: f64,
     /// Tasks with such a call.
     pub tasks_with_an_unasked_call_rate: f64,
+    /// Of those calls, the ones of a tool of another server than the task's, per task
+    /// ([`Outcome::unasked_elsewhere`]); `None` unless every task's outcome tells them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unasked_calls_of_other_servers_per_task: Option<f64>,
     /// The mean number of needs a first message was split into.
     pub mean_needs: f64,
     /// Calls refused as `ungrounded_arguments`, per task.

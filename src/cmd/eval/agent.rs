@@ -6,11 +6,12 @@
 //! answered by a stub that returns a plausible success once its arguments pass the
 //! tool's schema; a task succeeds when the model makes such a call to an expected tool.
 //! Each task's line and the figures also count the calls nobody asked for: calls of
-//! catalog tools outside the task's `expected` that ran.
+//! catalog tools outside the task's `expected` that ran; and, of them, the calls of a
+//! tool of another server (the bundle its line names) than the task's.
 //! The catalog, the oracle host, the reading of each run and the figures are
 //! `toolscout_eval::agent`'s; this module wires them to the command line and prints.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -199,6 +200,14 @@ pub(crate) fn run(
     );
     let whole = args.activation.apply_host(ToolboxHost::new(toolbox));
     let whole_names: HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    // Each tool's server, the bundle its line names: which stray calls are of another
+    // server than the task's.
+    let servers: HashMap<&str, &str> = tools
+        .iter()
+        .zip(&lines.bundles)
+        .filter_map(|(t, b)| Some((t.name.as_str(), b.as_ref()?.name.as_str())))
+        .collect();
+    let server_of = |tool: &str| servers.get(tool).copied();
     let system = "You are a helpful assistant. Use the tools to do what the user asks.";
     let config = |policy: Policy| {
         args.activation
@@ -300,7 +309,8 @@ pub(crate) fn run(
                     let short: String = task.query.chars().take(300).collect();
                     eprintln!("[{}/{}] task: {short}", i + 1, tasks.len());
                 }
-                let run = runtime.block_on(harness::run_task(&agent, task, &catalog));
+                let mut run = runtime.block_on(harness::run_task(&agent, task, &catalog));
+                run.outcome = run.outcome.with_servers(task, server_of);
                 if args.trace {
                     run.events.iter().for_each(trace);
                 }
@@ -318,7 +328,11 @@ pub(crate) fn run(
                 run.outcome
             }
         };
-        let seen = &seen;
+        // An outcome kept before the servers were recorded is told them now.
+        let seen = &match seen.unasked_elsewhere {
+            Some(_) => seen,
+            None => seen.with_servers(task, server_of),
+        };
         let totals = if task.irrelevant() {
             &mut irrelevant
         } else {

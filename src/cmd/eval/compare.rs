@@ -2,12 +2,14 @@
 //! they all finished, each figure with its ratio to the first run's
 //! (`toolscout_eval::compare`).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use toolscout_eval::agent::Figures;
 use toolscout_eval::compare::{Compared, compare};
+use toolscout_eval::read::Task;
 
 use super::explain;
 
@@ -18,6 +20,12 @@ pub(crate) struct CompareArgs {
     /// the oracle's run (`--policy offered`).
     #[arg(required = true, value_name = "NAME=FILE")]
     runs: Vec<String>,
+    /// The tool catalog the runs were over (JSONL, as `eval agent --tools`): tells the
+    /// server of each tool (the bundle its line names) to outcomes kept before `eval
+    /// agent` recorded which stray calls were of another server than the task's.
+    /// Without it, such a run's "of other servers" reads "—".
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
 }
 
 /// The most runs one comparison takes: a table wider is not read.
@@ -30,6 +38,15 @@ pub(crate) fn run(args: &CompareArgs, json_out: bool) -> Result<()> {
             args.runs.len()
         );
     }
+    let lines = match &args.tools {
+        Some(path) => Some(super::read_tool_lines(path)?),
+        None => None,
+    };
+    let servers: HashMap<&str, &str> = lines
+        .iter()
+        .flat_map(|l| l.specs.iter().zip(&l.bundles))
+        .filter_map(|(t, b)| Some((t.name.as_str(), b.as_ref()?.name.as_str())))
+        .collect();
     let mut runs = Vec::with_capacity(args.runs.len());
     for arg in &args.runs {
         let (name, path) = match arg.split_once('=') {
@@ -49,7 +66,18 @@ pub(crate) fn run(args: &CompareArgs, json_out: bool) -> Result<()> {
         if runs.iter().any(|(n, _)| *n == name) {
             bail!("two runs are named {name:?}: name them apart with NAME=FILE");
         }
-        let records = toolscout_eval::results::read(&path).map_err(explain)?;
+        let mut records = toolscout_eval::results::read(&path).map_err(explain)?;
+        if lines.is_some() {
+            for record in records
+                .iter_mut()
+                .filter(|r| r.outcome.unasked_elsewhere.is_none())
+            {
+                let expected: Vec<&str> = record.expected.iter().map(String::as_str).collect();
+                let task = Task::new(record.query.clone(), &expected);
+                record.outcome = std::mem::take(&mut record.outcome)
+                    .with_servers(&task, |tool| servers.get(tool).copied());
+            }
+        }
         runs.push((name, records));
     }
     let compared = compare(&runs);
@@ -75,7 +103,7 @@ fn table(c: &Compared) -> String {
     let base = c.runs.first();
     if c.runs.iter().any(|r| r.relevant.is_some()) {
         out.push_str(
-            "\n| run | tasks | any-hit | complete | tool recall | needed tools activated by the end | unasked calls / task | prompt tokens / task | steps / task |\n|---|---|---|---|---|---|---|---|---|\n",
+            "\n| run | tasks | any-hit | complete | tool recall | needed tools activated by the end | unasked calls / task (of other servers) | prompt tokens / task | steps / task |\n|---|---|---|---|---|---|---|---|---|\n",
         );
         let base = base.and_then(|b| b.relevant.as_ref());
         for run in &c.runs {
@@ -84,9 +112,12 @@ fn table(c: &Compared) -> String {
             let activated = f.retrieval.as_ref().map_or("—".to_owned(), |r| {
                 format!("{:.3}", r.end_activation_recall)
             });
+            let elsewhere = f
+                .unasked_calls_of_other_servers_per_task
+                .map_or("—".to_owned(), |e| format!("{e:.2}"));
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.3}{} | {:.3}{} | {:.3}{} | {activated} | {:.2} | {}{} | {:.1} |",
+                "| {} | {} | {:.3}{} | {:.3}{} | {:.3}{} | {activated} | {:.2} ({elsewhere}) | {}{} | {:.1} |",
                 run.name,
                 f.tasks,
                 f.success_rate,

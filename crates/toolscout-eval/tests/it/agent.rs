@@ -384,3 +384,42 @@ fn first_turn_tokens_grow_with_the_tools_array() {
     let one = agent::first_turn_tokens(system, &tools.specs);
     assert!(none > 0 && one > none, "{none} {one}");
 }
+
+/// Stray calls of another server than the task's are counted per task, but only when
+/// every task's outcome tells them: a run that mixes outcomes kept before they were
+/// recorded gives no figure rather than a low one.
+#[test]
+fn stray_calls_of_other_servers_count_only_when_every_outcome_tells_them() {
+    let task = Task::new("Weather in Paris", &["weather"]);
+    let server_of = |tool: &str| match tool {
+        "weather" | "forecast" => Some("Weather"),
+        "convert" => Some("Money"),
+        _ => None,
+    };
+    let mut strays = outcome(&["weather", "forecast", "convert", "joke"], &["weather"]);
+    strays.unasked = vec!["forecast".into(), "convert".into(), "joke".into()];
+    // `joke` is in no server: a server of its own.
+    let strays = strays.with_servers(&task, server_of);
+    assert_eq!(
+        strays.unasked_elsewhere,
+        Some(vec!["convert".to_owned(), "joke".to_owned()])
+    );
+    let mut none = outcome(&["weather"], &["weather"]).with_servers(&task, server_of);
+    assert_eq!(none.unasked_elsewhere, Some(Vec::new()));
+
+    let mut totals = Totals::default();
+    totals.add(&task, &strays);
+    totals.add(&task, &none);
+    let figures = totals.figures(true);
+    assert_eq!(figures.unasked_calls_per_task, 1.5);
+    assert_eq!(figures.unasked_calls_of_other_servers_per_task, Some(1.0));
+
+    none.unasked_elsewhere = None;
+    let mut mixed = Totals::default();
+    mixed.add(&task, &strays);
+    mixed.add(&task, &none);
+    assert_eq!(
+        mixed.figures(true).unasked_calls_of_other_servers_per_task,
+        None
+    );
+}
