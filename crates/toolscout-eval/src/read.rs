@@ -9,7 +9,7 @@
 //! # Ok::<(), toolscout_eval::Error>(())
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
 use std::path::Path;
 
@@ -98,6 +98,16 @@ impl ToolLines {
                 self.push(spec, bundle);
             }
         }
+    }
+
+    /// Each tool's server: the name of the bundle its line names (tools in none are
+    /// left out), as [`Outcome::with_servers`](crate::agent::Outcome::with_servers) asks.
+    pub fn servers(&self) -> HashMap<&str, &str> {
+        self.specs
+            .iter()
+            .zip(&self.bundles)
+            .filter_map(|(t, b)| Some((t.name.as_str(), b.as_ref()?.name.as_str())))
+            .collect()
     }
 }
 

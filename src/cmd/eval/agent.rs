@@ -11,7 +11,7 @@
 //! The catalog, the oracle host, the reading of each run and the figures are
 //! `toolscout_eval::agent`'s; this module wires them to the command line and prints.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -202,11 +202,7 @@ pub(crate) fn run(
     let whole_names: HashSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     // Each tool's server, the bundle its line names: which stray calls are of another
     // server than the task's.
-    let servers: HashMap<&str, &str> = tools
-        .iter()
-        .zip(&lines.bundles)
-        .filter_map(|(t, b)| Some((t.name.as_str(), b.as_ref()?.name.as_str())))
-        .collect();
+    let servers = lines.servers();
     let server_of = |tool: &str| servers.get(tool).copied();
     let system = "You are a helpful assistant. Use the tools to do what the user asks.";
     let config = |policy: Policy| {

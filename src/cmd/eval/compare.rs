@@ -2,7 +2,6 @@
 //! they all finished, each figure with its ratio to the first run's
 //! (`toolscout_eval::compare`).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -42,11 +41,7 @@ pub(crate) fn run(args: &CompareArgs, json_out: bool) -> Result<()> {
         Some(path) => Some(super::read_tool_lines(path)?),
         None => None,
     };
-    let servers: HashMap<&str, &str> = lines
-        .iter()
-        .flat_map(|l| l.specs.iter().zip(&l.bundles))
-        .filter_map(|(t, b)| Some((t.name.as_str(), b.as_ref()?.name.as_str())))
-        .collect();
+    let servers = lines.as_ref().map(|l| l.servers()).unwrap_or_default();
     let mut runs = Vec::with_capacity(args.runs.len());
     for arg in &args.runs {
         let (name, path) = match arg.split_once('=') {
