@@ -266,7 +266,9 @@ pub struct AgentOptions {
     /// tool (which declines). The answer is final once no such need is left. One
     /// successful call serves one need: the one just put to the model if it is one of
     /// its tools, else the need it ranks highest for. A need is put with its best tool
-    /// that has not run yet (not at all when every one has); if that call is refused for
+    /// that has not run yet; once its best tool has run (for this need or another),
+    /// only with a next tool of that tool's server, and not at all when it has none;
+    /// if that call is refused for
     /// arguments the request does not give (see
     /// [`ground_arguments`](Self::ground_arguments)), the need is put again at once with
     /// its next tool; so is the need a refused call of the first request ranks its tool

@@ -162,10 +162,25 @@ fn retrieve_needs(
             again: false,
             text: (*need).clone(),
             tools: r.tools.clone(),
-            confidence: r.confidence,
+            siblings: siblings(host, &r.tools),
         })
         .collect();
     (crate::Retrieval { tools, confidence }, needs)
+}
+
+/// The tools of `tools` after the first that are of the first one's server (see
+/// [`ToolHost::server_of`]); none when it is in no server.
+fn siblings(host: &dyn ToolHost, tools: &[String]) -> Vec<String> {
+    let Some((best, rest)) = tools.split_first() else {
+        return Vec::new();
+    };
+    let Some(server) = host.server_of(best) else {
+        return Vec::new();
+    };
+    rest.iter()
+        .filter(|t| host.server_of(t).as_ref() == Some(&server))
+        .cloned()
+        .collect()
 }
 
 /// The most steps a plan keeps (see [`AgentOptions::plan_needs`](crate::AgentOptions::plan_needs)).

@@ -862,9 +862,8 @@ async fn run_followed(
     )
 }
 
-/// A tool found for two needs ("the price of Bitcoin, and then once I have the
-/// cryptocurrency price, the timber resources"): its call serves the need it ranks
-/// highest for, the other is followed up, and only with the tool that has not run.
+/// A tool found for two needs: its call serves the need it ranks highest for, and the
+/// other is followed up only with a tool that has not run.
 #[tokio::test]
 async fn a_call_serves_one_need_and_a_tool_that_ran_is_not_offered_again() {
     let server = Server::start(vec![
@@ -877,17 +876,60 @@ async fn a_call_serves_one_need_and_a_tool_that_ran_is_not_offered_again() {
         &server,
         needs_host(),
         false,
-        "Tell me the current price of Bitcoin, and then once I have the current cryptocurrency price, check the timber resources.",
+        "Tell me the current price of Bitcoin. Then check the timber resources available in the area, at that price.",
     )
     .await;
     insta::assert_snapshot!(
         seen,
         @r#"
 followed up [
-    "once I have the current cryptocurrency price, check the timber resources. -> [\"get_timber_resources\"]",
+    "check the timber resources available in the area, at that price. -> [\"get_timber_resources\"]",
 ]
 ran ["get_crypto_price ran", "get_timber_resources ran"]
-request 1: tool_choice=required tools=[answer, get_crypto_price]
+request 1: tool_choice=required tools=[answer, get_timber_resources, get_crypto_price]
+request 2: tool_choice=required tools=[answer, get_timber_resources]
+request 3: tool_choice=auto tools=[]
+"#
+    );
+}
+
+/// A need that restates one already served ("the price of Bitcoin. Please retrieve the
+/// current cryptocurrency price of Bitcoin"): its best tool has run, so it is not
+/// followed up with its next tool, a near-twin the request does not ask for.
+#[tokio::test]
+async fn a_need_whose_best_tool_ran_is_served_by_it() {
+    let server = Server::start(vec![
+        call("c1", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
+        call("c2", "get_timber_resources", r#"{"what":"the area"}"#),
+        text("Bitcoin is at 1 dollar; the area has oak."),
+    ])
+    .await;
+    let stats = toolscout_spec::ToolSpec::builder(
+        "get_crypto_market_data",
+        "Market data of a cryptocurrency: its current price history and volume",
+    )
+    .parameters(serde_json::json!({"type": "object", "properties": {"what": {"type": "string"}}}))
+    .build()
+    .unwrap();
+    let host = needs_host().tool(
+        stats,
+        |_: Value| async move { Ok(serde_json::json!("done")) },
+    );
+    let seen = run_followed(
+        &server,
+        host,
+        false,
+        "Tell me the current price of Bitcoin. Please retrieve the current cryptocurrency price of Bitcoin. Also check the timber resources.",
+    )
+    .await;
+    insta::assert_snapshot!(
+        seen,
+        @r#"
+followed up [
+    "check the timber resources. -> [\"get_timber_resources\"]",
+]
+ran ["get_crypto_price ran", "get_timber_resources ran"]
+request 1: tool_choice=required tools=[answer, get_crypto_price, get_timber_resources]
 request 2: tool_choice=required tools=[answer, get_timber_resources]
 request 3: tool_choice=auto tools=[]
 "#
