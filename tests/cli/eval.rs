@@ -37,12 +37,7 @@ fn eval_offered(url: &str, tools: &Path, tasks: &Path, results: &Path, json: boo
         .arg(results)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    crate::succeeded(out)
 }
 
 /// A non-streamed chat completion: one tool call, or an answer.
@@ -359,12 +354,7 @@ fn eval_search_prints_the_margin_of_recall_and_a_query_by_query_comparison() {
             .arg(&tools)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(crate::succeeded(out)).unwrap()
     };
     let figures: Value = serde_json::from_str(&run(true)).unwrap();
     assert_eq!(figures["toolscout"]["recall_at_5"], 0.667, "{figures}");
@@ -539,12 +529,7 @@ fn eval_calibrate_fits_a_model_to_the_built_in_scale_and_writes_it() {
             queries.to_str().unwrap(),
         ])
     };
-    let out = search(&model);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::succeeded(search(&model));
     // A broken file is an error that names it.
     std::fs::write(&file, r#"{"knots": [[0.5, 0.5], [0.4, 0.6]]}"#).unwrap();
     let out = search(&model);

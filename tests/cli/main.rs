@@ -100,6 +100,17 @@ impl Env {
     }
 }
 
+/// The standard output of a command that must have succeeded; its standard error is
+/// the message when it did not.
+pub(crate) fn succeeded(out: Output) -> Vec<u8> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// The built-in potion-base-8M table as a model2vec folder at `dir` (uncalibrated: a
 /// folder's model has only the calibration its own `calibration.json` gives it).
 pub(crate) fn potion_folder(dir: &Path) -> std::path::PathBuf {
@@ -212,12 +223,7 @@ fn without_a_fetched_model_search_ranks_by_meaning_with_the_built_in_one() {
             .args(args)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        serde_json::from_slice::<serde_json::Value>(&succeeded(out)).unwrap()
     };
     // No built-in tool says "folder": words alone find nothing.
     let words = run(&["--words-only"]);

@@ -151,12 +151,7 @@ fn an_import_killed_half_way_leaves_all_or_nothing_and_runs_again() {
     }
     eprintln!("{killed_mid_way} import(s) killed before they committed");
     // Run again (or once more): it completes.
-    let out = import(&env).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::succeeded(import(&env).output().unwrap());
     assert_eq!(count_big(db.url()), TOOLS);
 }
 

@@ -862,16 +862,20 @@ async fn run_followed(
     )
 }
 
+/// The model calls the price tool, then the timber tool, then answers.
+fn price_then_timber() -> Vec<Reply> {
+    vec![
+        call("c1", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
+        call("c2", "get_timber_resources", r#"{"what":"the area"}"#),
+        text("Bitcoin is at 1 dollar; the area has oak."),
+    ]
+}
+
 /// A tool found for two needs: its call serves the need it ranks highest for, and the
 /// other is followed up only with a tool that has not run.
 #[tokio::test]
 async fn a_call_serves_one_need_and_a_tool_that_ran_is_not_offered_again() {
-    let server = Server::start(vec![
-        call("c1", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
-        call("c2", "get_timber_resources", r#"{"what":"the area"}"#),
-        text("Bitcoin is at 1 dollar; the area has oak."),
-    ])
-    .await;
+    let server = Server::start(price_then_timber()).await;
     let seen = run_followed(
         &server,
         needs_host(),
@@ -898,12 +902,7 @@ request 3: tool_choice=auto tools=[]
 /// followed up with its next tool, a near-twin the request does not ask for.
 #[tokio::test]
 async fn a_need_whose_best_tool_ran_is_served_by_it() {
-    let server = Server::start(vec![
-        call("c1", "get_crypto_price", r#"{"what":"Bitcoin"}"#),
-        call("c2", "get_timber_resources", r#"{"what":"the area"}"#),
-        text("Bitcoin is at 1 dollar; the area has oak."),
-    ])
-    .await;
+    let server = Server::start(price_then_timber()).await;
     let stats = toolscout_spec::ToolSpec::builder(
         "get_crypto_market_data",
         "Market data of a cryptocurrency: its current price history and volume",
